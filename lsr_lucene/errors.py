@@ -1,0 +1,13 @@
+"""Errors that the command line reports as one clear line instead of a traceback."""
+
+
+class LsrError(Exception):
+    """Base class: an error the user can fix; the CLI prints it as ``error: <message>``."""
+
+
+class InputError(LsrError):
+    """Bad input: a malformed file, line, query or argument (the message names which)."""
+
+
+class SetupError(LsrError):
+    """A missing runtime piece: Java, javac, pyserini, a model."""

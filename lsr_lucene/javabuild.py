@@ -60,6 +60,11 @@ def build(force: bool = False, quiet: bool = False) -> Path:
     from .jvm import anserini_jar
 
     sources = _sources()
+    if not sources:
+        if JAR_PATH.exists():
+            return JAR_PATH  # installed without the java/ tree: use the jar that was built at install time
+        raise SetupError(f"no Java sources at {JAVA_SOURCES} and no built jar at {JAR_PATH}; "
+                         "install from a checkout with pip install -e")
     digest = _sources_digest(sources)
     stamp = JAR_PATH.with_suffix(".sha256")
     if not force and JAR_PATH.exists() and stamp.exists() and stamp.read_text().strip() == digest:
@@ -68,17 +73,16 @@ def build(force: bool = False, quiet: bool = False) -> Path:
     with tempfile.TemporaryDirectory(dir=JAR_DIR, prefix=".build-") as tmp:
         classes = Path(tmp, "classes")
         classes.mkdir()
-        if sources:
-            javac = _find_javac()
-            cmd = [javac, "--release", RELEASE, "-nowarn", "-encoding", "UTF-8",
-                   "-cp", str(anserini_jar()), "-d", str(classes), *map(str, sources)]
-            if not quiet:
-                print(f"building {len(sources)} Java sources into {JAR_PATH}", file=sys.stderr)
-            result = subprocess.run(cmd, capture_output=True, text=True)
-            if result.returncode != 0:
-                raise SetupError(f"javac failed on java/src:\n{result.stderr.strip()}")
+        javac = _find_javac()
+        cmd = [javac, "--release", RELEASE, "-nowarn", "-encoding", "UTF-8",
+               "-cp", str(anserini_jar()), "-d", str(classes), *map(str, sources)]
+        if not quiet:
+            print(f"building {len(sources)} Java sources into {JAR_PATH}", file=sys.stderr)
+        result = subprocess.run(cmd, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise SetupError(f"javac failed on java/src:\n{result.stderr.strip()}")
         tmp_jar = Path(tmp, "out.jar")
-        jar_tool = _find_jar_tool(_find_javac()) if sources else None
+        jar_tool = _find_jar_tool(javac)
         if jar_tool:
             subprocess.run([jar_tool, "cf", str(tmp_jar), "-C", str(classes), "."], check=True)
         else:

@@ -120,7 +120,7 @@ def start(max_heap: str | None = None) -> None:
 
     our_jar = ensure_jar()
     os.environ["JVM_PATH"] = str(_libjvm(home))
-    jnius_config.add_options(f"-Xmx{max_heap or os.environ.get('LSR_JVM_HEAP', '8g')}",
+    jnius_config.add_options(f"-Xmx{max_heap or os.environ.get('LSR_JVM_HEAP', '4g')}",
                              "-Dorg.apache.logging.log4j.level=WARN",
                              "-Dlog4j2.level=WARN")
     jnius_config.set_classpath(str(our_jar), str(anserini_jar()))

@@ -103,15 +103,14 @@ def build_impact_index(vectors: str | Path, index: str | Path, threads: int = 2,
     files = vector_files(vectors)
     refuse_existing(index, overwrite)
     counts = validate_vectors(files)
-    input_dir = files[0].parent if Path(vectors).is_dir() else None
     with atomic_output(index, overwrite=overwrite, directory=True) as tmp:
-        staging = None
-        if input_dir is None:  # IndexCollection reads directories: stage the single file in one
-            staging = tmp.with_name(tmp.name + "-input")
-            staging.mkdir()
-            (staging / files[0].name).symlink_to(files[0].resolve())
+        # IndexCollection reads every file of its input directory (metadata.json too): give it only the vectors
+        staging = tmp.with_name(tmp.name + "-input")
+        staging.mkdir()
         try:
-            args = ["-collection", "JsonVectorCollection", "-input", str(input_dir or staging),
+            for i, file in enumerate(files):
+                (staging / f"{i:05d}-{file.name}").symlink_to(file.resolve())
+            args = ["-collection", "JsonVectorCollection", "-input", str(staging),
                     "-index", str(tmp), "-generator", "DefaultLuceneDocumentGenerator",
                     "-threads", str(threads), "-impact", "-pretokenized", "-storeRaw", "-quiet"]
             if optimize or positions:
@@ -119,8 +118,7 @@ def build_impact_index(vectors: str | Path, index: str | Path, threads: int = 2,
             print(f"indexing {counts['documents']} documents from {vectors}", file=sys.stderr)
             run_index_collection(args)
         finally:
-            if staging is not None:
-                shutil.rmtree(staging, ignore_errors=True)
+            shutil.rmtree(staging, ignore_errors=True)
         indexed = _num_docs(tmp)
         expected = counts["documents"] - counts["empty"]
         if indexed != expected:
@@ -129,8 +127,8 @@ def build_impact_index(vectors: str | Path, index: str | Path, threads: int = 2,
             from .queries import build_positional_field
 
             build_positional_field(tmp, positions)
-        metadata = {"kind": "impact", "positions": bool(positions), "vectors": str(Path(vectors).resolve()), **counts, "indexed": indexed,
-                    "encoder": _vector_metadata(files)}
+        metadata = {"kind": "impact", "positions": bool(positions), "vectors": str(Path(vectors).resolve()),
+                    **counts, "indexed": indexed, "encoder": _vector_metadata(files)}
         (tmp / INDEX_METADATA).write_text(json.dumps(metadata, indent=2) + "\n")
     metadata["size_bytes"] = index_size(index)
     return metadata

@@ -63,7 +63,7 @@ def test_run_matches_brute_force_with_docid_tie_break(small_index, tmp_path):
         assert [d for d, *_ in run[qid]] == [d for d, _ in expected]
         assert [s for _, _, s, _ in run[qid]] == pytest.approx([s for _, s in expected])
         assert [r for _, r, _, _ in run[qid]] == list(range(1, len(expected) + 1))
-    assert [d for d, *_ in run["q1"]][:3] == ["d0", "d2", "d1"]  # d0/d2 tie at 180: docid order
+    assert [d for d, *_ in run["q1"]][:3] == ["d1", "d0", "d2"]  # d0/d2 tie at 180: docid order
 
 
 def test_existing_output_is_refused_and_kept(small_index, tmp_path):

@@ -1,0 +1,248 @@
+"""trec_eval tables against hand computations, run validation, table output, contrastive metrics."""
+from __future__ import annotations
+
+import math
+import random
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from lsr_lucene.errors import InputError
+from lsr_lucene.eval import (canonical_measure, column_name, evaluate, excluir_metrics, expand_measures, main,
+                             nevir_category, nevir_pairwise_accuracy, read_excluir, read_nevir, read_qrels,
+                             write_table)
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+QRELS = """q1 0 d1 2
+q1 0 d2 1
+q1 0 d3 0
+q1 0 d4 1
+q2 0 d5 1
+q3 0 d9 1
+"""
+# q1 retrieves d3 (gain 0), d1 (gain 2), dX (unjudged), d2 (gain 1); d4 is never retrieved.
+# q2 retrieves d6 (unjudged), d5 (gain 1). q3 is not in the run at all (-c counts it as zero).
+RUN = """q1 Q0 d3 1 3.0 hand
+q1 Q0 d1 2 2.5 hand
+q1 Q0 dX 3 2.0 hand
+q1 Q0 d2 4 1.5 hand
+q2 Q0 d6 1 1.0 hand
+q2 Q0 d5 2 0.5 hand
+"""
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture()
+def hand(tmp_path):
+    return write(tmp_path / "qrels.txt", QRELS), write(tmp_path / "run.txt", RUN)
+
+
+def hand_values() -> dict[str, dict[str, float]]:
+    """nDCG@10 (gain / log2(rank + 1)) and AP for the hand-made run, worked out term by term."""
+    dcg_q1 = 0 / math.log2(2) + 2 / math.log2(3) + 0 / math.log2(4) + 1 / math.log2(5)
+    idcg_q1 = 2 / math.log2(2) + 1 / math.log2(3) + 1 / math.log2(4)  # ideal order: gains 2, 1, 1
+    ndcg_q2 = (1 / math.log2(3)) / 1.0
+    ap_q1 = (1 / 2 + 2 / 4) / 3  # relevant at ranks 2 and 4; 3 relevant in all (d4 missed)
+    ap_q2 = (1 / 2) / 1
+    return {"q1": {"nDCG@10": dcg_q1 / idcg_q1, "MAP": ap_q1, "R@100": 2 / 3},
+            "q2": {"nDCG@10": ndcg_q2, "MAP": ap_q2, "R@100": 1.0},
+            "q3": {"nDCG@10": 0.0, "MAP": 0.0, "R@100": 0.0}}
+
+
+def test_measure_names():
+    assert canonical_measure("ndcg_cut_10") == canonical_measure("ndcg_cut.10") == canonical_measure("nDCG@10") \
+        == ("ndcg_cut", "10")
+    assert canonical_measure("MAP") == ("map", None)
+    assert canonical_measure("R@1000") == ("recall", "1000")
+    assert canonical_measure("P_5") == ("P", "5")
+    assert canonical_measure("iprec_at_recall_0.10") == ("iprec_at_recall", "0.10")
+    assert [column_name(m) for m in ("ndcg_cut_10", "map", "recall_100", "recall.1000", "recip_rank", "bpref")] \
+        == ["nDCG@10", "MAP", "R@100", "R@1000", "MRR", "bpref"]
+    assert expand_measures(["map,ndcg_cut.5,10", "P_10"]) == ["map", "ndcg_cut.5", "ndcg_cut.10", "P_10"]
+
+
+def test_evaluate_matches_hand_computation(hand):
+    qrels, run = hand
+    table = evaluate(qrels, {"hand": run}, measures=("ndcg_cut_10", "map", "recall_100"))
+    assert list(table.columns) == ["nDCG@10", "MAP", "R@100"] and list(table.index) == ["hand"]
+    expected = hand_values()
+    for column in table.columns:
+        mean = sum(v[column] for v in expected.values()) / 3  # -c: q3 (no run line) counts as zero
+        assert table.loc["hand", column] == pytest.approx(mean, abs=5e-5)
+
+
+def test_evaluate_per_query_and_several_runs(hand, tmp_path):
+    qrels, run = hand
+    perfect = write(tmp_path / "perfect.txt", "q1 Q0 d1 1 3 p\nq1 Q0 d2 2 2 p\nq1 Q0 d4 3 1 p\nq2 Q0 d5 1 1 p\n"
+                    "q3 Q0 d9 1 1 p\n")
+    table = evaluate(qrels, [run, perfect], measures=["nDCG@10", "MAP"])
+    assert list(table.index) == ["run", "perfect"]
+    assert table.loc["perfect"].tolist() == [1.0, 1.0]
+    per_query = evaluate(qrels, {"hand": run}, measures=["nDCG@10", "MAP"], per_query=True)
+    expected = hand_values()
+    assert sorted(per_query.loc["hand"].index) == ["q1", "q2"]
+    for qid in ("q1", "q2"):
+        for column in ("nDCG@10", "MAP"):
+            assert per_query.loc[("hand", qid), column] == pytest.approx(expected[qid][column], abs=5e-5)
+
+
+@pytest.mark.skipif(not (SHARED / "cranfield" / "qrels.txt").exists(), reason="shared data not present")
+def test_trec_eval_agrees_with_reference_code_on_cranfield(tmp_path):
+    """Plumbing on real qrels: a shuffled run scored by trec_eval and by the textbook formulas."""
+    qrels = read_qrels(SHARED / "cranfield" / "qrels.txt")
+    all_docs = sorted({d for judged in qrels.values() for d in judged})
+    rng = random.Random(7)
+    lines, ndcg, ap, rec = [], [], [], []
+    for qid, judged in qrels.items():
+        pool = sorted(set(rng.sample(all_docs, 60)) | set(rng.sample(sorted(judged), max(1, len(judged) // 2))))
+        rng.shuffle(pool)
+        ranked = pool[:100]
+        lines += [f"{qid} Q0 {doc} {rank} {1000 - rank} rand" for rank, doc in enumerate(ranked, 1)]
+        gains = [judged.get(doc, 0) for doc in ranked]
+        ideal = sorted((g for g in judged.values() if g > 0), reverse=True)
+        dcg = sum(max(g, 0) / math.log2(r + 1) for r, g in enumerate(gains[:10], 1))
+        idcg = sum(g / math.log2(r + 1) for r, g in enumerate(ideal[:10], 1))
+        ndcg.append(dcg / idcg if idcg else 0.0)
+        hits, precisions = 0, []
+        for r, g in enumerate(gains, 1):
+            if g > 0:
+                hits += 1
+                precisions.append(hits / r)
+        ap.append(sum(precisions) / len(ideal) if ideal else 0.0)
+        rec.append(hits / len(ideal) if ideal else 0.0)
+    run = write(tmp_path / "cran.run", "\n".join(lines) + "\n")
+    table = evaluate(SHARED / "cranfield" / "qrels.txt", {"rand": run}, ("ndcg_cut_10", "map", "recall_100"))
+    judged_queries = [i for i, q in enumerate(qrels) if any(g > 0 for g in qrels[q].values())]
+    n = len(judged_queries)
+    assert table.loc["rand", "nDCG@10"] == pytest.approx(sum(ndcg[i] for i in judged_queries) / n, abs=5e-5)
+    assert table.loc["rand", "MAP"] == pytest.approx(sum(ap[i] for i in judged_queries) / n, abs=5e-5)
+    assert table.loc["rand", "R@100"] == pytest.approx(sum(rec[i] for i in judged_queries) / n, abs=5e-5)
+
+
+@pytest.mark.parametrize("line, words", [
+    ("q1 Q0 d1 1 2.0", "expected 6 columns"),
+    ("q1 Q0 d1 one 2.0 tag", "rank 'one' is not an integer"),
+    ("q1 Q0 d1 1 high tag", "score 'high' is not a number"),
+    ("q1 Q0 d1 1 inf tag", "not finite"),
+    ("q1 Q0 d3 9 0.1 tag", "appears twice"),
+])
+def test_malformed_run_line_names_file_and_line(hand, tmp_path, line, words):
+    qrels, _ = hand
+    run = write(tmp_path / "bad.run", RUN + line + "\n")
+    with pytest.raises(InputError) as err:
+        evaluate(qrels, {"bad": run})
+    assert f"{run}:7: " in str(err.value) and words in str(err.value)
+
+
+def test_bad_qrels_empty_run_and_unknown_measure(hand, tmp_path):
+    qrels, run = hand
+    bad = write(tmp_path / "bad.qrels", QRELS + "q4 0 d1 high\n")
+    with pytest.raises(InputError, match=rf"{bad}:7: relevance 'high'"):
+        evaluate(bad, {"x": run})
+    with pytest.raises(InputError, match="empty run"):
+        evaluate(qrels, {"x": write(tmp_path / "empty.run", "\n")})
+    with pytest.raises(InputError, match="bogus"):
+        evaluate(qrels, {"x": run}, measures=["bogus"])
+
+
+def test_write_table_csv_and_markdown(hand, tmp_path):
+    qrels, run = hand
+    table = evaluate(qrels, {"hand": run}, measures=["nDCG@10", "MAP"])
+    csv_path, md_path = write_table(table, tmp_path / "out" / "table")
+    back = pd.read_csv(csv_path, index_col=0)
+    assert list(back.columns) == ["nDCG@10", "MAP"]
+    assert back.loc["hand"].tolist() == pytest.approx(table.loc["hand"].tolist(), abs=1e-4)
+    md = md_path.read_text().splitlines()
+    assert md[0] == "| run | nDCG@10 | MAP |" and md[1] == "|:---|---:|---:|"
+    assert md[2] == f"| hand | {table.loc['hand', 'nDCG@10']:.4f} | {table.loc['hand', 'MAP']:.4f} |"
+    with pytest.raises(InputError, match="already exists"):
+        write_table(table, tmp_path / "out" / "table.csv")
+    write_table(table, tmp_path / "out" / "table", overwrite=True)
+
+
+def test_cli(hand, tmp_path, capsys):
+    qrels, run = hand
+    assert main(["--qrels", str(qrels), "--run", f"mine={run}", "--measures", "ndcg_cut_10,map",
+                 "--output", str(tmp_path / "t")]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "| run | nDCG@10 | MAP |" and "| mine |" in out
+    assert (tmp_path / "t.csv").exists() and (tmp_path / "t.md").exists()
+    assert main(["--qrels", str(qrels), "--run", str(run), "--output", str(tmp_path / "t")]) == 2
+    assert "already exists" in capsys.readouterr().err
+    assert main(["--qrels", str(qrels), "--run", str(run), "--per-query", "--measures", "map"]) == 0
+    assert "| run | q1 |" in capsys.readouterr().out
+    bad = write(tmp_path / "bad.run", "q1 Q0 d1\n")
+    assert main(["--qrels", str(qrels), "--run", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and f"{bad}:1" in err and len(err.strip().splitlines()) == 1
+
+
+# ---- contrastive metrics
+
+
+def test_nevir_categories_and_accuracy():
+    rows = [
+        (3, 1, 1, 3),  # q1 -> doc1, q2 -> doc2: correct
+        (3, 1, 3, 1),  # both queries prefer doc1
+        (1, 3, 1, 3),  # both queries prefer doc2
+        (1, 3, 3, 1),  # each prefers the other's document: reversed
+        (2, 2, 1, 3),  # q1 cannot separate the documents: tie
+        {"q1_doc1": 5, "q1_doc2": 4, "q2_doc1": 0, "q2_doc2": 0.5},  # correct
+    ]
+    assert [nevir_category(*r) for r in rows[:5]] == ["correct", "prefers doc1 for both", "prefers doc2 for both",
+                                                      "reversed", "tie"]
+    result = nevir_pairwise_accuracy(rows)
+    assert result["rows"] == 6 and result["correct"] == 2
+    assert result["pairwise_accuracy"] == pytest.approx(2 / 6)
+    assert (result["prefers doc1 for both"], result["prefers doc2 for both"], result["reversed"], result["tie"]) \
+        == (1, 1, 1, 1)
+    with pytest.raises(InputError):
+        nevir_pairwise_accuracy([])
+    with pytest.raises(InputError):
+        nevir_pairwise_accuracy([(1, 2, 3)])
+
+
+def test_excluir_metrics_by_hand(tmp_path):
+    run = {
+        "qa": {"p": 3, "n": 2, "x": 1},                      # pos 1st, neg 2nd
+        "qb": {"x": 5, "n": 4, "p": 3},                      # pos 3rd, neg 2nd
+        "qc": {"x": 1},                                      # both missing: not "pos above neg"
+        "qd": {"z": 2, "p": 2, "n": 1},                      # tie broken by doc id: p 1st, z 2nd, n 3rd
+        "qf": {"n": 9},                                      # neg 1st, pos missing
+        "qg": {**{f"o{i:02d}": 20 - i for i in range(10)}, "p": 1},  # pos 11th (outside MRR@10), neg missing
+    }                                                        # qe: query not in the run at all
+    rows = [{"id": q, "query": "text", "pos_id": "p", "neg_id": "n"}
+            for q in ("qa", "qb", "qc", "qd", "qe", "qf", "qg")]
+    m = excluir_metrics(run, rows)
+    n = 7
+    assert m["queries"] == n
+    assert m["R@1"] == pytest.approx(2 / n)                                 # qa, qd
+    assert m["ΔR@1"] == pytest.approx(2 / n - 1 / n)                        # neg first only in qf
+    mrr_pos = (1 + 1 / 3 + 1) / n                                           # qa, qb, qd
+    mrr_neg = (1 / 2 + 1 / 2 + 1 / 3 + 1) / n                               # qa, qb, qd, qf
+    assert m["MRR@10"] == pytest.approx(mrr_pos)
+    assert m["ΔMRR@10"] == pytest.approx(mrr_pos - mrr_neg)
+    assert m["RR"] == pytest.approx(3 / n)                                  # qa, qd, qg
+    path = write(tmp_path / "run.txt", "".join(
+        f"{q} Q0 {d} {r} {s} t\n" for q, docs in run.items()
+        for r, (d, s) in enumerate(sorted(docs.items(), key=lambda kv: (-kv[1], kv[0])), 1)))
+    assert excluir_metrics(path, rows) == m
+
+
+def test_contrastive_readers(tmp_path):
+    good = write(tmp_path / "n.jsonl", '{"id": "1", "q1": "a", "doc1": "b", "q2": "c", "doc2": "d"}\n')
+    assert read_nevir(good)[0]["doc2"] == "d"
+    bad = write(tmp_path / "e.jsonl", '{"id": "1", "query": "q", "pos_id": "p", "neg_id": "n"}\n'
+                '{"id": "2", "query": "q", "pos_id": "p"}\n')
+    with pytest.raises(InputError, match=rf"{bad}:2: missing or empty field\(s\) neg_id"):
+        read_excluir(bad)
+    if (SHARED / "excluir" / "dev.jsonl").exists():
+        rows = read_excluir(SHARED / "excluir" / "dev.jsonl")
+        assert all(r["pos_id"] != r["neg_id"] for r in rows)
+        assert len(read_nevir(SHARED / "nevir" / "dev.jsonl")) > 0

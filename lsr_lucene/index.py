@@ -17,22 +17,9 @@ from tqdm import tqdm
 
 from .errors import InputError
 from .io_utils import atomic_output, open_jsonl, refuse_existing
+from .vectors import METADATA as VECTOR_METADATA, vector_files
 
 INDEX_METADATA = "lsr_lucene.json"
-VECTOR_METADATA = "metadata.json"
-
-
-def vector_files(path: str | Path) -> list[Path]:
-    """JSONL files of a vector collection: the file itself, or every *.jsonl in the directory."""
-    path = Path(path)
-    if path.is_file():
-        return [path]
-    if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.suffix in (".jsonl", ".json") and p.name != VECTOR_METADATA)
-        if files:
-            return files
-        raise InputError(f"{path}: no .jsonl vector files in this directory")
-    raise InputError(f"{path}: no such file or directory")
 
 
 def validate_vectors(files: list[Path]) -> dict:

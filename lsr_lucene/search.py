@@ -14,7 +14,7 @@ from typing import Mapping
 
 from .errors import InputError
 from .index import read_index_metadata
-from .io_utils import atomic_output, refuse_existing
+from .io_utils import refuse_existing
 
 DEFAULT_HITS = 1000
 
@@ -51,13 +51,10 @@ def run_specs(index: str | Path, specs: list[dict], output: str | Path, hits: in
 
     refuse_existing(output, overwrite)
     searchable = [spec for spec in specs if spec.get("terms") or spec.get("pairs") or spec.get("windows")]
-    with atomic_output(output, overwrite=overwrite) as tmp:
-        searcher = SpecSearcher(str(index))
-        try:
-            searcher.search_to_run(searchable, str(tmp), k=hits, threads=threads, tag=tag)
-        finally:
-            searcher.close()
-        answered = {line.split(" ", 1)[0] for line in tmp.open()}
+    with SpecSearcher(str(index)) as searcher:  # writes a temporary run and renames it when complete
+        searcher.search_to_run(searchable, str(output), k=hits, threads=threads, tag=tag)
+    with open(output) as run:
+        answered = {line.split(" ", 1)[0] for line in run}
     return [spec["qid"] for spec in specs if spec["qid"] not in answered]
 
 

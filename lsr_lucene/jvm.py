@@ -20,6 +20,7 @@ from .errors import SetupError
 MIN_JAVA = 21
 
 
+@functools.lru_cache(maxsize=None)
 def _java_major(java: Path) -> int | None:
     """Major version of a ``java`` binary, or None when it does not run."""
     try:
@@ -120,9 +121,11 @@ def start(max_heap: str | None = None) -> None:
 
     our_jar = ensure_jar()
     os.environ["JVM_PATH"] = str(_libjvm(home))
-    jnius_config.add_options(f"-Xmx{max_heap or os.environ.get('LSR_JVM_HEAP', '4g')}",
-                             "-Dorg.apache.logging.log4j.level=WARN",
-                             "-Dlog4j2.level=WARN")
+    options = [f"-Xmx{max_heap or os.environ.get('LSR_JVM_HEAP', '4g')}", "-Dlog4j2.level=WARN"]
+    if (_java_major(home / "bin" / "java") or 0) >= 23:
+        # Lucene 9.9's MMapDirectory calls sun.misc.Unsafe, which Java 23+ warns about on every start
+        options.append("--sun-misc-unsafe-memory-access=allow")
+    jnius_config.add_options(*options)
     jnius_config.set_classpath(str(our_jar), str(anserini_jar()))
     import jnius  # noqa: F401  (starts the VM)
 

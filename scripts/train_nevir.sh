@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Fine-tune splade-tiny on NevIR train three ways (positive-only SPLADE, signed SNReLU absmax, signed SNReLU sum),
+# then evaluate every model and the vanilla one through Lucene impact indexes:
+#   - NevIR dev pairwise accuracy: each row's two documents indexed, both queries scored with SignedImpactQuery;
+#   - share of negative weights and non-zero terms per document / query (NevIR dev vectors);
+#   - Cranfield nDCG@10 (ad hoc side effect of the fine-tuning; documents max length 256).
+# Early stopping uses 50 rows held out from NevIR train (rows sharing a document stay together), so NevIR dev
+# is only used for the reported figures.
+# Usage: scripts/train_nevir.sh
+# Environment: THREADS (default 2), DATA (default ../shared/data), MODEL (default splade-tiny),
+#   FORCE=1 retrains models that already exist, SEED (default 13).
+# Writes: runs/nevir/results.{md,csv}, runs/nevir/train-<model>.jsonl (per-epoch training logs),
+#   runs/nevir/settings.json; models, vectors and indexes under work/nevir/signed/ (git-ignored).
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+data=${DATA:-$here/../shared/data}
+base=${MODEL:-splade-tiny}
+threads=${THREADS:-2}
+seed=${SEED:-13}
+work=$here/work/nevir/signed
+out=$here/runs/nevir
+mkdir -p "$work/models" "$work/results" "$out"
+cd "$here"
+for f in "$data/nevir/train.jsonl" "$data/nevir/dev.jsonl" "$data/cranfield/corpus.jsonl"; do
+  [ -f "$f" ] || { echo "error: $f not found" >&2; exit 2; }
+done
+
+# ---- training (settings chosen on the held-out train rows; see runs/nevir/README.md) -------------------------------
+common=(--model "$base" --train "$data/nevir/train.jsonl" --holdout 50 --seed "$seed" --threads "$threads"
+        --epochs 4 --batch-size 8 --max-length 256 --query-max-length 64 --patience 2 --quiet)
+positive=(--activation splade --pooling max --lr 2e-4 --lambda-q 1e-3 --lambda-d 1e-3)
+signed=(--activation snrelu --epsilon 10 --init-shift 10 --dead-zone-grad 0.5 --lr 2e-4 --lambda-q 1e-3 --lambda-d 1e-3)
+
+train() {
+  local name=$1; shift
+  if [ -f "$work/models/$name/config.json" ] && [ -z "${FORCE:-}" ]; then
+    echo "== $name: reusing $work/models/$name (FORCE=1 retrains)"
+  else
+    echo "== training $name"
+    local started=$SECONDS
+    python -m lsr_lucene.train "${common[@]}" --output "$work/models/$name" --overwrite "$@"
+    echo "   trained in $((SECONDS - started))s"
+  fi
+  cp "$work/models/$name/train_log.jsonl" "$out/train-$name.jsonl"
+}
+train positive "${positive[@]}"
+train snrelu-absmax "${signed[@]}" --pooling absmax
+train snrelu-sum "${signed[@]}" --pooling sum
+
+# ---- evaluation through Lucene ---------------------------------------------------------------------------------
+python -m lsr_lucene.signed_stats nevir-corpus --nevir "$data/nevir/dev.jsonl" \
+  --corpus "$work/dev-docs.jsonl" --topics "$work/dev-queries.tsv" --overwrite
+cran=$data/cranfield
+
+evaluate() {
+  local name=$1 model=$2
+  local v=$work/vectors-$name i=$work/index-$name cv=$work/cranfield-vectors-$name ci=$work/cranfield-index-$name
+  echo "== evaluating $name ($model)"
+  rm -rf "$v" "$i" "$cv" "$ci"
+  python -m lsr_lucene.encode --corpus "$work/dev-docs.jsonl" --output "$v" --model "$model" --max-length 256 \
+    --threads "$threads"
+  python -m lsr_lucene.index --input "$v" --index "$i" --threads "$threads"
+  python -m lsr_lucene.encode --topics "$work/dev-queries.tsv" --output "$work/queries-$name.jsonl" \
+    --model "$model" --query-max-length 64 --threads "$threads" --overwrite
+  python -m lsr_lucene.encode --corpus "$cran/corpus.jsonl" --output "$cv" --model "$model" --max-length 256 \
+    --threads "$threads"
+  python -m lsr_lucene.index --input "$cv" --index "$ci" --threads "$threads"
+  python -m lsr_lucene.search --index "$ci" --topics "$cran/topics.tsv" --output "$out/cranfield-$name.run" \
+    --hits 1000 --threads "$threads" --run-tag "$name" --overwrite
+  local ndcg cran_terms cran_neg
+  ndcg=$(python -c "import sys; from lsr_lucene.eval import evaluate; \
+print(f\"{evaluate(sys.argv[1], {'r': sys.argv[2]}, ['ndcg_cut_10']).iloc[0, 0]:.4f}\")" \
+    "$cran/qrels.txt" "$out/cranfield-$name.run")
+  read -r cran_terms cran_neg < <(python -c "import sys; from lsr_lucene.signed_stats import file_stats; \
+s = file_stats(sys.argv[1]); print(f\"{s['avg_nonzero']:.1f} {s['negative_share']:.4f}\")" "$cv")
+  python -m lsr_lucene.signed_stats nevir-eval --nevir "$data/nevir/dev.jsonl" --index "$i" \
+    --query-vectors "$work/queries-$name.jsonl" --vectors "$v" --name "$name" \
+    --extra "Cranfield nDCG@10=$ndcg" --extra "Cranfield terms/doc=$cran_terms" \
+    --extra "Cranfield neg. share=$cran_neg" --output "$work/results/$name.json" --overwrite > /dev/null
+  echo "   NevIR dev: $(python -c "import json,sys; r=json.load(open(sys.argv[1])); \
+print(f\"pairwise accuracy {r['pairwise_accuracy']:.3f}\")" "$work/results/$name.json"), Cranfield nDCG@10 $ndcg"
+}
+evaluate vanilla "$base"
+evaluate positive "$work/models/positive"
+evaluate snrelu-absmax "$work/models/snrelu-absmax"
+evaluate snrelu-sum "$work/models/snrelu-sum"
+
+python -m lsr_lucene.signed_stats table --output "$out/results" --overwrite \
+  --result "$work/results/vanilla.json" --result "$work/results/positive.json" \
+  --result "$work/results/snrelu-absmax.json" --result "$work/results/snrelu-sum.json"
+python - "$work" "$out/settings.json" <<'PY'
+import json, sys
+from pathlib import Path
+work, target = Path(sys.argv[1]), Path(sys.argv[2])
+settings = {}
+for name in ("positive", "snrelu-absmax", "snrelu-sum"):
+    model = work / "models" / name
+    settings[name] = {"train_args": json.loads((model / "train_args.json").read_text()),
+                      "summary": json.loads((model / "train_summary.json").read_text())}
+target.write_text(json.dumps(settings, indent=2) + "\n")
+PY
+echo "wrote $out/results.md, $out/results.csv and $out/settings.json"

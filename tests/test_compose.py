@@ -1,0 +1,214 @@
+"""Composed queries end to end: input files, encoder ablations, Lucene search vs brute-force dot products."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from lsr_lucene import compose, index
+from lsr_lucene.errors import InputError
+from lsr_lucene.operations import OPERATIONS, Node, Settings
+
+# hand-made quantised document vectors (neg_ = negative document weight)
+DOCS = {
+    "tea-green": {"tea": 150, "green": 120, "caffeine": 60, "leaf": 30},
+    "tea-herbal": {"tea": 140, "herbal": 110, "chamomile": 90, "evening": 20},
+    "tea-black": {"tea": 130, "black": 100, "caffeine": 110, "strong": 40},
+    "coffee": {"coffee": 160, "caffeine": 140, "espresso": 50},
+    "decaf": {"coffee": 120, "decaf": 130, "neg_caffeine": 40},
+    "cats-dogs": {"cats": 120, "dogs": 110, "pets": 60, "together": 40},
+    "cats": {"cats": 150, "pets": 50, "purr": 40},
+    "dogs": {"dogs": 150, "pets": 60, "bark": 50},
+}
+# hand-made atomic query vectors (float weights, scale 100)
+ATOMS = {
+    "tea": {"tea": 1.5, "leaf": 0.3, "drink": 0.2},
+    "caffeine": {"caffeine": 1.4, "tea": 0.2, "coffee": 0.3},
+    "cats": {"cats": 1.6, "pets": 0.4},
+    "dogs": {"dogs": 1.5, "pets": 0.5},
+    "tea that are not caffeine": {"tea": 1.2, "caffeine": 0.9, "not": 0.5},
+    "cats that are also dogs": {"cats": 1.1, "dogs": 1.0, "also": 0.2},
+    "tea without caffeine": {"tea": 1.3, "caffeine": 0.8, "without": 0.4},
+    "tea that are not caffeine or cats": {"tea": 1.0, "caffeine": 0.7, "cats": 0.9},
+}
+QUERIES = [compose.Composition("q1", Node("not", "tea", "caffeine"), "tea without caffeine"),
+           compose.Composition("q2", Node("and", "cats", "dogs")),
+           compose.Composition("q3", Node("or", Node("not", "tea", "caffeine"), "cats"))]
+
+
+class FakeTokenizer:
+    all_special_ids = [0]
+
+    def __init__(self, vocab):
+        self.ids = {t: i for i, t in enumerate(vocab)}
+
+    def __call__(self, texts, max_length=64, **_):
+        return {"input_ids": [[0] + [self.ids[w] for w in t.split() if w in self.ids][:max_length - 2] + [0]
+                              for t in texts]}
+
+
+class FakeEncoder:
+    """Stands in for SparseEncoder: hand-made vectors per text, whitespace tokens."""
+
+    query_max_length = 64
+
+    def __init__(self):
+        self.vocab = ["[CLS]"] + sorted({t for v in ATOMS.values() for t in v} | {w for t in ATOMS for w in t.split()})
+        self.tokenizer = FakeTokenizer(self.vocab)
+
+    def encode_queries(self, texts):
+        return [dict(ATOMS[t]) for t in texts]
+
+
+def brute_force(spec: dict) -> list[tuple[str, float]]:
+    """Independent reference: Σ q·(impact − neg impact) + Σ w·sqrt(a·b); candidates need a positive part."""
+    out = {}
+    for doc, vec in DOCS.items():
+        score, positive = 0.0, False
+        for t, q in spec["terms"].items():
+            v = vec.get(t, 0) - vec.get(f"neg_{t}", 0)
+            score += q * v
+            positive |= q * v > 0
+        for a, b, w in spec.get("pairs", []):
+            if vec.get(a, 0) > 0 and vec.get(b, 0) > 0:
+                score += w * math.sqrt(vec[a] * vec[b])
+                positive |= w > 0
+        if positive:
+            out[doc] = score
+    return sorted(out.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+@pytest.fixture(scope="module")
+def small_index(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("compose")
+    vectors = root / "vectors"
+    vectors.mkdir()
+    (vectors / "part-00000.jsonl").write_text("".join(json.dumps({"id": d, "contents": d, "vector": v}) + "\n"
+                                                      for d, v in DOCS.items()))
+    index.build_impact_index(vectors, root / "index", threads=1)
+    return root
+
+
+@pytest.fixture(scope="module")
+def lucene(small_index):
+    backend = compose.LuceneBackend(small_index / "index", threads=1)
+    yield backend
+    backend.close()
+
+
+def test_exact_backend_equals_brute_force():
+    backend = compose.ExactBackend(DOCS.items())
+    spec = {"qid": "x", "terms": {"tea": 150, "caffeine": -90, "coffee": 20}, "pairs": [["cats", "dogs", 70]]}
+    got, expected = backend.search(spec, 100), brute_force(spec)
+    assert [d for d, _ in got] == [d for d, _ in expected]
+    assert [s for _, s in got] == pytest.approx([s for _, s in expected])
+    assert backend.score(spec, ["decaf", "cats-dogs", "nope"]) == pytest.approx(
+        [20 * 120 + 90 * 40, 70 * math.sqrt(120 * 110), 0.0])
+
+
+@pytest.mark.parametrize("operation", OPERATIONS)
+def test_every_operation_lucene_equals_brute_force(operation, lucene):
+    encoder = compose.QueryEncoder(encoder=FakeEncoder())
+    settings = Settings(operation)
+    plans = compose.compose(QUERIES, settings, encoder)
+    qids = [q.qid for q in QUERIES]
+    got = compose.execute(qids, plans, lucene, 100, hits=10, fusion_depth=3)
+    exact = compose.execute(qids, plans, compose.ExactBackend(DOCS.items()), 100, hits=10, fusion_depth=3)
+    for qid, plan in zip(qids, plans):
+        assert [d for d, _ in got[qid]] == [d for d, _ in exact[qid]]
+        assert [s for _, s in got[qid]] == pytest.approx([s for _, s in exact[qid]], rel=1e-5)
+        if isinstance(plan, compose.VectorPlan):
+            spec = compose.make_spec(qid, plan.vector, 100)
+            assert [d for d, _ in got[qid]] == [d for d, _ in brute_force(spec)][:10]
+
+
+def test_fusion_is_exact_over_the_candidates(lucene):
+    """Depth 1 forces deepening and exact rescoring; the fused scores equal full brute-force fusion."""
+    encoder = compose.QueryEncoder(encoder=FakeEncoder())
+    for name, combine in (("fusion", lambda a, b: a - b), ("fusion-scaled", None)):
+        plan = compose.compose([QUERIES[0]], Settings(name), encoder)[0]
+        ranked = dict(compose.execute(["q1"], [plan], lucene, 100, hits=10, fusion_depth=1)["q1"])
+        spec_a = compose.make_spec("a", ATOMS["tea"], 100)
+        spec_b = compose.make_spec("b", ATOMS["caffeine"], 100)
+        a = dict(brute_force(spec_a)[:1])
+        b = dict(brute_force(spec_b)[:1])
+        candidates = set(a) | set(b)
+        full_a, full_b = dict(brute_force(spec_a)), dict(brute_force(spec_b))
+        assert set(ranked) == candidates
+        if combine:
+            for doc in candidates:
+                assert ranked[doc] == pytest.approx(combine(full_a.get(doc, 0), full_b.get(doc, 0)))
+
+
+def test_cpt_pairs_reach_lucene(lucene):
+    encoder = compose.QueryEncoder(encoder=FakeEncoder())
+    plan = compose.compose([QUERIES[1]], Settings("cpt", top_pairs=1), encoder)[0]
+    spec = compose.make_spec("q2", plan.vector, 100)
+    assert spec["pairs"] == [["cats", "dogs", round(100 * math.sqrt(1.6 * 1.5))]]
+    hits = lucene.search(spec, 3)
+    assert hits[0][0] == "cats-dogs"
+    expected = brute_force(spec)[:3]
+    assert [d for d, _ in hits] == [d for d, _ in expected]
+    assert [s for _, s in hits] == pytest.approx([s for _, s in expected])
+
+
+def test_no_positive_weight_gives_no_hits_and_a_warning(lucene):
+    warned = []
+    plan = compose.VectorPlan({"caffeine": -1.0})
+    out = compose.execute(["q"], [plan], lucene, 100, warn=lambda q, why: warned.append(q))
+    assert out == {"q": []} and warned == ["q"]
+
+
+def test_encoder_ablations():
+    enc = compose.QueryEncoder(encoder=FakeEncoder())
+    assert enc.encode(["tea"]) == [ATOMS["tea"]]
+    no_exp = compose.QueryEncoder(mode="no-expansion", encoder=FakeEncoder())
+    assert no_exp.encode(["tea", "tea without caffeine"]) == [{"tea": 1.5},
+                                                                {"tea": 1.3, "caffeine": 0.8, "without": 0.4}]
+    no_tw = compose.QueryEncoder(mode="no-term-weights", encoder=FakeEncoder())
+    assert no_tw.encode(["tea without caffeine"]) == [{"tea": 1.0, "without": 1.0, "caffeine": 1.0}]
+    with pytest.raises(InputError, match="unknown encoder mode"):
+        compose.QueryEncoder(mode="bogus", encoder=FakeEncoder())
+
+
+def test_read_compositions_and_errors(tmp_path):
+    good = tmp_path / "c.jsonl"
+    good.write_text('{"id": "1", "query": {"op": "not", "a": "tea", "b": "caffeine"}, "text": "tea w/o caffeine"}\n'
+                    '\n{"id": "2", "query": "plain atomic"}\n')
+    comps = compose.read_compositions(good)
+    assert comps[0].tree == Node("not", "tea", "caffeine") and comps[0].text == "tea w/o caffeine"
+    assert comps[1].tree == "plain atomic" and comps[1].text is None
+
+    def bad(text, match):
+        path = tmp_path / "bad.jsonl"
+        path.write_text(text)
+        with pytest.raises(InputError, match=match):
+            compose.read_compositions(path)
+
+    bad('{"id": "1", "query": {"op": "not", "a": "tea", "b": ""}}\n', r"bad\.jsonl:1: query 1\.b: empty atomic")
+    bad('{"id": "1", "query": "a"}\n{"id": "1", "query": "b"}\n', r":2: duplicate id '1'")
+    bad('{"id": "1", "query": {"op": "minus", "a": "x", "b": "y"}}\n', "unknown op 'minus'")
+    bad('{"id": "1"}\n', 'no "query" field')
+    bad("{oops\n", r":1: malformed JSON")
+    deep = "x"
+    for _ in range(40):
+        deep = {"op": "and", "a": deep, "b": "y"}
+    bad(json.dumps({"id": "1", "query": deep}) + "\n", "deeper than 32 levels")
+    very_deep = '{"id": "1", "query": ' + '{"op": "and", "a": ' * 5000 + '"x"' + ', "b": "y"}' * 5000 + "}\n"
+    bad(very_deep, "deeper than 32 levels")
+    bad("", "no compositions")
+
+
+def test_parse_topics_keeps_uncued_text():
+    comps = compose.parse_topics({"1": "tea without caffeine", "2": "green tea"})
+    assert comps[0].tree == Node("not", "tea", "caffeine") and comps[0].text == "tea without caffeine"
+    assert comps[1].tree == "green tea"
+
+
+def test_write_run_orders_by_score_then_docid(tmp_path):
+    compose.write_run({"q": [("b", 1.0), ("a", 1.0), ("c", 2.0)]}, tmp_path / "r", "t")
+    assert [line.split()[2] for line in (tmp_path / "r").read_text().splitlines()] == ["c", "a", "b"]
+    with pytest.raises(InputError, match="already exists"):
+        compose.write_run({}, tmp_path / "r", "t")

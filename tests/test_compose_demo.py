@@ -1,0 +1,88 @@
+"""The compose command on the shipped demo collection with splade-tiny: Lucene runs equal exact dot products."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lsr_lucene import compose, index
+from lsr_lucene.encode import SparseEncoder
+from lsr_lucene.errors import InputError
+from lsr_lucene.operations import OPERATIONS, Settings
+from lsr_lucene.vectors import write_vectors
+
+DEMO = Path(__file__).resolve().parents[1] / "lsr_lucene" / "data" / "demo"
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    from lsr_lucene.corpus import read_corpus
+
+    root = tmp_path_factory.mktemp("demo-compose")
+    encoder = SparseEncoder("splade-tiny", max_length=64, threads=1)  # demo documents are short
+    write_vectors(read_corpus(DEMO / "corpus.jsonl"), encoder, root / "vectors")
+    index.build_impact_index(root / "vectors", root / "index", threads=1)
+    return root
+
+
+def read_run(path: Path) -> dict[str, list[tuple[str, float]]]:
+    run: dict[str, list] = {}
+    for line in path.read_text().splitlines():
+        qid, _, doc, _, score, _ = line.split()
+        run.setdefault(qid, []).append((doc, float(score)))
+    return run
+
+
+@pytest.fixture(scope="module")
+def query_encoder():
+    return compose.QueryEncoder("splade-tiny", threads=1)
+
+
+@pytest.mark.parametrize("mode", ["full", "no-term-weights"])
+def test_every_operation_lucene_equals_exact(demo, query_encoder, mode):
+    comps = compose.read_compositions(DEMO / "compositions.jsonl")
+    qids = [c.qid for c in comps]
+    encoder = compose.QueryEncoder(mode=mode, encoder=query_encoder.encoder)
+    exact = compose.ExactBackend(demo / "vectors")
+    lucene = compose.LuceneBackend(demo / "index", threads=1)
+    try:
+        for operation in OPERATIONS:
+            plans = compose.compose(comps, Settings(operation, top_pairs=3), encoder)
+            got = compose.execute(qids, plans, lucene, 100, hits=20, fusion_depth=10)
+            ref = compose.execute(qids, plans, exact, 100, hits=20, fusion_depth=10)
+            for qid in qids:
+                assert [s for _, s in got[qid]] == pytest.approx([s for _, s in ref[qid]], rel=1e-5, abs=1e-3), \
+                    (operation, qid)
+                tied = {d for d, s in got[qid] if got[qid] and s == got[qid][-1][1]}
+                assert {d for d, _ in got[qid]} ^ {d for d, _ in ref[qid]} <= tied | {d for d, s in ref[qid]
+                                                                                      if s == ref[qid][-1][1]}
+    finally:
+        lucene.close()
+
+
+def test_cli_queries_file(demo, tmp_path):
+    out = tmp_path / "run"
+    assert compose.main(["--index", str(demo / "index"), "--queries", str(DEMO / "compositions.jsonl"),
+                         "--operation", "cpt", "--no-expansion", "--hits", "10", "--output", str(out)]) == 0
+    lines = out.read_text().splitlines()
+    assert {line.split()[0] for line in lines} == {str(i) for i in range(1, 27)}
+    assert all(line.endswith(" compose-cpt") for line in lines)
+
+
+def test_topics_are_parsed_and_explained(demo, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert compose.main(["--index", str(demo / "index"), "--query", "tea without caffeine", "--explain",
+                         "--operation", "disentangled", "--output", str(out), "--hits", "5"]) == 0
+    text = capsys.readouterr().out
+    assert "cue 'without'" in text and "B: 'caffeine'" in text and ": -" in text and "  1. " in text
+    assert len(out.read_text().splitlines()) == 5
+
+
+def test_cli_errors(demo, tmp_path):
+    base = ["--index", str(demo / "index"), "--output", str(tmp_path / "r")]
+    with pytest.raises(InputError, match="does not apply to 'not' nodes"):
+        compose.main([*base, "--query", "tea without caffeine", "--not-op", "cpt"])
+    with pytest.raises(InputError, match="empty query"):
+        compose.main([*base, "--query", " "])
+    with pytest.raises(SystemExit):
+        compose.main([*base, "--query", "x", "--operation", "negate"])

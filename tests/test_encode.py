@@ -1,0 +1,210 @@
+"""SparseEncoder: fast pooled-raw path equals the naive full-logits computation; order, config, token weights, CLI."""
+import json
+import random
+from pathlib import Path
+
+import pytest
+import torch
+
+from lsr_lucene import activations as act
+from lsr_lucene.encode import SparseEncoder, main
+from lsr_lucene.errors import InputError
+from lsr_lucene.models import load, resolve
+
+CRANFIELD = Path(__file__).resolve().parents[2] / "shared" / "data" / "cranfield"
+MAX_LENGTH = 48
+
+
+def _texts(n=50):
+    if (CRANFIELD / "corpus.jsonl").is_file():
+        rows = [json.loads(line) for _, line in zip(range(n), (CRANFIELD / "corpus.jsonl").open())]
+        return [f"{r['title']} {r['text']}".strip() for r in rows]
+    words = "wing flow pressure boundary layer shock heat transfer supersonic jet plate".split()
+    rng = random.Random(0)
+    return [" ".join(rng.choices(words, k=rng.randint(3, 60))) for _ in range(n)]
+
+
+@pytest.fixture(scope="module")
+def texts():
+    return _texts()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """One torch thread: on a shared 2-core machine two OpenMP threads stall on every small operation."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def encoder():
+    return SparseEncoder("splade-tiny", max_length=MAX_LENGTH, query_max_length=16)
+
+
+@pytest.fixture(scope="module")
+def reference_model():
+    """An untouched Hugging Face masked-LM: the naive reference computation."""
+    return load("splade-tiny")
+
+
+def _reference(reference_model, texts, max_length, activation="splade", pooling="max", epsilon=1.0):
+    tokenizer, model = reference_model
+    out = []
+    with torch.inference_mode():
+        for start in range(0, len(texts), 8):
+            enc = tokenizer(texts[start:start + 8], max_length=max_length, truncation=True, padding=True,
+                            return_tensors="pt")
+            logits = model(**enc).logits
+            pooled = act.pool(act.activate(logits, activation, epsilon), enc["attention_mask"], pooling)
+            out.extend(pooled)
+    return out
+
+
+def _dense(encoder, vectors):
+    index = {token: i for i, token in enumerate(encoder.vocab)}
+    dense = torch.zeros(len(vectors), len(encoder.vocab))
+    for row, vector in enumerate(vectors):
+        for term, weight in vector.items():
+            dense[row, index[term]] = weight
+    return dense
+
+
+def test_fast_path_equals_naive_full_logits(encoder, reference_model, texts):
+    fast = _dense(encoder, encoder.encode_documents(texts, batch_size=8))
+    reference = torch.stack(_reference(reference_model, texts, MAX_LENGTH))
+    assert fast.shape == reference.shape
+    assert (reference > 0).sum() > 50 * 20  # a real, non-trivial expansion
+    assert torch.allclose(fast, reference, atol=1e-4)
+    # the built-in naive path and the unscreened fp32 path agree too
+    assert torch.allclose(_dense(encoder, encoder.encode_naive(texts)), reference, atol=1e-4)
+    saved = encoder._screen
+    try:
+        encoder._screen = not saved
+        assert torch.allclose(_dense(encoder, encoder.encode_documents(texts)), reference, atol=1e-4)
+    finally:
+        encoder._screen = saved
+
+
+@pytest.mark.parametrize("pooling", act.POOLINGS)
+def test_signed_activation_matches_naive(encoder, reference_model, texts, pooling):
+    epsilon = 6.0  # splade-tiny's logits are mostly strongly negative: a wide dead zone keeps them sparse-ish
+    old = (encoder.activation, encoder.pooling, encoder.epsilon)
+    encoder.activation, encoder.pooling, encoder.epsilon = "snrelu", pooling, epsilon
+    try:
+        few = texts[:6]
+        fast = _dense(encoder, encoder.encode_documents(few, batch_size=5))
+    finally:
+        encoder.activation, encoder.pooling, encoder.epsilon = old
+    reference = torch.stack(_reference(reference_model, few, MAX_LENGTH, "snrelu", pooling, epsilon))
+    assert (reference < 0).any() and (reference > 0).any()
+    assert torch.allclose(fast, reference, atol=1e-4)
+
+
+def test_order_is_restored_and_batching_does_not_matter(encoder, texts):
+    shuffled = list(range(len(texts)))
+    random.Random(1).shuffle(shuffled)
+    base = encoder.encode_documents(texts, batch_size=7)
+    again = encoder.encode_documents([texts[i] for i in shuffled], batch_size=50)
+    for position, original in enumerate(shuffled):
+        assert again[position].keys() == base[original].keys()
+        for term, weight in base[original].items():
+            assert again[position][term] == pytest.approx(weight, abs=1e-4)
+
+
+def test_queries_use_query_max_length(encoder, reference_model):
+    query = "what similarity laws must be obeyed when constructing aeroelastic models of heated high speed aircraft"
+    vector = encoder.encode_queries([query])[0]
+    reference = _reference(reference_model, [query], 16)[0]
+    assert torch.allclose(_dense(encoder, [vector])[0], reference, atol=1e-4)
+    assert encoder.encode_queries([]) == []
+
+
+def test_bf16_fast_equals_bf16_naive(texts):
+    bf16 = SparseEncoder("splade-tiny", max_length=MAX_LENGTH, dtype="bf16")
+    few = texts[:6]
+    fast = _dense(bf16, bf16.encode_documents(few, batch_size=1))
+    naive = _dense(bf16, bf16.encode_naive(few, batch_size=1))
+    assert torch.allclose(fast, naive, atol=1e-4)
+
+
+def test_token_weights_are_own_position_activations(encoder, reference_model, texts):
+    tokenizer, model = reference_model
+    few = texts[:5]
+    result = encoder.token_weights(few, max_length=MAX_LENGTH)
+    for text, positions in zip(few, result):
+        enc = tokenizer(text, max_length=MAX_LENGTH, truncation=True, return_tensors="pt")
+        ids = enc["input_ids"][0]
+        with torch.inference_mode():
+            logits = model(**enc).logits[0]
+        own = act.splade(logits[torch.arange(len(ids)), ids])
+        tokens = tokenizer.convert_ids_to_tokens(ids.tolist())
+        expected = [(t, float(w)) for t, w, i in zip(tokens, own, ids.tolist()) if i not in tokenizer.all_special_ids]
+        assert [t for t, _ in positions] == [t for t, _ in expected]
+        assert "[CLS]" not in dict(positions) and "[SEP]" not in dict(positions)
+        assert [w for _, w in positions] == pytest.approx([w for _, w in expected], abs=1e-4)
+        assert any(w > 0 for _, w in positions)
+
+
+def test_model_directory_config_sets_defaults(tmp_path):
+    model_dir = tmp_path / "signed-model"
+    model_dir.mkdir()
+    for item in Path(resolve("splade-tiny")).iterdir():
+        (model_dir / item.name).symlink_to(item)
+    (model_dir / "lsr_lucene.json").write_text(json.dumps({"activation": "snrelu", "pooling": "sum", "epsilon": 0.7}))
+    enc = SparseEncoder(str(model_dir), max_length=16)
+    assert (enc.activation, enc.pooling, enc.epsilon) == ("snrelu", "sum", 0.7)
+    assert enc.settings()["model"] == str(model_dir.resolve())
+    explicit = SparseEncoder(str(model_dir), max_length=16, activation="splade", pooling="max")
+    assert (explicit.activation, explicit.pooling) == ("splade", "max")
+
+
+def test_bad_settings_raise_input_error():
+    with pytest.raises(InputError):
+        SparseEncoder("splade-tiny", dtype="fp16")
+    with pytest.raises(InputError):
+        SparseEncoder("splade-tiny", pooling="mean")
+    with pytest.raises(InputError):
+        SparseEncoder("splade-tiny", max_length=4096)
+
+
+def _write_corpus(path, texts):
+    with path.open("w") as handle:
+        for i, text in enumerate(texts):
+            handle.write(json.dumps({"id": f"d{i}", "title": "", "text": text}) + "\n")
+
+
+def test_cli_documents_queries_and_positions(tmp_path, texts, encoder):
+    corpus = tmp_path / "corpus.jsonl"
+    _write_corpus(corpus, texts[:10] + ["   "])
+    out = tmp_path / "vectors"
+    positions = tmp_path / "positions.jsonl"
+    argv = ["--corpus", str(corpus), "--output", str(out), "--max-length", str(MAX_LENGTH), "--threads", "1",
+            "--shard-size", "4", "--positions", str(positions)]
+    assert main(argv) == 0
+    meta = json.loads((out / "metadata.json").read_text())
+    assert (meta["documents"], meta["skipped_empty"], meta["shards"]) == (10, 1, 3)
+    assert sorted(p.name for p in out.iterdir()) == ["metadata.json", "part-00000.jsonl", "part-00001.jsonl",
+                                                     "part-00002.jsonl"]
+    rows = [json.loads(line) for part in sorted(out.glob("part-*.jsonl")) for line in part.open()]
+    assert [r["id"] for r in rows] == [f"d{i}" for i in range(10)]
+    expected = encoder.encode_documents(texts[:10])
+    for row, vector in zip(rows, expected):
+        assert row["vector"] == {t: round(w * 100) for t, w in vector.items() if round(w * 100)}
+        assert all(isinstance(v, int) and v > 0 for v in row["vector"].values())
+    pos_rows = [json.loads(line) for line in positions.open()]
+    assert [r["id"] for r in pos_rows] == [f"d{i}" for i in range(10)]
+    assert all(isinstance(tok, str) and w >= 0 for r in pos_rows for tok, w in r["tokens"])
+    with pytest.raises(InputError, match="already exists"):
+        main(argv)
+    assert main(argv + ["--overwrite"]) == 0
+
+    topics = tmp_path / "topics.tsv"
+    topics.write_text("q1\twing flow pressure\nq2\tshock wave boundary layer\n")
+    qfile = tmp_path / "queries.jsonl"
+    assert main(["--topics", str(topics), "--output", str(qfile), "--query-max-length", "16"]) == 0
+    queries = [json.loads(line) for line in qfile.open()]
+    assert [q["id"] for q in queries] == ["q1", "q2"] and queries[0]["contents"] == "wing flow pressure"
+    q_expected = encoder.encode_queries(["wing flow pressure"])[0]
+    assert queries[0]["vector"] == {t: round(w * 100) for t, w in q_expected.items() if round(w * 100)}

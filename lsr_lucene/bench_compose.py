@@ -34,8 +34,9 @@ def _as_and(tree: Tree) -> Tree:
     return Node("and", _as_and(tree.a), _as_and(tree.b))
 
 
-def timed_query(text: str, op: str, encoder: QueryEncoder, backend, scale: float, hits: int) -> tuple[float, int]:
-    """Seconds for one query end to end under one operation, and its number of hits."""
+def timed_query(text: str, op: str, encoder: QueryEncoder, backend, scale: float,
+                hits: int) -> tuple[float, float, float]:
+    """Seconds for one query end to end under one operation, and the encoding and search parts of it."""
     started = time.perf_counter()
     result = parse(text)
     tree = result.tree if result.composed else text
@@ -43,10 +44,14 @@ def timed_query(text: str, op: str, encoder: QueryEncoder, backend, scale: float
         tree = _as_and(tree)
     settings = Settings(op)
     texts = list(dict.fromkeys(required_texts(tree, settings, text)))
+    encode_start = time.perf_counter()
     vectors = dict(zip(texts, encoder.encode(texts)))
+    encoded = time.perf_counter()
     plan = build_plan(tree, settings, vectors, text)
-    ranked = run_one("q", plan, backend, scale, hits)
-    return time.perf_counter() - started, len(ranked)
+    search_start = time.perf_counter()
+    run_one("q", plan, backend, scale, hits)
+    done = time.perf_counter()
+    return done - started, encoded - encode_start, done - search_start
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     backend = LuceneBackend(args.index, threads=1)
     ops = NOT_OPS + AND_OPS
     times: dict[str, list[float]] = {op: [] for op in ops}
+    parts: dict[str, list[tuple[float, float]]] = {op: [] for op in ops}
     try:
         for text in texts[:5]:  # warm-up: JIT, caches, lazy imports
             for op in ops:
@@ -86,22 +92,30 @@ def main(argv: list[str] | None = None) -> int:
         for i, text in enumerate(texts):
             order = ops[i % len(ops):] + ops[:i % len(ops)]
             for op in order:
-                seconds, _ = timed_query(text, op, encoder, backend, scale, args.hits)
+                seconds, encoding, searching = timed_query(text, op, encoder, backend, scale, args.hits)
                 times[op].append(seconds)
+                parts[op].append((encoding, searching))
     finally:
         backend.close()
     base_mean = statistics.mean(times["vanilla"])
     base_median = statistics.median(times["vanilla"])
     lines = [f"Latency per query, end to end (parse, encode, compose, Lucene top-{args.hits}); "
              f"{len(texts)} queries from {Path(args.queries).name}, index {args.index}",
-             "", "| operation | mean ms | median ms | p95 ms | mean / vanilla | median / vanilla |",
-             "|:---|---:|---:|---:|---:|---:|"]
+             "", "| operation | mean ms | median ms | p95 ms | mean / vanilla | median / vanilla "
+                 "| encode ms (mean) | search ms (mean) |",
+             "|:---|---:|---:|---:|---:|---:|---:|---:|"]
     for op in ops:
         values = sorted(times[op])
         p95 = values[min(len(values) - 1, int(0.95 * len(values)))]
         mean, median = statistics.mean(values), statistics.median(values)
+        enc = statistics.mean(e for e, _ in parts[op])
+        srch = statistics.mean(s for _, s in parts[op])
         lines.append(f"| {op} | {1000 * mean:.1f} | {1000 * median:.1f} | {1000 * p95:.1f} | "
-                     f"{mean / base_mean:.2f} | {median / base_median:.2f} |")
+                     f"{mean / base_mean:.2f} | {median / base_median:.2f} | {1000 * enc:.1f} | {1000 * srch:.1f} |")
+    import os
+
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    lines += ["", f"Machine: {os.cpu_count()} CPUs, load average {load:.1f} at the end of the run."]
     table = "\n".join(lines) + "\n"
     print(table)
     if args.output:

@@ -118,6 +118,21 @@ def run_bench(index: str | Path, queries, combine: str, lambdas, settings, hits:
     return out
 
 
+def _saved_lambdas(index: str | Path) -> tuple[float, float, float] | None:
+    """The segment-pooling ExactSDM λ fitted for all segments, when the experiment saved them in the index."""
+    from .sdm import LAMBDAS_FILE
+
+    path = Path(index) / LAMBDAS_FILE
+    if not path.exists():
+        return None
+    data = json.loads(path.read_text())
+    keys = sorted(k for k in data if k.startswith("exact-sdm/segment/k=all"))
+    if not keys:
+        return None
+    entry = data[keys[0]]
+    return entry["lambda_T"], entry["lambda_O"], entry["lambda_U"]
+
+
 def main(argv: list[str] | None = None) -> int:
     from .longdocs import (QUERY_COMBINE, QUERY_MODES, SdmSettings, encode_queries, load_collection)
 
@@ -130,7 +145,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--query-mode", choices=QUERY_MODES, default="citations")
     parser.add_argument("--query-combine", choices=QUERY_COMBINE, default="sum")
     parser.add_argument("--queries", type=int, default=20, help="number of queries timed (first N by id)")
-    parser.add_argument("--lambdas", default="1,0.05,0.05", help="λ_T,λ_O,λ_U used by the ExactSDM variants")
+    parser.add_argument("--lambdas", default="auto",
+                        help="λ_T,λ_O,λ_U of the ExactSDM variants (auto: the segment-pooling λ fitted for 'all' "
+                             "segments saved in the index, else 1,0.05,0.05)")
     parser.add_argument("--ngram", type=int, default=2)
     parser.add_argument("--width", type=int, default=8)
     parser.add_argument("--max-clauses", type=int, default=None)
@@ -143,7 +160,10 @@ def main(argv: list[str] | None = None) -> int:
 
     if not Path(args.index).is_dir():
         raise InputError(f"{args.index}: no such index directory")
-    lambdas = tuple(float(x) for x in args.lambdas.split(","))
+    if args.lambdas == "auto":
+        lambdas = _saved_lambdas(args.index) or (1.0, 0.05, 0.05)
+    else:
+        lambdas = tuple(float(x) for x in args.lambdas.split(","))
     if len(lambdas) != 3:
         raise InputError(f"--lambdas needs three numbers, got {args.lambdas!r}")
     model = read_index_metadata(args.index).get("encoder", {}).get("model") or "splade-tiny"

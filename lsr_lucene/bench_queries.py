@@ -106,17 +106,20 @@ def window_specs(vectors, texts, model: str, rerank: int, width: int) -> tuple[l
 
 
 def time_variants(variants: dict[str, tuple[Q.SpecSearcher, Path, int]], work: Path, hits: int, threads: int,
-                  repeats: int) -> dict[str, float]:
-    """Median seconds per query of each variant, runs interleaved so load changes hit all alike."""
-    times: dict[str, list[float]] = {name: [] for name in variants}
-    for name, (searcher, specs, _) in variants.items():  # warm-up (JIT, page cache)
+                  repeats: int) -> dict[str, tuple[float, float]]:
+    """Median (wall, CPU) seconds per query of each variant; runs interleaved so load changes hit all alike.
+
+    CPU time is the whole process's (the JVM runs inside it): on a shared machine it is steadier than wall time.
+    """
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
+    for name, (searcher, specs, _) in variants.items():  # warm-up (JIT, page cache, impact bounds)
         searcher.search_file(specs, work / f"{name}.run", k=hits, threads=threads, tag="bench")
     for _ in range(repeats):
         for name, (searcher, specs, n) in variants.items():
-            start = time.perf_counter()
+            wall, cpu = time.perf_counter(), time.process_time()
             searcher.search_file(specs, work / f"{name}.run", k=hits, threads=threads, tag="bench")
-            times[name].append((time.perf_counter() - start) / n)
-    return {name: statistics.median(t) for name, t in times.items()}
+            times[name].append(((time.perf_counter() - wall) / n, (time.process_time() - cpu) / n))
+    return {name: (statistics.median(w for w, _ in t), statistics.median(c for _, c in t)) for name, t in times.items()}
 
 
 def top_overlap(run_a: Path, run_b: Path, depth: int = 10) -> float:
@@ -218,15 +221,16 @@ def main(argv: list[str] | None = None) -> int:
           f"threads={args.threads}, median of {args.repeats} runs")
     for note in notes:
         print("  " + note)
-    for name, t in times.items():
-        print(f"  {name:<16} {t * 1000:8.3f} ms/query")
+    print(f"  {'variant':<16} {'wall ms/query':>14} {'CPU ms/query':>13}")
+    for name, (wall, cpu) in times.items():
+        print(f"  {name:<16} {wall * 1000:14.3f} {cpu * 1000:13.3f}")
     rows = [("signed A−B* / boolean A (target ≤ 1.3)", "signed_A-B*", "boolean_A"),
             ("CPT on the fly / index-time pseudo-terms", "cpt_on_the_fly", "cpt_index_time"),
             ("CPT on the fly / plain A+B", "cpt_on_the_fly", "A+B_plain"),
             ("window rerank / plain impact query", "windows_rerank", "impact_plain")]
     for label, num, den in rows:
         if num in times and den in times:
-            print(f"  ratio {label}: {times[num] / times[den]:.2f}")
+            print(f"  ratio {label}: wall {times[num][0] / times[den][0]:.2f}, CPU {times[num][1] / times[den][1]:.2f}")
     if "cpt_on_the_fly" in times:
         share = top_overlap(work / "cpt_on_the_fly.run", work / "cpt_index_time.run")
         print(f"  top-10 agreement CPT on the fly vs index-time: {share:.2f}")

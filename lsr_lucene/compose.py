@@ -5,8 +5,9 @@ tree (``not`` / ``and`` / ``or``, see :mod:`lsr_lucene.operations`) is encoded b
 encoder, the vectors are combined with the selected linear algebra operation, quantised with the index's
 scale and searched as one signed query (``SignedImpactQuery`` + ``CombinedTermQuery`` for CPT pairs) in
 the JVM. ``fusion`` / ``fusion-scaled`` instead search each child separately: the top ``--fusion-depth``
-documents of every fused leaf form the candidates, every leaf is scored exactly on all candidates
-(a leaf that does not match a candidate scores 0 there), the scores are fused (−, ·, +; min-max
+documents of every fused leaf form the candidates, every leaf gets its exact score on every candidate
+(from its own hits, from one 4× deeper search when its list was cut, else by exact scoring; a leaf that
+does not match a candidate scores 0 there), the scores are fused (score(A) − λ·score(B), ·, +; min-max
 normalised per child over the candidates for fusion-scaled) and the best ``--hits`` are written.
 
 Queries come from a JSONL file (``{"id", "query": {"op": "not", "a": "...", "b": "..."}, "text"?}``,
@@ -35,7 +36,7 @@ from typing import Iterable, Mapping, Sequence
 
 from .errors import InputError
 from .operations import (MAX_DEPTH, NODE_OPS, OPERATIONS, FusionPlan, Plan, Settings, Tree, VectorPlan,
-                         build_plan, format_plan, format_tree, fuse, plan_vectors, positive, quantise_composed,
+                         build_plan, format_plan, format_tree, fuse, plan_vectors, quantise_composed,
                          required_texts, tree_from_json)
 
 ENCODER_MODES = ("full", "no-expansion", "no-term-weights")
@@ -394,7 +395,7 @@ def contributions(backend, vector: Mapping, scale: float, docs: Sequence[str]) -
 def explain_query(comp: Composition, plan: Plan, settings: Settings, scale: float, ranked, backend,
                   top_docs: int = 3, parse_text: str | None = None) -> str:
     """The ``--explain`` report of one query: parse, tree, composed representation, why top docs scored so."""
-    lines = [f"== query {comp.qid}: {comp.text or ''}".rstrip()]
+    lines = [f"== query {comp.qid}" + (f": {comp.text}" if comp.text else "")]
     if parse_text:
         lines += ["  " + line for line in parse_text.splitlines()[1:]]
     else:

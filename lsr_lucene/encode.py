@@ -13,7 +13,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import torch
 
@@ -30,9 +30,11 @@ SCREEN_BOUND = 0.0125
 
 
 def bf16_matmul_is_fast(device: torch.device) -> bool:
-    """Whether bf16 matrix products run natively (CUDA, or a CPU with AVX512-BF16/AMX via oneDNN)."""
-    if device.type == "cuda":
-        return True
+    """Whether to screen with bf16 products: CPUs where oneDNN runs bf16 natively (AVX512/AMX).
+
+    Not on CUDA: fp32 is fast there, and cuBLAS may reduce bf16 products in reduced precision,
+    which would void the error bound the screening relies on.
+    """
     if device.type != "cpu":
         return False
     try:
@@ -112,6 +114,7 @@ class SparseEncoder:
         self._screen = bf16_matmul_is_fast(self.device) if screen is None else bool(screen)
         self._weight_bf16 = self._weight.to(torch.bfloat16) if self._screen else None
         self._weight_norms = self._weight.norm(dim=-1)
+        self._dense_fraction = 0.25  # above this share of candidate terms, screening falls back to plain fp32
         vocab = self.tokenizer.get_vocab()
         self.vocab = [""] * max(len(vocab), self._weight.shape[0])
         for token, index in vocab.items():
@@ -171,12 +174,9 @@ class SparseEncoder:
         for start in range(0, vocab, chunk):
             end = min(vocab, start + chunk)
             logits = (flat @ weight[start:end].T).view(batch, length, end - start)
-            if need_min:
-                low, high = torch.aminmax(logits, dim=1)
-                raw_min[:, start:end] = low
-            else:
-                high = logits.amax(dim=1)
-            raw_max[:, start:end] = high
+            raw_max[:, start:end] = logits.amax(dim=1)
+            if need_min:  # (separate reductions: aminmax is far slower on bf16)
+                raw_min[:, start:end] = logits.amin(dim=1)
         raw_max += self._bias
         if raw_min is not None:
             raw_min += self._bias
@@ -211,6 +211,10 @@ class SparseEncoder:
         count = int(candidates.sum(dim=1).max())
         if count == 0:
             return torch.zeros_like(approx_max)
+        if count > self._dense_fraction * approx_max.shape[1]:
+            # not sparse (e.g. an untrained signed model): the plain fp32 projection is cheaper
+            raw_max, raw_min = self._pooled_raw(hidden, mask, need_min, self._weight)
+            return act.pool_raw(raw_max, raw_min, self.activation, self.pooling, self.epsilon)
         # candidate term ids per text, padded to the largest count (padding slots flagged invalid)
         index = torch.topk(candidates.to(torch.float32), count, dim=1, sorted=False).indices  # (batch, count)
         valid = candidates.gather(1, index)
@@ -392,7 +396,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-length", type=int, default=512, help="document truncation in tokens (default 512)")
     parser.add_argument("--query-max-length", type=int, default=64, help="query truncation in tokens (default 64)")
     parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE)
-    parser.add_argument("--threads", type=int, default=None, help="CPU threads: batches encoded in parallel (default: torch's thread count)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="CPU threads: batches encoded in parallel (default: torch's thread count)")
     parser.add_argument("--bf16", action="store_true", help="bfloat16 inference (about 2x faster on CPUs with bf16)")
     parser.add_argument("--scale", type=float, default=DEFAULT_SCALE, help="weights become round(w × scale)")
     parser.add_argument("--shard-size", type=int, default=DEFAULT_SHARD_SIZE, help="documents per part-*.jsonl")

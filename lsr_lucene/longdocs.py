@@ -22,12 +22,12 @@ import os
 import sys
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Sequence
 
 from .errors import InputError
-from .segment import SEPARATOR, parse_segment_id
+from .segment import parse_segment_id
 
 AGGREGATIONS = ("first", "rep-max", "rep-sum", "rep-mean")
 METHODS = AGGREGATIONS + ("score-max", "exact-sdm", "soft-sdm")
@@ -238,17 +238,31 @@ def citation_contexts(text: str, words: int = 40) -> list[str]:
 
 
 def head_passage(text: str, tokenizer, tokens: int = 512) -> str:
-    """The text of the first ``tokens`` WordPiece tokens (markers removed)."""
-    clean = " ".join(text.replace(CITATION, " ").split())
-    words = clean.split()
-    counts = tokenizer(words[:tokens], add_special_tokens=False)["input_ids"] if words else []
-    total, keep = 0, 0
-    for ids in counts:
-        if total + len(ids) > tokens:
-            break
-        total += len(ids)
-        keep += 1
-    return " ".join(words[:keep])
+    """The longest run of leading whole words (markers removed) that fits in ``tokens`` WordPiece tokens."""
+    words = " ".join(text.replace(CITATION, " ").split()).split()[:tokens]  # a word is at least one token
+    joined = " ".join(words)
+    try:
+        enc = tokenizer(joined, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
+    except (NotImplementedError, TypeError, ValueError):  # slow tokenizers have no offsets
+        enc = None
+    if enc is not None and "offset_mapping" in enc:
+        if len(enc["input_ids"]) <= tokens:
+            return joined
+        cut = enc["offset_mapping"][tokens][0]  # start of the first token that does not fit
+        # keep whole words only: drop the word the cut falls into
+        return joined[:cut].rsplit(" ", 1)[0] if not joined[cut - 1:cut].isspace() else joined[:cut].rstrip()
+
+    def fits(n: int) -> bool:
+        return len(tokenizer(" ".join(words[:n]), add_special_tokens=False, verbose=False)["input_ids"]) <= tokens
+
+    lo, hi = 0, len(words)
+    while lo < hi:  # binary search for the largest n that fits
+        mid = (lo + hi + 1) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return " ".join(words[:lo])
 
 
 def load_fire2017(folder: str | Path, query_mode: str = "citations", context_words: int = 40,
@@ -529,6 +543,20 @@ def write_run(scores: Mapping[str, Mapping[str, float]], output: str | Path, tag
     os.replace(tmp, output)
 
 
+def with_tail(reranked: Mapping[str, float], first_stage: Mapping[str, float], hits: int = 1000) -> dict[str, float]:
+    """The reranked documents, then the rest of the first-stage ranking below them (order kept), ``hits`` in all."""
+    from .sdm import rank
+
+    out = dict(reranked)
+    if len(out) >= hits:
+        return out
+    floor = min(out.values(), default=0.0)
+    tail = [d for d in rank(first_stage) if d not in out][:hits - len(out)]
+    for i, doc_id in enumerate(tail, 1):
+        out[doc_id] = floor - i
+    return out
+
+
 def segment_hits(index: str | Path, queries: Mapping[str, Mapping[str, float]], hits: int, threads: int = 2
                  ) -> dict[str, dict[str, float]]:
     """Impact scores of every matching segment (up to ``hits``) per query, as {qid: {segment id: score}}."""
@@ -683,7 +711,7 @@ class ExperimentConfig:
     width: int = 8
     max_clauses: int | None = None
     depth: int = 1000
-    soft_depth: int = 1000
+    soft_depth: int = 200
     fit_metric: str = "map"
     threads: int = 2
     baselines: bool = True
@@ -886,7 +914,7 @@ class Experiment:
         for k in self.ks:
             top = {q: set(rank(docs)[:depth]) for q, docs in self.score_max(seg_scores, k).items()}
             feats_k = {q: {d: features[q][d] for d in top[q] if d in features.get(q, {})} for q in self.qids}
-            for pooling in ("feature", "segment"):
+            for pooling in (("feature", "segment") if kind == "exact" else ("feature",)):
                 name = f"{kind}-sdm" + ("" if pooling == "feature" else "-segpool")
                 fitted = fit_lambdas({q: feats_k[q] for q in self.train}, self.coll.qrels, k=k, pooling=pooling,
                                      metric=self.cfg.fit_metric)
@@ -899,14 +927,18 @@ class Experiment:
                     f"train {self.cfg.fit_metric}": fitted[f"train_{self.cfg.fit_metric}"],
                     f"train {self.cfg.fit_metric} (T only)": fitted[f"train_{self.cfg.fit_metric}_unigram_only"]})
                 lam = (fitted["lambda_T"], fitted["lambda_O"], fitted["lambda_U"])
-                scores = {q: score_documents(feats_k[q], lam, k, pooling) for q in self.qids}
+                first = self.score_max(seg_scores, k)
+                scores = {q: with_tail(score_documents(feats_k[q], lam, k, pooling), first[q]) for q in self.qids}
                 write_run(scores, self.run_path(name, k), name)
         return fitted_rows
 
     def bm25_runs(self) -> None:
-        from . import bm25
+        from . import bm25, jvm
 
-        topics = self.coll.bm25_topics()
+        # long queries (FIRE: ~1,600 words) make SDM/RM3 queries of thousands of clauses; Lucene's default limit
+        # of 1,024 makes Anserini skip those queries silently
+        jvm.autoclass("org.apache.lucene.search.IndexSearcher").setMaxClauseCount(1 << 16)
+        topics = {q: t for q, t in self.coll.bm25_topics().items() if q in set(self.test)}  # nothing to fit
         for k in self.ks + ["full"]:
             label = "full" if k == "full" else segment_label(k, self.cap).replace("(", "").replace(")", "")
             runs = {name: self.runs / f"{name}-k{label}.run" for name in ("bm25", "bm25-rm3", "bm25-sdm")}
@@ -923,6 +955,10 @@ class Experiment:
                     _log(f"{name} on documents cut to {label} segments")
                     bm25.bm25_run(index, topics, path, threads=self.cfg.threads, rm3=name == "bm25-rm3",
                                   sdm=name == "bm25-sdm", tag=name)
+                    answered = set(read_run_lines(path))
+                    if len(answered) < len(topics):
+                        self.notes.append(f"{name} at {label} segments answered {len(answered)} of {len(topics)} "
+                                          "queries")
 
     # ---- evaluation and outputs --------------------------------------------------------------------
     def evaluate(self) -> "object":
@@ -1312,7 +1348,9 @@ def _cmd_search(argv: list[str]) -> int:
             search.full_exact_sdm(lambdas, args.output, args.hits)
         else:
             feats = search.features(kind, args.rerank, args.encoded)
-            scores = {q: score_documents(f, lambdas, k, args.pooling) for q, f in feats.items()}
+            first = search.score_max()
+            scores = {q: with_tail(score_documents(f, lambdas, k, args.pooling), first[q], args.hits)
+                      for q, f in feats.items()}
             write_run(scores, args.output, args.method, args.hits)
     print(f"wrote {args.output}")
     return 0
@@ -1371,7 +1409,8 @@ def _cmd_experiment(argv: list[str]) -> int:
     parser.add_argument("--width", type=int, default=8)
     parser.add_argument("--max-clauses", type=int, default=None)
     parser.add_argument("--depth", type=int, default=1000, help="ExactSDM reranks this many score-max documents")
-    parser.add_argument("--soft-depth", type=int, default=1000, help="SoftSDM reranks this many")
+    parser.add_argument("--soft-depth", type=int, default=200,
+                        help="SoftSDM reranks this many (the rest keep their score-max order below)")
     parser.add_argument("--fit-metric", choices=("map", "ndcg@10"), default="map")
     parser.add_argument("--methods", default="aggregations,exact,soft,baselines",
                         help="comma list of aggregations, exact, soft, baselines")

@@ -264,7 +264,7 @@ class _Prepared:
         return total / len(self.queries) if self.queries else 0.0
 
 
-GRID = (0.0,) + tuple(10.0 ** (e / 2) for e in range(-8, 5))  # 0 and 1e-4 .. 1e2 in half decades
+GRID = (0.0,) + tuple(10.0 ** (e / 2) for e in range(-8, 7))  # 0 and 1e-4 .. 1e3 in half decades
 
 
 def fit_lambdas(features: Mapping[str, SegmentFeatures], qrels: Mapping[str, Mapping[str, int]],

@@ -176,8 +176,8 @@ class _Partial:
         self.settings = settings
         self.shards: list[dict] = []
         progress = self.dir / PROGRESS
-        if progress.is_file():
-            state = json.loads(progress.read_text())
+        state = json.loads(progress.read_text()) if progress.is_file() else {}
+        if state.get("shards"):  # an interrupted run with complete shards: resume it if the settings match
             old = state.get("settings", {})
             for key in RESUME_KEYS:
                 if old.get(key) != settings.get(key):
@@ -241,7 +241,7 @@ def _finish(partial: _Partial, metadata: dict, positions: Path | None, overwrite
 def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: float = DEFAULT_SCALE,
                   shard_size: int = DEFAULT_SHARD_SIZE, overwrite: bool = False, batch_size: int = 16,
                   positions: str | Path | None = None, total: int | None = None, source: str | None = None,
-                  window: int = 1024) -> dict:
+                  window: int = 512) -> dict:
     """Encode ``docs`` (corpus.Doc, dicts or (id, text) pairs) into JsonVectorCollection shards in ``out_dir``.
 
     Resumes an interrupted run with the same settings; duplicate ids and non-finite weights raise
@@ -266,7 +266,7 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
     done_consumed = sum(s["consumed"] for s in partial.shards)
     # documents of the complete shards, read back lazily to check the input replays them unchanged
     done_iter = (row for s in partial.shards for row in read_vectors(partial.dir / s["file"], with_contents=True))
-    seen: dict[str, str] = {}
+    seen: dict[str, int] = {}  # id -> 1-based input position (ints: corpora can have millions of ids)
     started = time.perf_counter()
     progress = tqdm(total=total, desc=f"encoding {final.name}", unit=" docs", file=sys.stderr, dynamic_ncols=True)
     if done_consumed:
@@ -275,7 +275,7 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
 
     lines: list[str] = []
     pos_lines: list[str] | None = [] if positions is not None else None
-    pending: list[tuple[str, str]] = []  # (id, text) waiting to be encoded
+    pending: list[tuple[str, str, str]] = []  # (id, text, origin) waiting to be encoded
     shard_consumed = shard_skipped = shard_empty_vectors = shard_postings = 0
     consumed = 0
 
@@ -283,7 +283,7 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
         nonlocal shard_empty_vectors, shard_postings
         if not pending:
             return
-        texts = [text for _, text in pending]
+        texts = [text for _, text, _ in pending]
         if pos_lines is None:
             vectors, tokens = encoder.encode_documents(texts, batch_size=batch_size), None
         elif hasattr(encoder, "encode_with_token_weights"):
@@ -291,11 +291,11 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
         else:
             vectors = encoder.encode_documents(texts, batch_size=batch_size)
             tokens = encoder.token_weights(texts, batch_size=batch_size)
-        for row, ((doc_id, text), vector) in enumerate(zip(pending, vectors)):
+        for row, ((doc_id, text, origin), vector) in enumerate(zip(pending, vectors)):
             try:
                 quantised = quantise(vector, scale, doc_id)
             except InputError as exc:
-                raise InputError(f"{seen[doc_id]}: {exc}") from None
+                raise InputError(f"{origin}: {exc}") from None
             shard_postings += len(quantised)
             shard_empty_vectors += not quantised
             lines.append(json.dumps({"id": doc_id, "contents": text, "vector": quantised}, ensure_ascii=False) + "\n")
@@ -314,42 +314,45 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
         lines, pos_lines = [], ([] if pos_lines is not None else None)
         shard_consumed = shard_skipped = shard_empty_vectors = shard_postings = 0
 
-    for index, doc in enumerate(docs):
-        doc_id, text, origin = _doc_fields(doc, index)
-        if doc_id in seen:
-            raise InputError(f"{origin}: duplicate document id {doc_id!r} (first seen at {seen[doc_id]})")
-        seen[doc_id] = origin
-        consumed += 1
-        empty = not text.strip()
-        if consumed <= done_consumed:  # already in a complete shard: check the input is the same, skip
-            if not empty:
-                previous = next(done_iter, None)
-                if previous is None or previous[0] != doc_id or previous[2] != text:
-                    raise InputError(f"{origin}: input differs from the interrupted run in {partial.dir} "
-                                     f"(document {doc_id!r} is not as it was); delete it to start again")
-            progress.update(1)
-            continue
-        shard_consumed += 1
-        if empty:
-            shard_skipped += 1
-            progress.update(1)
-            continue
-        pending.append((doc_id, text))
-        if len(lines) + len(pending) >= shard_size:
-            close_shard()
-        elif len(pending) >= window:
-            flush_pending()
-    if consumed < done_consumed:
-        raise InputError(f"{source or 'input'}: has {consumed} documents, fewer than the {done_consumed} "
-                         f"already encoded in {partial.dir}; delete it to start again")
-    if pending or lines or shard_consumed:
-        if pending or lines:
-            close_shard()
-        elif partial.shards:  # only empty documents after the last shard: count them in that shard
-            partial.shards[-1]["consumed"] += shard_consumed
-            partial.shards[-1]["skipped_empty"] += shard_skipped
-            partial.save()
-    progress.close()
+    try:
+        for index, doc in enumerate(docs):
+            doc_id, text, origin = _doc_fields(doc, index)
+            if doc_id in seen:
+                raise InputError(f"{origin}: duplicate document id {doc_id!r} (first seen as document "
+                                 f"#{seen[doc_id]} of the input)")
+            consumed += 1
+            seen[doc_id] = consumed
+            empty = not text.strip()
+            if consumed <= done_consumed:  # already in a complete shard: check the input is the same, skip
+                if not empty:
+                    previous = next(done_iter, None)
+                    if previous is None or previous[0] != doc_id or previous[2] != text:
+                        raise InputError(f"{origin}: input differs from the interrupted run in {partial.dir} "
+                                         f"(document {doc_id!r} is not as it was); delete it to start again")
+                progress.update(1)
+                continue
+            shard_consumed += 1
+            if empty:
+                shard_skipped += 1
+                progress.update(1)
+                continue
+            pending.append((doc_id, text, origin))
+            if len(lines) + len(pending) >= shard_size:
+                close_shard()
+            elif len(pending) >= window:
+                flush_pending()
+        if consumed < done_consumed:
+            raise InputError(f"{source or 'input'}: has {consumed} documents, fewer than the {done_consumed} "
+                             f"already encoded in {partial.dir}; delete it to start again")
+        if pending or lines or shard_consumed:
+            if pending or lines:
+                close_shard()
+            elif partial.shards:  # only empty documents after the last shard: count them in that shard
+                partial.shards[-1]["consumed"] += shard_consumed
+                partial.shards[-1]["skipped_empty"] += shard_skipped
+                partial.save()
+    finally:
+        progress.close()
     documents = sum(s["documents"] for s in partial.shards)
     if documents == 0:
         raise InputError(f"{source or 'input'}: no non-empty documents to encode")

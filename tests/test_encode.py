@@ -88,15 +88,17 @@ def test_fast_path_equals_naive_full_logits(encoder, reference_model, texts):
 
 
 @pytest.mark.parametrize("pooling", act.POOLINGS)
-def test_signed_activation_matches_naive(encoder, reference_model, texts, pooling):
-    epsilon = 6.0  # splade-tiny's logits are mostly strongly negative: a wide dead zone keeps them sparse-ish
-    old = (encoder.activation, encoder.pooling, encoder.epsilon)
+@pytest.mark.parametrize("dense_fallback", [True, False])
+def test_signed_activation_matches_naive(encoder, reference_model, texts, pooling, dense_fallback):
+    epsilon = 6.0  # splade-tiny is not trained for SNReLU: its strongly negative logits give dense negative weights
+    old = (encoder.activation, encoder.pooling, encoder.epsilon, encoder._dense_fraction)
     encoder.activation, encoder.pooling, encoder.epsilon = "snrelu", pooling, epsilon
+    encoder._dense_fraction = 0.25 if dense_fallback else 1.0  # 1.0: exercise bf16 screening on signed weights too
     try:
-        few = texts[:6]
-        fast = _dense(encoder, encoder.encode_documents(few, batch_size=5))
+        few = texts[:4]
+        fast = _dense(encoder, encoder.encode_documents(few, batch_size=3))
     finally:
-        encoder.activation, encoder.pooling, encoder.epsilon = old
+        encoder.activation, encoder.pooling, encoder.epsilon, encoder._dense_fraction = old
     reference = torch.stack(_reference(reference_model, few, MAX_LENGTH, "snrelu", pooling, epsilon))
     assert (reference < 0).any() and (reference > 0).any()
     assert torch.allclose(fast, reference, atol=1e-4)
@@ -106,7 +108,12 @@ def test_order_is_restored_and_batching_does_not_matter(encoder, texts):
     shuffled = list(range(len(texts)))
     random.Random(1).shuffle(shuffled)
     base = encoder.encode_documents(texts, batch_size=7)
-    again = encoder.encode_documents([texts[i] for i in shuffled], batch_size=50)
+    encoder.threads = 2  # batches in two worker threads
+    try:
+        again = encoder.encode_documents([texts[i] for i in shuffled], batch_size=6)
+    finally:
+        encoder.threads = 1
+    assert torch.get_num_threads() == 1  # restored after the parallel section
     for position, original in enumerate(shuffled):
         assert again[position].keys() == base[original].keys()
         for term, weight in base[original].items():
@@ -145,6 +152,16 @@ def test_token_weights_are_own_position_activations(encoder, reference_model, te
         assert "[CLS]" not in dict(positions) and "[SEP]" not in dict(positions)
         assert [w for _, w in positions] == pytest.approx([w for _, w in expected], abs=1e-4)
         assert any(w > 0 for _, w in positions)
+
+
+def test_one_pass_vectors_and_token_weights(encoder, texts):
+    vectors, tokens = encoder.encode_with_token_weights(texts[:9], batch_size=4)
+    for got, expected in zip(tokens, encoder.token_weights(texts[:9], batch_size=3)):
+        assert [t for t, _ in got] == [t for t, _ in expected]
+        assert [w for _, w in got] == pytest.approx([w for _, w in expected], abs=1e-5)
+    for got, expected in zip(vectors, encoder.encode_documents(texts[:9])):
+        assert got.keys() == expected.keys()
+        assert list(got.values()) == pytest.approx(list(expected.values()), abs=1e-5)
 
 
 def test_model_directory_config_sets_defaults(tmp_path):
@@ -195,7 +212,9 @@ def test_cli_documents_queries_and_positions(tmp_path, texts, encoder):
         assert all(isinstance(v, int) and v > 0 for v in row["vector"].values())
     pos_rows = [json.loads(line) for line in positions.open()]
     assert [r["id"] for r in pos_rows] == [f"d{i}" for i in range(10)]
-    assert all(isinstance(tok, str) and w >= 0 for r in pos_rows for tok, w in r["tokens"])
+    for row, expected_tokens in zip(pos_rows, encoder.token_weights(texts[:10])):
+        assert [t for t, _ in row["tokens"]] == [t for t, _ in expected_tokens]
+        assert [w for _, w in row["tokens"]] == pytest.approx([w for _, w in expected_tokens], abs=1e-4)
     with pytest.raises(InputError, match="already exists"):
         main(argv)
     assert main(argv + ["--overwrite"]) == 0

@@ -138,7 +138,7 @@ def test_resume_refuses_other_settings_and_changed_input(tmp_path):
 def test_duplicate_id_names_id_and_line(tmp_path):
     path = tmp_path / "dup.jsonl"
     path.write_text('{"id": "a", "text": "wing"}\n{"id": "b", "text": "flow"}\n{"id": "a", "text": "lift"}\n')
-    with pytest.raises(InputError, match=r"dup.jsonl:3.*'a'.*dup.jsonl:1"):
+    with pytest.raises(InputError, match=r"dup.jsonl:3: duplicate document id 'a' \(first seen as document #1"):
         write_vectors(read_corpus(path), FakeEncoder(), tmp_path / "out")
 
 
@@ -177,3 +177,13 @@ def test_positions_file(tmp_path):
     assert [r["id"] for r in rows] == [f"d{i:02d}" for i in range(7)]
     assert rows[0]["tokens"] == [[w, 0.5] for w in TEXTS[0].split()]
     assert not list((tmp_path / "vectors").glob("positions-*"))
+
+
+def test_failed_run_without_complete_shard_does_not_block_other_settings(tmp_path):
+    path = tmp_path / "dup.jsonl"
+    path.write_text('{"id": "a", "text": "wing"}\n{"id": "a", "text": "lift"}\n')
+    with pytest.raises(InputError, match="duplicate"):
+        write_vectors(read_corpus(path), FakeEncoder(), tmp_path / "out", shard_size=5)
+    corpus = _corpus(tmp_path, TEXTS[:4])
+    meta = write_vectors(read_corpus(corpus), FakeEncoder(), tmp_path / "out", shard_size=2, scale=10)
+    assert (meta["documents"], meta["shards"], meta["scale"]) == (4, 2, 10)

@@ -1,7 +1,6 @@
 package io.github.lsrlucene;
 
 import java.io.BufferedReader;
-import java.io.BufferedWriter;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -77,8 +76,11 @@ public final class BatchSearcher implements Closeable {
   private final IndexSearcher searcher;
   private final String[] ids;
   private final int[] idOrd;
+  private final int[] ordToDoc;
   private final Set<String> fields = new HashSet<>();
   private final float maxPayload;
+  private final int maxIdLength;
+  private final byte[][] idBytes;
   private volatile Map<String, Integer> idToDoc;
 
   public BatchSearcher(String indexDir) throws IOException {
@@ -122,6 +124,17 @@ public final class BatchSearcher implements Closeable {
       }
     }
     idOrd = rankIds(ids);
+    ordToDoc = new int[idOrd.length];
+    for (int d = 0; d < idOrd.length; d++) {
+      ordToDoc[idOrd[d]] = d;
+    }
+    int longest = 0;
+    idBytes = new byte[ids.length][];
+    for (int d = 0; d < ids.length; d++) {
+      idBytes[d] = ids[d] == null ? new byte[0] : ids[d].getBytes(StandardCharsets.UTF_8);
+      longest = Math.max(longest, idBytes[d].length);
+    }
+    maxIdLength = longest;
     searcher = new IndexSearcher(reader);
     searcher.setSimilarity(new ImpactSimilarity());
     searcher.setQueryCache(null);
@@ -276,7 +289,7 @@ public final class BatchSearcher implements Closeable {
     int n = rerank ? Math.max(k, spec.rerank) : k;
     Query q = searcher.rewrite(spec.firstStage(PositionalIndexer.FIELD, maxPayload));
     double shift = q instanceof SignedImpactQuery.Shifted ? ((SignedImpactQuery.Shifted) q).getShift() : 0.0;
-    TopKCollector c = new TopKCollector(n, idOrd);
+    TopKCollector c = new TopKCollector(n, idOrd, ordToDoc);
     searcher.search(q, c);
     float[] fs = new float[c.size()];
     int[] docs = c.sorted(fs);
@@ -285,12 +298,7 @@ public final class BatchSearcher implements Closeable {
       scores[i] = (double) fs[i] - shift;
     }
     if (rerank) {
-      for (QuerySpec.Window w : spec.windows) {
-        double[] add = scoreWith(w.toQuery(PositionalIndexer.FIELD, maxPayload), docs);
-        for (int i = 0; i < docs.length; i++) {
-          scores[i] += add[i];
-        }
-      }
+      new WindowRescorer(PositionalIndexer.FIELD, spec.windows).addScores(reader, docs, docOrder(docs), scores);
       Integer[] order = new Integer[docs.length];
       for (int i = 0; i < order.length; i++) {
         order[i] = i;
@@ -311,43 +319,18 @@ public final class BatchSearcher implements Closeable {
     return new Hits(docs, scores);
   }
 
-  /** Scores of {@code q} (a non-negative query) on the given global docids; 0 where it does not match. */
-  double[] scoreWith(Query q, int[] docs) throws IOException {
-    double[] out = new double[docs.length];
-    Integer[] order = new Integer[docs.length];
+  /** Indices of {@code docs} in increasing docid order. */
+  private static int[] docOrder(int[] docs) {
+    long[] packed = new long[docs.length];
+    for (int i = 0; i < docs.length; i++) {
+      packed[i] = ((long) docs[i] << 32) | i;
+    }
+    Arrays.sort(packed);
+    int[] order = new int[docs.length];
     for (int i = 0; i < order.length; i++) {
-      order[i] = i;
+      order[i] = (int) packed[i];
     }
-    Arrays.sort(order, (a, b) -> Integer.compare(docs[a], docs[b]));
-    Weight w = searcher.createWeight(searcher.rewrite(q), ScoreMode.COMPLETE, 1f);
-    List<LeafReaderContext> leaves = reader.leaves();
-    int leaf = -1;
-    Scorer scorer = null;
-    DocIdSetIterator approx = null;
-    TwoPhaseIterator tpi = null;
-    for (Integer idx : order) {
-      int doc = docs[idx];
-      int li = ReaderUtil.subIndex(doc, leaves);
-      LeafReaderContext ctx = leaves.get(li);
-      if (li != leaf) {
-        leaf = li;
-        scorer = w.scorer(ctx);
-        tpi = scorer == null ? null : scorer.twoPhaseIterator();
-        approx = scorer == null ? null : (tpi != null ? tpi.approximation() : scorer.iterator());
-      }
-      if (scorer == null) {
-        continue;
-      }
-      int local = doc - ctx.docBase;
-      int d = approx.docID();
-      if (d < local) {
-        d = approx.advance(local);
-      }
-      if (d == local && (tpi == null || tpi.matches())) {
-        out[idx] = scorer.score();
-      }
-    }
-    return out;
+    return order;
   }
 
   /** Exact scores of one query spec (JSON) for the given external docids (any document, matching or not). */
@@ -383,11 +366,8 @@ public final class BatchSearcher implements Closeable {
       }
       out[i] = s;
     }
-    for (QuerySpec.Window w : spec.windows) {
-      double[] add = scoreWith(w.toQuery(PositionalIndexer.FIELD, maxPayload), docs);
-      for (int i = 0; i < docs.length; i++) {
-        out[i] += add[i];
-      }
+    if (!spec.windows.isEmpty()) {
+      new WindowRescorer(PositionalIndexer.FIELD, spec.windows).addScores(reader, docs, docOrder(docs), out);
     }
     return out;
   }
@@ -427,9 +407,9 @@ public final class BatchSearcher implements Closeable {
   public String searchToString(String queryJson, int k, String tag) throws IOException {
     checkK(k);
     QuerySpec spec = QuerySpec.parse(queryJson, "");
-    StringBuilder sb = new StringBuilder();
-    format(spec.qid, search(spec, k), tag, sb);
-    return sb.toString();
+    RunBuffer buf = new RunBuffer(64);
+    format(spec.qid, search(spec, k), tag, buf);
+    return new String(buf.bytes, 0, buf.length, StandardCharsets.UTF_8);
   }
 
   private static void checkK(int k) {
@@ -438,30 +418,112 @@ public final class BatchSearcher implements Closeable {
     }
   }
 
-  private void format(String qid, Hits hits, String tag, StringBuilder sb) {
-    for (int i = 0; i < hits.docs.length; i++) {
-      sb.append(qid).append(" Q0 ").append(ids[hits.docs[i]]).append(' ').append(i + 1).append(' ');
-      appendScore(sb, hits.scores[i]);
-      sb.append(' ').append(tag).append('\n');
+  /** Growable byte buffer of run lines (UTF-8), written without intermediate Strings. */
+  static final class RunBuffer {
+    private static final byte[] ZEROS = "000000".getBytes(StandardCharsets.US_ASCII);
+    byte[] bytes;
+    int length;
+    private final byte[] digits = new byte[20];
+
+    RunBuffer(int capacity) {
+      bytes = new byte[Math.max(capacity, 16)];
+    }
+
+    private void ensure(int extra) {
+      if (length + extra > bytes.length) {
+        bytes = Arrays.copyOf(bytes, Math.max(bytes.length * 2, length + extra));
+      }
+    }
+
+    void put(byte[] b) {
+      ensure(b.length);
+      System.arraycopy(b, 0, bytes, length, b.length);
+      length += b.length;
+    }
+
+    void put(byte b) {
+      ensure(1);
+      bytes[length++] = b;
+    }
+
+    void putLong(long v) {
+      ensure(21);
+      if (v < 0) {
+        bytes[length++] = '-';
+        v = -v;
+      }
+      if (v <= Integer.MAX_VALUE) {
+        putInt((int) v);
+        return;
+      }
+      int n = 0;
+      do {
+        digits[n++] = (byte) ('0' + (v % 10));
+        v /= 10;
+      } while (v > 0);
+      while (n > 0) {
+        bytes[length++] = digits[--n];
+      }
+    }
+
+    /** Non-negative int in decimal (int division is much cheaper than long division). */
+    private void putInt(int v) {
+      int n = 0;
+      do {
+        int q = v / 10;
+        digits[n++] = (byte) ('0' + (v - q * 10));
+        v = q;
+      } while (v > 0);
+      while (n > 0) {
+        bytes[length++] = digits[--n];
+      }
+    }
+
+    /** {@code v} with six decimals, like Python's {@code f"{v:.6f}"} and Anserini's %.6f. */
+    void putScore(double v) {
+      if (!Double.isFinite(v) || Math.abs(v) >= 1e12) {
+        put(String.format(Locale.ROOT, "%.6f", v).getBytes(StandardCharsets.UTF_8));
+        return;
+      }
+      long scaled = Math.round(Math.abs(v) * 1e6);
+      if (v < 0) {
+        put((byte) '-');
+      }
+      putLong(scaled / 1000000);
+      put((byte) '.');
+      int frac = (int) (scaled % 1000000);
+      ensure(6);
+      if (frac == 0) {
+        System.arraycopy(ZEROS, 0, bytes, length, 6);
+        length += 6;
+        return;
+      }
+      for (int i = 5; i >= 0; i--) {
+        int q = frac / 10;
+        bytes[length + i] = (byte) ('0' + (frac - q * 10));
+        frac = q;
+      }
+      length += 6;
     }
   }
 
-  /** Appends {@code v} with six decimals, like Python's {@code f"{v:.6f}"} and Anserini's %.6f. */
-  static void appendScore(StringBuilder sb, double v) {
-    if (!Double.isFinite(v) || Math.abs(v) >= 1e12) {
-      sb.append(String.format(Locale.ROOT, "%.6f", v));
-      return;
+  private static final byte[] Q0 = " Q0 ".getBytes(StandardCharsets.UTF_8);
+
+  private void format(String qid, Hits hits, String tag, RunBuffer buf) {
+    byte[] q = qid.getBytes(StandardCharsets.UTF_8);
+    byte[] t = tag.getBytes(StandardCharsets.UTF_8);
+    for (int i = 0; i < hits.docs.length; i++) {
+      buf.put(q);
+      buf.put(Q0);
+      buf.put(idBytes[hits.docs[i]]);
+      buf.put((byte) ' ');
+      buf.putLong(i + 1);
+      buf.put((byte) ' ');
+      buf.putScore(hits.scores[i]);
+      buf.put((byte) ' ');
+      buf.put(t);
+      buf.put((byte) '\n');
     }
-    long scaled = Math.round(Math.abs(v) * 1e6);
-    if (v < 0) {
-      sb.append('-');
-    }
-    sb.append(scaled / 1000000).append('.');
-    String frac = Long.toString(scaled % 1000000);
-    for (int i = frac.length(); i < 6; i++) {
-      sb.append('0');
-    }
-    sb.append(frac);
   }
 
   /**
@@ -505,23 +567,25 @@ public final class BatchSearcher implements Closeable {
       t.setDaemon(true);
       return t;
     });
-    try (BufferedWriter out = Files.newBufferedWriter(Paths.get(runPath), StandardCharsets.UTF_8)) {
-      ArrayDeque<Future<String>> pending = new ArrayDeque<>();
+    try (java.io.OutputStream out = new java.io.BufferedOutputStream(Files.newOutputStream(Paths.get(runPath)), 1 << 20)) {
+      ArrayDeque<Future<RunBuffer>> pending = new ArrayDeque<>();
       ArrayDeque<QuerySpec> pendingSpecs = new ArrayDeque<>();
       int window = Math.max(4, threads * 8);
       for (QuerySpec spec : specs) {
         pending.add(pool.submit(() -> {
-          StringBuilder sb = new StringBuilder(k * 48);
-          format(spec.qid, search(spec, k), tag, sb);
-          return sb.toString();
+          RunBuffer buf = new RunBuffer(Math.min(k, ids.length) * (spec.qid.length() + tag.length() + maxIdLength + 32));
+          format(spec.qid, search(spec, k), tag, buf);
+          return buf;
         }));
         pendingSpecs.add(spec);
         if (pending.size() >= window) {
-          out.write(take(pending.poll(), pendingSpecs.poll()));
+          RunBuffer b = take(pending.poll(), pendingSpecs.poll());
+          out.write(b.bytes, 0, b.length);
         }
       }
       while (!pending.isEmpty()) {
-        out.write(take(pending.poll(), pendingSpecs.poll()));
+        RunBuffer b = take(pending.poll(), pendingSpecs.poll());
+        out.write(b.bytes, 0, b.length);
       }
     } finally {
       pool.shutdownNow();
@@ -529,7 +593,7 @@ public final class BatchSearcher implements Closeable {
     return specs.size();
   }
 
-  private static String take(Future<String> f, QuerySpec spec) throws IOException {
+  private static RunBuffer take(Future<RunBuffer> f, QuerySpec spec) throws IOException {
     try {
       return f.get();
     } catch (InterruptedException e) {

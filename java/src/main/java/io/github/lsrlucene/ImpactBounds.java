@@ -28,12 +28,14 @@ public final class ImpactBounds {
   private ImpactBounds() {}
 
   private static Map<String, Long> cacheFor(LeafReader reader) {
+    // segment core key; a ParallelLeafReader (positional sidecar) has none: key by the reader then
     IndexReader.CacheHelper helper = reader.getCoreCacheHelper();
     if (helper == null) {
-      return null;
+      helper = reader.getReaderCacheHelper();
     }
+    Object key = helper != null ? helper.getKey() : reader;
     synchronized (CACHE) {
-      return CACHE.computeIfAbsent(helper.getKey(), k -> new ConcurrentHashMap<>());
+      return CACHE.computeIfAbsent(key, k -> new ConcurrentHashMap<>());
     }
   }
 
@@ -41,16 +43,12 @@ public final class ImpactBounds {
   public static long maxFreq(LeafReader reader, String field, String term) throws IOException {
     Map<String, Long> cache = cacheFor(reader);
     String key = field + '\u0000' + term;
-    if (cache != null) {
-      Long hit = cache.get(key);
-      if (hit != null) {
-        return hit;
-      }
+    Long hit = cache.get(key);
+    if (hit != null) {
+      return hit;
     }
     long max = computeMaxFreq(reader, field, term);
-    if (cache != null) {
-      cache.put(key, max);
-    }
+    cache.put(key, max);
     return max;
   }
 

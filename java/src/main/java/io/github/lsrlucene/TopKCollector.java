@@ -1,6 +1,7 @@
 package io.github.lsrlucene;
 
 import java.io.IOException;
+import java.util.Arrays;
 import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.search.Collector;
 import org.apache.lucene.search.LeafCollector;
@@ -9,30 +10,50 @@ import org.apache.lucene.search.ScoreMode;
 
 /**
  * Top-k collector ordering by score descending, ties by external docid ascending (Anserini's
- * convention), given each document's rank in docid order. It tells the scorer the k-th score as the
- * minimum competitive score (ties still compete), so block-max WAND / MaxScore can skip documents.
+ * convention), given each document's rank in docid order. Score and docid rank are packed into one
+ * long key per hit. Hits are appended to a buffer of about 1.5 k keys; when it fills, a selection
+ * keeps the best k and the k-th score becomes the scorer's minimum competitive score (ties still
+ * compete), so block-max WAND / MaxScore can skip documents. Amortised O(1) per competitive hit.
  */
 public final class TopKCollector implements Collector {
   private final int k;
   private final int[] idOrd;
-  // heap of slots, worst (lowest score, then highest id rank) at the root
-  private final float[] scores;
-  private final int[] docs;
-  private final int[] ords;
+  private final int[] ordToDoc;
+  private final long[] keys;
   private int size;
+  private long threshold = Long.MIN_VALUE; // key of the k-th best hit once known
   private float minSet = Float.NEGATIVE_INFINITY;
 
-  /** @param idOrd rank of each global Lucene docid's external id in ascending id order */
-  public TopKCollector(int k, int[] idOrd) {
+  /**
+   * @param idOrd rank of each global Lucene docid's external id in ascending id order
+   * @param ordToDoc the inverse: global Lucene docid of each id rank
+   */
+  public TopKCollector(int k, int[] idOrd, int[] ordToDoc) {
     if (k <= 0) {
       throw new IllegalArgumentException("k must be positive, got " + k);
     }
-    this.k = k;
     this.idOrd = idOrd;
-    int cap = Math.min(k, Math.max(idOrd.length, 1));
-    scores = new float[cap];
-    docs = new int[cap];
-    ords = new int[cap];
+    this.ordToDoc = ordToDoc;
+    this.k = Math.min(k, Math.max(idOrd.length, 1));
+    long cap = Math.min((long) this.k + Math.max(this.k / 2, 32), Math.max(idOrd.length, 1));
+    keys = new long[(int) cap];
+  }
+
+  /** Key increasing with the score, then decreasing with the id rank. */
+  static long key(float score, int ord) {
+    int bits = Float.floatToIntBits(score);
+    bits ^= (bits >> 31) & 0x7fffffff; // order-preserving for negative floats too
+    return ((long) bits << 32) | (Integer.MAX_VALUE - ord);
+  }
+
+  static float scoreOf(long key) {
+    int bits = (int) (key >> 32);
+    bits ^= (bits >> 31) & 0x7fffffff;
+    return Float.intBitsToFloat(bits);
+  }
+
+  static int ordOf(long key) {
+    return Integer.MAX_VALUE - (int) key;
   }
 
   @Override
@@ -40,53 +61,55 @@ public final class TopKCollector implements Collector {
     return ScoreMode.TOP_SCORES;
   }
 
-  private boolean worse(float s1, int o1, float s2, int o2) {
-    return s1 < s2 || (s1 == s2 && o1 > o2);
+  /** Moves the k largest keys of the buffer to its front (any order) and drops the rest. */
+  private void compact() {
+    if (size <= k) {
+      return;
+    }
+    select(keys, 0, size - 1, k);
+    size = k;
+    long min = Long.MAX_VALUE;
+    for (int i = 0; i < k; i++) {
+      min = Math.min(min, keys[i]);
+    }
+    threshold = min;
   }
 
-  private void siftUp(int i) {
-    float s = scores[i];
-    int d = docs[i];
-    int o = ords[i];
-    while (i > 0) {
-      int p = (i - 1) >>> 1;
-      if (worse(s, o, scores[p], ords[p])) {
-        scores[i] = scores[p];
-        docs[i] = docs[p];
-        ords[i] = ords[p];
-        i = p;
+  /** Quickselect: afterwards a[lo..lo+n) hold the n largest of a[lo..hi] (descending partition). */
+  private static void select(long[] a, int lo, int hi, int n) {
+    int target = lo + n - 1; // index that must hold the n-th largest
+    while (hi > lo) {
+      int mid = (lo + hi) >>> 1;
+      // median of three as pivot
+      long x = a[lo];
+      long y = a[mid];
+      long z = a[hi];
+      long pivot = x < y ? (y < z ? y : Math.max(x, z)) : (x < z ? x : Math.max(y, z));
+      int i = lo;
+      int j = hi;
+      while (i <= j) {
+        while (a[i] > pivot) {
+          i++;
+        }
+        while (a[j] < pivot) {
+          j--;
+        }
+        if (i <= j) {
+          long t = a[i];
+          a[i] = a[j];
+          a[j] = t;
+          i++;
+          j--;
+        }
+      }
+      if (target <= j) {
+        hi = j;
+      } else if (target >= i) {
+        lo = i;
       } else {
-        break;
+        return;
       }
     }
-    scores[i] = s;
-    docs[i] = d;
-    ords[i] = o;
-  }
-
-  private void siftDown(int i) {
-    float s = scores[i];
-    int d = docs[i];
-    int o = ords[i];
-    while (true) {
-      int l = 2 * i + 1;
-      if (l >= size) {
-        break;
-      }
-      int r = l + 1;
-      int c = (r < size && worse(scores[r], ords[r], scores[l], ords[l])) ? r : l;
-      if (worse(scores[c], ords[c], s, o)) {
-        scores[i] = scores[c];
-        docs[i] = docs[c];
-        ords[i] = ords[c];
-        i = c;
-      } else {
-        break;
-      }
-    }
-    scores[i] = s;
-    docs[i] = d;
-    ords[i] = o;
   }
 
   @Override
@@ -98,64 +121,43 @@ public final class TopKCollector implements Collector {
       @Override
       public void setScorer(Scorable scorer) throws IOException {
         this.scorer = scorer;
-        if (size == scores.length && scores.length == k) {
-          scorer.setMinCompetitiveScore(scores[0]);
+        if (threshold != Long.MIN_VALUE) {
+          scorer.setMinCompetitiveScore(scoreOf(threshold));
         }
       }
 
       @Override
       public void collect(int doc) throws IOException {
-        float s = scorer.score();
-        int gd = base + doc;
-        int o = idOrd[gd];
-        if (size < scores.length) {
-          scores[size] = s;
-          docs[size] = gd;
-          ords[size] = o;
-          siftUp(size);
-          size++;
-          if (size == k) {
-            updateMin();
+        long key = key(scorer.score(), idOrd[base + doc]);
+        if (key > threshold) {
+          keys[size++] = key;
+          if (size == keys.length) {
+            compact();
+            float min = scoreOf(threshold);
+            if (min > minSet) {
+              minSet = min;
+              scorer.setMinCompetitiveScore(min);
+            }
           }
-        } else if (worse(scores[0], ords[0], s, o)) {
-          scores[0] = s;
-          docs[0] = gd;
-          ords[0] = o;
-          siftDown(0);
-          if (size == k) {
-            updateMin();
-          }
-        }
-      }
-
-      private void updateMin() throws IOException {
-        if (scores[0] > minSet) {
-          minSet = scores[0];
-          scorer.setMinCompetitiveScore(minSet);
         }
       }
     };
   }
 
-  /** Number of hits collected (at most k). */
+  /** Number of hits collected so far (at most the buffer size). */
   public int size() {
-    return size;
+    return Math.min(size, k);
   }
 
-  /** Sorts the collected hits best first; returns global docids, and fills {@code outScores}. */
+  /** The hits best first (consumes the collector); returns global docids, and fills {@code outScores}. */
   public int[] sorted(float[] outScores) {
-    Integer[] idx = new Integer[size];
-    for (int i = 0; i < size; i++) {
-      idx[i] = i;
-    }
-    java.util.Arrays.sort(idx, (a, b) -> {
-      int c = Float.compare(scores[b], scores[a]);
-      return c != 0 ? c : Integer.compare(ords[a], ords[b]);
-    });
+    compact();
+    Arrays.sort(keys, 0, size);
     int[] out = new int[size];
     for (int i = 0; i < size; i++) {
-      out[i] = docs[idx[i]];
-      outScores[i] = scores[idx[i]];
+      long key = keys[size - 1 - i];
+      out[i] = ordToDoc[ordOf(key)];
+      outScores[i] = scoreOf(key);
     }
     return out;
   }

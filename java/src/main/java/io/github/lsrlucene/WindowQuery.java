@@ -197,6 +197,88 @@ public final class WindowQuery extends Query {
     };
   }
 
+  /**
+   * Best match score max &Sigma;_i q_i &middot; payload_i of window terms whose positions and payloads
+   * are {@code pos[slot[i]]}, {@code pay[slot[i]]} (first {@code len[slot[i]]} entries, increasing
+   * positions); {@code -Infinity} when the window does not match.
+   */
+  static double bestMatch(int[][] pos, float[][] pay, int[] len, int[] slot, float[] q, boolean ordered, int width) {
+    int n = slot.length;
+    double best = Double.NEGATIVE_INFINITY;
+    if (ordered) {
+      int s0 = slot[0];
+      int[] ptr = new int[n];
+      outer:
+      for (int j = 0; j < len[s0]; j++) {
+        int p0 = pos[s0][j];
+        double s = (double) q[0] * pay[s0][j];
+        for (int i = 1; i < n; i++) {
+          int si = slot[i];
+          int want = p0 + i;
+          while (ptr[i] < len[si] && pos[si][ptr[i]] < want) {
+            ptr[i]++;
+          }
+          if (ptr[i] >= len[si]) {
+            break outer;
+          }
+          if (pos[si][ptr[i]] != want) {
+            continue outer;
+          }
+          s += (double) q[i] * pay[si][ptr[i]];
+        }
+        if (s > best) {
+          best = s;
+        }
+      }
+    } else {
+      // anchors: every occurrence of every term, as the window's first position
+      for (int a = 0; a < n; a++) {
+        int sa = slot[a];
+        for (int j = 0; j < len[sa]; j++) {
+          int start = pos[sa][j];
+          int end = start + width - 1;
+          double s = 0;
+          boolean ok = true;
+          for (int i = 0; i < n && ok; i++) {
+            int si = slot[i];
+            int lo = WindowScorer.lowerBound(pos[si], len[si], start);
+            double bi = Double.NEGATIVE_INFINITY;
+            for (int k = lo; k < len[si] && pos[si][k] <= end; k++) {
+              double v = (double) q[i] * pay[si][k];
+              if (v > bi) {
+                bi = v;
+              }
+            }
+            if (bi == Double.NEGATIVE_INFINITY) {
+              ok = false;
+            } else {
+              s += bi;
+            }
+          }
+          if (ok && s > best) {
+            best = s;
+          }
+        }
+      }
+    }
+    return best;
+  }
+
+  /** Reads the positions and float payloads of a postings enum positioned on a document. */
+  static int readPositions(PostingsEnum pe, int[][] pos, float[][] pay, int slot) throws IOException {
+    int f = pe.freq();
+    if (pos[slot].length < f) {
+      pos[slot] = new int[Math.max(f, pos[slot].length * 2)];
+      pay[slot] = new float[pos[slot].length];
+    }
+    for (int j = 0; j < f; j++) {
+      pos[slot][j] = pe.nextPosition();
+      BytesRef b = pe.getPayload();
+      pay[slot][j] = (b == null || b.length < 4) ? 1f : PayloadHelper.decodeFloat(b.bytes, b.offset);
+    }
+    return f;
+  }
+
   static final class WindowScorer extends Scorer {
     private final PostingsEnum[] pe;
     private final float[] q;
@@ -208,6 +290,7 @@ public final class WindowQuery extends Query {
     private int[][] pos;
     private float[][] pay;
     private int[] len;
+    private final int[] identity;
     private float score;
 
     WindowScorer(Weight w, PostingsEnum[] pe, float[] q, boolean ordered, int width, float maxScore) {
@@ -222,6 +305,10 @@ public final class WindowQuery extends Query {
       this.pos = new int[pe.length][8];
       this.pay = new float[pe.length][8];
       this.len = new int[pe.length];
+      this.identity = new int[pe.length];
+      for (int i = 0; i < identity.length; i++) {
+        identity[i] = i;
+      }
       this.tpi = new TwoPhaseIterator(approx) {
         @Override
         public boolean matches() throws IOException {
@@ -237,83 +324,14 @@ public final class WindowQuery extends Query {
 
     private void load() throws IOException {
       for (int i = 0; i < pe.length; i++) {
-        int f = pe[i].freq();
-        if (pos[i].length < f) {
-          pos[i] = new int[Math.max(f, pos[i].length * 2)];
-          pay[i] = new float[pos[i].length];
-        }
-        int n = 0;
-        for (int j = 0; j < f; j++) {
-          int p = pe[i].nextPosition();
-          BytesRef b = pe[i].getPayload();
-          float v = (b == null || b.length < 4) ? 1f : PayloadHelper.decodeFloat(b.bytes, b.offset);
-          pos[i][n] = p;
-          pay[i][n] = v;
-          n++;
-        }
-        len[i] = n;
+        len[i] = readPositions(pe[i], pos, pay, i);
       }
     }
 
     /** Finds the best match in the current document; false when there is none. */
     private boolean computeScore() throws IOException {
       load();
-      int n = pe.length;
-      double best = Double.NEGATIVE_INFINITY;
-      if (ordered) {
-        int[] ptr = new int[n];
-        outer:
-        for (int j = 0; j < len[0]; j++) {
-          int p0 = pos[0][j];
-          double s = (double) q[0] * pay[0][j];
-          for (int i = 1; i < n; i++) {
-            int want = p0 + i;
-            while (ptr[i] < len[i] && pos[i][ptr[i]] < want) {
-              ptr[i]++;
-            }
-            if (ptr[i] >= len[i]) {
-              break outer;
-            }
-            if (pos[i][ptr[i]] != want) {
-              continue outer;
-            }
-            s += (double) q[i] * pay[i][ptr[i]];
-          }
-          if (s > best) {
-            best = s;
-          }
-        }
-      } else {
-        int[] ptr = new int[n];
-        // anchors: every occurrence of every term, as the window's first position
-        for (int a = 0; a < n; a++) {
-          for (int j = 0; j < len[a]; j++) {
-            int start = pos[a][j];
-            int end = start + width - 1;
-            double s = 0;
-            boolean ok = true;
-            for (int i = 0; i < n && ok; i++) {
-              // first occurrence of term i at or after start (positions are increasing; anchors are not)
-              int lo = lowerBound(pos[i], len[i], start);
-              double bi = Double.NEGATIVE_INFINITY;
-              for (int k = lo; k < len[i] && pos[i][k] <= end; k++) {
-                double v = (double) q[i] * pay[i][k];
-                if (v > bi) {
-                  bi = v;
-                }
-              }
-              if (bi == Double.NEGATIVE_INFINITY) {
-                ok = false;
-              } else {
-                s += bi;
-              }
-            }
-            if (ok && s > best) {
-              best = s;
-            }
-          }
-        }
-      }
+      double best = bestMatch(pos, pay, len, identity, q, ordered, width);
       if (best == Double.NEGATIVE_INFINITY) {
         return false;
       }
@@ -321,7 +339,7 @@ public final class WindowQuery extends Query {
       return true;
     }
 
-    private static int lowerBound(int[] a, int n, int key) {
+    static int lowerBound(int[] a, int n, int key) {
       int lo = 0;
       int hi = n;
       while (lo < hi) {

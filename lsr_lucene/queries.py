@@ -201,6 +201,7 @@ class SpecSearcher:
     def search_to_run(self, specs: Iterable[Mapping], run_path: str | Path, k: int = 1000, threads: int = 2,
                       tag: str = "lsr_lucene") -> int:
         """Search all specs and write a TREC run at ``run_path`` (temp file + rename); returns the query count."""
+        tag = tag or "lsr_lucene"
         run_path = Path(run_path)
         run_path.parent.mkdir(parents=True, exist_ok=True)
         fd, spec_tmp = tempfile.mkstemp(prefix=".specs-", suffix=".jsonl", dir=run_path.parent)

@@ -49,6 +49,7 @@ ARGS_FILE = "train_args.json"
 NEVIR_FIELDS = ("q1", "doc1", "q2", "doc2")
 TRIPLE_FIELDS = ("query", "positive", "negative")
 MATMUL_DTYPES = {"bf16": torch.bfloat16, "fp32": torch.float32}
+FIT_EVAL_ROWS = 50  # training rows whose pairwise accuracy is logged each epoch
 
 
 # ---------------------------------------------------------------------------------------------- data
@@ -586,6 +587,7 @@ class Trainer:
                                                                       cfg.query_max_length)}
             self._log(log_path, record)
             state["baseline_dev"] = record["dev"]["pairwise_accuracy"]
+        fit_rows = examples_as_nevir(examples[:FIT_EVAL_ROWS])
         model.train()
         stopped_early = False
         while state["epoch"] < cfg.epochs and state["step"] < total:
@@ -626,6 +628,9 @@ class Trainer:
             state["epoch"] = epoch
             record = {"epoch": epoch, "step": state["step"], "train": {k: v / max(1, count) for k, v in sums.items()}}
             improved = True
+            if fit_rows:  # how well the training pairs themselves are separated (under/over-fitting)
+                record["train"]["pairwise_accuracy"] = evaluate_nevir(
+                    model, fit_rows, cfg.max_length, cfg.query_max_length)["pairwise_accuracy"]
             if dev:
                 record["dev"] = evaluate_nevir(model, dev, cfg.max_length, cfg.query_max_length)
                 score = record["dev"]["pairwise_accuracy"]

@@ -315,7 +315,7 @@ def test_batch_run_equals_pyserini_impact_searcher(big, workdir):
     usable = sorted({t for _, vec in docs for t in vec} - negated - {t for t in negated})
     rng = random.Random(11)
     vectors = {}
-    for i in range(30):
+    for i in range(15):
         vectors[f"p{i}"] = {rng.choice(usable): rng.randint(1, 250) for _ in range(rng.randint(2, 30))}
 
     class Encoder:

@@ -165,6 +165,11 @@ public final class SignedImpactQuery extends Query {
     return field;
   }
 
+  /** Shift of a rewritten query: subtract it from hit scores to get the signed score (0 unless {@link Shifted}). */
+  public static double shiftOf(Query rewritten) {
+    return rewritten instanceof Shifted ? ((Shifted) rewritten).getShift() : 0.0;
+  }
+
   public Map<String, Float> getTerms() {
     return terms;
   }

@@ -126,10 +126,9 @@ def _saved_lambdas(index: str | Path) -> tuple[float, float, float] | None:
     if not path.exists():
         return None
     data = json.loads(path.read_text())
-    keys = sorted(k for k in data if k.startswith("exact-sdm/segment/k=all"))
-    if not keys:
+    entry = data.get("exact-sdm/segment/k=all")
+    if entry is None:
         return None
-    entry = data[keys[0]]
     return entry["lambda_T"], entry["lambda_O"], entry["lambda_U"]
 
 

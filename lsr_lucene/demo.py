@@ -53,7 +53,7 @@ def run_demo(output_dir: Path, model: str = DEFAULT_MODEL, threads: int = 2, max
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="lsr-lucene demo", description=__doc__.splitlines()[0])
-    parser.add_argument("--output-dir", default="runs/demo", help="where vectors, indexes, runs and the table go")
+    parser.add_argument("--output-dir", default="work/demo", help="where vectors, indexes, runs and the table go")
     parser.add_argument("--model", default=DEFAULT_MODEL)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--max-length", type=int, default=256)

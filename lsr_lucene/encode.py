@@ -3,7 +3,13 @@
 Fast path: the vocabulary projection is done in chunks of the vocabulary and pooled over positions on
 RAW logits (activations are monotone, so pooling commutes with them), never materialising a
 batch × length × vocabulary tensor; texts are encoded in length-sorted batches (order restored).
-The result equals the naive ``pool(activate(model(...).logits))`` computation.
+On CPUs with native bf16, a bf16 projection screens out the terms that are provably zero and only
+the few hundred remaining terms per text are computed in fp32 (see ``SparseEncoder._screened``).
+With ``threads`` > 1, batches run in parallel worker threads (one torch thread each).
+The result equals the naive ``pool(activate(model(...).logits))`` computation (``encode_naive``).
+
+CLI: ``python -m lsr_lucene.encode --corpus SPEC --output DIR`` (document shards, see vectors.py) or
+``--topics SPEC --output FILE.jsonl`` (query vectors with signed integer weights).
 """
 from __future__ import annotations
 
@@ -398,7 +404,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE)
     parser.add_argument("--threads", type=int, default=None,
                         help="CPU threads: batches encoded in parallel (default: torch's thread count)")
-    parser.add_argument("--bf16", action="store_true", help="bfloat16 inference (about 2x faster on CPUs with bf16)")
+    parser.add_argument("--bf16", action="store_true", help="bfloat16 transformer (autocast): faster, weights differ slightly from fp32")
     parser.add_argument("--scale", type=float, default=DEFAULT_SCALE, help="weights become round(w × scale)")
     parser.add_argument("--shard-size", type=int, default=DEFAULT_SHARD_SIZE, help="documents per part-*.jsonl")
     parser.add_argument("--activation", choices=act.ACTIVATIONS, default=None,

@@ -4,12 +4,15 @@ ExactSDM (Lucene window clauses over a positional payload field) and SoftSDM (re
 
 Pipeline (each step cached and resumable under one work directory)::
 
-    lsr-lucene longdocs segment  --corpus C --output W/segments.jsonl [--max-segments N]
-    lsr-lucene longdocs encode   --segments W/segments.jsonl --output W/encoded [--top-k 8]
-    lsr-lucene longdocs index    --encoded W/encoded --index W/index-segments         (segments + positions)
+    lsr-lucene longdocs segment   --corpus C --output W/segments.jsonl [--max-tokens 400] [--max-segments N]
+    lsr-lucene longdocs encode    --segments W/segments.jsonl --output W/encoded [--limit N] [--top-k 8]
+    lsr-lucene longdocs index     --encoded W/encoded --index W/index-segments        (segments + positional field)
     lsr-lucene longdocs aggregate --encoded W/encoded --method rep-max --segments 3 --index W/index-rep-max-3
-    lsr-lucene longdocs search   --index ... --method score-max|exact-sdm|soft-sdm|rep --segments K --topics ...
-    lsr-lucene longdocs fit      (λ of ExactSDM/SoftSDM on training topics, saved in <index>/sdm_lambdas.json)
+                                  (then `lsr-lucene search --index W/index-rep-max-3 ...`)
+    lsr-lucene longdocs fit       --index W/index-segments --method exact-sdm --collection fire2017 --segments 3
+                                  (λ fitted on the training half, saved in W/index-segments/sdm_lambdas.json)
+    lsr-lucene longdocs search    --index W/index-segments --method score-max|exact-sdm|soft-sdm --segments 3
+                                  (--topics T | --collection C) --output run [--lambdas a,b,c] [--full]
     lsr-lucene longdocs experiment --collection fire2017 ...   (the whole sweep behind scripts/run_longdocs.sh)
 
 Segment ids are ``docid@@k`` (k from 0). "First k segments" means segment numbers < k.
@@ -865,7 +868,10 @@ class Experiment:
         name = (f"features-{kind}-{self.cfg.query_mode}-{combine}-n{settings.ngram}-w{settings.width}"
                 f"-c{settings.max_clauses or 'all'}-d{self.cfg.depth if kind == 'exact' else self.cfg.soft_depth}.json")
         cache = self.work / name
+        meta = cache.with_suffix(".meta.json")
         if cache.exists():
+            if meta.exists():
+                self.notes.append(json.loads(meta.read_text())["note"])
             data = json.loads(cache.read_text())
             return {q: {d: {int(n): tuple(v) for n, v in segs.items()} for d, segs in docs.items()}
                     for q, docs in data.items()}
@@ -898,17 +904,21 @@ class Experiment:
         finally:
             if kind == "exact":
                 searcher.close()
-        self.notes.append(f"{kind} SDM features of {sum(len(v) for v in cands.values())} query-document candidates "
-                          f"in {time.perf_counter() - started:.0f}s")
+        note = (f"{kind} SDM features of {sum(len(v) for v in cands.values())} query-document candidates "
+                f"({sum(len(by_doc.get(d, [])) for q in self.qids for d in cands[q])} query-segment pairs) "
+                f"in {time.perf_counter() - started:.0f}s")
+        self.notes.append(note)
+        _write_text_atomic(meta, json.dumps({"note": note}))
         _write_text_atomic(cache, json.dumps({q: {d: {str(n): list(v) for n, v in segs.items()}
                                                   for d, segs in docs.items()} for q, docs in out.items()}))
         return out
 
     def sdm_runs(self, kind: str, seg_scores, combine: str) -> list[dict]:
         """Fit λ per segment count on the training half, write runs; returns the fitted λ rows."""
-        from .sdm import fit_lambdas, rank, save_lambdas, score_documents
+        from .sdm import drop_lambdas, fit_lambdas, rank, save_lambdas, score_documents
 
         features = self.sdm_features(kind, seg_scores, combine)
+        drop_lambdas(self.segment_index(), f"{kind}-sdm/")
         depth = self.cfg.depth if kind == "exact" else self.cfg.soft_depth
         fitted_rows = []
         for k in self.ks:
@@ -918,10 +928,10 @@ class Experiment:
                 name = f"{kind}-sdm" + ("" if pooling == "feature" else "-segpool")
                 fitted = fit_lambdas({q: feats_k[q] for q in self.train}, self.coll.qrels, k=k, pooling=pooling,
                                      metric=self.cfg.fit_metric)
-                key = f"{kind}-sdm/{pooling}/k={segment_label(k, self.cap)}"
                 fitted.update({"ngram": self.cfg.ngram, "width": self.cfg.width, "query_combine": combine,
-                               "train_queries_ids": "sorted even positions"})
-                save_lambdas(self.segment_index(), key, fitted)
+                               "train_queries": "sorted judged ids, even positions", "segments_cap": self.cap})
+                for label in {"all" if k is None or k == self.cap else str(k), str(k) if k else "all"}:
+                    save_lambdas(self.segment_index(), f"{kind}-sdm/{pooling}/k={label}", fitted)
                 fitted_rows.append({"method": name, "k": segment_label(k, self.cap), **{
                     x: fitted[x] for x in ("lambda_T", "lambda_O", "lambda_U")},
                     f"train {self.cfg.fit_metric}": fitted[f"train_{self.cfg.fit_metric}"],

@@ -316,6 +316,16 @@ def save_lambdas(index_dir: str | Path, key: str, fitted: dict) -> Path:
     return path
 
 
+def drop_lambdas(index_dir: str | Path, prefix: str) -> None:
+    """Forget the λ saved under keys starting with ``prefix`` (before refitting them)."""
+    path = Path(index_dir) / LAMBDAS_FILE
+    if path.exists():
+        data = {k: v for k, v in json.loads(path.read_text()).items() if not k.startswith(prefix)}
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+        tmp.replace(path)
+
+
 def load_lambdas(index_dir: str | Path, key: str) -> tuple[float, float, float]:
     """(λ_T, λ_O, λ_U) saved under ``key`` in ``<index>/sdm_lambdas.json``."""
     path = Path(index_dir) / LAMBDAS_FILE

@@ -127,7 +127,7 @@ TEXT = {
     "d2": "Income tax assessment of capital gains. The assessee appealed against the revenue. " * 4,
     "d3": "",  # empty document: no segment
     "d4": ("Pension of retired medical officers and the non practising allowance treated as pay "
-           + "word " * 450 + ". The court held the circular discriminatory."),  # one sentence over 400 tokens
+           + "word " * 600 + ". The court held the circular discriminatory."),  # a sentence over 512 tokens
 }
 
 
@@ -159,6 +159,9 @@ def test_encode_is_resumable_and_checks_settings(tiny):
         longdocs.encode_segments_dir(root / "segments.jsonl", root / "encoded", encoder, scale=1000, shard_size=3)
     ids = [s for s, _ in longdocs.read_segment_vectors(root / "encoded")]
     assert not any(i.startswith("d3@@") for i in ids) and "d4@@0" in ids
+    # the over-long sentence is one segment, truncated by the encoder at 512 tokens (510 without [CLS]/[SEP])
+    tokens = longdocs.read_tokens(root / "encoded")
+    assert max(len(t) for s, t in tokens.items() if s.startswith("d4@@")) == 510
 
 
 def test_aggregations_and_score_max_through_lucene_equal_brute_force(tiny, tmp_path):

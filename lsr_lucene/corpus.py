@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import IO, Iterable, Iterator
 
 from .errors import InputError
+from .io_utils import open_jsonl as jsonl_objects
 
 IRDS_PREFIX = "irds:"
 JSONL_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz")
@@ -139,21 +140,6 @@ def _first(obj: dict, keys: Iterable[str]):
         if key in obj and obj[key] is not None:
             return obj[key]
     return None
-
-
-def jsonl_objects(path: Path) -> Iterator[tuple[int, dict]]:
-    """(line number, object) for each non-blank line of a (possibly gzipped) JSONL file."""
-    with open_text(path) as handle:
-        for line_no, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}:{line_no}: malformed JSON ({exc.msg})") from None
-            if not isinstance(obj, dict):
-                raise InputError(f"{path}:{line_no}: expected a JSON object")
-            yield line_no, obj
 
 
 def _jsonl_docs(path: Path) -> Iterator[Doc]:

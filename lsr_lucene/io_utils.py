@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import os
 import shutil
@@ -48,11 +49,15 @@ def atomic_output(path: str | Path, overwrite: bool = False, directory: bool = F
 
 
 def open_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
-    """Yield (line number, object) for each non-blank line; a bad line raises InputError naming file:line."""
+    """Yield (line number, object) for each non-blank line of a (possibly gzipped) JSONL file.
+
+    A bad line raises InputError naming file:line.
+    """
     path = Path(path)
     if not path.exists():
         raise InputError(f"{path}: no such file")
-    with path.open(encoding="utf-8") as handle:
+    opened = gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else path.open(encoding="utf-8")
+    with opened as handle:
         for line_no, line in enumerate(handle, 1):
             if not line.strip():
                 continue

@@ -343,7 +343,6 @@ def _sentence_head(text: str, start: int) -> str:
 
 def _entity_end(text: str, start: int, stop: int) -> int | None:
     """End of the run of capitalised words (a name) that opens text[start:stop], after filler words."""
-    pos = start
     tokens = [(m.start(), m.end(), m.group(0)) for m in re.finditer(r"\S+", text[start:stop])]
     i = 0
     while i < len(tokens) and re.sub(r"[^\w']", "", tokens[i][2].lower()) in _B_FILLER and not tokens[i][2][:1].isupper():

@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Sequence
 
-from .errors import InputError, SetupError
+from .errors import InputError
 
 JAVA_PACKAGE = "io.github.lsrlucene"
 PAIR_SEPARATOR = "||"

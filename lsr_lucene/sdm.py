@@ -264,6 +264,13 @@ class _Prepared:
         return total / len(self.queries) if self.queries else 0.0
 
 
+def evaluate_lambdas(features: Mapping[str, SegmentFeatures], qrels: Mapping[str, Mapping[str, int]],
+                     lambdas: Sequence[float], k: int | None = None, pooling: str = "feature",
+                     metric: str = "ndcg@10") -> float:
+    """Mean AP or nDCG@10 (trec_eval definitions, judged queries only) of the λ-combined candidate rankings."""
+    return _Prepared(features, qrels, k, pooling, metric).evaluate(lambdas)
+
+
 GRID = (0.0,) + tuple(10.0 ** (e / 2) for e in range(-8, 7))  # 0 and 1e-4 .. 1e3 in half decades
 
 

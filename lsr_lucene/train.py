@@ -280,7 +280,7 @@ class TrainableEncoder(torch.nn.Module):
 
     def __init__(self, model: str = "splade-tiny", activation: str | None = None, pooling: str | None = None,
                  epsilon: float | None = None, device: str | None = None, matmul: str = "fp32",
-                 dead_zone_grad: float = 0.0, init_shift: float = 0.0):
+                 dead_zone_grad: float = 0.0, init_shift: float | None = None):
         super().__init__()
         from .encode import model_config
         from .models import load
@@ -310,6 +310,10 @@ class TrainableEncoder(torch.nn.Module):
         self.decoder = decoder
         self._parent, self._child = _find_decoder_parent(self.net, decoder)
         setattr(self._parent, self._child, torch.nn.Identity())
+        self.widen = 0.0  # training only: dead zone widened by this much on both sides, logits shifted to match
+        if init_shift is None:  # SPLADE -> SNReLU: shift logits by eps so the positive part starts equal to SPLADE's
+            converting = self.activation == "snrelu" and saved.get("activation", "splade") != "snrelu"
+            init_shift = self.epsilon if converting else 0.0
         self.init_shift = float(init_shift)
         if self.init_shift:
             with torch.no_grad():
@@ -340,15 +344,19 @@ class TrainableEncoder(torch.nn.Module):
         out = self.net(input_ids=input_ids, attention_mask=mask)
         hidden = out.logits if hasattr(out, "logits") else out[0]
         need_min = act.needs_min(self.activation, self.pooling)
-        raw_max, raw_min = pooled_logits(hidden, self.decoder.weight, self.decoder.bias, need_min,
+        bias, epsilon = self.decoder.bias, self.epsilon
+        if self.widen and self.activation == "snrelu":
+            # annealing: dead zone [-eps-2w, eps] in the saved model's logit units, i.e. the positive side unchanged
+            bias, epsilon = bias + self.widen, epsilon + self.widen
+        raw_max, raw_min = pooled_logits(hidden, self.decoder.weight, bias, need_min,
                                          MATMUL_DTYPES[self.matmul], mask.sum(1).tolist())
-        weights = act.pool_raw(raw_max, raw_min, self.activation, self.pooling, self.epsilon)
+        weights = act.pool_raw(raw_max, raw_min, self.activation, self.pooling, epsilon)
         if self.training and self.dead_zone_grad > 0:
             # surrogate gradient inside the dead zone (forward value unchanged): lets a term cross from
             # positive to negative (or re-enter) instead of getting stuck at zero
             for raw in (raw_max, raw_min):
                 if raw is not None:
-                    zone = _dead_zone(raw, self.activation, self.epsilon)
+                    zone = _dead_zone(raw, self.activation, epsilon)
                     weights = weights + self.dead_zone_grad * (zone - zone.detach())
         return weights
 
@@ -452,8 +460,10 @@ class TrainConfig:
     activation: str = "snrelu"
     pooling: str | None = None
     epsilon: float | None = None
-    init_shift: float = 0.0
+    init_shift: float | None = None
     dead_zone_grad: float = 0.0
+    epsilon_start: float | None = None
+    anneal: float = 0.5
     epochs: int = 4
     batch_size: int = 8
     lr: float = 1e-4
@@ -490,6 +500,16 @@ def _schedule(step: int, total: int, warmup: int) -> float:
         return (step + 1) / warmup
     progress = (step - warmup) / max(1, total - warmup)
     return max(0.1, 1.0 - 0.9 * progress)
+
+
+def _widening(step: int, total: int, start: float | None, end: float, fraction: float) -> float:
+    """Dead-zone annealing: extra half-width (start - end) shrinking linearly to 0 over ``fraction`` of the steps."""
+    if start is None or start <= end:
+        return 0.0
+    ramp = int(total * fraction)
+    if ramp <= 0 or step >= ramp:
+        return 0.0
+    return (start - end) * (1.0 - step / ramp)
 
 
 def _flops_factor(step: int, total: int, fraction: float) -> float:
@@ -540,6 +560,8 @@ class Trainer:
                 raise InputError(f"--{name} must be at least 1, got {value}")
         if cfg.max_length < 2 or cfg.query_max_length < 2:
             raise InputError("--max-length and --query-max-length must be at least 2")
+        if cfg.epsilon_start is not None and cfg.activation != "snrelu":
+            raise InputError("--epsilon-start (dead-zone annealing) applies to --activation snrelu only")
         examples, dev = self._load_data()
         if cfg.threads:
             torch.set_num_threads(cfg.threads)
@@ -560,6 +582,10 @@ class Trainer:
                                  init_shift=0.0 if checkpoint else cfg.init_shift)
         model.source = cfg.model
         cfg.pooling, cfg.epsilon = model.pooling, model.epsilon
+        if checkpoint is None:
+            cfg.init_shift = model.init_shift
+        if cfg.epsilon_start is not None and cfg.epsilon_start < model.epsilon:
+            raise InputError(f"--epsilon-start {cfg.epsilon_start} is below --epsilon {model.epsilon}")
         (self.work / ARGS_FILE).write_text(json.dumps(asdict(cfg), indent=2) + "\n")
         params = [p for p in model.parameters() if p.requires_grad]
         decay = [p for p in params if p.dim() >= 2]
@@ -605,6 +631,7 @@ class Trainer:
                 if state["step"] >= total:
                     break
                 factor = _flops_factor(state["step"], total, cfg.flops_warmup)
+                model.widen = _widening(state["step"], total, cfg.epsilon_start, model.epsilon, cfg.anneal)
                 loss, parts = batch_loss(model, batch, cfg.lambda_q * factor, cfg.lambda_d * factor,
                                          cfg.max_length, cfg.query_max_length)
                 if not torch.isfinite(loss):
@@ -625,6 +652,7 @@ class Trainer:
                                     nnz_d=f"{parts['nnz_d']:.0f}")
             if bar is not None:
                 bar.close()
+            model.widen = 0.0  # evaluate and save the model as it will be used
             state["epoch"] = epoch
             record = {"epoch": epoch, "step": state["step"], "train": {k: v / max(1, count) for k, v in sums.items()}}
             improved = True
@@ -715,9 +743,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="default: absmax for snrelu, max for splade")
     p.add_argument("--epsilon", type=float, default=None,
                    help=f"SNReLU dead-zone half width (default: the model's, else {act.DEFAULT_EPSILON})")
-    p.add_argument("--init-shift", type=float, default=d.init_shift,
-                   help="add this to every vocabulary bias before training (re-centres a SPLADE model's logits "
-                        "for SNReLU's dead zone)")
+    p.add_argument("--init-shift", type=float, default=None,
+                   help="add this to every vocabulary bias before training (default: epsilon when turning a SPLADE "
+                        "model into SNReLU, so its positive weights start equal to SPLADE's; else 0)")
+    p.add_argument("--epsilon-start", type=float, default=None,
+                   help="dead-zone annealing: start with this half-width (negatives only below -2*START in SPLADE "
+                        "logit units) and narrow it linearly to --epsilon over the first --anneal share of steps")
+    p.add_argument("--anneal", type=float, default=d.anneal, help="share of steps for dead-zone annealing")
     p.add_argument("--dead-zone-grad", type=float, default=d.dead_zone_grad,
                    help="surrogate gradient slope inside the dead zone during training (0: exact gradient)")
     p.add_argument("--epochs", type=int, default=d.epochs)

@@ -219,14 +219,15 @@ def test_fit_prefers_informative_proximity_and_saves(tmp_path):
 
 def test_fit_fast_metric_matches_reference_metrics():
     rng = np.random.default_rng(1)
-    features = {"q": {f"d{i}": {0: tuple(rng.integers(0, 3, 3).astype(float))} for i in range(25)}}
+    features = {"q": {f"d{i}": {n: tuple(rng.integers(0, 3, 3).astype(float)) for n in range(1 + i % 3)}
+                      for i in range(25)}}
     qrels = {"q": {"d1": 1, "d4": 2, "d9": 1, "missing": 1}}
     for metric in ("map", "ndcg@10"):
-        prepared = sdm._Prepared(features, qrels, None, "feature", metric)
-        for lam in ((1, 0, 0), (1, 0.5, 2), (0.2, 1, 0)):
-            scores = sdm.score_documents(features["q"], lam, None)
-            reference = sdm.METRICS[metric](sdm.rank(scores), qrels["q"])
-            assert prepared.evaluate(lam) == pytest.approx(reference)
+        for pooling in ("feature", "segment"):
+            for lam in ((1, 0, 0), (1, 0.5, 2), (0.2, 1, 0)):
+                scores = sdm.score_documents(features["q"], lam, None, pooling)
+                reference = sdm.METRICS[metric](sdm.rank(scores), qrels["q"])
+                assert sdm.evaluate_lambdas(features, qrels, lam, None, pooling, metric) == pytest.approx(reference)
 
 
 def test_metrics_match_trec_eval(tmp_path):

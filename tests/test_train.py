@@ -220,3 +220,22 @@ def test_flops_counts_negative_weights_like_positive_ones():
     w = torch.tensor([[1.0, -2.0, 0.0], [1.0, 2.0, 0.0]])
     assert flops(w).item() == pytest.approx(1.0 + 4.0)
     assert flops(-w).item() == flops(w).item()
+
+
+def test_dead_zone_widening_keeps_positive_weights_and_removes_negatives():
+    from lsr_lucene.train import _widening
+
+    assert _widening(0, 100, 12.0, 4.0, 0.5) == 8.0
+    assert _widening(25, 100, 12.0, 4.0, 0.5) == 4.0
+    assert _widening(50, 100, 12.0, 4.0, 0.5) == 0.0 and _widening(10, 100, None, 4.0, 0.5) == 0.0
+    model = TrainableEncoder("splade-tiny", activation="snrelu", pooling="sum", epsilon=4.0, matmul="fp32",
+                             device="cpu")
+    assert model.init_shift == 4.0  # SPLADE -> SNReLU: positive part starts equal to SPLADE's
+    texts = ["a dog that does not bark", "tea without caffeine"]
+    narrow = model.encode(texts, 32)
+    model.widen = 6.0
+    wide = model.encode(texts, 32)
+    assert torch.equal(narrow.clamp(min=0), wide.clamp(min=0))
+    assert (wide < 0).sum() < (narrow < 0).sum()
+    splade = TrainableEncoder("splade-tiny", activation="splade", matmul="fp32", device="cpu").encode(texts, 32)
+    assert torch.allclose(narrow.clamp(min=0), splade, atol=1e-5)

@@ -714,7 +714,7 @@ class ExperimentConfig:
     width: int = 8
     max_clauses: int | None = None
     depth: int = 1000
-    soft_depth: int = 200
+    soft_depth: int = 1000
     fit_metric: str = "map"
     threads: int = 2
     baselines: bool = True
@@ -1456,7 +1456,7 @@ def _cmd_experiment(argv: list[str]) -> int:
     parser.add_argument("--width", type=int, default=8)
     parser.add_argument("--max-clauses", type=int, default=None)
     parser.add_argument("--depth", type=int, default=1000, help="ExactSDM reranks this many score-max documents")
-    parser.add_argument("--soft-depth", type=int, default=200,
+    parser.add_argument("--soft-depth", type=int, default=1000,
                         help="SoftSDM reranks this many (the rest keep their score-max order below)")
     parser.add_argument("--fit-metric", choices=("map", "ndcg@10"), default="map")
     parser.add_argument("--methods", default="aggregations,exact,soft,baselines,ablation",

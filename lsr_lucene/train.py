@@ -400,8 +400,14 @@ def flops(weights: torch.Tensor) -> torch.Tensor:
 
 
 def batch_loss(model: TrainableEncoder, batch: Sequence[Example], lambda_q: float, lambda_d: float,
-               max_length: int, query_max_length: int) -> tuple[torch.Tensor, dict[str, float]]:
-    """InfoNCE of every query over all the batch's documents + FLOPS; returns (loss, parts)."""
+               max_length: int, query_max_length: int,
+               doc_to_query: float = 0.0) -> tuple[torch.Tensor, dict[str, float]]:
+    """InfoNCE of every query over all the batch's documents + FLOPS; returns (loss, parts).
+
+    ``doc_to_query`` > 0 adds (with that weight) the reverse InfoNCE of every relevant document over all the
+    batch's queries: for a NevIR row it compares q1 and q2 on the same document, i.e. it trains the
+    query difference against the document difference without the documents' shared part in the way.
+    """
     docs: list[str] = []
     queries: list[str] = []
     labels: list[int] = []
@@ -414,10 +420,16 @@ def batch_loss(model: TrainableEncoder, batch: Sequence[Example], lambda_q: floa
     q = model(queries, query_max_length)
     d = model(docs, max_length)
     scores = q @ d.T
-    ce = F.cross_entropy(scores, torch.tensor(labels, device=scores.device))
+    target = torch.tensor(labels, device=scores.device)
+    ce = F.cross_entropy(scores, target)
     reg_q, reg_d = flops(q), flops(d)
     loss = ce + lambda_q * reg_q + lambda_d * reg_d
-    parts = {"loss": loss.item(), "ce": ce.item(), "flops_q": reg_q.item(), "flops_d": reg_d.item(),
+    reverse = torch.zeros((), device=scores.device)
+    if doc_to_query > 0:
+        reverse = F.cross_entropy(scores.T[target], torch.arange(len(labels), device=scores.device))
+        loss = loss + doc_to_query * reverse
+    parts = {"loss": loss.item(), "ce": ce.item(), "ce_reverse": reverse.item(), "flops_q": reg_q.item(),
+             "flops_d": reg_d.item(),
              "nnz_q": float((q != 0).sum(1).float().mean()), "nnz_d": float((d != 0).sum(1).float().mean())}
     return loss, parts
 
@@ -464,6 +476,8 @@ class TrainConfig:
     dead_zone_grad: float = 0.0
     epsilon_start: float | None = None
     anneal: float = 0.5
+    freeze_vocabulary: bool = False
+    doc_to_query: float = 0.0
     epochs: int = 4
     batch_size: int = 8
     lr: float = 1e-4
@@ -587,6 +601,10 @@ class Trainer:
         if cfg.epsilon_start is not None and cfg.epsilon_start < model.epsilon:
             raise InputError(f"--epsilon-start {cfg.epsilon_start} is below --epsilon {model.epsilon}")
         (self.work / ARGS_FILE).write_text(json.dumps(asdict(cfg), indent=2) + "\n")
+        if cfg.freeze_vocabulary:  # vocabulary embeddings (tied to the projection) and biases stay as they are
+            model.decoder.weight.requires_grad_(False)
+            model.decoder.bias.requires_grad_(False)
+            model.net.get_input_embeddings().weight.requires_grad_(False)
         params = [p for p in model.parameters() if p.requires_grad]
         decay = [p for p in params if p.dim() >= 2]
         no_decay = [p for p in params if p.dim() < 2]
@@ -633,7 +651,7 @@ class Trainer:
                 factor = _flops_factor(state["step"], total, cfg.flops_warmup)
                 model.widen = _widening(state["step"], total, cfg.epsilon_start, model.epsilon, cfg.anneal)
                 loss, parts = batch_loss(model, batch, cfg.lambda_q * factor, cfg.lambda_d * factor,
-                                         cfg.max_length, cfg.query_max_length)
+                                         cfg.max_length, cfg.query_max_length, cfg.doc_to_query)
                 if not torch.isfinite(loss):
                     raise SetupError(f"loss became {float(loss)} at step {state['step']}; lower --lr")
                 optimizer.zero_grad(set_to_none=True)
@@ -750,6 +768,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="dead-zone annealing: start with this half-width (negatives only below -2*START in SPLADE "
                         "logit units) and narrow it linearly to --epsilon over the first --anneal share of steps")
     p.add_argument("--anneal", type=float, default=d.anneal, help="share of steps for dead-zone annealing")
+    p.add_argument("--doc-to-query", type=float, default=d.doc_to_query,
+                   help="weight of the reverse InfoNCE (each relevant document over the batch's queries)")
+    p.add_argument("--freeze-vocabulary", action="store_true",
+                   help="keep the vocabulary embeddings (tied to the output projection) and output biases fixed; "
+                        "only the transformer and the projection head learn")
     p.add_argument("--dead-zone-grad", type=float, default=d.dead_zone_grad,
                    help="surrogate gradient slope inside the dead zone during training (0: exact gradient)")
     p.add_argument("--epochs", type=int, default=d.epochs)

@@ -36,8 +36,10 @@ def index_sizes(index: str | Path) -> dict:
     positions = index / "positions"
     total = _dir_size(index)
     side = _dir_size(positions) if positions.is_dir() else 0
+    stored = sum(p.stat().st_size for p in index.iterdir() if p.is_file() and p.suffix in (".fdt", ".fdx", ".fdm"))
     return {"without_positions_bytes": total - side, "positions_bytes": side, "with_positions_bytes": total,
-            "ratio_with_to_without": round(total / max(1, total - side), 3)}
+            "ratio_with_to_without": round(total / max(1, total - side), 3),
+            "stored_fields_bytes": stored, "without_positions_or_stored_bytes": total - side - stored}
 
 
 def _timed(fn, repeat: int = 1) -> float:
@@ -185,7 +187,8 @@ def main(argv: list[str] | None = None) -> int:
     size = result["size"]
     print(f"index without positions {size['without_positions_bytes'] / 1e6:.1f} MB, positional field "
           f"{size['positions_bytes'] / 1e6:.1f} MB, with positions {size['with_positions_bytes'] / 1e6:.1f} MB "
-          f"(x{size['ratio_with_to_without']})")
+          f"(x{size['ratio_with_to_without']}); of the main index {size['stored_fields_bytes'] / 1e6:.1f} MB are "
+          f"stored fields (Anserini -storeRaw), {size['without_positions_or_stored_bytes'] / 1e6:.1f} MB the rest")
     print(f"{result['latency']['clauses_per_query']} SDM n-grams per query on average")
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)

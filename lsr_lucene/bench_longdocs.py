@@ -5,7 +5,9 @@ segment index, and the index size with and without the positional weight field â
         [--queries 20] [--lambdas 1,0.05,0.05] [--output runs/longdocs/bench.json]
 
 Timings are wall-clock milliseconds per query, one query at a time (single-threaded search), after one
-warm-up pass over the same queries; ratios are to plain impact search in the same run. Variants:
+warm-up pass over the same queries; ratios are to plain impact search in the same run. Ordered and unordered
+window clauses are both always evaluated (even when a fitted Î» is 0), so the figures are for the full
+three-potential model. Variants:
 
 - ``impact``: the query vector as a weighted term query over segments (what score-max searches);
 - ``exact-rerank``: the same plus the SDM window clauses applied by BatchSearcher to the top 1,000 segments

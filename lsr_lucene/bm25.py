@@ -17,6 +17,7 @@ from .index import INDEX_METADATA, index_size, run_index_collection
 from .io_utils import atomic_output, refuse_existing
 
 K1, B = 0.9, 0.4  # Anserini's defaults
+MAX_CLAUSES = 65_536
 
 
 def _clean(text: str) -> str:
@@ -87,9 +88,16 @@ def bm25_run(index: str | Path, topics: dict[str, str], output: str | Path, hits
             args.append("-rm3")
         if sdm:
             args.append("-sdm")
+        # long queries (whole passages) expand past Lucene's default 1,024 clauses under RM3/SDM, and
+        # SearchCollection then skips them silently
+        jvm.autoclass("org.apache.lucene.search.IndexSearcher").setMaxClauseCount(MAX_CLAUSES)
         jvm.autoclass("io.anserini.search.SearchCollection").main(args)
-        if tmp.stat().st_size == 0:
-            print(f"warning: BM25 run {output} is empty (no query term matched)", file=sys.stderr)
+        with open(tmp, encoding="utf-8") as run:
+            answered = {line.split(" ", 1)[0] for line in run}
+        missing = [qid for qid in topics if qid not in answered]
+        if missing:
+            shown = ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else "")
+            print(f"warning: {len(missing)} of {len(topics)} queries got no BM25 hits: {shown}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:

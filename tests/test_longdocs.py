@@ -251,3 +251,16 @@ def test_cli_search_and_fit(tiny, tmp_path):
         longdocs.main(["search", *base, "--method", "exact-sdm", "--segments", "0", "--output", str(tmp_path / "x")])
     with pytest.raises(InputError):
         longdocs.main(["nonsense"])
+
+
+def test_bench_runs_on_tiny_index(tiny):
+    from lsr_lucene import bench_longdocs
+
+    root, encoder = tiny
+    queries = longdocs.encode_queries({"q": ["inherent powers of the court"], "one": ["pension"]}, encoder)
+    result = bench_longdocs.run_bench(root / "index-segments", queries, "sum", (1.0, 0.1, 0.1),
+                                      longdocs.SdmSettings(), hits=10, rerank=10)
+    assert set(result) >= {"impact", "exact-rerank", "exact-full", "exact-features"}
+    assert result["impact"]["ratio_to_impact"] == 1.0
+    size = bench_longdocs.index_sizes(root / "index-segments")
+    assert 0 < size["positions_bytes"] < size["with_positions_bytes"]

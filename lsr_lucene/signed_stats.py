@@ -26,23 +26,10 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from .errors import InputError
-
-NEG_PREFIX = "neg_"
+from .vectors import signed as signed_vector
 
 
 # ------------------------------------------------------------------------------------------ statistics
-def signed_vector(vector: Mapping[str, float]) -> dict[str, float]:
-    """Merge ``neg_<t>`` entries into signed weights {t: w_t − w_neg_t} (zeros dropped)."""
-    out: dict[str, float] = {}
-    for term, weight in vector.items():
-        if term.startswith(NEG_PREFIX):
-            base = term[len(NEG_PREFIX):]
-            out[base] = out.get(base, 0) - weight
-        else:
-            out[term] = out.get(term, 0) + weight
-    return {t: w for t, w in out.items() if w != 0}
-
-
 def vector_stats(vectors: Iterable[Mapping[str, float]], merge_neg: bool = True) -> dict[str, float]:
     """Count, average non-zero / positive / negative terms per vector, and the negative share of non-zeros."""
     count = nonzero = negative = 0

@@ -696,7 +696,7 @@ class Trainer:
                 print(f"epoch {epoch}: loss {record['train'].get('loss', float('nan')):.4f}{dev_text} "
                       f"({record['elapsed_s']:.0f}s)", file=sys.stderr)
             if dev and cfg.patience and state["bad_epochs"] >= cfg.patience:
-                stopped_early = True
+                stopped_early = state["epoch"] < cfg.epochs and state["step"] < total
                 break
         return self._finish(state, stopped_early, bool(dev))
 

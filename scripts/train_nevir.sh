@@ -27,9 +27,13 @@ done
 
 # ---- training (settings chosen on the held-out train rows; see runs/nevir/README.md) -------------------------------
 common=(--model "$base" --train "$data/nevir/train.jsonl" --holdout 50 --seed "$seed" --threads "$threads"
-        --epochs 4 --batch-size 8 --max-length 256 --query-max-length 64 --patience 2 --quiet)
-positive=(--activation splade --pooling max --lr 2e-4 --lambda-q 1e-3 --lambda-d 1e-3)
-signed=(--activation snrelu --epsilon 10 --init-shift 10 --dead-zone-grad 0.5 --lr 2e-4 --lambda-q 1e-3 --lambda-d 1e-3)
+        --epochs 6 --patience 3 --batch-size 8 --lr 5e-4 --lambda-q 1e-2 --lambda-d 1e-3
+        --max-length 256 --query-max-length 64 --quiet)
+positive=(--activation splade --pooling max)
+# SNReLU with a wide dead zone (eps 12): adding eps to the vocabulary biases makes the positive part equal to
+# SPLADE's at the start, and only logits below -24 (SPLADE units) are negative; the surrogate gradient (0.3)
+# inside the dead zone lets training move terms across it.
+signed=(--activation snrelu --epsilon 12 --dead-zone-grad 0.3)
 
 train() {
   local name=$1; shift
@@ -73,10 +77,17 @@ print(f\"{evaluate(sys.argv[1], {'r': sys.argv[2]}, ['ndcg_cut_10']).iloc[0, 0]:
     "$cran/qrels.txt" "$out/cranfield-$name.run")
   read -r cran_terms cran_neg < <(python -c "import sys; from lsr_lucene.signed_stats import file_stats; \
 s = file_stats(sys.argv[1]); print(f\"{s['avg_nonzero']:.1f} {s['negative_share']:.4f}\")" "$cv")
+  local train_info=()
+  if [ -f "$model/train_summary.json" ]; then
+    read -r best secs < <(python -c "import json,sys; s=json.load(open(sys.argv[1])); \
+print(s['best_epoch'], s['elapsed_s'])" "$model/train_summary.json")
+    train_info=(--extra "best epoch=$best" --extra "training time (s)=$secs")
+  fi
   python -m lsr_lucene.signed_stats nevir-eval --nevir "$data/nevir/dev.jsonl" --index "$i" \
     --query-vectors "$work/queries-$name.jsonl" --vectors "$v" --name "$name" \
     --extra "Cranfield nDCG@10=$ndcg" --extra "Cranfield terms/doc=$cran_terms" \
-    --extra "Cranfield neg. share=$cran_neg" --output "$work/results/$name.json" --overwrite > /dev/null
+    --extra "Cranfield neg. share=$cran_neg" ${train_info[@]+"${train_info[@]}"} \
+    --output "$work/results/$name.json" --overwrite > /dev/null
   echo "   NevIR dev: $(python -c "import json,sys; r=json.load(open(sys.argv[1])); \
 print(f\"pairwise accuracy {r['pairwise_accuracy']:.3f}\")" "$work/results/$name.json"), Cranfield nDCG@10 $ndcg"
 }

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Sequence
 
+import numpy as np
+
 from .errors import InputError
 from .segment import parse_segment_id
 
@@ -36,6 +38,7 @@ AGGREGATIONS = ("first", "rep-max", "rep-sum", "rep-mean")
 METHODS = AGGREGATIONS + ("score-max", "exact-sdm", "soft-sdm")
 DEFAULT_SHARD = 500
 STATE = "state.json"
+SEGMENT_COUNTS = (1, 2, 3, 4, 5, 8)  # swept below the cap ("all"): the issue's 1..5, and 8 to show the trend
 
 
 # =========================================================================================================
@@ -68,13 +71,54 @@ def _write_text_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+class _ReusedEncoding:
+    """Lines and top-k entries of segments already encoded elsewhere with the same settings (raising a cap
+    from 8 to 16 segments then encodes only segments 8..15)."""
+
+    def __init__(self, directory: str | Path, settings: Mapping, top_k: int):
+        old = check_encoded(directory)
+        changed = [k for k in settings if k != "limit" and old.get(k) != settings[k]]
+        if changed:
+            raise InputError(f"{directory}: cannot reuse, encoded with other settings "
+                             f"({', '.join(f'{k}={old.get(k)!r}' for k in changed)})")
+        self.vectors = self._lines(Path(directory) / "vectors")
+        self.tokens = self._lines(Path(directory) / "tokens")
+        self.store = None
+        if top_k and any((Path(directory) / "soft").glob("soft-*.npz")):
+            from .softsdm import TopKStore
+
+            self.store = TopKStore(Path(directory) / "soft")
+
+    @staticmethod
+    def _lines(folder: Path) -> dict[str, str]:
+        return {json.loads(line)["id"]: line for part in sorted(folder.glob("part-*.jsonl"))
+                for line in part.open(encoding="utf-8")}
+
+    def __contains__(self, seg_id: str) -> bool:
+        return seg_id in self.vectors and seg_id in self.tokens and (self.store is None or seg_id in self.store)
+
+    def top(self, seg_id: str, top_k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The stored entries back as (term ids [L, k], weights [L, k]) as ``position_topk`` gives them."""
+        length, pos, term, weight = self.store.get(seg_id)
+        ids = np.zeros((length, top_k), dtype=np.int32)
+        weights = np.zeros((length, top_k), dtype=np.float16)
+        slot = np.zeros(length, dtype=np.int64)
+        for p, t, w in zip(pos.tolist(), term.tolist(), weight.tolist()):
+            ids[p, slot[p]], weights[p, slot[p]] = t, w
+            slot[p] += 1
+        return ids, weights
+
+
 def encode_segments_dir(segments: str | Path, output: str | Path, encoder, scale: float = 100, top_k: int = 0,
-                        shard_size: int = DEFAULT_SHARD, batch_size: int = 16, limit: int | None = None) -> dict:
+                        shard_size: int = DEFAULT_SHARD, batch_size: int = 16, limit: int | None = None,
+                        reuse: str | Path | None = None) -> dict:
     """Encode a segments JSONL into ``output``/{vectors,tokens,soft}, shard by shard; rerunning resumes.
 
     ``vectors/`` is a JsonVectorCollection (×scale integer impacts) with ``metadata.json``; ``tokens/`` holds
     per-position own-token weights (``{"id", "tokens": [[tok, w], ...]}``); ``soft/`` the SoftSDM top-k store.
     ``limit`` encodes only the first ``limit`` segments of each document (segment number < limit).
+    ``reuse`` names a complete encoded directory with the same settings (another limit) whose segments are
+    copied instead of encoded again.
     """
     from tqdm import tqdm
 
@@ -95,6 +139,7 @@ def encode_segments_dir(segments: str | Path, output: str | Path, encoder, scale
                              "use the same settings to resume, or another --output")
     else:
         _write_text_atomic(state_file, json.dumps({"settings": settings, "complete": False}, indent=2))
+    reused = _ReusedEncoding(reuse, settings, top_k) if reuse else None
     items = ((s, t) for s, t in _read_segments(segments) if limit is None or parse_segment_id(s)[1] < limit)
     total = sum(1 for s, _ in _read_segments(segments) if limit is None or parse_segment_id(s)[1] < limit)
     progress = tqdm(total=total, desc="encoding segments", unit=" seg", file=sys.stderr, dynamic_ncols=True)
@@ -104,17 +149,28 @@ def encode_segments_dir(segments: str | Path, output: str | Path, encoder, scale
         if vec_file.exists():  # complete shard (vectors are written last)
             progress.update(len(chunk))
             continue
-        texts = [t for _, t in chunk]
-        results = encode_segments(encoder, texts, top_k=top_k, batch_size=batch_size)
-        token_lines = [json.dumps({"id": s, "tokens": [[t, round(w, 4)] for t, w in tokens]}, ensure_ascii=False)
-                       + "\n" for (s, _), (_, tokens, _) in zip(chunk, results)]
+        todo = [(s, t) for s, t in chunk if reused is None or s not in reused]
+        fresh = dict(zip((s for s, _ in todo),
+                         encode_segments(encoder, [t for _, t in todo], top_k=top_k, batch_size=batch_size)
+                         if todo else []))
+        token_lines, vector_lines, tops = [], [], []
+        for s, _ in chunk:
+            if s not in fresh:
+                token_lines.append(reused.tokens[s])
+                vector_lines.append(reused.vectors[s])
+                tops.append(reused.top(s, top_k) if top_k > 0 else None)
+                continue
+            vec, tokens, top = fresh[s]
+            token_lines.append(json.dumps({"id": s, "tokens": [[t, round(w, 4)] for t, w in tokens]},
+                                          ensure_ascii=False) + "\n")
+            vector_lines.append(json.dumps({"id": s, "contents": "", "vector": quantise(vec, scale, s)},
+                                           ensure_ascii=False) + "\n")
+            tops.append(top)
         _write_text_atomic(out / "tokens" / f"part-{number:05d}.jsonl", "".join(token_lines))
         if top_k > 0:
-            write_store(out / "soft" / f"soft-{number:05d}.npz", [s for s, _ in chunk], [r[2] for r in results])
-        vector_lines = [json.dumps({"id": s, "contents": "", "vector": quantise(vec, scale, s)}, ensure_ascii=False)
-                        + "\n" for (s, _), (vec, _, _) in zip(chunk, results)]
+            write_store(out / "soft" / f"soft-{number:05d}.npz", [s for s, _ in chunk], tops)
         _write_text_atomic(vec_file, "".join(vector_lines))
-        encoded += len(chunk)
+        encoded += len(todo)
         progress.update(len(chunk))
     progress.close()
     meta = {**encoder.settings(), "scale": scale, "segments": total, "limit": limit}
@@ -707,7 +763,7 @@ class ExperimentConfig:
     query_combine: str = "auto"
     model: str = "splade-tiny"
     max_tokens: int = 400
-    max_segments: int | None = 8
+    max_segments: int | None = 16
     top_k: int = 8
     scale: float = 100
     ngram: int = 2
@@ -741,7 +797,7 @@ class Experiment:
         self.qrels_test = write_qrels(self.coll.qrels, self.test, self.work / "qrels-test.txt")
         cap = cfg.max_segments
         self.cap = cap
-        self.ks: list[int | None] = [k for k in range(1, 6) if cap is None or k < cap] + [cap]
+        self.ks: list[int | None] = [k for k in SEGMENT_COUNTS if cap is None or k < cap] + [cap]
         self.tag = f"first{cap}" if cap else "all"
         self.encoder = None
         self.results: list[dict] = []
@@ -774,11 +830,22 @@ class Experiment:
         path = self.work / f"encoded-{self.tag}"
         state = path / STATE
         if not (state.exists() and json.loads(state.read_text()).get("complete")):
-            _log(f"encoding segments into {path} (resumable)")
+            reuse = self.smaller_encoding()
+            _log(f"encoding segments into {path} (resumable{f', reusing {reuse}' if reuse else ''})")
             info = encode_segments_dir(self.segments(), path, self.get_encoder(), scale=self.cfg.scale,
-                                       top_k=self.cfg.top_k if self.cfg.soft else 0, limit=self.cap)
+                                       top_k=self.cfg.top_k if self.cfg.soft else 0, limit=self.cap, reuse=reuse)
             _log(f"encoded: {info}")
         return path
+
+    def smaller_encoding(self) -> Path | None:
+        """The complete encoding with the largest smaller cap (its segments need not be encoded again)."""
+        found = []
+        for state in self.work.glob("encoded-first*/" + STATE):
+            info = json.loads(state.read_text())
+            limit = info["settings"].get("limit")
+            if info.get("complete") and limit and (self.cap is None or limit < self.cap):
+                found.append((limit, state.parent))
+        return max(found)[1] if found else None
 
     def segment_index(self) -> Path:
         path = self.work / f"index-segments-{self.tag}"
@@ -1447,7 +1514,7 @@ def _cmd_experiment(argv: list[str]) -> int:
     parser.add_argument("--query-combine", choices=QUERY_COMBINE + ("auto",), default="auto")
     parser.add_argument("--model", default="splade-tiny")
     parser.add_argument("--max-tokens", type=int, default=400)
-    parser.add_argument("--max-segments", default="8", help="cap for 'all' (default 8; 'none' for no cap)")
+    parser.add_argument("--max-segments", default="16", help="cap for 'all' (default 16; 'none' for no cap)")
     parser.add_argument("--top-k", type=int, default=8, help="SoftSDM top-k terms per position (0: no SoftSDM)")
     parser.add_argument("--ngram", type=int, default=2)
     parser.add_argument("--width", type=int, default=8)

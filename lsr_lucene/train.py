@@ -683,12 +683,16 @@ class Trainer:
                 improved = state["best"] is None or score > state["best"]
             state["elapsed"] = time.perf_counter() - started
             record["elapsed_s"] = round(state["elapsed"], 1)
-            if improved:
+            annealing = _widening(state["step"], total, cfg.epsilon_start, model.epsilon, cfg.anneal) > 0
+            if annealing:  # the dead zone is still being narrowed: not a candidate, patience not counted
+                record["annealing"] = True
+            elif improved:
                 state["best"] = record["dev"]["pairwise_accuracy"] if dev else None
                 state["best_epoch"] = epoch
                 state["bad_epochs"] = 0
             else:
                 state["bad_epochs"] += 1
+            state["last_epoch"] = epoch
             self._log(log_path, record)
             self._checkpoint(model, optimizer, scheduler, state, epoch)
             if self.progress:
@@ -721,6 +725,8 @@ class Trainer:
                 (older / TRAINER_STATE).unlink()
 
     def _finish(self, state: dict, stopped_early: bool, has_dev: bool) -> dict:
+        if state["best_epoch"] is None:  # every epoch was still annealing: keep the last one
+            state["best_epoch"], state["best"] = state["last_epoch"], None
         best = self.work / "checkpoints" / f"epoch-{state['best_epoch']}"
         for item in best.iterdir():
             if item.is_file() and item.name != TRAINER_STATE:

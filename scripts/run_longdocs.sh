@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Long documents with learned sparse retrieval (issue 5; Nguyen et al., SIGIR'23): sweep the number of segments
-# (1..5 and "all") for first, rep-max, rep-sum, rep-mean, score-max, ExactSDM and SoftSDM, with Anserini BM25,
+# (1..5, 8 and "all") for first, rep-max, rep-sum, rep-mean, score-max, ExactSDM and SoftSDM, with Anserini BM25,
 # BM25+RM3 and BM25+SDM on the same documents, then benchmark ExactSDM latency and the positional field's size.
 #
 # Usage: scripts/run_longdocs.sh [COLLECTION] [extra `lsr-lucene longdocs experiment` options]
@@ -9,7 +9,7 @@
 # Writes runs/longdocs/<name>-results.{md,csv}, <name>-lambdas.csv, <name>-ndcg_cut_10.png, <name>-bench.json.
 # Everything heavy (segments, encoded segments, indexes, features, 1000-hit runs) is cached under work/<name>
 # and reused; an interrupted encoding resumes where it stopped.
-# Environment: MAX_SEGMENTS (cap of "all", default 8: encoding every segment of FIRE 2017 (~52k) takes hours
+# Environment: MAX_SEGMENTS (cap of "all", default 16: encoding every segment of FIRE 2017 (~52k) takes hours
 #              on 2 CPU cores), THREADS (default 2), DATA (default ../shared/data), BENCH_QUERIES (default 20).
 set -euo pipefail
 collection=${1:-fire2017}
@@ -17,7 +17,7 @@ shift || true
 here=$(cd "$(dirname "$0")/.." && pwd)
 data=${DATA:-$here/../shared/data}
 threads=${THREADS:-2}
-cap=${MAX_SEGMENTS:-8}
+cap=${MAX_SEGMENTS:-16}
 name=$(basename "$collection")
 work=$here/work/$name
 out=$here/runs/longdocs

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from lsr_lucene import longdocs, sdm
@@ -162,6 +163,27 @@ def test_encode_is_resumable_and_checks_settings(tiny):
     # the over-long sentence is one segment, truncated by the encoder at 512 tokens (510 without [CLS]/[SEP])
     tokens = longdocs.read_tokens(root / "encoded")
     assert max(len(t) for s, t in tokens.items() if s.startswith("d4@@")) == 510
+
+
+def test_raising_the_cap_reuses_encoded_segments(tiny, tmp_path):
+    from lsr_lucene.softsdm import TopKStore
+
+    root, encoder = tiny
+    segments = root / "segments.jsonl"
+    longdocs.encode_segments_dir(segments, tmp_path / "first1", encoder, top_k=4, shard_size=3, limit=1)
+    info = longdocs.encode_segments_dir(segments, tmp_path / "all", encoder, top_k=4, shard_size=3,
+                                        reuse=tmp_path / "first1")
+    reused = sum(1 for s, _ in longdocs.read_segment_vectors(tmp_path / "first1"))
+    assert info["segments"] > reused > 0 and info["encoded_now"] == info["segments"] - reused
+    # identical to encoding everything afresh (root/encoded), vectors, position weights and top-k store alike
+    assert list(longdocs.read_segment_vectors(tmp_path / "all")) == list(longdocs.read_segment_vectors(root / "encoded"))
+    assert longdocs.read_tokens(tmp_path / "all") == longdocs.read_tokens(root / "encoded")
+    fresh, copied = TopKStore(root / "encoded" / "soft"), TopKStore(tmp_path / "all" / "soft")
+    for seg_id in fresh._where:
+        for a, b in zip(fresh.get(seg_id), copied.get(seg_id)):
+            assert np.array_equal(a, b)
+    with pytest.raises(InputError, match="cannot reuse"):
+        longdocs.encode_segments_dir(segments, tmp_path / "other", encoder, scale=1000, reuse=tmp_path / "first1")
 
 
 def test_aggregations_and_score_max_through_lucene_equal_brute_force(tiny, tmp_path):

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fine-tune splade-tiny on NevIR train three ways (positive-only SPLADE, signed SNReLU absmax, signed SNReLU sum),
+# Fine-tune splade-tiny on NevIR train: positive-only SPLADE, and signed SNReLU with absmax and sum pooling
+# (with a fixed wide dead zone, and with an annealed one),
 # then evaluate every model and the vanilla one through Lucene impact indexes:
 #   - NevIR dev pairwise accuracy: each row's two documents indexed, both queries scored with SignedImpactQuery;
 #   - share of negative weights and non-zero terms per document / query (NevIR dev vectors);
@@ -34,6 +35,11 @@ positive=(--activation splade --pooling max)
 # SPLADE's at the start, and only logits below -24 (SPLADE units) are negative; the surrogate gradient (0.3)
 # inside the dead zone lets training move terms across it.
 signed=(--activation snrelu --epsilon 12 --dead-zone-grad 0.3)
+# With eps 12 a term is hardly ever both strongly positive and strongly negative in one text, so absmax and sum
+# give the same vectors. The annealed variant starts with that wide dead zone and narrows it to eps 4 over the
+# first half of training (negatives below -8 in SPLADE units at the end): the FLOPS term pushes the newly
+# exposed junk negatives back into the dead zone, and epochs are only model candidates once annealing is over.
+annealed=(--activation snrelu --epsilon 4 --epsilon-start 12 --anneal 0.5 --epochs 8)
 
 train() {
   local name=$1; shift
@@ -50,6 +56,8 @@ train() {
 train positive "${positive[@]}"
 train snrelu-absmax "${signed[@]}" --pooling absmax
 train snrelu-sum "${signed[@]}" --pooling sum
+train snrelu-absmax-anneal "${annealed[@]}" --pooling absmax
+train snrelu-sum-anneal "${annealed[@]}" --pooling sum
 
 # ---- evaluation through Lucene ---------------------------------------------------------------------------------
 python -m lsr_lucene.signed_stats nevir-corpus --nevir "$data/nevir/dev.jsonl" \
@@ -95,16 +103,19 @@ evaluate vanilla "$base"
 evaluate positive "$work/models/positive"
 evaluate snrelu-absmax "$work/models/snrelu-absmax"
 evaluate snrelu-sum "$work/models/snrelu-sum"
+evaluate snrelu-absmax-anneal "$work/models/snrelu-absmax-anneal"
+evaluate snrelu-sum-anneal "$work/models/snrelu-sum-anneal"
 
 python -m lsr_lucene.signed_stats table --output "$out/results" --overwrite \
   --result "$work/results/vanilla.json" --result "$work/results/positive.json" \
-  --result "$work/results/snrelu-absmax.json" --result "$work/results/snrelu-sum.json"
+  --result "$work/results/snrelu-absmax.json" --result "$work/results/snrelu-sum.json" \
+  --result "$work/results/snrelu-absmax-anneal.json" --result "$work/results/snrelu-sum-anneal.json"
 python - "$work" "$out/settings.json" <<'PY'
 import json, sys
 from pathlib import Path
 work, target = Path(sys.argv[1]), Path(sys.argv[2])
 settings = {}
-for name in ("positive", "snrelu-absmax", "snrelu-sum"):
+for name in ("positive", "snrelu-absmax", "snrelu-sum", "snrelu-absmax-anneal", "snrelu-sum-anneal"):
     model = work / "models" / name
     settings[name] = {"train_args": json.loads((model / "train_args.json").read_text()),
                       "summary": json.loads((model / "train_summary.json").read_text())}

@@ -787,7 +787,6 @@ class Experiment:
         self.work.mkdir(parents=True, exist_ok=True)
         self.out = Path(cfg.output)
         self.out.mkdir(parents=True, exist_ok=True)
-        self.runs = self.work / "runs"
         self.coll = load_collection(cfg.collection, cfg.query_mode, cfg.data, cfg.topics, cfg.qrels)
         judged = [q for q in self.coll.queries if q in self.coll.qrels]
         if len(judged) < 2:
@@ -799,6 +798,7 @@ class Experiment:
         self.cap = cap
         self.ks: list[int | None] = [k for k in SEGMENT_COUNTS if cap is None or k < cap] + [cap]
         self.tag = f"first{cap}" if cap else "all"
+        self.runs = self.work / f"runs-{self.tag}"  # SDM candidates and "all" depend on the cap
         self.encoder = None
         self.results: list[dict] = []
         self.notes: list[str] = [f"queries: {self.coll.note}",
@@ -867,7 +867,7 @@ class Experiment:
     def segment_scores(self, combine: str) -> dict[str, dict[str, float]]:
         from .index import read_index_metadata
 
-        cache = self.work / f"segment-scores-{self.cfg.query_mode}-{combine}.json"
+        cache = self.work / f"segment-scores-{self.tag}-{self.cfg.query_mode}-{combine}.json"
         if cache.exists():
             return json.loads(cache.read_text())
         index = self.segment_index()
@@ -932,7 +932,7 @@ class Experiment:
         from .queries import SpecSearcher
 
         settings = SdmSettings(self.cfg.ngram, self.cfg.width, self.cfg.max_clauses)
-        name = (f"features-{kind}-{self.cfg.query_mode}-{combine}-n{settings.ngram}-w{settings.width}"
+        name = (f"features-{kind}-{self.tag}-{self.cfg.query_mode}-{combine}-n{settings.ngram}-w{settings.width}"
                 f"-c{settings.max_clauses or 'all'}-d{self.cfg.depth if kind == 'exact' else self.cfg.soft_depth}.json")
         cache = self.work / name
         meta = cache.with_suffix(".meta.json")

@@ -194,16 +194,14 @@ def check_encoded(encoded: str | Path) -> dict:
 
 
 def write_positions_file(encoded: str | Path, output: str | Path) -> int:
-    """One positional token file for the index: zero-weight tokens become "" (kept as a gap, never matched,
-    like the paper's exact-match mask); returns the number of segments."""
+    """All token shards as one positional token file for the index (the indexer keeps tokens without positive
+    weight as gaps that never match, like the paper's exact-match mask); returns the number of segments."""
     count = 0
     tmp = Path(output).with_name(f".{Path(output).name}.tmp")
     with open(tmp, "w", encoding="utf-8") as out:
         for part in sorted((Path(encoded) / "tokens").glob("part-*.jsonl")):
             for line in part.open(encoding="utf-8"):
-                obj = json.loads(line)
-                obj["tokens"] = [[t if w > 0 else "", w] for t, w in obj["tokens"]]
-                out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+                out.write(line)
                 count += 1
     os.replace(tmp, output)
     return count

@@ -68,7 +68,7 @@ class _ReusedEncoding:
         return seg_id in self.vectors and seg_id in self.tokens and (self.store is None or seg_id in self.store)
 
     def top(self, seg_id: str, top_k: int) -> tuple[np.ndarray, np.ndarray]:
-        """The stored entries back as (term ids [L, k], weights [L, k]) as ``position_topk`` gives them."""
+        """The stored entries back as (term ids [L, k], weights [L, k]) as ``SparseEncoder.position_topk`` gives them."""
         length, pos, term, weight = self.store.get(seg_id)
         ids = np.zeros((length, top_k), dtype=np.int32)
         weights = np.zeros((length, top_k), dtype=np.float16)
@@ -157,7 +157,7 @@ def encode_topk(segments: str | Path, encoded: str | Path, encoder, wanted: set[
     skipping segments already stored; resumable (one ``soft-extra-*.npz`` per finished chunk)."""
     from tqdm import tqdm
 
-    from .softsdm import TopKStore, position_topk, write_store
+    from .softsdm import TopKStore, write_store
 
     settings = check_encoded(encoded)
     soft = Path(encoded) / "soft"
@@ -175,7 +175,7 @@ def encode_topk(segments: str | Path, encoded: str | Path, encoder, wanted: set[
     progress = tqdm(total=len(todo), desc="SoftSDM top-k", unit=" seg", file=sys.stderr, dynamic_ncols=True)
     started = time.perf_counter()
     for number, chunk in enumerate(_shards(todo, shard_size), start):
-        tops = position_topk(encoder, [t for _, t in chunk], top_k, batch_size)
+        tops = encoder.position_topk([t for _, t in chunk], top_k, batch_size)
         write_store(soft / f"soft-extra-{number:05d}.npz", [s for s, _ in chunk], tops)
         progress.update(len(chunk))
     progress.close()

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from .errors import InputError
 
-
 CITATION = "[?CITATION?]"
 QUERY_MODES = ("citations", "head", "both")
 IRDS_COLLECTIONS = {  # name -> (ir_datasets id, query field)

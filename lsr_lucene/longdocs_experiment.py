@@ -20,8 +20,6 @@ from .segment import parse_segment_id
 from .segment_store import STATE, encode_segments_dir, read_segment_vectors, read_segments
 
 SEGMENT_COUNTS = (1, 2, 3, 4, 5, 8)  # swept below the cap ("all"): the 1..5, and 8 to show the trend
-
-
 MEASURES = ("ndcg_cut_10", "map", "recall_100")
 
 

@@ -12,7 +12,7 @@ from typing import Iterable, Iterator, Mapping
 import numpy as np
 
 from .errors import InputError
-from .io_utils import write_text_atomic
+from .io_utils import open_jsonl, write_text_atomic
 from .segment import parse_segment_id
 
 DEFAULT_SHARD = 500
@@ -21,8 +21,6 @@ STATE = "state.json"
 
 def read_segments(path: str | Path) -> Iterator[tuple[str, str]]:
     """(segment id, text) of a segments JSONL, with a file:line error for a malformed line."""
-    from .io_utils import open_jsonl
-
     for line_no, obj in open_jsonl(path):
         seg_id, text = obj.get("id"), obj.get("text")
         if not isinstance(seg_id, str) or not isinstance(text, str):

@@ -15,7 +15,9 @@ Pipeline (each step cached and resumable under one work directory)::
                                   (--topics T | --collection C) --output run [--lambdas a,b,c] [--full]
     lsr-lucene longdocs experiment --collection fire2017 ...   (the whole sweep behind scripts/run_longdocs.sh)
 
-Segment ids are ``docid@@k`` (k from 0). "First k segments" means segment numbers < k.
+Segment ids are ``docid@@k`` (k from 0). "First k segments" means segment numbers < k. This module holds the
+queries, indexes, runs and command line; encoded segments on disk live in ``segment_store``, the collection
+loaders in ``longdoc_collections`` and the sweep in ``longdocs_experiment``.
 """
 from __future__ import annotations
 

@@ -64,7 +64,8 @@ def run_bench(index: str | Path, queries, combine: str, lambdas, settings, hits:
               k: int | None = None) -> dict:
     """Time every variant on every query (after a warm-up pass); returns per-variant summaries and ratios."""
     from .index import read_index_metadata
-    from .longdocs import collapse, exact_features, parse_segment_id, quantised_query
+    from .longdocs import collapse, exact_features, quantised_query
+    from .segment import parse_segment_id
     from .queries import SpecSearcher
     from .sdm import pool_features, query_clauses, rank, window_dicts
 
@@ -137,7 +138,8 @@ def _saved_lambdas(index: str | Path) -> tuple[float, float, float] | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .longdocs import (QUERY_COMBINE, QUERY_MODES, SdmSettings, encode_queries, load_collection)
+    from .longdoc_collections import QUERY_MODES, load_collection
+    from .longdocs import QUERY_COMBINE, SdmSettings, encode_queries
 
     parser = argparse.ArgumentParser(prog="python -m lsr_lucene.bench_longdocs", description=__doc__.splitlines()[0])
     parser.add_argument("--index", required=True, help="segment index with the positional field (longdocs index)")

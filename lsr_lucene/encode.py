@@ -21,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Sequence
 
+import numpy as np
 import torch
 
 from . import activations as act
@@ -351,6 +352,33 @@ class SparseEncoder:
 
         pairs = self._run_batches(self._tokenize(texts, self.max_length), batch_size, work)
         return [p[0] for p in pairs], [p[1] for p in pairs]
+
+    def position_topk(self, texts: Sequence[str], top_k: int, batch_size: int = 16
+                      ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per text, each non-special position's ``top_k`` vocabulary terms by activated MLM logit (SoftSDM):
+        (term ids int32 [L, k], weights float16 [L, k]), positions in the order of ``token_weights``.
+
+        The projection runs in bfloat16 (ranking the top terms; the stored weights are float16 anyway).
+        """
+        if not texts:
+            return []
+        special = torch.tensor(sorted(self._special_ids), dtype=torch.long)
+        weight = self._weight.to(torch.bfloat16)
+        bias = self._bias.to(torch.bfloat16)
+
+        def work(input_ids: torch.Tensor, mask: torch.Tensor) -> list:
+            hidden = self._hidden(input_ids, mask)
+            out = []
+            for row, length in enumerate(mask.sum(dim=1).tolist()):
+                seq = input_ids[row, :length].cpu()
+                keep = ~torch.isin(seq, special)
+                states = hidden[row, :length][keep.to(hidden.device)].to(torch.bfloat16)
+                top = torch.topk(torch.addmm(bias, states, weight.T), min(top_k, weight.shape[0]), dim=1)
+                values = act.positive_part(top.values.float(), self.activation, self.epsilon)
+                out.append((top.indices.to(torch.int32).cpu().numpy(), values.to(torch.float16).cpu().numpy()))
+            return out
+
+        return self._run_batches(self._tokenize(texts, self.max_length), batch_size, work)
 
     def _own_weights(self, hidden: torch.Tensor, input_ids: torch.Tensor, mask: torch.Tensor
                      ) -> list[list[tuple[str, float]]]:

@@ -68,3 +68,11 @@ def open_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
             if not isinstance(obj, dict):
                 raise InputError(f"{path}:{line_no}: expected a JSON object")
             yield line_no, obj
+
+
+def write_text_atomic(path: str | Path, text: str) -> None:
+    """Write a small text file through a temporary name and rename it (readers never see half a file)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)

@@ -102,7 +102,7 @@ def window_dicts(clauses: Sequence[Clause], ordered: bool, width: int = DEFAULT_
 
 
 # ---- brute force (the reference the Lucene scores are tested against) ------------------------------------
-DocTokens = Sequence[tuple[str, float]]
+DocTokens = Sequence[tuple[str, float]]  # a token without positive weight is a gap: never indexed, never matched
 
 
 def ordered_potential(doc: DocTokens, clause: Clause) -> float | None:
@@ -110,7 +110,7 @@ def ordered_potential(doc: DocTokens, clause: Clause) -> float | None:
     n = len(clause.terms)
     best = None
     for p in range(len(doc) - n + 1):
-        if all(doc[p + i][0] == clause.terms[i] for i in range(n)):
+        if all(doc[p + i][0] == clause.terms[i] and doc[p + i][1] > 0 for i in range(n)):
             score = sum(clause.weights[i] * doc[p + i][1] for i in range(n))
             best = score if best is None else max(best, score)
     return best
@@ -123,7 +123,7 @@ def unordered_potential(doc: DocTokens, clause: Clause, width: int = DEFAULT_WID
         window = doc[start:start + width]
         total = 0.0
         for term, q in zip(clause.terms, clause.weights):
-            values = [q * w for t, w in window if t == term]
+            values = [q * w for t, w in window if t == term and w > 0]
             if not values:
                 break
             total += max(values)

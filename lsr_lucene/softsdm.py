@@ -32,46 +32,11 @@ STORE_PATTERN = "soft-{:05d}.npz"
 
 
 # ---- encoding: segment vector, own-token weights and per-position top-k ------------------------------------
-def position_topk(encoder, texts: Sequence[str], top_k: int = DEFAULT_TOP_K, batch_size: int = 16
-                  ) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Per text, each non-special position's ``top_k`` vocabulary terms by activated MLM logit:
-    (term ids int32 [L, k], weights float16 [L, k]), positions in the order of ``token_weights``.
-
-    The projection runs in bfloat16 (ranking the top terms; the stored weights are float16 anyway).
-    """
-    import torch
-
-    from . import activations as act
-
-    if not texts:
-        return []
-    ids = encoder._tokenize(texts, encoder.max_length)
-    special = torch.tensor(sorted(encoder._special_ids), dtype=torch.long)
-    weight = encoder._weight.to(torch.bfloat16)
-    bias = encoder._bias.to(torch.bfloat16)
-    order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
-    results: list = [None] * len(ids)
-    with torch.inference_mode():
-        for start in range(0, len(order), batch_size):
-            rows = order[start:start + batch_size]
-            input_ids, mask = encoder._pad([ids[i] for i in rows])
-            hidden = encoder._hidden(input_ids, mask)
-            for b, row in enumerate(rows):
-                seq = torch.tensor(ids[row], dtype=torch.long)
-                keep = ~torch.isin(seq, special)
-                states = hidden[b, :len(seq)][keep.to(hidden.device)].to(torch.bfloat16)
-                logits = torch.addmm(bias, states, weight.T)
-                top = torch.topk(logits, min(top_k, logits.shape[1]), dim=1)
-                values = act.positive_part(top.values.float(), encoder.activation, encoder.epsilon)
-                results[row] = (top.indices.to(torch.int32).cpu().numpy(), values.to(torch.float16).cpu().numpy())
-    return results
-
-
 def encode_segments(encoder, texts: Sequence[str], top_k: int = 0, batch_size: int = 16):
     """Per text: (sparse vector as ``encode_documents``, own-token weights as ``token_weights``, top-k or None)."""
     vectors = encoder.encode_documents(texts, batch_size=batch_size)
     tokens = encoder.token_weights(texts, batch_size=batch_size)
-    tops = position_topk(encoder, texts, top_k, batch_size) if top_k > 0 else [None] * len(texts)
+    tops = encoder.position_topk(texts, top_k, batch_size) if top_k > 0 else [None] * len(texts)
     return list(zip(vectors, tokens, tops))
 
 

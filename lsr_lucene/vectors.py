@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from .errors import InputError
+from .io_utils import write_text_atomic
 
 DEFAULT_SCALE = 100
 DEFAULT_SHARD_SIZE = 10_000
@@ -161,12 +162,6 @@ def _doc_fields(doc: Any, index: int) -> tuple[str, str, str]:
     return str(doc_id), text or "", origin
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
 class _Partial:
     """The hidden work directory of an unfinished run and its progress record."""
 
@@ -195,16 +190,16 @@ class _Partial:
                 leftover.unlink()
 
     def save(self) -> None:
-        _write_atomic(self.dir / PROGRESS, json.dumps({"settings": self.settings, "shards": self.shards}))
+        write_text_atomic(self.dir / PROGRESS, json.dumps({"settings": self.settings, "shards": self.shards}))
 
     def add_shard(self, lines: list[str], position_lines: list[str] | None, info: dict) -> None:
         number = len(self.shards)
         name = SHARD_PATTERN.format(number)
-        _write_atomic(self.dir / name, "".join(lines))
+        write_text_atomic(self.dir / name, "".join(lines))
         info = {"file": name, **info}
         if position_lines is not None:
             pos_name = POSITIONS_PATTERN.format(number)
-            _write_atomic(self.dir / pos_name, "".join(position_lines))
+            write_text_atomic(self.dir / pos_name, "".join(position_lines))
             info["positions"] = pos_name
         self.shards.append(info)
         self.save()
@@ -223,7 +218,7 @@ def _finish(partial: _Partial, metadata: dict, positions: Path | None, overwrite
         for shard in partial.shards:
             (partial.dir / shard["positions"]).unlink()
     (partial.dir / PROGRESS).unlink()
-    _write_atomic(partial.dir / METADATA, json.dumps(metadata, indent=2) + "\n")
+    write_text_atomic(partial.dir / METADATA, json.dumps(metadata, indent=2) + "\n")
     final = partial.final
     if final.exists():
         if not overwrite:

@@ -87,6 +87,7 @@ def brute_terms(vec: dict, spec: dict) -> tuple[float, bool]:
 def window_score(toks: list, clause: dict) -> float | None:
     """Max over matches of Σ q_i·payload_i (None without a match), by enumerating placements."""
     terms = [(t, q * clause.get("weight", 1.0)) for t, q in clause["terms"]]
+    toks = [(t if w > 0 else "", w) for t, w in toks]  # a token without positive weight is a gap (not indexed)
     n = len(terms)
     best = None
     if clause.get("ordered", True):
@@ -182,8 +183,8 @@ def test_signed_impact_query_matches_brute_force(java, workdir, docs, data):
             spec = data.draw(term_specs(qid=f"q{i}"))
             k = data.draw(st.integers(1, len(docs) + 2))
             assert_same(searcher.search(spec, k), brute_topk(docs, spec, k), spec)
-            # exact scores of arbitrary documents (candidates or not)
-            some = [d for d, _ in docs[:5]]
+            # exact scores of arbitrary documents (candidates or not, in any order, repeated)
+            some = [d for d, _ in docs[:5]][::-1] + [docs[0][0]]
             exact = [brute_terms(dict(docs)[d], spec)[0] for d in some]
             assert searcher.score(spec, some) == pytest.approx(exact)
 
@@ -216,12 +217,13 @@ def token_docs(draw):
     ids = draw(st.permutations([f"t{i:02d}" for i in range(n)]))
     tokens, docs = {}, []
     for docid in ids:
-        toks = draw(st.lists(st.tuples(st.sampled_from(VOCAB[:4]), st.sampled_from([0.25, 0.5, 1.0, 1.5, 2.0])),
+        toks = draw(st.lists(st.tuples(st.sampled_from(VOCAB[:4]), st.sampled_from([0.0, 0.25, 0.5, 1.0, 1.5, 2.0])),
                              max_size=12))
         tokens[docid] = [list(t) for t in toks]
         vec = {}
         for tok, w in toks:
-            vec[tok] = max(vec.get(tok, 0), int(w * 4))
+            if w > 0:
+                vec[tok] = max(vec.get(tok, 0), int(w * 4))
         docs.append((docid, vec or {"e": 1}))
     return docs, tokens
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lsr_lucene import longdocs, sdm
+from lsr_lucene import longdoc_collections, longdocs, sdm, segment_store
 from lsr_lucene.errors import InputError
 
 FIRE = Path(__file__).resolve().parents[2] / "shared" / "data" / "fire2017"
@@ -16,9 +16,9 @@ FIRE = Path(__file__).resolve().parents[2] / "shared" / "data" / "fire2017"
 # ---- loaders -----------------------------------------------------------------------------------------------
 def test_citation_contexts():
     text = "[?CITATION?] a b c d e [?CITATION?] f g h [?CITATION?]"
-    assert longdocs.citation_contexts(text, words=2) == ["a b", "d e f g", "g h"]
-    assert longdocs.citation_contexts("no markers here", words=2) == []
-    assert longdocs.citation_contexts("x[?CITATION?]y", words=1) == ["x y"]
+    assert longdoc_collections.citation_contexts(text, words=2) == ["a b", "d e f g", "g h"]
+    assert longdoc_collections.citation_contexts("no markers here", words=2) == []
+    assert longdoc_collections.citation_contexts("x[?CITATION?]y", words=1) == ["x y"]
 
 
 def test_fire2017_loader_modes():
@@ -30,29 +30,29 @@ def test_fire2017_loader_modes():
     from lsr_lucene.segment import wordpiece_counter
 
     tokenizer = AutoTokenizer.from_pretrained(resolve("splade-tiny"))
-    coll = longdocs.load_fire2017(FIRE, "citations")
+    coll = longdoc_collections.load_fire2017(FIRE, "citations")
     assert len(coll.queries) == 100 and len(coll.qrels) == 100
     first = json.loads((FIRE / "queries.jsonl").open().readline())
     assert len(coll.queries[first["id"]]) == first["text"].count("[?CITATION?]")
     assert all(len(p.split()) <= 80 for p in coll.queries[first["id"]])
     assert "80-word windows" in coll.note
-    head = longdocs.load_fire2017(FIRE, "head", tokenizer=tokenizer)
+    head = longdoc_collections.load_fire2017(FIRE, "head", tokenizer=tokenizer)
     count = wordpiece_counter(tokenizer)
     passage = head.queries[first["id"]]
     assert len(passage) == 1 and 480 <= count(passage)[0] <= 512 and "CITATION" not in passage[0]
     words = " ".join(first["text"].replace("[?CITATION?]", " ").split()).split()
     assert count([" ".join(words[:len(passage[0].split()) + 1])])[0] > 512  # the longest run of words that fits
-    both = longdocs.load_fire2017(FIRE, "both", tokenizer=tokenizer)
+    both = longdoc_collections.load_fire2017(FIRE, "both", tokenizer=tokenizer)
     assert both.queries[first["id"]] == coll.queries[first["id"]] + passage
     with pytest.raises(InputError):
-        longdocs.load_fire2017(FIRE, "everything")
+        longdoc_collections.load_fire2017(FIRE, "everything")
 
 
 def test_collection_errors_and_irds_field(monkeypatch, tmp_path):
     with pytest.raises(InputError):
-        longdocs.load_collection("no-such-collection", data_root=tmp_path)
+        longdoc_collections.load_collection("no-such-collection", data_root=tmp_path)
     with pytest.raises(InputError):
-        longdocs.load_fire2017(tmp_path)  # missing files
+        longdoc_collections.load_fire2017(tmp_path)  # missing files
 
     class Query:
         def __init__(self, qid, title, description):
@@ -75,7 +75,7 @@ def test_collection_errors_and_irds_field(monkeypatch, tmp_path):
     import ir_datasets
 
     monkeypatch.setattr(ir_datasets, "load", lambda dataset_id: Dataset())
-    coll = longdocs.load_collection("robust04")
+    coll = longdoc_collections.load_collection("robust04")
     assert coll.corpus == "irds:disks45/nocr/trec-robust-2004"
     assert coll.queries == {"301": ["Identify documents about minorities."]}  # description field
     assert coll.qrels == {"301": {"FBIS3-1": 1, "FBIS3-2": 0}}
@@ -85,7 +85,7 @@ def test_jsonl_collection(tmp_path):
     (tmp_path / "corpus.jsonl").write_text(json.dumps({"id": "d", "text": "long text"}) + "\n")
     (tmp_path / "topics.tsv").write_text("q1\tlong\n")
     (tmp_path / "qrels.txt").write_text("q1 0 d 1\n")
-    coll = longdocs.load_collection(str(tmp_path / "corpus.jsonl"), topics=str(tmp_path / "topics.tsv"),
+    coll = longdoc_collections.load_collection(str(tmp_path / "corpus.jsonl"), topics=str(tmp_path / "topics.tsv"),
                                     qrels=str(tmp_path / "qrels.txt"))
     assert coll.queries == {"q1": ["long"]} and coll.qrels == {"q1": {"d": 1}}
 
@@ -143,7 +143,7 @@ def tiny(tmp_path_factory):
     counts = write_segments([Doc(i, t) for i, t in TEXT.items()], Segmenter(encoder.tokenizer, max_tokens=40),
                             root / "segments.jsonl")
     assert counts["empty_documents"] == 1 and counts["long_segments"] >= 1
-    longdocs.encode_segments_dir(root / "segments.jsonl", root / "encoded", encoder, top_k=4, shard_size=3)
+    segment_store.encode_segments_dir(root / "segments.jsonl", root / "encoded", encoder, top_k=4, shard_size=3)
     longdocs.build_segment_index(root / "encoded", root / "index-segments", threads=1)
     return root, encoder
 
@@ -154,14 +154,14 @@ def dot(q, d):
 
 def test_encode_is_resumable_and_checks_settings(tiny):
     root, encoder = tiny
-    again = longdocs.encode_segments_dir(root / "segments.jsonl", root / "encoded", encoder, top_k=4, shard_size=3)
+    again = segment_store.encode_segments_dir(root / "segments.jsonl", root / "encoded", encoder, top_k=4, shard_size=3)
     assert again["encoded_now"] == 0
     with pytest.raises(InputError):
-        longdocs.encode_segments_dir(root / "segments.jsonl", root / "encoded", encoder, scale=1000, shard_size=3)
-    ids = [s for s, _ in longdocs.read_segment_vectors(root / "encoded")]
+        segment_store.encode_segments_dir(root / "segments.jsonl", root / "encoded", encoder, scale=1000, shard_size=3)
+    ids = [s for s, _ in segment_store.read_segment_vectors(root / "encoded")]
     assert not any(i.startswith("d3@@") for i in ids) and "d4@@0" in ids
     # the over-long sentence is one segment, truncated by the encoder at 512 tokens (510 without [CLS]/[SEP])
-    tokens = longdocs.read_tokens(root / "encoded")
+    tokens = segment_store.read_tokens(root / "encoded")
     assert max(len(t) for s, t in tokens.items() if s.startswith("d4@@")) == 510
 
 
@@ -170,27 +170,27 @@ def test_raising_the_cap_reuses_encoded_segments(tiny, tmp_path):
 
     root, encoder = tiny
     segments = root / "segments.jsonl"
-    longdocs.encode_segments_dir(segments, tmp_path / "first1", encoder, top_k=4, shard_size=3, limit=1)
-    info = longdocs.encode_segments_dir(segments, tmp_path / "all", encoder, top_k=4, shard_size=3,
+    segment_store.encode_segments_dir(segments, tmp_path / "first1", encoder, top_k=4, shard_size=3, limit=1)
+    info = segment_store.encode_segments_dir(segments, tmp_path / "all", encoder, top_k=4, shard_size=3,
                                         reuse=tmp_path / "first1")
-    reused = sum(1 for s, _ in longdocs.read_segment_vectors(tmp_path / "first1"))
+    reused = sum(1 for s, _ in segment_store.read_segment_vectors(tmp_path / "first1"))
     assert info["segments"] > reused > 0 and info["encoded_now"] == info["segments"] - reused
     # identical to encoding everything afresh (root/encoded), vectors, position weights and top-k store alike
-    assert list(longdocs.read_segment_vectors(tmp_path / "all")) == list(longdocs.read_segment_vectors(root / "encoded"))
-    assert longdocs.read_tokens(tmp_path / "all") == longdocs.read_tokens(root / "encoded")
+    assert list(segment_store.read_segment_vectors(tmp_path / "all")) == list(segment_store.read_segment_vectors(root / "encoded"))
+    assert segment_store.read_tokens(tmp_path / "all") == segment_store.read_tokens(root / "encoded")
     fresh, copied = TopKStore(root / "encoded" / "soft"), TopKStore(tmp_path / "all" / "soft")
     for seg_id in fresh._where:
         for a, b in zip(fresh.get(seg_id), copied.get(seg_id)):
             assert np.array_equal(a, b)
     with pytest.raises(InputError, match="cannot reuse"):
-        longdocs.encode_segments_dir(segments, tmp_path / "other", encoder, scale=1000, reuse=tmp_path / "first1")
+        segment_store.encode_segments_dir(segments, tmp_path / "other", encoder, scale=1000, reuse=tmp_path / "first1")
 
 
 def test_aggregations_and_score_max_through_lucene_equal_brute_force(tiny, tmp_path):
     from lsr_lucene.search import plain_specs, run_specs
 
     root, encoder = tiny
-    segs = dict(longdocs.read_segment_vectors(root / "encoded"))
+    segs = dict(segment_store.read_segment_vectors(root / "encoded"))
     query = {"court": 120, "appeal": 80, "pension": 50, "tax": 30}
     for method, k in (("rep-sum", None), ("rep-max", 2), ("rep-mean", 3), ("first", None)):
         index = tmp_path / f"index-{method}"

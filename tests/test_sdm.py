@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lsr_lucene import longdocs, sdm
+from lsr_lucene import longdoc_collections, longdocs, sdm, segment_store
 from lsr_lucene.errors import InputError
 from lsr_lucene.sdm import Clause
 
@@ -69,7 +69,7 @@ def make_encoded(root: Path, segments: dict[str, list[tuple[str, float]]]) -> Pa
     (encoded / "vectors" / "part-00000.jsonl").write_text("\n".join(vec_lines) + "\n")
     (encoded / "vectors" / "metadata.json").write_text(json.dumps({"scale": 100, "model": "test"}))
     (encoded / "tokens" / "part-00000.jsonl").write_text("\n".join(tok_lines) + "\n")
-    (encoded / longdocs.STATE).write_text(json.dumps({"settings": {}, "complete": True}))
+    (encoded / segment_store.STATE).write_text(json.dumps({"settings": {}, "complete": True}))
     return encoded
 
 
@@ -161,14 +161,14 @@ def test_exact_features_on_fire_sample(tmp_path):
                 break
     rows = [json.dumps({"id": s.id, "text": s.text}) for d in docs for s in segmenter.segment(d["id"], d["text"])]
     (tmp_path / "segments.jsonl").write_text("\n".join(rows) + "\n")
-    longdocs.encode_segments_dir(tmp_path / "segments.jsonl", tmp_path / "encoded", encoder)
+    segment_store.encode_segments_dir(tmp_path / "segments.jsonl", tmp_path / "encoded", encoder)
     longdocs.build_segment_index(tmp_path / "encoded", tmp_path / "index", threads=1)
-    tokens = longdocs.read_tokens(tmp_path / "encoded")
+    tokens = segment_store.read_tokens(tmp_path / "encoded")
     indexed = {s: [(t if w > 0 else "", w) for t, w in toks] for s, toks in tokens.items()}
     with open(data / "queries.jsonl") as handle:
         text = json.loads(handle.readline())["text"]
     # the query: the documents' own text as citation context guarantees matches, plus a real citation window
-    passages = [longdocs.citation_contexts(text)[0], " ".join(docs[0]["text"].split()[40:80])]
+    passages = [longdoc_collections.citation_contexts(text)[0], " ".join(docs[0]["text"].split()[40:80])]
     query = longdocs.encode_queries({"q": passages}, encoder)["q"]
     settings = longdocs.SdmSettings(ngram=2, width=8)
     clauses = sdm.query_clauses(query.sequences, 2)

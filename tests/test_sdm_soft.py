@@ -84,7 +84,7 @@ def test_position_topk_matches_full_logits():
 
     encoder = SparseEncoder("splade-tiny", threads=2)
     texts = ["The appeal was dismissed by the High Court.", "Section 151 of the Civil Procedure Code"]
-    tops = softsdm.position_topk(encoder, texts, top_k=4)
+    tops = encoder.position_topk(texts, top_k=4)
     tokens = encoder.token_weights(texts)
     for text, (ids, weights), toks in zip(texts, tops, tokens):
         assert ids.shape == (len(toks), 4)

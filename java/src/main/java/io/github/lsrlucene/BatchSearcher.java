@@ -347,41 +347,62 @@ public final class BatchSearcher implements Closeable {
       docs[i] = d;
     }
     double[] out = new double[docs.length];
+    int[] order = docOrder(docs);
     List<LeafReaderContext> leaves = reader.leaves();
-    for (int i = 0; i < docs.length; i++) {
-      LeafReaderContext ctx = leaves.get(ReaderUtil.subIndex(docs[i], leaves));
-      int local = docs[i] - ctx.docBase;
-      Terms terms = ctx.reader().terms(spec.field);
-      double s = 0;
-      for (Map.Entry<String, Float> e : spec.terms.entrySet()) {
-        long f = freq(terms, e.getKey(), local) - freq(terms, SignedImpactQuery.NEG_PREFIX + e.getKey(), local);
-        s += (double) e.getValue() * f;
+    // docs in docid order, leaf by leaf: each term's postings are looked up once per leaf and walked forward
+    for (int from = 0; from < order.length; ) {
+      LeafReaderContext ctx = leaves.get(ReaderUtil.subIndex(docs[order[from]], leaves));
+      int end = ctx.docBase + ctx.reader().maxDoc();
+      int to = from;
+      while (to < order.length && docs[order[to]] < end) {
+        to++;
       }
-      for (SignedImpactQuery.SignedPair p : spec.pairs) {
-        long fa = freq(terms, p.a, local);
-        long fb = freq(terms, p.b, local);
-        if (fa > 0 && fb > 0) {
-          s += (double) p.w * Math.sqrt((double) fa * fb);
+      Terms terms = ctx.reader().terms(spec.field);
+      if (terms != null) {
+        TermsEnum te = terms.iterator();
+        for (Map.Entry<String, Float> e : spec.terms.entrySet()) {
+          long[] pos = freqs(te, e.getKey(), docs, order, from, to, ctx.docBase);
+          long[] neg = freqs(te, SignedImpactQuery.NEG_PREFIX + e.getKey(), docs, order, from, to, ctx.docBase);
+          for (int k = from; k < to; k++) {
+            out[order[k]] += (double) e.getValue() * (pos[k - from] - neg[k - from]);
+          }
+        }
+        for (SignedImpactQuery.SignedPair p : spec.pairs) {
+          long[] fa = freqs(te, p.a, docs, order, from, to, ctx.docBase);
+          long[] fb = freqs(te, p.b, docs, order, from, to, ctx.docBase);
+          for (int k = from; k < to; k++) {
+            if (fa[k - from] > 0 && fb[k - from] > 0) {
+              out[order[k]] += (double) p.w * Math.sqrt((double) fa[k - from] * fb[k - from]);
+            }
+          }
         }
       }
-      out[i] = s;
+      from = to;
     }
     if (!spec.windows.isEmpty()) {
-      new WindowRescorer(PositionalIndexer.FIELD, spec.windows).addScores(reader, docs, docOrder(docs), out);
+      new WindowRescorer(PositionalIndexer.FIELD, spec.windows).addScores(reader, docs, order, out);
     }
     return out;
   }
 
-  private static long freq(Terms terms, String term, int doc) throws IOException {
-    if (terms == null) {
-      return 0;
-    }
-    TermsEnum te = terms.iterator();
+  /** Impacts (term frequencies) of one term for docs[order[from..to)], all in one leaf, in docid order. */
+  private static long[] freqs(TermsEnum te, String term, int[] docs, int[] order, int from, int to, int docBase)
+      throws IOException {
+    long[] f = new long[to - from];
     if (!te.seekExact(new BytesRef(term))) {
-      return 0;
+      return f;
     }
     PostingsEnum pe = te.postings(null, PostingsEnum.FREQS);
-    return pe.advance(doc) == doc ? pe.freq() : 0;
+    for (int k = from; k < to; k++) {
+      int local = docs[order[k]] - docBase;
+      if (pe.docID() < local) {
+        pe.advance(local);
+      }
+      if (pe.docID() == local) {
+        f[k - from] = pe.freq();
+      }
+    }
+    return f;
   }
 
   private Map<String, Integer> idMap() {

@@ -75,7 +75,7 @@ public final class PositionalIndexer {
     @Override
     public boolean incrementToken() {
       int skipped = 0;
-      while (i < tokens.length && tokens[i].isEmpty()) {
+      while (i < tokens.length && (tokens[i].isEmpty() || !(weights[i] > 0f))) { // not weighted positively: a gap, never matched
         i++;
         skipped++;
       }

@@ -645,7 +645,8 @@ def _cmd_experiment(argv: list[str]) -> int:
     parser.add_argument("--query-combine", choices=QUERY_COMBINE + ("auto",), default="auto")
     parser.add_argument("--model", default="splade-tiny")
     parser.add_argument("--max-tokens", type=int, default=400)
-    parser.add_argument("--max-segments", default="16", help="cap for 'all' (default 16; 'none' for no cap)")
+    parser.add_argument("--max-segments", default="none",
+                        help="cap 'all' at the first N segments ('none', the default: every segment)")
     parser.add_argument("--top-k", type=int, default=8, help="SoftSDM top-k terms per position (0: no SoftSDM)")
     parser.add_argument("--ngram", type=int, default=2)
     parser.add_argument("--width", type=int, default=8)

@@ -19,7 +19,7 @@ from .longdocs import (AGGREGATIONS, QUERY_COMBINE, Query, SdmSettings, build_ag
 from .segment import parse_segment_id
 from .segment_store import STATE, encode_segments_dir, read_segment_vectors, read_segments
 
-SEGMENT_COUNTS = (1, 2, 3, 4, 5, 8)  # swept below the cap ("all"): the 1..5, and 8 to show the trend
+SEGMENT_COUNTS = (1, 2, 3, 4, 5, 8)  # swept below the cap ("all"): the 1..5, and 8 for the trend
 MEASURES = ("ndcg_cut_10", "map", "recall_100")
 
 
@@ -80,7 +80,7 @@ class ExperimentConfig:
     query_combine: str = "auto"
     model: str = "splade-tiny"
     max_tokens: int = 400
-    max_segments: int | None = 16
+    max_segments: int | None = None
     top_k: int = 8
     scale: float = 100
     ngram: int = 2
@@ -116,6 +116,7 @@ class Experiment:
         self.ks: list[int | None] = [k for k in SEGMENT_COUNTS if cap is None or k < cap] + [cap]
         self.tag = f"first{cap}" if cap else "all"
         self.runs = self.work / f"runs-{self.tag}"  # SDM candidates and "all" depend on the cap
+        self.prefix = self.coll.name if cap is None else f"{self.coll.name}-{self.tag}"  # output file names
         self.encoder = None
         self.results: list[dict] = []
         self.notes: list[str] = [f"queries: {self.coll.note}",
@@ -359,7 +360,7 @@ class Experiment:
         text = (f"# ExactSDM n-gram size and window width on {self.coll.name} ({segment_label(k, self.cap)} segments)\n\n"
                 f"λ fitted on the training half ({self.cfg.fit_metric}); nDCG@10 and MAP on the test half.\n\n"
                 + to_markdown(table, ".4g"))
-        (self.out / f"{self.coll.name}-ablation.md").write_text(text)
+        (self.out / f"{self.prefix}-ablation.md").write_text(text)
 
     def bm25_runs(self) -> None:
         from . import bm25
@@ -429,7 +430,7 @@ class Experiment:
 
         from .eval import column_name, to_markdown
 
-        name = self.coll.name
+        name = self.prefix
         results = results.copy()
         order = ["first", "rep-max", "rep-sum", "rep-mean", "score-max", "exact-sdm", "exact-sdm-segpool",
                  "soft-sdm", "soft-sdm-segpool", "bm25", "bm25-rm3", "bm25-sdm"]
@@ -501,7 +502,7 @@ class Experiment:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, ncol=2)
         fig.tight_layout()
-        fig.savefig(self.out / f"{self.coll.name}-{MEASURES[0]}.png", dpi=120)
+        fig.savefig(self.out / f"{self.prefix}-{MEASURES[0]}.png", dpi=120)
         plt.close(fig)
 
 

@@ -86,7 +86,7 @@ def test_jsonl_collection(tmp_path):
     (tmp_path / "topics.tsv").write_text("q1\tlong\n")
     (tmp_path / "qrels.txt").write_text("q1 0 d 1\n")
     coll = longdoc_collections.load_collection(str(tmp_path / "corpus.jsonl"), topics=str(tmp_path / "topics.tsv"),
-                                    qrels=str(tmp_path / "qrels.txt"))
+                                               qrels=str(tmp_path / "qrels.txt"))
     assert coll.queries == {"q1": ["long"]} and coll.qrels == {"q1": {"d": 1}}
 
 
@@ -286,3 +286,28 @@ def test_bench_runs_on_tiny_index(tiny):
     assert result["impact"]["ratio_to_impact"] == 1.0
     size = bench_longdocs.index_sizes(root / "index-segments")
     assert 0 < size["positions_bytes"] < size["with_positions_bytes"]
+
+
+def test_experiment_sweep_capped_then_uncapped(tmp_path):
+    """The sweep end to end on a tiny JSONL collection: capped outputs carry the cap in their names, and the
+    uncapped run reuses the capped encoding and keeps its own caches."""
+    from lsr_lucene.longdocs_experiment import Experiment, ExperimentConfig
+
+    (tmp_path / "corpus.jsonl").write_text("".join(json.dumps({"id": d, "text": t}) + "\n" for d, t in TEXT.items()))
+    (tmp_path / "topics.tsv").write_text("q1\tinherent powers of the court\nq2\tincome tax capital gains\n"
+                                         "q3\tpension of retired medical officers\nq4\tappeal dismissed by the court\n")
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq2 0 d2 1\nq3 0 d4 1\nq4 0 d1 1\n")
+    common = dict(collection=str(tmp_path / "corpus.jsonl"), topics=str(tmp_path / "topics.tsv"),
+                  qrels=str(tmp_path / "qrels.txt"), work=str(tmp_path / "work"), output=str(tmp_path / "out"),
+                  max_tokens=40, threads=1, soft=False, baselines=False, methods=("aggregations", "exact"))
+    Experiment(ExperimentConfig(max_segments=2, **common)).run()
+    capped = (tmp_path / "out" / "corpus-first2-results.md").read_text()
+    assert "all(2)" in capped and "| exact-sdm |" in capped and "| rep-sum |" in capped
+    assert (tmp_path / "out" / "corpus-first2-ndcg_cut_10.png").stat().st_size > 0
+    Experiment(ExperimentConfig(max_segments=None, **common)).run()
+    uncapped = (tmp_path / "out" / "corpus-results.md").read_text()
+    assert "| method | 1 | 2 | 3 | 4 | 5 | 8 | all |" in uncapped and "- all segments" in uncapped
+    state = json.loads((tmp_path / "work" / "encoded-all" / "state.json").read_text())
+    first2 = sum(1 for _ in segment_store.read_segment_vectors(tmp_path / "work" / "encoded-first2"))
+    assert state["complete"] and state["segments"] > first2
+    assert (tmp_path / "work" / "runs-first2").is_dir() and (tmp_path / "work" / "runs-all").is_dir()

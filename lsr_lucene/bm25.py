@@ -43,7 +43,7 @@ def build_bm25_index(corpus: str, index: str | Path, threads: int = 2, overwrite
         run_index_collection(["-collection", "JsonCollection", "-input", staging, "-index", str(tmp),
                               "-generator", "DefaultLuceneDocumentGenerator", "-threads", str(threads),
                               "-storePositions", "-storeDocvectors", "-storeRaw", "-quiet"])
-        metadata = {"kind": "bm25", "corpus": str(corpus), "documents": count}
+        metadata = {"kind": "bm25", "corpus": str(Path(corpus).resolve()), "documents": count}
         (tmp / INDEX_METADATA).write_text(json.dumps(metadata, indent=2) + "\n")
     metadata["size_bytes"] = index_size(index)
     return metadata
@@ -55,7 +55,7 @@ def ensure_bm25_index(corpus: str | None, index: str | Path, threads: int = 2, r
     if index.exists() and not rebuild:
         meta_file = index / INDEX_METADATA
         built_from = json.loads(meta_file.read_text()).get("corpus") if meta_file.exists() else None
-        if corpus and built_from not in (None, str(corpus)):
+        if corpus and built_from is not None and Path(built_from).resolve() != Path(corpus).resolve():
             raise InputError(f"{index} was built from {built_from}, not {corpus}; pass --rebuild-index")
         return
     if not corpus:

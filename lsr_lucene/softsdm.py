@@ -34,8 +34,7 @@ STORE_PATTERN = "soft-{:05d}.npz"
 # ---- encoding: segment vector, own-token weights and per-position top-k ------------------------------------
 def encode_segments(encoder, texts: Sequence[str], top_k: int = 0, batch_size: int = 16):
     """Per text: (sparse vector as ``encode_documents``, own-token weights as ``token_weights``, top-k or None)."""
-    vectors = encoder.encode_documents(texts, batch_size=batch_size)
-    tokens = encoder.token_weights(texts, batch_size=batch_size)
+    vectors, tokens = encoder.encode_with_token_weights(texts, batch_size=batch_size)
     tops = encoder.position_topk(texts, top_k, batch_size) if top_k > 0 else [None] * len(texts)
     return list(zip(vectors, tokens, tops))
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable
 
 from .errors import InputError
+from .io_utils import write_run
 
 DEFAULT_HITS = 1000
 
@@ -62,14 +63,6 @@ def time_queries(search: Callable[[str], list[tuple[str, float]]], qids: list[st
         results[qid] = search(qid)
         seconds.append(time.perf_counter() - started)
     return results, latency_stats(seconds)
-
-
-def write_run(results: dict[str, list[tuple[str, float]]], path: Path, tag: str) -> None:
-    """TREC run file from {qid: [(docid, score), ...]} sorted by score desc, docid asc."""
-    with path.open("w") as out:
-        for qid, hits in results.items():
-            for rank, (doc, score) in enumerate(sorted(hits, key=lambda h: (-h[1], h[0])), 1):
-                out.write(f"{qid} Q0 {doc} {rank} {score:.6f} {tag}\n")
 
 
 def ndcg10(qrels: Path, runs: dict[str, Path]) -> dict[str, float]:
@@ -192,7 +185,7 @@ def run_bench(args: argparse.Namespace, files: dict[str, Path], work: Path, skip
         bf16_queries = {q: quantise_query(v, scale) for q, v in
                         zip(qids, bf16.encode_queries([topics[q] for q in qids]))}
         results = brute_force(bf16_docs, bf16_queries, args.hits)
-        write_run(results, work / "bf16-brute.run", "bf16")
+        write_run(results, work / "bf16-brute.run", "bf16", overwrite=True)
         runs["bf16 brute force"] = work / "bf16-brute.run"
 
     index_dir = work / "index"
@@ -211,6 +204,13 @@ def run_bench(args: argparse.Namespace, files: dict[str, Path], work: Path, skip
         skip |= {"ours", "pyserini"}
 
     print(f"== search latency, k={args.hits}, one query at a time ({load_note()})", flush=True)
+
+    def record(label: str, tag: str, results: dict, stats: dict) -> None:
+        """Keep a searcher's latency and write its run (work/<tag>.run) for the nDCG@10 check."""
+        latency[label] = stats
+        runs[label] = work / f"{tag}.run"
+        write_run(results, runs[label], tag, overwrite=True)
+
     if "ours" not in skip:
         try:
             from .queries import SpecSearcher
@@ -219,35 +219,27 @@ def run_bench(args: argparse.Namespace, files: dict[str, Path], work: Path, skip
                 results, stats = time_queries(
                     lambda q: searcher.search({"qid": q, "terms": query_vectors[q]}, k=args.hits)
                     if query_vectors[q] else [], qids)
-            latency["lsr_lucene (Lucene)"] = stats
-            write_run(results, work / "ours.run", "ours")
-            runs["lsr_lucene (Lucene)"] = work / "ours.run"
+            record("lsr_lucene (Lucene)", "ours", results, stats)
         except ImportError as exc:
             print(f"  skipped our searcher: {exc}", flush=True)
     if "pyserini" not in skip:
         try:
             results, stats = pyserini_search(index_dir, query_vectors, qids, args.hits)
-            latency["Pyserini LuceneImpactSearcher"] = stats
-            write_run(results, work / "pyserini.run", "pyserini")
-            runs["Pyserini LuceneImpactSearcher"] = work / "pyserini.run"
+            record("Pyserini LuceneImpactSearcher", "pyserini", results, stats)
         except ImportError as exc:
             print(f"  skipped Pyserini: {exc}", flush=True)
     if "scipy" not in skip:
         try:
             search = brute_force_searcher(doc_vectors, args.hits)
             results, stats = time_queries(lambda q: search(query_vectors[q]), qids)
-            latency["brute force (scipy sparse)"] = stats
-            write_run(results, work / "brute.run", "brute")
-            runs["brute force (scipy sparse)"] = work / "brute.run"
+            record("brute force (scipy sparse)", "brute", results, stats)
         except ImportError as exc:
             print(f"  skipped brute force: {exc}", flush=True)
     if "seismic" not in skip:
         try:
             results, stats, build_s = seismic_search(doc_vectors, query_vectors, qids, args.hits, args.threads)
-            latency["Seismic (approximate)"] = stats
             print(f"  Seismic index built in {build_s:.1f}s", flush=True)
-            write_run(results, work / "seismic.run", "seismic")
-            runs["Seismic (approximate)"] = work / "seismic.run"
+            record("Seismic (approximate)", "seismic", results, stats)
         except ImportError as exc:
             print(f"  skipped Seismic: {exc} (pip install pyseismic-lsr)", flush=True)
 

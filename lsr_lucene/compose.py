@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from .errors import InputError
+from .io_utils import write_run
 from .operations import (MAX_DEPTH, NODE_OPS, OPERATIONS, FusionPlan, Plan, Settings, Tree, VectorPlan,
                          build_plan, format_plan, format_tree, fuse, plan_vectors, quantise_composed,
                          required_texts, tree_from_json)
@@ -364,19 +365,6 @@ def run_one(qid: str, plan: Plan, backend, scale: float, hits: int = 1000,
     specs = [make_spec(f"{qid}#{i}", vec, scale) for i, vec in enumerate(plan_vectors(plan))]
     leaf_hits = {s["qid"]: backend.search(s, fusion_depth) for s in specs if s is not None and spec_matches(s)}
     return _fused_ranking(qid, plan, specs, leaf_hits, backend, hits, fusion_depth)
-
-
-def write_run(results: Mapping[str, Sequence[tuple[str, float]]], output: str | Path, tag: str,
-              overwrite: bool = False) -> None:
-    """TREC run file (score desc, ties by docid asc), written to a temp file and renamed."""
-    from .io_utils import atomic_output
-
-    with atomic_output(output, overwrite=overwrite) as tmp:
-        with open(tmp, "w", encoding="utf-8") as out:
-            for qid, ranked in results.items():
-                ordered = sorted(ranked, key=lambda ds: (-ds[1], ds[0]))
-                for rank, (doc, score) in enumerate(ordered, 1):
-                    out.write(f"{qid} Q0 {doc} {rank} {score:.6f} {tag}\n")
 
 
 def contributions(backend, vector: Mapping, scale: float, docs: Sequence[str]) -> dict[str, list[tuple[str, float]]]:

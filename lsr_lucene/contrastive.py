@@ -454,7 +454,8 @@ def run_collection(args: argparse.Namespace) -> int:
     """The ``collection`` subcommand: every operation on a compositions file with qrels, through Lucene."""
     import pandas as pd
 
-    from .compose import read_compositions, write_run
+    from .compose import read_compositions
+    from .io_utils import write_run
     from .eval import evaluate, to_markdown
     from .search import index_settings
 

@@ -8,7 +8,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Mapping, Sequence
 
 from .errors import InputError
 
@@ -76,3 +76,14 @@ def write_text_atomic(path: str | Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
+
+
+def write_run(results: Mapping[str, Sequence[tuple[str, float]]], output: str | Path, tag: str,
+              overwrite: bool = False) -> None:
+    """TREC run file (score desc, ties by docid asc), written to a temp file and renamed."""
+    with atomic_output(output, overwrite=overwrite) as tmp:
+        with open(tmp, "w", encoding="utf-8") as out:
+            for qid, ranked in results.items():
+                ordered = sorted(ranked, key=lambda ds: (-ds[1], ds[0]))
+                for rank, (doc, score) in enumerate(ordered, 1):
+                    out.write(f"{qid} Q0 {doc} {rank} {score:.6f} {tag}\n")

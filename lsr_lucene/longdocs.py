@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections import defaultdict
 from dataclasses import dataclass
@@ -213,17 +212,14 @@ def collapse(segment_scores: Mapping[str, float], k: int | None) -> dict[str, fl
 def write_run(scores: Mapping[str, Mapping[str, float]], output: str | Path, tag: str, hits: int = 1000,
               qids: Sequence[str] | None = None) -> None:
     """A TREC run (score descending, ties by docid ascending), top ``hits`` per query, written atomically."""
+    from .io_utils import write_run as write_trec_run
     from .sdm import rank
 
-    output = Path(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    tmp = output.with_name(f".{output.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as out:
-        for qid in (qids if qids is not None else scores):
-            docs = scores.get(qid, {})
-            for i, doc_id in enumerate(rank(docs)[:hits], 1):
-                out.write(f"{qid} Q0 {doc_id} {i} {docs[doc_id]:.6f} {tag}\n")
-    os.replace(tmp, output)
+    top = {}
+    for qid in (qids if qids is not None else scores):
+        docs = scores.get(qid, {})
+        top[qid] = [(d, docs[d]) for d in rank(docs)[:hits]]
+    write_trec_run(top, output, tag, overwrite=True)
 
 
 def with_tail(reranked: Mapping[str, float], first_stage: Mapping[str, float], hits: int = 1000) -> dict[str, float]:

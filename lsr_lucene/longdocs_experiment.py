@@ -197,14 +197,14 @@ class Experiment:
         return scores
 
     def choose_combine(self) -> str:
-        from .sdm import average_precision
+        from .sdm import average_precision, rank
 
         if self.cfg.query_combine != "auto":
             return self.cfg.query_combine
         best, best_value, values = None, -1.0, {}
         for combine in QUERY_COMBINE:
             scores = self.segment_scores(combine)
-            value = sum(average_precision(_ranked(collapse(scores.get(q, {}), 1)), self.coll.qrels[q])
+            value = sum(average_precision(rank(collapse(scores.get(q, {}), 1)), self.coll.qrels[q])
                         for q in self.train) / len(self.train)
             values[combine] = round(value, 4)
             if value > best_value:
@@ -504,9 +504,3 @@ class Experiment:
         fig.tight_layout()
         fig.savefig(self.out / f"{self.prefix}-{MEASURES[0]}.png", dpi=120)
         plt.close(fig)
-
-
-def _ranked(scores: Mapping[str, float]) -> list[str]:
-    from .sdm import rank
-
-    return rank(scores)

@@ -25,9 +25,10 @@ import numpy as np
 import torch
 
 from . import activations as act
+from . import negative_head as nh
 from .errors import InputError, SetupError
 
-MODEL_CONFIG = "lsr_lucene.json"  # optional file in a model directory: {"activation", "pooling", "epsilon"}
+MODEL_CONFIG = "lsr_lucene.json"  # optional file in a model directory: activation, pooling, epsilon, negative_head
 DTYPES = ("fp32", "bf16")
 DEFAULT_BATCH_SIZE = 16
 # elements of one (positions × vocabulary chunk) logits block: small enough to stay in cache
@@ -67,7 +68,7 @@ def model_config(model: str) -> dict:
         raise SetupError(f"{path}: malformed JSON ({exc.msg})") from None
     if not isinstance(config, dict):
         raise SetupError(f"{path}: expected a JSON object")
-    return {k: config[k] for k in ("activation", "pooling", "epsilon") if config.get(k) is not None}
+    return {k: config[k] for k in ("activation", "pooling", "epsilon", "negative_head") if config.get(k) is not None}
 
 
 def _swap_output_embeddings(model) -> tuple[torch.Tensor, torch.Tensor]:
@@ -120,6 +121,15 @@ class SparseEncoder:
         self._bias = self._bias.to(self.device, torch.float32)
         self._screen = bf16_matmul_is_fast(self.device) if screen is None else bool(screen)
         self._weight_bf16 = self._weight.to(torch.bfloat16) if self._screen else None
+        self._head = None  # text-level signed head (negative_head.py), when the model was trained with one
+        if saved.get("negative_head"):
+            from .models import resolve
+
+            if self.activation != "snrelu":
+                raise InputError(f"model {model!r} has a negative head, which needs the snrelu activation")
+            self._head = nh.load(resolve(model)).to(self.device).eval()
+            self._screen = False  # the bf16 screening bound covers the MLM logits only
+            self._weight_bf16 = None
         self._weight_norms = self._weight.norm(dim=-1)
         self._dense_fraction = 0.25  # above this share of candidate terms, screening falls back to plain fp32
         vocab = self.tokenizer.get_vocab()
@@ -195,8 +205,10 @@ class SparseEncoder:
         hidden = hidden.float()
         if self._screen:
             return self._screened(hidden, mask, need_min)
-        raw_max, raw_min = self._pooled_raw(hidden, mask, need_min, self._weight)
-        return act.pool_raw(raw_max, raw_min, self.activation, self.pooling, self.epsilon)
+        raw_max, raw_min = self._pooled_raw(hidden, mask, need_min or self._head is not None, self._weight)
+        if self._head is not None:
+            raw_max, raw_min = nh.pooled_out(raw_max, raw_min, self._head(hidden, mask), self.epsilon)
+        return act.pool_raw(raw_max, raw_min if need_min else None, self.activation, self.pooling, self.epsilon)
 
     def _screened(self, hidden: torch.Tensor, mask: torch.Tensor, need_min: bool) -> torch.Tensor:
         """Exact fp32 weights at bf16 cost: a bf16 projection finds the terms that can be non-zero, fp32 redoes those.
@@ -323,6 +335,8 @@ class SparseEncoder:
                 input_ids, mask = enc["input_ids"].to(self.device), enc["attention_mask"].to(self.device)
                 hidden = self._hidden(input_ids, mask)
                 logits = hidden.float() @ self._weight.T + self._bias
+                if self._head is not None:  # per position: gate(logit) + the text's offset
+                    logits = nh.gate(logits, self.epsilon) + self._head(hidden.float(), mask).unsqueeze(1)
                 values = act.activate(logits, self.activation, self.epsilon)
                 out.extend(self._to_dicts(act.pool(values, mask, self.pooling)))
         return out
@@ -334,6 +348,7 @@ class SparseEncoder:
         The weight is the positive part of the activation of the token's own logit at that position
         (log(1+ReLU(x)) for SPLADE, log(1+ReLU(x-eps)) for SNReLU), so it is never negative.
         """
+        self._require_no_head("token_weights")
         max_length = max_length or self.max_length
         ids = self._tokenize(texts, max_length)
 
@@ -343,6 +358,7 @@ class SparseEncoder:
     def encode_with_token_weights(self, texts: Sequence[str], batch_size: int = DEFAULT_BATCH_SIZE
                                   ) -> tuple[list[dict[str, float]], list[list[tuple[str, float]]]]:
         """``encode_documents`` and ``token_weights`` (at ``max_length``) from one transformer pass."""
+        self._require_no_head("token_weights")
         if not texts:
             return [], []
 
@@ -360,6 +376,7 @@ class SparseEncoder:
 
         The projection runs in bfloat16 (ranking the top terms; the stored weights are float16 anyway).
         """
+        self._require_no_head("position_topk")
         if not texts:
             return []
         special = torch.tensor(sorted(self._special_ids), dtype=torch.long)
@@ -379,6 +396,12 @@ class SparseEncoder:
             return out
 
         return self._run_batches(self._tokenize(texts, self.max_length), batch_size, work)
+
+    def _require_no_head(self, what: str) -> None:
+        """Per-position weights are MLM logits only; a negative head's per-text offset has no position."""
+        if self._head is not None:
+            raise InputError(f"{what}: model {self.model_name!r} has a negative head; per-position weights are "
+                             f"only defined for models without one")
 
     def _own_weights(self, hidden: torch.Tensor, input_ids: torch.Tensor, mask: torch.Tensor
                      ) -> list[list[tuple[str, float]]]:

@@ -40,9 +40,10 @@ import torch.nn.functional as F
 import warnings
 
 from . import activations as act
+from . import negative_head as nh
+from .encode import MODEL_CONFIG
 from .errors import InputError, SetupError
 
-MODEL_CONFIG = "lsr_lucene.json"
 TRAINER_STATE = "trainer_state.pt"
 LOG_FILE = "train_log.jsonl"
 ARGS_FILE = "train_args.json"
@@ -280,10 +281,10 @@ class TrainableEncoder(torch.nn.Module):
 
     def __init__(self, model: str = "splade-tiny", activation: str | None = None, pooling: str | None = None,
                  epsilon: float | None = None, device: str | None = None, matmul: str = "fp32",
-                 dead_zone_grad: float = 0.0, init_shift: float | None = None):
+                 dead_zone_grad: float = 0.0, init_shift: float | None = None, negative_head: str | None = None):
         super().__init__()
         from .encode import model_config
-        from .models import load
+        from .models import load, resolve
 
         saved = model_config(model)
         self.activation = activation or saved.get("activation", "splade")
@@ -300,6 +301,14 @@ class TrainableEncoder(torch.nn.Module):
             raise InputError(f"matmul precision must be one of {', '.join(MATMUL_DTYPES)}, got {matmul!r}")
         self.matmul = matmul
         self.dead_zone_grad = float(dead_zone_grad)
+        saved_head = saved.get("negative_head")
+        self.negative_head = negative_head or saved_head
+        if self.negative_head is not None:
+            if self.negative_head not in nh.HEAD_KINDS:
+                raise InputError(f"negative head must be one of {', '.join(nh.HEAD_KINDS)}, "
+                                 f"got {self.negative_head!r}")
+            if self.activation != "snrelu":
+                raise InputError("a negative head needs --activation snrelu")
         self.source = model
         self.tokenizer, self.net = load(model)
         decoder = self.net.get_output_embeddings()
@@ -310,6 +319,10 @@ class TrainableEncoder(torch.nn.Module):
         self.decoder = decoder
         self._parent, self._child = _find_decoder_parent(self.net, decoder)
         setattr(self._parent, self._child, torch.nn.Identity())
+        self.head = None
+        if self.negative_head is not None:
+            self.head = (nh.load(resolve(model)) if saved_head else
+                         nh.NegativeHead(decoder.weight.shape[0], decoder.weight.shape[1]))
         self.widen = 0.0  # training only: dead zone widened by this much on both sides, logits shifted to match
         if init_shift is None:  # SPLADE -> SNReLU: shift logits by eps so the positive part starts equal to SPLADE's
             converting = self.activation == "snrelu" and saved.get("activation", "splade") != "snrelu"
@@ -333,7 +346,10 @@ class TrainableEncoder(torch.nn.Module):
 
     def settings(self) -> dict:
         """The encoding settings saved with the model (``lsr_lucene.json``)."""
-        return {"activation": self.activation, "pooling": self.pooling, "epsilon": self.epsilon}
+        settings = {"activation": self.activation, "pooling": self.pooling, "epsilon": self.epsilon}
+        if self.negative_head is not None:
+            settings["negative_head"] = self.negative_head
+        return settings
 
     def forward(self, texts: Sequence[str], max_length: int) -> torch.Tensor:
         """Pooled term weights (texts × vocabulary), as SparseEncoder computes them, with gradients."""
@@ -350,6 +366,10 @@ class TrainableEncoder(torch.nn.Module):
             bias, epsilon = bias + self.widen, epsilon + self.widen
         raw_max, raw_min = pooled_logits(hidden, self.decoder.weight, bias, need_min,
                                          MATMUL_DTYPES[self.matmul], mask.sum(1).tolist())
+        if self.head is not None:
+            offset = self.head(hidden, mask)
+            raw_max, raw_min = nh.pooled_out(raw_max, raw_max if raw_min is None else raw_min, offset, epsilon)
+            raw_min = raw_min if need_min else None
         weights = act.pool_raw(raw_max, raw_min, self.activation, self.pooling, epsilon)
         if self.training and self.dead_zone_grad > 0:
             # surrogate gradient inside the dead zone (forward value unchanged): lets a term cross from
@@ -389,6 +409,8 @@ class TrainableEncoder(torch.nn.Module):
         finally:
             setattr(self._parent, self._child, torch.nn.Identity())
         self.tokenizer.save_pretrained(path)
+        if self.head is not None:
+            nh.save(self.head, path)
         config = {**self.settings(), "base_model": str(self.source), **(extra or {})}
         (path / MODEL_CONFIG).write_text(json.dumps(config, indent=2) + "\n")
 
@@ -477,6 +499,7 @@ class TrainConfig:
     epsilon_start: float | None = None
     anneal: float = 0.5
     freeze_vocabulary: bool = False
+    negative_head: str | None = None
     doc_to_query: float = 0.0
     epochs: int = 4
     batch_size: int = 8
@@ -576,6 +599,8 @@ class Trainer:
             raise InputError("--max-length and --query-max-length must be at least 2")
         if cfg.epsilon_start is not None and cfg.activation != "snrelu":
             raise InputError("--epsilon-start (dead-zone annealing) applies to --activation snrelu only")
+        if cfg.epsilon_start is not None and cfg.negative_head:
+            raise InputError("--epsilon-start (dead-zone annealing) and --negative-head do not combine")
         examples, dev = self._load_data()
         if cfg.threads:
             torch.set_num_threads(cfg.threads)
@@ -593,7 +618,8 @@ class Trainer:
         model = TrainableEncoder(str(checkpoint) if checkpoint else cfg.model, activation=cfg.activation,
                                  pooling=cfg.pooling, epsilon=cfg.epsilon, device=cfg.device, matmul=cfg.matmul,
                                  dead_zone_grad=cfg.dead_zone_grad,
-                                 init_shift=0.0 if checkpoint else cfg.init_shift)
+                                 init_shift=0.0 if checkpoint else cfg.init_shift,
+                                 negative_head=cfg.negative_head)
         model.source = cfg.model
         cfg.pooling, cfg.epsilon = model.pooling, model.epsilon
         if checkpoint is None:
@@ -779,6 +805,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--freeze-vocabulary", action="store_true",
                    help="keep the vocabulary embeddings (tied to the output projection) and output biases fixed; "
                         "only the transformer and the projection head learn")
+    p.add_argument("--negative-head", choices=nh.HEAD_KINDS, default=None,
+                   help="snrelu only: negative weights from a text-level head (zero at the start) instead of the "
+                        "MLM logits' negative tail; see lsr_lucene/negative_head.py")
     p.add_argument("--dead-zone-grad", type=float, default=d.dead_zone_grad,
                    help="surrogate gradient slope inside the dead zone during training (0: exact gradient)")
     p.add_argument("--epochs", type=int, default=d.epochs)

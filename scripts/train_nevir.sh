@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fine-tune splade-tiny on NevIR train: positive-only SPLADE, and signed SNReLU with absmax and sum pooling
-# (with a fixed wide dead zone, and with an annealed one),
+# (with a fixed wide dead zone, with an annealed one, and with a negative head),
 # then evaluate every model and the vanilla one through Lucene impact indexes:
 #   - NevIR dev pairwise accuracy: each row's two documents indexed, both queries scored with SignedImpactQuery;
 #   - share of negative weights and non-zero terms per document / query (NevIR dev vectors);
@@ -9,7 +9,7 @@
 # is only used for the reported figures.
 # Usage: scripts/train_nevir.sh
 # Environment: THREADS (default 2), DATA (default ../shared/data), MODEL (default splade-tiny),
-#   FORCE=1 retrains models that already exist, SEED (default 13).
+#   FORCE=1 retrains models and re-evaluates results that already exist, SEED (default 13).
 # Writes: runs/nevir/results.{md,csv}, runs/nevir/train-<model>.jsonl (per-epoch training logs),
 #   runs/nevir/settings.json; models, vectors and indexes under work/nevir/signed/ (git-ignored).
 set -euo pipefail
@@ -40,6 +40,10 @@ signed=(--activation snrelu --epsilon 12 --dead-zone-grad 0.3)
 # first half of training (negatives below -8 in SPLADE units at the end): the FLOPS term pushes the newly
 # exposed junk negatives back into the dead zone, and epochs are only model candidates once annealing is over.
 annealed=(--activation snrelu --epsilon 4 --epsilon-start 12 --anneal 0.5 --epochs 8)
+# SNReLU with a negative head (lsr_lucene/negative_head.py): the MLM logits only make positive weights, negative
+# ones come from a text-level head that starts at zero (eps 1). It fits the training pairs only after ~10 epochs,
+# so it runs 25 epochs and keeps the best held-out one.
+headed=(--activation snrelu --epsilon 1 --negative-head mean --dead-zone-grad 0.3 --epochs 25 --patience 0)
 
 train() {
   local name=$1; shift
@@ -58,6 +62,9 @@ train snrelu-absmax "${signed[@]}" --pooling absmax
 train snrelu-sum "${signed[@]}" --pooling sum
 train snrelu-absmax-anneal "${annealed[@]}" --pooling absmax
 train snrelu-sum-anneal "${annealed[@]}" --pooling sum
+train snrelu-absmax-head "${headed[@]}" --pooling absmax
+train snrelu-sum-head "${headed[@]}" --pooling sum
+train snrelu-sum-head-seed14 "${headed[@]}" --pooling sum --seed 14  # a second seed: how much it moves
 
 # ---- evaluation through Lucene ---------------------------------------------------------------------------------
 python -m lsr_lucene.signed_stats nevir-corpus --nevir "$data/nevir/dev.jsonl" \
@@ -67,6 +74,11 @@ cran=$data/cranfield
 evaluate() {
   local name=$1 model=$2
   local v=$work/vectors-$name i=$work/index-$name cv=$work/cranfield-vectors-$name ci=$work/cranfield-index-$name
+  if [ -f "$work/results/$name.json" ] && [ "$work/results/$name.json" -nt "$model/config.json" ] \
+     && [ -z "${FORCE:-}" ]; then
+    echo "== $name: reusing $work/results/$name.json (FORCE=1 re-evaluates)"
+    return
+  fi
   echo "== evaluating $name ($model)"
   rm -rf "$v" "$i" "$cv" "$ci"
   python -m lsr_lucene.encode --corpus "$work/dev-docs.jsonl" --output "$v" --model "$model" --max-length 256 \
@@ -105,17 +117,23 @@ evaluate snrelu-absmax "$work/models/snrelu-absmax"
 evaluate snrelu-sum "$work/models/snrelu-sum"
 evaluate snrelu-absmax-anneal "$work/models/snrelu-absmax-anneal"
 evaluate snrelu-sum-anneal "$work/models/snrelu-sum-anneal"
+evaluate snrelu-absmax-head "$work/models/snrelu-absmax-head"
+evaluate snrelu-sum-head "$work/models/snrelu-sum-head"
+evaluate snrelu-sum-head-seed14 "$work/models/snrelu-sum-head-seed14"
 
 python -m lsr_lucene.signed_stats table --output "$out/results" --overwrite \
   --result "$work/results/vanilla.json" --result "$work/results/positive.json" \
   --result "$work/results/snrelu-absmax.json" --result "$work/results/snrelu-sum.json" \
-  --result "$work/results/snrelu-absmax-anneal.json" --result "$work/results/snrelu-sum-anneal.json"
+  --result "$work/results/snrelu-absmax-anneal.json" --result "$work/results/snrelu-sum-anneal.json" \
+  --result "$work/results/snrelu-absmax-head.json" --result "$work/results/snrelu-sum-head.json" \
+  --result "$work/results/snrelu-sum-head-seed14.json"
 python - "$work" "$out/settings.json" <<'PY'
 import json, sys
 from pathlib import Path
 work, target = Path(sys.argv[1]), Path(sys.argv[2])
 settings = {}
-for name in ("positive", "snrelu-absmax", "snrelu-sum", "snrelu-absmax-anneal", "snrelu-sum-anneal"):
+for name in ("positive", "snrelu-absmax", "snrelu-sum", "snrelu-absmax-anneal", "snrelu-sum-anneal",
+             "snrelu-absmax-head", "snrelu-sum-head", "snrelu-sum-head-seed14"):
     model = work / "models" / name
     settings[name] = {"train_args": json.loads((model / "train_args.json").read_text()),
                       "summary": json.loads((model / "train_summary.json").read_text())}

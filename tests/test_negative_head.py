@@ -1,0 +1,77 @@
+"""The text-level negative head of signed models: SPLADE-equal start, encoder = trainer = naive path, errors."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from lsr_lucene import negative_head as nh
+from lsr_lucene.errors import InputError, SetupError
+from lsr_lucene.train import TrainableEncoder, main
+
+TEXTS = ["a dog that does not bark at night", "tea without caffeine", "negation is hard for retrieval"]
+
+
+def _head_model(pooling: str = "sum") -> TrainableEncoder:
+    return TrainableEncoder("splade-tiny", activation="snrelu", pooling=pooling, epsilon=1.0, matmul="fp32",
+                            device="cpu", negative_head="mean").eval()
+
+
+def test_gate_and_pooled_out_on_hand_made_logits():
+    raw = torch.tensor([[2.5, 1.0, 0.3, -7.0]])
+    assert nh.gate(raw, 1.0).tolist() == [[2.5, 0.0, 0.0, 0.0]]  # the MLM tail never goes negative
+    high, low = nh.pooled_out(raw, raw - 3.0, torch.tensor([[0.0, -2.0, 0.5, 0.0]]), 1.0)
+    assert high.tolist() == [[2.5, -2.0, 0.5, 0.0]] and low.tolist() == [[0.0, -2.0, 0.5, 0.0]]
+
+
+def test_zero_head_encodes_exactly_as_the_splade_model():
+    model = _head_model()
+    splade = TrainableEncoder("splade-tiny", activation="splade", matmul="fp32", device="cpu").eval()
+    with torch.no_grad():
+        assert torch.allclose(model.encode(TEXTS, 32), splade.encode(TEXTS, 32), atol=1e-5)
+
+
+def test_head_gradient_reaches_the_head_through_the_dead_zone():
+    model = _head_model()
+    model.train()
+    model.net.eval()
+    model.dead_zone_grad = 0.3
+    model(TEXTS, 32)[:, :100].sum().backward()
+    assert model.head.weight.grad.abs().sum() > 0 and model.head.bias.grad[:100].abs().min() > 0
+
+
+@pytest.mark.parametrize("pooling", ["absmax", "sum"])
+def test_saved_head_model_encodes_alike_in_trainer_encoder_and_naive_path(tmp_path, pooling):
+    from lsr_lucene.encode import SparseEncoder
+
+    model = _head_model(pooling)
+    torch.manual_seed(0)
+    with torch.no_grad():  # a head that makes some terms strongly negative, others positive
+        model.head.weight.normal_(0, 0.05)
+        model.head.bias.normal_(0, 1.0)
+        want = model.to_dicts(model.encode(TEXTS, 32))
+    assert any(w < 0 for v in want for w in v.values()) and any(w > 0 for v in want for w in v.values())
+    model.save(tmp_path / "m")
+    assert (tmp_path / "m" / nh.HEAD_FILE).is_file()
+    encoder = SparseEncoder(model=str(tmp_path / "m"), max_length=32, device="cpu")
+    for got in (encoder.encode_documents(TEXTS), encoder.encode_naive(TEXTS)):
+        for g, w in zip(got, want):
+            assert g.keys() == w.keys()
+            assert all(abs(g[t] - w[t]) < 1e-4 for t in w)
+    reloaded = TrainableEncoder(str(tmp_path / "m"), matmul="fp32", device="cpu").eval()
+    assert reloaded.settings()["negative_head"] == "mean"
+    assert torch.equal(reloaded.head.weight, model.head.weight)
+    with pytest.raises(InputError, match="negative head"):
+        encoder.position_topk(TEXTS, 4)
+
+
+def test_missing_or_malformed_head_file_is_a_one_line_error(tmp_path):
+    with pytest.raises(SetupError, match="negative_head.pt: missing"):
+        nh.load(tmp_path)
+    (tmp_path / nh.HEAD_FILE).write_bytes(b"not a tensor file")
+    with pytest.raises(SetupError, match="negative_head.pt: not a negative head"):
+        nh.load(tmp_path)
+
+
+def test_negative_head_needs_the_signed_activation(tmp_path):
+    with pytest.raises(InputError, match="needs --activation snrelu"):
+        TrainableEncoder("splade-tiny", activation="splade", negative_head="mean", device="cpu")

@@ -119,8 +119,6 @@ class SparseEncoder:
         self.net = net.to(self.device).eval()
         self._weight = self._weight.to(self.device, torch.float32).contiguous()
         self._bias = self._bias.to(self.device, torch.float32)
-        self._screen = bf16_matmul_is_fast(self.device) if screen is None else bool(screen)
-        self._weight_bf16 = self._weight.to(torch.bfloat16) if self._screen else None
         self._head = None  # text-level signed head (negative_head.py), when the model was trained with one
         if saved.get("negative_head"):
             from .models import resolve
@@ -128,8 +126,9 @@ class SparseEncoder:
             if self.activation != "snrelu":
                 raise InputError(f"model {model!r} has a negative head, which needs the snrelu activation")
             self._head = nh.load(resolve(model)).to(self.device).eval()
-            self._screen = False  # the bf16 screening bound covers the MLM logits only
-            self._weight_bf16 = None
+        # bf16 screening: its error bound covers the MLM logits only, so not with a negative head
+        self._screen = self._head is None and (bf16_matmul_is_fast(self.device) if screen is None else bool(screen))
+        self._weight_bf16 = self._weight.to(torch.bfloat16) if self._screen else None
         self._weight_norms = self._weight.norm(dim=-1)
         self._dense_fraction = 0.25  # above this share of candidate terms, screening falls back to plain fp32
         vocab = self.tokenizer.get_vocab()
@@ -205,10 +204,10 @@ class SparseEncoder:
         hidden = hidden.float()
         if self._screen:
             return self._screened(hidden, mask, need_min)
-        raw_max, raw_min = self._pooled_raw(hidden, mask, need_min or self._head is not None, self._weight)
+        raw_max, raw_min = self._pooled_raw(hidden, mask, need_min, self._weight)
         if self._head is not None:
             raw_max, raw_min = nh.pooled_out(raw_max, raw_min, self._head(hidden, mask), self.epsilon)
-        return act.pool_raw(raw_max, raw_min if need_min else None, self.activation, self.pooling, self.epsilon)
+        return act.pool_raw(raw_max, raw_min, self.activation, self.pooling, self.epsilon)
 
     def _screened(self, hidden: torch.Tensor, mask: torch.Tensor, need_min: bool) -> torch.Tensor:
         """Exact fp32 weights at bf16 cost: a bf16 projection finds the terms that can be non-zero, fp32 redoes those.

@@ -46,10 +46,11 @@ def gate(raw: torch.Tensor, epsilon: float) -> torch.Tensor:
     return torch.where(raw > epsilon, raw, torch.zeros_like(raw))
 
 
-def pooled_out(raw_max: torch.Tensor, raw_min: torch.Tensor, offset: torch.Tensor,
-               epsilon: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """Max and min over positions of ``gate(logit) + offset`` from the max and min of the raw logits."""
-    return gate(raw_max, epsilon) + offset, gate(raw_min, epsilon) + offset
+def pooled_out(raw_max: torch.Tensor, raw_min: torch.Tensor | None, offset: torch.Tensor,
+               epsilon: float) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Max and min over positions of ``gate(logit) + offset`` from the max and min of the raw logits
+    (the min stays None when the pooling does not need it)."""
+    return gate(raw_max, epsilon) + offset, None if raw_min is None else gate(raw_min, epsilon) + offset
 
 
 def save(head: NegativeHead, directory: str | Path) -> None:

@@ -41,7 +41,7 @@ import warnings
 
 from . import activations as act
 from . import negative_head as nh
-from .encode import MODEL_CONFIG
+from .encode import MODEL_CONFIG, model_config
 from .errors import InputError, SetupError
 
 TRAINER_STATE = "trainer_state.pt"
@@ -283,7 +283,6 @@ class TrainableEncoder(torch.nn.Module):
                  epsilon: float | None = None, device: str | None = None, matmul: str = "fp32",
                  dead_zone_grad: float = 0.0, init_shift: float | None = None, negative_head: str | None = None):
         super().__init__()
-        from .encode import model_config
         from .models import load, resolve
 
         saved = model_config(model)
@@ -367,9 +366,7 @@ class TrainableEncoder(torch.nn.Module):
         raw_max, raw_min = pooled_logits(hidden, self.decoder.weight, bias, need_min,
                                          MATMUL_DTYPES[self.matmul], mask.sum(1).tolist())
         if self.head is not None:
-            offset = self.head(hidden, mask)
-            raw_max, raw_min = nh.pooled_out(raw_max, raw_max if raw_min is None else raw_min, offset, epsilon)
-            raw_min = raw_min if need_min else None
+            raw_max, raw_min = nh.pooled_out(raw_max, raw_min, self.head(hidden, mask), epsilon)
         weights = act.pool_raw(raw_max, raw_min, self.activation, self.pooling, epsilon)
         if self.training and self.dead_zone_grad > 0:
             # surrogate gradient inside the dead zone (forward value unchanged): lets a term cross from

@@ -21,6 +21,7 @@ def test_gate_and_pooled_out_on_hand_made_logits():
     assert nh.gate(raw, 1.0).tolist() == [[2.5, 0.0, 0.0, 0.0]]  # the MLM tail never goes negative
     high, low = nh.pooled_out(raw, raw - 3.0, torch.tensor([[0.0, -2.0, 0.5, 0.0]]), 1.0)
     assert high.tolist() == [[2.5, -2.0, 0.5, 0.0]] and low.tolist() == [[0.0, -2.0, 0.5, 0.0]]
+    assert nh.pooled_out(raw, None, torch.zeros(1, 4), 1.0)[1] is None  # max pooling needs no minimum
 
 
 def test_zero_head_encodes_exactly_as_the_splade_model():

@@ -32,7 +32,7 @@ from typing import Iterable, Iterator, Mapping, Sequence
 from .errors import InputError
 from .io_utils import write_text_atomic
 from .longdoc_collections import QUERY_MODES, Collection, load_collection
-from .segment import parse_segment_id
+from .segment import parse_segment_id, within_first
 from .segment_store import (DEFAULT_SHARD, STATE, check_encoded, encode_segments_dir, encode_topk,
                             read_segment_vectors, read_tokens, write_positions_file)
 
@@ -449,7 +449,7 @@ class SegmentSearch:
         for q, docs in self.score_max().items():
             top = set(rank(docs)[:depth])
             out[q] = [s for s in self.t_scores.get(q, {}) if parse_segment_id(s)[0] in top
-                      and (self.k is None or parse_segment_id(s)[1] < self.k)]
+                      and within_first(s, self.k)]
         return out
 
     def features(self, kind: str, depth: int, encoded: str | Path | None = None) -> dict[str, dict]:

@@ -16,7 +16,7 @@ from .longdoc_collections import load_collection
 from .longdocs import (AGGREGATIONS, QUERY_COMBINE, Query, SdmSettings, build_aggregate_index, build_segment_index,
                        collapse, encode_queries, exact_features, feature_table, quantised_query, read_own_arrays,
                        read_run_lines, segment_hits, soft_features_for, split_queries, with_tail, write_run)
-from .segment import parse_segment_id
+from .segment import parse_segment_id, within_first
 from .segment_store import STATE, encode_segments_dir, read_segment_vectors, read_segments
 
 SEGMENT_COUNTS = (1, 2, 3, 4, 5, 8)  # swept below the cap ("all"): the issue's 1..5, and 8 for the trend
@@ -36,6 +36,11 @@ def segment_label(k: int | None, cap: int | None) -> str:
     if k is None or (cap is not None and k == cap):
         return f"all({cap})" if cap is not None else "all"
     return str(k)
+
+
+def file_label(k: int | None, cap: int | None) -> str:
+    """``segment_label`` as it appears in file names ("all(16)" -> "all16")."""
+    return segment_label(k, cap).replace("(", "").replace(")", "")
 
 
 def _segment_ids_by_doc(encoded: str | Path) -> dict[str, list[str]]:
@@ -179,7 +184,7 @@ class Experiment:
         return self._queries
 
     def run_path(self, name: str, k: int | None) -> Path:
-        return self.runs / f"{name}-k{segment_label(k, self.cap).replace('(', '').replace(')', '')}.run"
+        return self.runs / f"{name}-k{file_label(k, self.cap)}.run"
 
     # ---- first stage: segment impact scores ---------------------------------------------------------
     def segment_scores(self, combine: str) -> dict[str, dict[str, float]]:
@@ -229,7 +234,7 @@ class Experiment:
                 if run.exists():
                     continue
                 index = self.work / ("index-first" if method == "first" else
-                                     f"index-{method}-k{segment_label(k, self.cap).replace('(', '').replace(')', '')}")
+                                     f"index-{method}-k{file_label(k, self.cap)}")
                 if not index.exists():
                     _log(f"indexing {method} of the first {segment_label(k, self.cap)} segments")
                     build_aggregate_index(self.encoded(), method, k, index, threads=self.cfg.threads)
@@ -345,7 +350,7 @@ class Experiment:
                 features = {}
                 for q in self.qids:
                     top = rank(collapse(seg_scores.get(q, {}), k))[:self.cfg.depth]
-                    seg_ids = [s for d in top for s in by_doc.get(d, []) if k is None or parse_segment_id(s)[1] < k]
+                    seg_ids = [s for d in top for s in by_doc.get(d, []) if within_first(s, k)]
                     extra = exact_features(searcher, self.queries()[q], seg_ids, settings)
                     features[q] = feature_table({s: seg_scores.get(q, {}).get(s, 0.0) for s in seg_ids}, extra,
                                                 self.cfg.scale * self.cfg.scale)
@@ -367,7 +372,7 @@ class Experiment:
 
         topics = {q: t for q, t in self.coll.bm25_topics().items() if q in set(self.test)}  # nothing to fit
         for k in self.ks + ["full"]:
-            label = "full" if k == "full" else segment_label(k, self.cap).replace("(", "").replace(")", "")
+            label = "full" if k == "full" else file_label(k, self.cap)
             runs = {name: self.runs / f"{name}-k{label}.run" for name in ("bm25", "bm25-rm3", "bm25-sdm")}
             if all(p.exists() for p in runs.values()):
                 continue
@@ -434,7 +439,7 @@ class Experiment:
         results = results.copy()
         order = ["first", "rep-max", "rep-sum", "rep-mean", "score-max", "exact-sdm", "exact-sdm-segpool",
                  "soft-sdm", "soft-sdm-segpool", "bm25", "bm25-rm3", "bm25-sdm"]
-        labels = [segment_label(k, self.cap).replace("(", "").replace(")", "") for k in self.ks]
+        labels = [file_label(k, self.cap) for k in self.ks]
         pretty = {l: segment_label(k, self.cap) for l, k in zip(labels, self.ks)}
         # first and rep-*@1 are the same run: spread them over the columns they stand for
         extra = []
@@ -492,7 +497,7 @@ class Experiment:
             if sub.empty:
                 continue
             ys = [sub[col].get(l, float("nan")) for l in labels]
-            style = "--" if method.startswith("bm25") else ("-" if "sdm" in method else "-")
+            style = "--" if method.startswith("bm25") else "-"
             marker = "s" if "sdm" in method else "o"
             ax.plot(x, ys, style, marker=marker, label=method)
         ax.set_xticks(x, [pretty[l] for l in labels])

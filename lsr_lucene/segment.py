@@ -62,6 +62,11 @@ def parse_segment_id(seg_id: str) -> tuple[str, int]:
     return doc_id, int(index)
 
 
+def within_first(seg_id: str, limit: int | None) -> bool:
+    """Whether a segment is among its document's first ``limit`` segments (every segment when None)."""
+    return limit is None or parse_segment_id(seg_id)[1] < limit
+
+
 def _is_abbreviation(before: str) -> bool:
     match = _LAST_WORD.search(before)
     if not match:

@@ -13,7 +13,7 @@ import numpy as np
 
 from .errors import InputError
 from .io_utils import open_jsonl, write_text_atomic
-from .segment import parse_segment_id
+from .segment import within_first
 
 DEFAULT_SHARD = 500
 STATE = "state.json"
@@ -108,8 +108,8 @@ def encode_segments_dir(segments: str | Path, output: str | Path, encoder, scale
     else:
         write_text_atomic(state_file, json.dumps({"settings": settings, "complete": False}, indent=2))
     reused = _ReusedEncoding(reuse, settings, top_k) if reuse else None
-    items = ((s, t) for s, t in read_segments(segments) if limit is None or parse_segment_id(s)[1] < limit)
-    total = sum(1 for s, _ in read_segments(segments) if limit is None or parse_segment_id(s)[1] < limit)
+    items = ((s, t) for s, t in read_segments(segments) if within_first(s, limit))
+    total = sum(1 for s, _ in read_segments(segments) if within_first(s, limit))
     progress = tqdm(total=total, desc="encoding segments", unit=" seg", file=sys.stderr, dynamic_ncols=True)
     started, encoded = time.perf_counter(), 0
     for number, chunk in enumerate(_shards(items, shard_size)):
@@ -168,7 +168,7 @@ def encode_topk(segments: str | Path, encoded: str | Path, encoder, wanted: set[
             raise InputError(f"{soft}: holds top-{store.top_k} entries, not top-{top_k}; use another directory")
     limit = settings.get("limit")
     todo = [(s, t) for s, t in read_segments(segments)
-            if (limit is None or parse_segment_id(s)[1] < limit) and s not in stored and (wanted is None or s in wanted)]
+            if within_first(s, limit) and s not in stored and (wanted is None or s in wanted)]
     start = len(list(soft.glob("soft-extra-*.npz")))
     progress = tqdm(total=len(todo), desc="SoftSDM top-k", unit=" seg", file=sys.stderr, dynamic_ncols=True)
     started = time.perf_counter()

@@ -85,12 +85,6 @@ def load_fire2017(folder: str | Path, query_mode: str = "citations", context_wor
     for name in ("corpus.jsonl", "queries.jsonl", "qrels.txt"):
         if not (folder / name).is_file():
             raise InputError(f"{folder / name}: missing (FIRE 2017 folder needs corpus.jsonl, queries.jsonl, qrels.txt)")
-    if tokenizer is None and query_mode != "citations":
-        from transformers import AutoTokenizer
-
-        from .models import resolve
-
-        tokenizer = AutoTokenizer.from_pretrained(resolve("splade-tiny"))
     queries, fallback = {}, 0
     for line_no, obj in open_jsonl(folder / "queries.jsonl"):
         qid, text = obj.get("id"), obj.get("text")
@@ -100,7 +94,7 @@ def load_fire2017(folder: str | Path, query_mode: str = "citations", context_wor
         if query_mode in ("head", "both") or not passages:
             if not passages and query_mode == "citations":
                 fallback += 1
-            if tokenizer is None:
+            if tokenizer is None:  # loaded on first need: "citations" mode may never need it
                 from transformers import AutoTokenizer
 
                 from .models import resolve

@@ -119,13 +119,19 @@ class SparseEncoder:
         self.net = net.to(self.device).eval()
         self._weight = self._weight.to(self.device, torch.float32).contiguous()
         self._bias = self._bias.to(self.device, torch.float32)
-        self._head = None  # text-level signed head (negative_head.py), when the model was trained with one
-        if saved.get("negative_head"):
+        self._head = None  # signed head (negative_head.py), when the model was trained with one
+        self._head_kind = saved.get("negative_head")
+        if self._head_kind:
             from .models import resolve
 
             if self.activation != "snrelu":
                 raise InputError(f"model {model!r} has a negative head, which needs the snrelu activation")
-            self._head = nh.load(resolve(model)).to(self.device).eval()
+            if self._head_kind not in nh.HEAD_KINDS:
+                raise InputError(f"model {model!r}: unknown negative head {self._head_kind!r} in {MODEL_CONFIG} "
+                                 f"(known: {', '.join(nh.HEAD_KINDS)})")
+            self._head = nh.load(resolve(model), self._head_kind).to(self.device).eval()
+            if self._head_kind == "scope":
+                self._scope = nh.NegationScope(self.tokenizer, int(self._head.window))
         # bf16 screening: its error bound covers the MLM logits only, so not with a negative head
         self._screen = self._head is None and (bf16_matmul_is_fast(self.device) if screen is None else bool(screen))
         self._weight_bf16 = self._weight.to(torch.bfloat16) if self._screen else None
@@ -175,13 +181,17 @@ class SparseEncoder:
             out = self.net(input_ids=input_ids, attention_mask=mask)
         return out.logits if hasattr(out, "logits") else out[0]
 
-    def _pooled_raw(self, hidden: torch.Tensor, mask: torch.Tensor, need_min: bool, weight: torch.Tensor):
-        """Per-term max (and min) of raw logits over unmasked positions, projected chunk by chunk."""
+    def _pooled_raw(self, hidden: torch.Tensor, mask: torch.Tensor, need_min: bool, weight: torch.Tensor,
+                    sign: torch.Tensor | None = None):
+        """Per-term max (and min) of raw logits over unmasked positions, projected chunk by chunk
+        (of ``sign * gate(logit)`` when a scope head's ``sign`` is given)."""
         batch, length, dim = hidden.shape
         keep = mask.bool()
         if not bool(keep.all()):
             # padded positions get a copy of position 0's state: a duplicate changes neither max nor min
             hidden = torch.where(keep.unsqueeze(-1), hidden, hidden[:, :1])
+            if sign is not None:
+                sign = torch.where(keep, sign, sign[:, :1])
         flat = hidden.reshape(batch * length, dim).to(weight.dtype)
         vocab = weight.shape[0]
         chunk = max(256, min(vocab, _BLOCK_ELEMENTS // max(1, batch * length)))
@@ -190,22 +200,29 @@ class SparseEncoder:
         for start in range(0, vocab, chunk):
             end = min(vocab, start + chunk)
             logits = (flat @ weight[start:end].T).view(batch, length, end - start)
+            if sign is not None:
+                logits = nh.scoped(logits + self._bias[start:end], sign, self.epsilon)
             raw_max[:, start:end] = logits.amax(dim=1)
             if need_min:  # (separate reductions: aminmax is far slower on bf16)
                 raw_min[:, start:end] = logits.amin(dim=1)
-        raw_max += self._bias
-        if raw_min is not None:
-            raw_min += self._bias
+        if sign is None:
+            raw_max += self._bias
+            if raw_min is not None:
+                raw_min += self._bias
         return raw_max, raw_min
 
-    def _weights(self, hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def _signs(self, hidden: torch.Tensor, input_ids: torch.Tensor) -> torch.Tensor | None:
+        """A scope head's per-position signs (batch, length), or None for other models."""
+        return self._head(hidden, self._scope(input_ids)) if self._head_kind == "scope" else None
+
+    def _weights(self, hidden: torch.Tensor, mask: torch.Tensor, input_ids: torch.Tensor) -> torch.Tensor:
         """Pooled, activated term weights (batch, vocabulary) for a padded batch."""
         need_min = act.needs_min(self.activation, self.pooling)
         hidden = hidden.float()
         if self._screen:
             return self._screened(hidden, mask, need_min)
-        raw_max, raw_min = self._pooled_raw(hidden, mask, need_min, self._weight)
-        if self._head is not None:
+        raw_max, raw_min = self._pooled_raw(hidden, mask, need_min, self._weight, self._signs(hidden, input_ids))
+        if self._head_kind == "mean":
             raw_max, raw_min = nh.pooled_out(raw_max, raw_min, self._head(hidden, mask), self.epsilon)
         return act.pool_raw(raw_max, raw_min, self.activation, self.pooling, self.epsilon)
 
@@ -293,7 +310,7 @@ class SparseEncoder:
             progress = tqdm(total=len(ids), desc=desc, unit=" texts", file=sys.stderr, leave=False)
         try:
             return self._run_batches(ids, batch_size, lambda input_ids, mask: self._to_dicts(
-                self._weights(self._hidden(input_ids, mask), mask)), progress)
+                self._weights(self._hidden(input_ids, mask), mask, input_ids)), progress)
         finally:
             if progress is not None:
                 progress.close()
@@ -334,8 +351,10 @@ class SparseEncoder:
                 input_ids, mask = enc["input_ids"].to(self.device), enc["attention_mask"].to(self.device)
                 hidden = self._hidden(input_ids, mask)
                 logits = hidden.float() @ self._weight.T + self._bias
-                if self._head is not None:  # per position: gate(logit) + the text's offset
+                if self._head_kind == "mean":  # per position: gate(logit) + the text's offset
                     logits = nh.gate(logits, self.epsilon) + self._head(hidden.float(), mask).unsqueeze(1)
+                elif self._head_kind == "scope":  # per position: sign * gate(logit)
+                    logits = nh.scoped(logits, self._signs(hidden.float(), input_ids), self.epsilon)
                 values = act.activate(logits, self.activation, self.epsilon)
                 out.extend(self._to_dicts(act.pool(values, mask, self.pooling)))
         return out
@@ -363,7 +382,8 @@ class SparseEncoder:
 
         def work(input_ids: torch.Tensor, mask: torch.Tensor) -> list:
             hidden = self._hidden(input_ids, mask)
-            return list(zip(self._to_dicts(self._weights(hidden, mask)), self._own_weights(hidden, input_ids, mask)))
+            return list(zip(self._to_dicts(self._weights(hidden, mask, input_ids)),
+                            self._own_weights(hidden, input_ids, mask)))
 
         pairs = self._run_batches(self._tokenize(texts, self.max_length), batch_size, work)
         return [p[0] for p in pairs], [p[1] for p in pairs]
@@ -397,7 +417,7 @@ class SparseEncoder:
         return self._run_batches(self._tokenize(texts, self.max_length), batch_size, work)
 
     def _require_no_head(self, what: str) -> None:
-        """Per-position weights are MLM logits only; a negative head's per-text offset has no position."""
+        """Per-position weights are defined on the MLM logits only: models with a negative head are refused."""
         if self._head is not None:
             raise InputError(f"{what}: model {self.model_name!r} has a negative head; per-position weights are "
                              f"only defined for models without one")

@@ -141,6 +141,34 @@ def results_table(results: Sequence[Mapping]):
     return pd.DataFrame(rows, index=pd.Index([r.get("name", "?") for r in results], name="model"))
 
 
+EPOCH_STATS = (("docs", "nonzero", "terms/doc"), ("docs", "negative_share", "neg. share (docs)"),
+               ("queries", "nonzero", "terms/query"), ("queries", "negative_share", "neg. share (queries)"))
+
+
+def epochs_table(logs: Sequence[tuple[str, str | Path]]):
+    """A DataFrame (one row per model and epoch) of the held-out NevIR figures in training logs
+    (``train_log.jsonl``; epoch 0 is the model before training)."""
+    import pandas as pd
+
+    from .io_utils import open_jsonl
+
+    rows = []
+    for name, path in logs:
+        for line_no, record in open_jsonl(path):
+            dev = record.get("dev")
+            if not isinstance(dev, dict) or "pairwise_accuracy" not in dev:
+                raise InputError(f"{path}:{line_no}: no held-out figures (\"dev\") in this training log record")
+            rows.append({"model": name, "epoch": record.get("epoch"),
+                         "held-out pairwise acc.": dev["pairwise_accuracy"],
+                         "reversed": dev.get("reversed"),
+                         "same doc for both": dev.get("prefers doc1 for both", 0) + dev.get("prefers doc2 for both", 0),
+                         "training CE": record.get("train", {}).get("ce", float("nan")),
+                         **{label: dev.get(side, {}).get(key) for side, key, label in EPOCH_STATS}})
+    if not rows:
+        raise InputError("no training log records to tabulate")
+    return pd.DataFrame(rows).set_index(["model", "epoch"])
+
+
 def _flatten(name: str, accuracy: dict | None, docs: dict | None, queries: dict | None) -> dict:
     out: dict = {"name": name}
     if accuracy:
@@ -176,6 +204,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--query-vectors", default=None, help="query vectors JSONL")
     p = sub.add_parser("table", help="Markdown + CSV table from nevir-eval results")
     p.add_argument("--result", action="append", required=True, help="a nevir-eval JSON file (repeatable, in order)")
+    p.add_argument("--output", required=True, help="path stem: writes STEM.md and STEM.csv")
+    p.add_argument("--overwrite", action="store_true")
+    p = sub.add_parser("epochs", help="Markdown + CSV table of held-out figures per epoch from training logs")
+    p.add_argument("--log", action="append", required=True, metavar="NAME=TRAIN_LOG",
+                   help="a model name and its train_log.jsonl (repeatable, in order)")
     p.add_argument("--output", required=True, help="path stem: writes STEM.md and STEM.csv")
     p.add_argument("--overwrite", action="store_true")
     return parser
@@ -244,6 +277,19 @@ def main(argv: list[str] | None = None) -> int:
             except json.JSONDecodeError as exc:
                 raise InputError(f"{path}: malformed JSON ({exc.msg})") from None
         df = results_table(results)
+        write_table(df, args.output, overwrite=args.overwrite)
+        print(to_markdown(df))
+        return 0
+    if args.command == "epochs":
+        from .eval import to_markdown, write_table
+
+        logs = []
+        for item in args.log:
+            name, sep, path = item.partition("=")
+            if not sep or not name or not path:
+                raise InputError(f"--log needs NAME=TRAIN_LOG, got {item!r}")
+            logs.append((name, path))
+        df = epochs_table(logs)
         write_table(df, args.output, overwrite=args.overwrite)
         print(to_markdown(df))
         return 0

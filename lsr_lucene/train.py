@@ -6,7 +6,8 @@ Training data (JSONL, one row per line, both kinds may be mixed):
 - triples ``{"query", "positive", "negative"}`` (``negative`` may be a list of texts).
 
 Loss: InfoNCE of each query over all documents of the batch (its row's other document is the hard
-negative, the other rows' documents are in-batch negatives) plus FLOPS regularisation
+negative, the other rows' documents are in-batch negatives; ``--no-in-batch-negatives`` keeps the row's own
+documents only) plus FLOPS regularisation
 (Formal et al.: sum over the vocabulary of the squared mean |weight|, for queries and documents, with a
 quadratic warm-up). Signed models (SNReLU, Krasakis et al.) use |weight|, so negative weights cost
 sparsity like positive ones.
@@ -185,7 +186,8 @@ class PooledLogits(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, hidden, weight, bias, lengths: tuple, need_min: bool, dtype: torch.dtype):  # type: ignore[override]
+    def forward(ctx, hidden, weight, bias, sign, lengths: tuple, need_min: bool, dtype: torch.dtype,  # type: ignore[override]
+                epsilon: float):
         n, length, dim = hidden.shape
         vocab = weight.shape[0]
         out = torch.float64 if hidden.dtype == torch.float64 else torch.float32
@@ -194,70 +196,94 @@ class PooledLogits(torch.autograd.Function):
         arg_max = torch.empty((n, vocab), dtype=torch.long, device=hidden.device)
         raw_min = torch.empty((n, vocab) if need_min else (0,), dtype=out, device=hidden.device)
         arg_min = torch.empty((n, vocab) if need_min else (0,), dtype=torch.long, device=hidden.device)
+        # scope head: the gated logit at each winning position (the sign's gradient needs it)
+        gated_max = torch.zeros((n, vocab) if sign is not None else (0,), dtype=out, device=hidden.device)
+        gated_min = torch.zeros((n, vocab) if sign is not None and need_min else (0,), dtype=out,
+                                device=hidden.device)
         for i in range(n):
             logits = w @ hidden[i, :lengths[i]].detach().to(dtype).T  # vocabulary × positions
+            if sign is not None:  # sign * gate(logit + bias) per position (the bias cannot wait until after pooling)
+                logits = logits.to(out) + bias.detach().to(out).unsqueeze(1)
+                gated = nh.gate(logits, epsilon)
+                logits = gated * sign[i, :lengths[i]].detach().to(out)
             values, index = logits.max(dim=1)
             raw_max[i], arg_max[i] = values, index
+            if sign is not None:
+                gated_max[i] = gated.gather(1, index.unsqueeze(1)).squeeze(1)
             if need_min:
                 values, index = logits.min(dim=1)
                 raw_min[i], arg_min[i] = values, index
-        raw_max += bias.detach()
-        if need_min:
-            raw_min += bias.detach()
-        ctx.save_for_backward(hidden, weight, arg_max, arg_min)
+                if sign is not None:
+                    gated_min[i] = gated.gather(1, index.unsqueeze(1)).squeeze(1)
+        if sign is None:
+            raw_max += bias.detach()
+            if need_min:
+                raw_min += bias.detach()
+        ctx.save_for_backward(hidden, weight, sign, arg_max, arg_min, gated_max, gated_min)
         ctx.need_min = need_min
         return raw_max, raw_min
 
     @staticmethod
     def backward(ctx, grad_max, grad_min):  # type: ignore[override]
-        hidden, weight, arg_max, arg_min = ctx.saved_tensors
+        hidden, weight, sign, arg_max, arg_min, gated_max, gated_min = ctx.saved_tensors
         n, length, dim = hidden.shape
         vocab = weight.shape[0]
-        want_h, want_w, want_b = ctx.needs_input_grad[:3]
-        grads = [(grad_max, arg_max)]
+        want_h, want_w, want_b, want_s = ctx.needs_input_grad[:4]
+        grads = [(grad_max, arg_max, gated_max)]
         if ctx.need_min and grad_min is not None and grad_min.numel():
-            grads.append((grad_min, arg_min))
-        grads = [(g, a) for g, a in grads if g is not None]
-        grad_hidden = grad_weight = grad_bias = None
+            grads.append((grad_min, arg_min, gated_min))
+        grads = [g for g in grads if g[0] is not None]
+        grad_hidden = grad_weight = grad_bias = grad_sign = None
+        rows, cols, vals = [], [], []
+        offsets = (torch.arange(n, device=hidden.device) * length).unsqueeze(1)
+        if sign is not None and want_s:
+            grad_sign = torch.zeros((n * length,), dtype=sign.dtype, device=sign.device)
+        for g, arg, gated in grads:
+            text, term = torch.nonzero(g, as_tuple=True)
+            position = (offsets + arg)[text, term]
+            value = g[text, term]
+            if sign is not None:  # d(sign * gate(x)) = gate(x) dsign + sign [x > eps] dx
+                won = gated[text, term]
+                if grad_sign is not None:
+                    grad_sign.index_add_(0, position, (value * won).to(sign.dtype))
+                value = value * sign.detach().reshape(-1)[position].to(value.dtype) * (won != 0).to(value.dtype)
+            rows.append(position)
+            cols.append(term)
+            vals.append(value)
+        index = torch.stack([torch.cat(rows), torch.cat(cols)]) if rows else torch.zeros((2, 0), dtype=torch.long)
+        values = torch.cat(vals) if vals else torch.zeros(0)
         if want_h or want_w:
-            rows, cols, vals = [], [], []
-            offsets = (torch.arange(n, device=hidden.device) * length).unsqueeze(1)
-            for g, arg in grads:
-                text, term = torch.nonzero(g, as_tuple=True)
-                rows.append((offsets + arg)[text, term])
-                cols.append(term)
-                vals.append(g[text, term])
-            if rows:
-                index = torch.stack([torch.cat(rows), torch.cat(cols)])
-                with warnings.catch_warnings():  # "sparse invariant checks are disabled": indices are in range
-                    warnings.simplefilter("ignore")
-                    scattered = torch.sparse_coo_tensor(index, torch.cat(vals).to(hidden.dtype),
-                                                        (n * length, vocab))
-            else:
-                scattered = torch.sparse_coo_tensor(torch.zeros((2, 0), dtype=torch.long), torch.zeros(0),
-                                                    (n * length, vocab), dtype=hidden.dtype)
+            with warnings.catch_warnings():  # "sparse invariant checks are disabled": indices are in range
+                warnings.simplefilter("ignore")
+                scattered = torch.sparse_coo_tensor(index, values.to(hidden.dtype), (n * length, vocab))
             if want_h:
                 grad_hidden = torch.sparse.mm(scattered, weight.detach().to(hidden.dtype)).view(n, length, dim)
             if want_w:
                 flat = hidden.detach().reshape(n * length, dim)
                 grad_weight = torch.sparse.mm(scattered.t(), flat).to(weight.dtype)
         if want_b:
-            grad_bias = sum(g.sum(0) for g, _ in grads).to(weight.dtype)
-        return grad_hidden, grad_weight, grad_bias, None, None, None
+            grad_bias = torch.zeros(vocab, dtype=weight.dtype, device=weight.device).index_add_(
+                0, index[1], values.to(weight.dtype))
+        if grad_sign is not None:
+            grad_sign = grad_sign.view(n, length)
+        return grad_hidden, grad_weight, grad_bias, grad_sign, None, None, None, None
 
 
 def pooled_logits(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, need_min: bool,
-                  dtype: torch.dtype = torch.float32,
-                  lengths: Sequence[int] | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+                  dtype: torch.dtype = torch.float32, lengths: Sequence[int] | None = None,
+                  sign: torch.Tensor | None = None, epsilon: float = 0.0) -> tuple[torch.Tensor, torch.Tensor | None]:
     """(raw max, raw min or None) over positions of the vocabulary logits; see :class:`PooledLogits`.
 
     ``lengths`` gives each text's number of real positions (default: all); padding beyond it is ignored.
+    With ``sign`` (texts × positions, a scope head's output) the pooled values are those of
+    ``sign * gate(logit)`` (:func:`negative_head.scoped`, gate at ``epsilon``).
     """
     if lengths is None:
         lengths = [hidden.shape[1]] * hidden.shape[0]
     if min(lengths, default=1) < 1:
         raise InputError("every text needs at least one position")
-    raw_max, raw_min = PooledLogits.apply(hidden, weight, bias, tuple(int(x) for x in lengths), need_min, dtype)
+    raw_max, raw_min = PooledLogits.apply(hidden, weight, bias, sign, tuple(int(x) for x in lengths), need_min,
+                                          dtype, float(epsilon))
     return raw_max, (raw_min if need_min else None)
 
 
@@ -308,6 +334,8 @@ class TrainableEncoder(torch.nn.Module):
                                  f"got {self.negative_head!r}")
             if self.activation != "snrelu":
                 raise InputError("a negative head needs --activation snrelu")
+            if saved_head and negative_head and negative_head != saved_head:
+                raise InputError(f"model {model!r} has a {saved_head!r} negative head, not {negative_head!r}")
         self.source = model
         self.tokenizer, self.net = load(model)
         decoder = self.net.get_output_embeddings()
@@ -320,8 +348,10 @@ class TrainableEncoder(torch.nn.Module):
         setattr(self._parent, self._child, torch.nn.Identity())
         self.head = None
         if self.negative_head is not None:
-            self.head = (nh.load(resolve(model)) if saved_head else
-                         nh.NegativeHead(decoder.weight.shape[0], decoder.weight.shape[1]))
+            self.head = (nh.load(resolve(model), self.negative_head) if saved_head else
+                         nh.create(self.negative_head, *decoder.weight.shape))
+            if self.negative_head == "scope":
+                self.scope = nh.NegationScope(self.tokenizer, int(self.head.window))
         self.widen = 0.0  # training only: dead zone widened by this much on both sides, logits shifted to match
         if init_shift is None:  # SPLADE -> SNReLU: shift logits by eps so the positive part starts equal to SPLADE's
             converting = self.activation == "snrelu" and saved.get("activation", "splade") != "snrelu"
@@ -363,9 +393,10 @@ class TrainableEncoder(torch.nn.Module):
         if self.widen and self.activation == "snrelu":
             # annealing: dead zone [-eps-2w, eps] in the saved model's logit units, i.e. the positive side unchanged
             bias, epsilon = bias + self.widen, epsilon + self.widen
+        sign = self.head(hidden, self.scope(input_ids)) if self.negative_head == "scope" else None
         raw_max, raw_min = pooled_logits(hidden, self.decoder.weight, bias, need_min,
-                                         MATMUL_DTYPES[self.matmul], mask.sum(1).tolist())
-        if self.head is not None:
+                                         MATMUL_DTYPES[self.matmul], mask.sum(1).tolist(), sign, epsilon)
+        if self.negative_head == "mean":
             raw_max, raw_min = nh.pooled_out(raw_max, raw_min, self.head(hidden, mask), epsilon)
         weights = act.pool_raw(raw_max, raw_min, self.activation, self.pooling, epsilon)
         if self.training and self.dead_zone_grad > 0:
@@ -420,8 +451,11 @@ def flops(weights: torch.Tensor) -> torch.Tensor:
 
 def batch_loss(model: TrainableEncoder, batch: Sequence[Example], lambda_q: float, lambda_d: float,
                max_length: int, query_max_length: int,
-               doc_to_query: float = 0.0) -> tuple[torch.Tensor, dict[str, float]]:
+               doc_to_query: float = 0.0, in_batch: bool = True) -> tuple[torch.Tensor, dict[str, float]]:
     """InfoNCE of every query over all the batch's documents + FLOPS; returns (loss, parts).
+
+    ``in_batch=False`` ranks each query among its own row's documents only (for NevIR rows: the pairwise
+    objective itself, q1 doc1 over doc2 and q2 doc2 over doc1, with the topical match the two share cancelled).
 
     ``doc_to_query`` > 0 adds (with that weight) the reverse InfoNCE of every relevant document over all the
     batch's queries: for a NevIR row it compares q1 and q2 on the same document, i.e. it trains the
@@ -430,15 +464,21 @@ def batch_loss(model: TrainableEncoder, batch: Sequence[Example], lambda_q: floa
     docs: list[str] = []
     queries: list[str] = []
     labels: list[int] = []
+    rows: list[tuple[int, int]] = []  # each query's own documents: [start, end)
     for ex in batch:
         offset = len(docs)
         docs.extend(ex.docs)
         for text, target in ex.queries:
             queries.append(text)
             labels.append(offset + target)
+            rows.append((offset, len(docs)))
     q = model(queries, query_max_length)
     d = model(docs, max_length)
     scores = q @ d.T
+    if not in_batch:
+        column = torch.arange(len(docs), device=scores.device)
+        own = torch.stack([(column >= start) & (column < end) for start, end in rows])
+        scores = scores.masked_fill(~own, float("-inf"))
     target = torch.tensor(labels, device=scores.device)
     ce = F.cross_entropy(scores, target)
     reg_q, reg_d = flops(q), flops(d)
@@ -498,6 +538,7 @@ class TrainConfig:
     freeze_vocabulary: bool = False
     negative_head: str | None = None
     doc_to_query: float = 0.0
+    in_batch: bool = True
     epochs: int = 4
     batch_size: int = 8
     lr: float = 1e-4
@@ -674,7 +715,7 @@ class Trainer:
                 factor = _flops_factor(state["step"], total, cfg.flops_warmup)
                 model.widen = _widening(state["step"], total, cfg.epsilon_start, model.epsilon, cfg.anneal)
                 loss, parts = batch_loss(model, batch, cfg.lambda_q * factor, cfg.lambda_d * factor,
-                                         cfg.max_length, cfg.query_max_length, cfg.doc_to_query)
+                                         cfg.max_length, cfg.query_max_length, cfg.doc_to_query, cfg.in_batch)
                 if not torch.isfinite(loss):
                     raise SetupError(f"loss became {float(loss)} at step {state['step']}; lower --lr")
                 optimizer.zero_grad(set_to_none=True)
@@ -799,12 +840,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--anneal", type=float, default=d.anneal, help="share of steps for dead-zone annealing")
     p.add_argument("--doc-to-query", type=float, default=d.doc_to_query,
                    help="weight of the reverse InfoNCE (each relevant document over the batch's queries)")
+    p.add_argument("--no-in-batch-negatives", dest="in_batch", action="store_false",
+                   help="rank each query among its own row's documents only (the contrastive pair), not the "
+                        "other rows' documents")
     p.add_argument("--freeze-vocabulary", action="store_true",
                    help="keep the vocabulary embeddings (tied to the output projection) and output biases fixed; "
                         "only the transformer and the projection head learn")
     p.add_argument("--negative-head", choices=nh.HEAD_KINDS, default=None,
-                   help="snrelu only: negative weights from a text-level head (zero at the start) instead of the "
-                        "MLM logits' negative tail; see lsr_lucene/negative_head.py")
+                   help="snrelu only: negative weights from a head instead of the MLM logits' negative tail: "
+                        "'mean' adds a per-text, per-term offset (zero at the start), 'scope' multiplies each "
+                        "position's logits by a learned sign (-1 inside a negation); see lsr_lucene/negative_head.py")
     p.add_argument("--dead-zone-grad", type=float, default=d.dead_zone_grad,
                    help="surrogate gradient slope inside the dead zone during training (0: exact gradient)")
     p.add_argument("--epochs", type=int, default=d.epochs)

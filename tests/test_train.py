@@ -54,6 +54,52 @@ def test_pooled_logits_match_full_logits_values_and_gradients(seed, activation, 
     assert torch.all(results[1][1][1, 3:] == 0) and torch.all(results[1][1][2, 1:] == 0)
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_scoped_pooled_logits_match_full_logits_values_and_gradients(seed):
+    from lsr_lucene import negative_head as nh
+
+    torch.manual_seed(seed)
+    n, length, dim, vocab, eps = 2, 5, 4, 7, 0.3
+    lengths = [5, 3]
+    tensors = [torch.randn(n, length, dim, dtype=torch.float64), torch.randn(vocab, dim, dtype=torch.float64),
+               torch.randn(vocab, dtype=torch.float64), torch.rand(n, length, dtype=torch.float64) * 2 - 1]
+    upstream = torch.randn(2, n, vocab, dtype=torch.float64)
+    results = []
+    for fast in (False, True):
+        hidden, weight, bias, sign = (t.clone().requires_grad_() for t in tensors)
+        if fast:
+            raw_max, raw_min = pooled_logits(hidden, weight, bias, True, torch.float64, lengths, sign, eps)
+        else:  # reference: sign * gate(logit) per position, then max and min over each text's positions
+            values = [nh.scoped(hidden[i, :k] @ weight.T + bias, sign[i, :k], eps) for i, k in enumerate(lengths)]
+            raw_max = torch.stack([v.max(0).values for v in values])
+            raw_min = torch.stack([v.min(0).values for v in values])
+        (raw_max * upstream[0] + raw_min * upstream[1]).sum().backward()
+        results.append([raw_max.detach(), raw_min.detach(), hidden.grad, weight.grad, bias.grad, sign.grad])
+    for a, b in zip(*results):
+        assert torch.allclose(a, b, atol=1e-10)
+
+
+def test_without_in_batch_negatives_each_query_ranks_its_own_pair_only():
+    import torch.nn.functional as F
+
+    rows = [{"q1": "dogs that bark", "doc1": "the dog barks", "q2": "dogs that do not bark",
+             "doc2": "the dog does not bark"},
+            {"q1": "dogs that bite", "doc1": "the dog bites", "q2": "dogs that do not bite",
+             "doc2": "the dog does not bite"}]  # same topic: the other row's documents compete in-batch
+    from lsr_lucene.train import parse_example
+
+    examples = [parse_example(r, "test", str(i)) for i, r in enumerate(rows)]
+    model = TrainableEncoder("splade-tiny", matmul="fp32", device="cpu").eval()
+    with torch.no_grad():
+        loss, parts = batch_loss(model, examples, 0.0, 0.0, 32, 16, in_batch=False)
+        in_batch, _ = batch_loss(model, examples, 0.0, 0.0, 32, 16)
+        q = model([r[k] for r in rows for k in ("q1", "q2")], 16)
+        d = model([r[k] for r in rows for k in ("doc1", "doc2")], 32)
+    pair = [F.cross_entropy((q[i] @ d[2 * (i // 2):2 * (i // 2) + 2].T).unsqueeze(0), torch.tensor([i % 2]))
+            for i in range(4)]
+    assert loss.item() == pytest.approx(float(sum(pair) / 4), rel=1e-5) and loss.item() < in_batch.item()
+
+
 def test_pooled_logits_hand_made_signs_dead_zone_and_gradient_routes():
     # one text, 3 positions, identity projection: the logits are the hidden states themselves
     hidden = torch.tensor([[[3.0, -0.5, -4.0, 2.0],

@@ -101,3 +101,23 @@ def test_nevir_collection_files_and_bad_dev_file(tmp_path, capsys):
     assert run_main(main, ["nevir-corpus", "--nevir", str(missing), "--corpus", str(tmp_path / "c.jsonl"),
                            "--topics", str(tmp_path / "t.tsv")]) == 2
     assert "doc2" in capsys.readouterr().err
+
+
+def test_epochs_table_from_training_logs(tmp_path, capsys):
+    dev = {"pairwise_accuracy": 0.26, "correct": 13, "reversed": 11, "prefers doc1 for both": 11,
+           "prefers doc2 for both": 15, "docs": {"nonzero": 217.0, "negative_share": 0.03},
+           "queries": {"nonzero": 25.0, "negative_share": 0.15}}
+    log = tmp_path / "train_log.jsonl"
+    log.write_text(json.dumps({"epoch": 0, "step": 0, "dev": dev}) + "\n"
+                   + json.dumps({"epoch": 1, "step": 50, "train": {"ce": 1.8},
+                                 "dev": {**dev, "pairwise_accuracy": 0.18}}) + "\n")
+    assert main(["epochs", "--log", f"scope={log}", "--output", str(tmp_path / "t")]) == 0
+    table = (tmp_path / "t.csv").read_text().splitlines()
+    assert table[0].startswith("model,epoch,held-out pairwise acc.,reversed,same doc for both,training CE")
+    assert table[1].startswith("scope,0,0.26") and ",26," in table[1] and table[2].startswith("scope,1,0.18")
+    assert "| scope | 1 | 0.1800 |" in capsys.readouterr().out
+    log.write_text(json.dumps({"epoch": 1, "train": {"ce": 1.0}}) + "\n")
+    with pytest.raises(InputError, match=r"train_log.jsonl:1: no held-out figures"):
+        main(["epochs", "--log", f"scope={log}", "--output", str(tmp_path / "u")])
+    with pytest.raises(InputError, match="--log needs NAME=TRAIN_LOG"):
+        main(["epochs", "--log", str(log), "--output", str(tmp_path / "u")])

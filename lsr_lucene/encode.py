@@ -126,9 +126,7 @@ class SparseEncoder:
 
             if self.activation != "snrelu":
                 raise InputError(f"model {model!r} has a negative head, which needs the snrelu activation")
-            if self._head_kind not in nh.HEAD_KINDS:
-                raise InputError(f"model {model!r}: unknown negative head {self._head_kind!r} in {MODEL_CONFIG} "
-                                 f"(known: {', '.join(nh.HEAD_KINDS)})")
+            nh.check_kind(self._head_kind, f"model {model!r} ({MODEL_CONFIG})")
             self._head = nh.load(resolve(model), self._head_kind).to(self.device).eval()
             if self._head_kind == "scope":
                 self._scope = nh.NegationScope(self.tokenizer, int(self._head.window))

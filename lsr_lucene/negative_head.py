@@ -28,7 +28,7 @@ from pathlib import Path
 
 import torch
 
-from .errors import SetupError
+from .errors import InputError, SetupError
 
 HEAD_FILE = "negative_head.pt"  # beside the masked-LM files; lsr_lucene.json says "negative_head": "mean"
 HEAD_KINDS = ("mean", "scope")
@@ -128,8 +128,15 @@ def scoped(logits: torch.Tensor, sign: torch.Tensor, epsilon: float) -> torch.Te
     return gate(logits, epsilon) * sign.unsqueeze(-1).to(logits.dtype)
 
 
+def check_kind(kind: str, where: str) -> None:
+    """InputError naming ``where`` unless ``kind`` is one of HEAD_KINDS (the one place that decides)."""
+    if kind not in HEAD_KINDS:
+        raise InputError(f"{where}: negative head must be one of {', '.join(HEAD_KINDS)}, got {kind!r}")
+
+
 def create(kind: str, vocab: int, dim: int) -> torch.nn.Module:
     """A new head of ``kind`` for a model with this vocabulary and hidden size."""
+    check_kind(kind, "new head")
     return NegativeHead(vocab, dim) if kind == "mean" else ScopeHead(dim)
 
 
@@ -141,6 +148,7 @@ def save(head: torch.nn.Module, directory: str | Path) -> None:
 def load(directory: str | Path, kind: str = "mean") -> torch.nn.Module:
     """The head of ``kind`` saved in a model directory; a one-line error when the file is missing or malformed."""
     path = Path(directory) / HEAD_FILE
+    check_kind(kind, str(path))
     if not path.is_file():
         raise SetupError(f"{path}: missing (the model's lsr_lucene.json names a negative head)")
     try:

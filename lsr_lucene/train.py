@@ -329,9 +329,7 @@ class TrainableEncoder(torch.nn.Module):
         saved_head = saved.get("negative_head")
         self.negative_head = negative_head or saved_head
         if self.negative_head is not None:
-            if self.negative_head not in nh.HEAD_KINDS:
-                raise InputError(f"negative head must be one of {', '.join(nh.HEAD_KINDS)}, "
-                                 f"got {self.negative_head!r}")
+            nh.check_kind(self.negative_head, f"model {model!r}")
             if self.activation != "snrelu":
                 raise InputError("a negative head needs --activation snrelu")
             if saved_head and negative_head and negative_head != saved_head:

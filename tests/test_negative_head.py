@@ -6,7 +6,7 @@ import torch
 
 from lsr_lucene import negative_head as nh
 from lsr_lucene.errors import InputError, SetupError
-from lsr_lucene.train import TrainableEncoder, main
+from lsr_lucene.train import TrainableEncoder
 
 TEXTS = ["a dog that does not bark at night", "tea without caffeine", "negation is hard for retrieval"]
 
@@ -112,6 +112,8 @@ def test_missing_or_malformed_head_file_is_a_one_line_error(tmp_path):
     with pytest.raises(SetupError, match="negative_head.pt: not a negative head"):
         nh.load(tmp_path, "mean")
     assert nh.load(tmp_path, "scope").weight.shape == (8,)
+    with pytest.raises(InputError, match="negative head must be one of mean, scope, got 'bogus'"):
+        nh.load(tmp_path, "bogus")
 
 
 def test_negative_head_needs_the_signed_activation(tmp_path):

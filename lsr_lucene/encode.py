@@ -357,6 +357,17 @@ class SparseEncoder:
                 out.extend(self._to_dicts(act.pool(values, mask, self.pooling)))
         return out
 
+    def mean_hidden(self, texts: Sequence[str], max_length: int | None = None,
+                    batch_size: int = DEFAULT_BATCH_SIZE) -> np.ndarray:
+        """Per text, the mean of its transformed hidden states (float32, texts × hidden size): the input of the
+        mean negative head, and the features of lsr_lucene.nevir_probe."""
+        if not texts:
+            return np.zeros((0, self._weight.shape[1]), dtype=np.float32)
+        ids = self._tokenize(texts, max_length or self.max_length)
+        rows = self._run_batches(ids, batch_size, lambda input_ids, mask: list(
+            nh.mean_state(self._hidden(input_ids, mask).float(), mask).cpu().numpy()))
+        return np.stack(rows)
+
     def token_weights(self, texts: Sequence[str], max_length: int | None = None,
                       batch_size: int = DEFAULT_BATCH_SIZE) -> list[list[tuple[str, float]]]:
         """Per position (special tokens excluded): the WordPiece token and the weight given to it at its own position.

@@ -44,9 +44,13 @@ class NegativeHead(torch.nn.Module):
 
     def forward(self, hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """(batch, vocabulary) offsets from ``hidden`` (batch, length, dim) over the positions ``mask`` keeps."""
-        keep = mask.to(hidden.dtype).unsqueeze(-1)
-        mean = (hidden * keep).sum(1) / keep.sum(1).clamp(min=1)
-        return mean.to(self.weight.dtype) @ self.weight.T + self.bias
+        return mean_state(hidden, mask).to(self.weight.dtype) @ self.weight.T + self.bias
+
+
+def mean_state(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """(batch, dim) mean of ``hidden`` (batch, length, dim) over the positions ``mask`` keeps: the mean head's input."""
+    keep = mask.to(hidden.dtype).unsqueeze(-1)
+    return (hidden * keep).sum(1) / keep.sum(1).clamp(min=1)
 
 
 NEGATION_CUES = ("not", "no", "never", "without", "nor", "cannot", "unable", "neither", "none", "nothing")

@@ -136,7 +136,8 @@ def format_tree(tree: Tree, indent: str = "") -> str:
 
 
 # ------------------------------------------------------------------------------------------ operations
-def _dot(a: Mapping, b: Mapping) -> float:
+def dot(a: Mapping, b: Mapping) -> float:
+    """Sparse dot product of two {term: weight} vectors."""
     if len(a) > len(b):
         a, b = b, a
     return sum(w * b[k] for k, w in a.items() if k in b)
@@ -174,10 +175,10 @@ def ignore(a: Mapping, b: Mapping) -> Vector:
 
 def orthogonal(a: Mapping, b: Mapping) -> Vector:
     """A − (A·B / |B|²)·B: removes A's projection on B (Widdows' orthogonal negation); A when B is empty."""
-    norm = _dot(b, b)
+    norm = dot(b, b)
     if norm == 0:
         return _clean(a)
-    return nrf(a, b, _dot(a, b) / norm)
+    return nrf(a, b, dot(a, b) / norm)
 
 
 def disentangled(a: Mapping, b: Mapping, lam: float = 1.0) -> Vector:

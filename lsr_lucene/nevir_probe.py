@@ -126,6 +126,7 @@ def vector_outcomes(encoder, rows: Sequence[Mapping[str, str]]) -> dict[str, flo
 def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float) -> np.ndarray:
     """Weights (bias last) of a logistic regression minimising mean log-loss + l2/2 · |w|² (bias free)."""
     from scipy.optimize import minimize
+    from scipy.special import expit
 
     xb = np.hstack([x, np.ones((len(x), 1))])
     sign = 2.0 * y - 1.0
@@ -133,15 +134,11 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float) -> np.ndarray:
     def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
         margin = sign * (xb @ w)
         value = np.logaddexp(0.0, -margin).mean() + 0.5 * l2 * (w[:-1] @ w[:-1])
-        grad = xb.T @ (-sign * _sigmoid(-margin)) / len(y)
+        grad = xb.T @ (-sign * expit(-margin)) / len(y)
         grad[:-1] += l2 * w[:-1]
         return value, grad
 
     return minimize(loss, np.zeros(xb.shape[1]), jac=True, method="L-BFGS-B").x
-
-
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 0.5 * (1.0 + np.tanh(0.5 * x))
 
 
 def row_folds(groups: np.ndarray, folds: int, seed: int) -> list[np.ndarray]:
@@ -211,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
         refuse_existing(path, args.overwrite)
     rows = read_nevir(args.nevir)
     queries, labels, groups = polarity_examples(rows)
-    if len(np.unique(groups)) < args.folds:
+    if len(np.unique(groups)) < args.folds:  # checked before the encoder loads, naming the file
         raise InputError(f"{args.nevir}: {len(np.unique(groups))} rows whose documents differ in negation cue "
                          f"words, fewer than {args.folds} folds")
     encoder = SparseEncoder(args.model, threads=args.threads)

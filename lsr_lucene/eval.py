@@ -267,15 +267,17 @@ def table_paths(path_stem: str | Path) -> tuple[Path, Path]:
     return stem.with_name(stem.name + ".csv"), stem.with_name(stem.name + ".md")
 
 
-def write_table(df, path_stem: str | Path, overwrite: bool = False, floatfmt: str = ".4f") -> tuple[Path, Path]:
-    """Write ``<stem>.csv`` and ``<stem>.md``; refuses existing files unless ``overwrite``."""
+def write_table(df, path_stem: str | Path, overwrite: bool = False, floatfmt: str = ".4f",
+                preamble: str = "") -> tuple[Path, Path]:
+    """Write ``<stem>.csv`` and ``<stem>.md`` (``preamble`` text before the Markdown table); refuses existing
+    files unless ``overwrite``."""
     csv_path, md_path = table_paths(path_stem)
     refuse_existing(csv_path, overwrite)
     refuse_existing(md_path, overwrite)
     with atomic_output(csv_path, overwrite) as tmp:
         df.to_csv(tmp, float_format="%" + floatfmt)
     with atomic_output(md_path, overwrite) as tmp:
-        Path(tmp).write_text(to_markdown(df, floatfmt), encoding="utf-8")
+        Path(tmp).write_text(preamble + to_markdown(df, floatfmt), encoding="utf-8")
     return csv_path, md_path
 
 

@@ -199,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     """Probe each feature set and write the table, with the cue counts as a header."""
     from .encode import SparseEncoder
     from .eval import NEVIR_CATEGORIES, read_nevir, table_paths, to_markdown, write_table
-    from .io_utils import refuse_existing, write_text_atomic
+    from .io_utils import refuse_existing
 
     args = build_parser().parse_args(argv)
     if args.folds < 2:
@@ -208,14 +208,14 @@ def main(argv: list[str] | None = None) -> int:
         refuse_existing(path, args.overwrite)
     rows = read_nevir(args.nevir)
     queries, labels, groups = polarity_examples(rows)
-    if len(np.unique(groups)) < args.folds:  # checked before the encoder loads, naming the file
-        raise InputError(f"{args.nevir}: {len(np.unique(groups))} rows whose documents differ in negation cue "
+    probed = len(np.unique(groups))
+    if probed < args.folds:  # checked before the encoder loads, naming the file
+        raise InputError(f"{args.nevir}: {probed} rows whose documents differ in negation cue "
                          f"words, fewer than {args.folds} folds")
     encoder = SparseEncoder(args.model, threads=args.threads)
     features = {**encoder_features(encoder, queries), "words": word_features(queries)}
     table = probe_table(features, labels, groups, args.folds, args.seed)
     outcomes = vector_outcomes(encoder, rows)
-    write_table(table, args.output, overwrite=args.overwrite)
     cues = cue_agreement(rows)
     header = (f"NevIR polarity probe on {args.nevir} ({len(rows)} rows), model {args.model}, "
               f"{args.folds} folds by row (seed {args.seed}).\n\n"
@@ -225,10 +225,9 @@ def main(argv: list[str] | None = None) -> int:
               f"{outcomes['direction']} of {len(rows)} rows.\n\n"
               f"Query with more cue words vs document with more cue words: "
               + ", ".join(f"{key}: {n}" for key, n in cues.items()) + ".\n\n"
-              f"Probed: {len(np.unique(groups))} rows whose documents differ in cue words ({len(queries)} queries, "
+              f"Probed: {probed} rows whose documents differ in cue words ({len(queries)} queries, "
               f"{labels.mean():.0%} labelled 1). Chance: query accuracy 0.5, both right 0.25.\n\n")
-    md_path = table_paths(args.output)[1]
-    write_text_atomic(md_path, header + md_path.read_text(encoding="utf-8"))
+    write_table(table, args.output, overwrite=args.overwrite, preamble=header)
     print(header + to_markdown(table))
     return 0
 

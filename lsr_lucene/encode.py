@@ -385,17 +385,25 @@ class SparseEncoder:
     def encode_with_token_weights(self, texts: Sequence[str], batch_size: int = DEFAULT_BATCH_SIZE
                                   ) -> tuple[list[dict[str, float]], list[list[tuple[str, float]]]]:
         """``encode_documents`` and ``token_weights`` (at ``max_length``) from one transformer pass."""
+        segments = self.encode_segments(texts, 0, batch_size)
+        return [s[0] for s in segments], [s[1] for s in segments]
+
+    def encode_segments(self, texts: Sequence[str], top_k: int = 0, batch_size: int = DEFAULT_BATCH_SIZE
+                        ) -> list[tuple[dict[str, float], list[tuple[str, float]], tuple | None]]:
+        """Per text, from one transformer pass at ``max_length``: its vector (``encode_documents``), its own-token
+        weights (``token_weights``) and, when ``top_k`` > 0, its ``position_topk`` entries (else None)."""
         self._require_no_head("token_weights")
         if not texts:
-            return [], []
+            return []
+        topk = self._topk_work(top_k) if top_k > 0 else None
 
         def work(input_ids: torch.Tensor, mask: torch.Tensor) -> list:
             hidden = self._hidden(input_ids, mask)
+            tops = topk(hidden, input_ids, mask) if topk else [None] * len(input_ids)
             return list(zip(self._to_dicts(self._weights(hidden, mask, input_ids)),
-                            self._own_weights(hidden, input_ids, mask)))
+                            self._own_weights(hidden, input_ids, mask), tops))
 
-        pairs = self._run_batches(self._tokenize(texts, self.max_length), batch_size, work)
-        return [p[0] for p in pairs], [p[1] for p in pairs]
+        return self._run_batches(self._tokenize(texts, self.max_length), batch_size, work)
 
     def position_topk(self, texts: Sequence[str], top_k: int, batch_size: int = 16
                       ) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -407,12 +415,17 @@ class SparseEncoder:
         self._require_no_head("position_topk")
         if not texts:
             return []
+        topk = self._topk_work(top_k)
+        return self._run_batches(self._tokenize(texts, self.max_length), batch_size,
+                                 lambda input_ids, mask: topk(self._hidden(input_ids, mask), input_ids, mask))
+
+    def _topk_work(self, top_k: int):
+        """``(hidden, input_ids, mask) -> per-text position_topk entries`` for padded batches."""
         special = torch.tensor(sorted(self._special_ids), dtype=torch.long)
         weight = self._weight.to(torch.bfloat16)
         bias = self._bias.to(torch.bfloat16)
 
-        def work(input_ids: torch.Tensor, mask: torch.Tensor) -> list:
-            hidden = self._hidden(input_ids, mask)
+        def work(hidden: torch.Tensor, input_ids: torch.Tensor, mask: torch.Tensor) -> list:
             out = []
             for row, length in enumerate(mask.sum(dim=1).tolist()):
                 seq = input_ids[row, :length].cpu()
@@ -423,7 +436,7 @@ class SparseEncoder:
                 out.append((top.indices.to(torch.int32).cpu().numpy(), values.to(torch.float16).cpu().numpy()))
             return out
 
-        return self._run_batches(self._tokenize(texts, self.max_length), batch_size, work)
+        return work
 
     def _require_no_head(self, what: str) -> None:
         """Per-position weights are defined on the MLM logits only: models with a negative head are refused."""

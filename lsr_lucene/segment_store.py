@@ -90,7 +90,7 @@ def encode_segments_dir(segments: str | Path, output: str | Path, encoder, scale
     """
     from tqdm import tqdm
 
-    from .softsdm import encode_segments, write_store
+    from .softsdm import write_store
     from .vectors import quantise
 
     out = Path(output)
@@ -119,7 +119,7 @@ def encode_segments_dir(segments: str | Path, output: str | Path, encoder, scale
             continue
         todo = [(s, t) for s, t in chunk if reused is None or s not in reused]
         fresh = dict(zip((s for s, _ in todo),
-                         encode_segments(encoder, [t for _, t in todo], top_k=top_k, batch_size=batch_size)
+                         encoder.encode_segments([t for _, t in todo], top_k=top_k, batch_size=batch_size)
                          if todo else []))
         token_lines, vector_lines, tops = [], [], []
         for s, _ in chunk:

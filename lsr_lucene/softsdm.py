@@ -31,14 +31,6 @@ DEFAULT_TOP_K = 8
 STORE_PATTERN = "soft-{:05d}.npz"
 
 
-# ---- encoding: segment vector, own-token weights and per-position top-k ------------------------------------
-def encode_segments(encoder, texts: Sequence[str], top_k: int = 0, batch_size: int = 16):
-    """Per text: (sparse vector as ``encode_documents``, own-token weights as ``token_weights``, top-k or None)."""
-    vectors, tokens = encoder.encode_with_token_weights(texts, batch_size=batch_size)
-    tops = encoder.position_topk(texts, top_k, batch_size) if top_k > 0 else [None] * len(texts)
-    return list(zip(vectors, tokens, tops))
-
-
 # ---- the sparse top-k store --------------------------------------------------------------------------------
 def write_store(path: str | Path, seg_ids: Sequence[str], tops: Sequence[tuple[np.ndarray, np.ndarray]]) -> int:
     """Write one shard of per-position top-k entries with weight > 0 (atomically); returns its size in bytes.

@@ -3,6 +3,7 @@ import json
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -162,6 +163,17 @@ def test_one_pass_vectors_and_token_weights(encoder, texts):
     for got, expected in zip(vectors, encoder.encode_documents(texts[:9])):
         assert got.keys() == expected.keys()
         assert list(got.values()) == pytest.approx(list(expected.values()), abs=1e-5)
+
+
+def test_one_pass_segments_match_the_separate_calls(encoder, texts):
+    segments = encoder.encode_segments(texts[:7], top_k=4, batch_size=3)
+    vectors, tokens = encoder.encode_with_token_weights(texts[:7], batch_size=3)  # same batches: equal values
+    for (vector, own, (ids, weights)), v, t, (top_ids, top_weights) in zip(
+            segments, vectors, tokens, encoder.position_topk(texts[:7], 4, batch_size=3)):
+        assert vector == v and own == t
+        np.testing.assert_array_equal(ids, top_ids)
+        np.testing.assert_array_equal(weights, top_weights)
+    assert [s[2] for s in encoder.encode_segments(texts[:2])] == [None, None]
 
 
 def test_model_directory_config_sets_defaults(tmp_path):

@@ -5,21 +5,21 @@ import importlib
 import sys
 from typing import Callable
 
-from .errors import LsrError
+from lsr_lucene.errors import LsrError
 
 # subcommand -> (module, one-line help)
 SUBCOMMANDS = {
-    "encode": ("lsr_lucene.encode", "encode documents or queries into sparse JsonVectorCollection vectors"),
-    "index": ("lsr_lucene.index", "build a Lucene impact index with Anserini's IndexCollection"),
-    "search": ("lsr_lucene.search", "search an impact index and write a TREC run file"),
+    "encode": ("lsr_lucene.encode.cli", "encode documents or queries into sparse JsonVectorCollection vectors"),
+    "index": ("lsr_lucene.index.cli", "build a Lucene impact index with Anserini's IndexCollection"),
+    "search": ("lsr_lucene.search.cli", "search an impact index and write a TREC run file"),
     "bm25": ("lsr_lucene.bm25", "BM25 (optionally RM3/SDM) baseline run with Anserini on the same corpus"),
-    "eval": ("lsr_lucene.eval", "trec_eval tables for several runs side by side"),
+    "eval": ("lsr_lucene.eval.cli", "trec_eval tables for several runs side by side"),
     "demo": ("lsr_lucene.demo", "encode, index, search and evaluate the shipped demo collection"),
-    "build-java": ("lsr_lucene.javabuild", "compile java/ into the lsr_lucene jar"),
-    "compose": ("lsr_lucene.compose", "search set-compositional and negated queries"),
-    "longdocs": ("lsr_lucene.longdocs", "segment long documents; aggregations and ExactSDM/SoftSDM"),
-    "train": ("lsr_lucene.train", "fine-tune a (signed) sparse encoder on contrastive pairs"),
-    "bench": ("lsr_lucene.bench", "pipeline benchmark: encoding, indexing and search latency"),
+    "build-java": ("lsr_lucene.jvm.cli", "compile java/ into the lsr_lucene jar"),
+    "compose": ("lsr_lucene.compose.cli", "search set-compositional and negated queries"),
+    "longdocs": ("lsr_lucene.longdocs.cli", "segment long documents; aggregations and ExactSDM/SoftSDM"),
+    "train": ("lsr_lucene.train.cli", "fine-tune a (signed) sparse encoder on contrastive pairs"),
+    "bench": ("lsr_lucene.bench.cli", "pipeline benchmark: encoding, indexing and search latency"),
 }
 
 
@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
         print(_usage())
         return 0 if argv else 2
     if argv[0] in ("-V", "--version"):
-        from . import __version__
+        from lsr_lucene import __version__
 
         print(__version__)
         return 0

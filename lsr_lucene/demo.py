@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from .models import DEFAULT_MODEL
+from lsr_lucene.encode.models import DEFAULT_MODEL
 
 DEMO_DATA = Path(__file__).resolve().parent / "data" / "demo"
 
@@ -24,7 +24,11 @@ def demo_files() -> dict[str, Path]:
 
 def run_demo(output_dir: Path, model: str = DEFAULT_MODEL, threads: int = 2, max_length: int = 256):
     """Run the whole pipeline into ``output_dir``; returns the results table (pandas DataFrame)."""
-    from . import bm25, encode, eval as evaluation, index, search
+    from lsr_lucene import bm25
+    from lsr_lucene.encode import cli as encode
+    from lsr_lucene.eval import trec as evaluation
+    from lsr_lucene.index import cli as index
+    from lsr_lucene.search import cli as search
 
     files = demo_files()
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -68,6 +72,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from .cli import run_main
+    from lsr_lucene.cli import run_main
 
     sys.exit(run_main(main))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The scope head (--negative-head scope, lsr_lucene/negative_head.py) on NevIR: does training keep its
+# The scope head (--negative-head scope, lsr_lucene/encode/negative_head.py) on NevIR: does training keep its
 # negation-cue prior? Fine-tunes splade-tiny with it (absmax and sum pooling) under two objectives and
 # tabulates the held-out pairwise accuracy and sign statistics per epoch (epoch 0: the untrained prior):
 #   inbatch: the standard loss (in-batch negatives + the row's other document), lr 1e-4, 5 epochs;
@@ -40,5 +40,5 @@ logs=()
 for name in inbatch-absmax inbatch-sum pair-absmax pair-sum; do
   logs+=(--log "scope-$name=$out/train-scope-$name.jsonl")
 done
-python -m lsr_lucene.signed_stats epochs "${logs[@]}" --output "$out/scope-epochs" --overwrite
+python -m lsr_lucene.studies.signed_stats epochs "${logs[@]}" --output "$out/scope-epochs" --overwrite
 echo "wrote $out/scope-epochs.md and $out/scope-epochs.csv"

@@ -31,5 +31,5 @@ python -m lsr_lucene.longdocs experiment --collection "$collection" --data "$dat
 
 suffix=$([ "$cap" = none ] && echo all || echo "first$cap")
 prefix=$([ "$cap" = none ] && echo "$name" || echo "$name-first$cap")
-python -m lsr_lucene.bench_longdocs --index "$work/index-segments-$suffix" --collection "$collection" \
+python -m lsr_lucene.bench.longdocs --index "$work/index-segments-$suffix" --collection "$collection" \
   --data "$data" --queries "${BENCH_QUERIES:-20}" --output "$out/$prefix-bench.json"

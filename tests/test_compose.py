@@ -7,9 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from lsr_lucene import compose, index
+from lsr_lucene.compose.backends import ExactBackend, LuceneBackend, make_spec
+from lsr_lucene.compose.compositions import Composition, parse_topics, read_compositions
+from lsr_lucene.compose.execute import compose, execute
+from lsr_lucene.compose.operations import OPERATIONS, Settings, VectorPlan
+from lsr_lucene.compose.query_encoder import QueryEncoder
+from lsr_lucene.compose.tree import Node
+from lsr_lucene.index import impact as index
 from lsr_lucene.errors import InputError
-from lsr_lucene.operations import OPERATIONS, Node, Settings
+from lsr_lucene.io.output import write_run
 
 # hand-made quantised document vectors (neg_ = negative document weight)
 DOCS = {
@@ -33,9 +39,9 @@ ATOMS = {
     "tea without caffeine": {"tea": 1.3, "caffeine": 0.8, "without": 0.4},
     "tea that are not caffeine or cats": {"tea": 1.0, "caffeine": 0.7, "cats": 0.9},
 }
-QUERIES = [compose.Composition("q1", Node("not", "tea", "caffeine"), "tea without caffeine"),
-           compose.Composition("q2", Node("and", "cats", "dogs")),
-           compose.Composition("q3", Node("or", Node("not", "tea", "caffeine"), "cats"))]
+QUERIES = [Composition("q1", Node("not", "tea", "caffeine"), "tea without caffeine"),
+           Composition("q2", Node("and", "cats", "dogs")),
+           Composition("q3", Node("or", Node("not", "tea", "caffeine"), "cats"))]
 
 
 class FakeTokenizer:
@@ -93,13 +99,13 @@ def small_index(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def lucene(small_index):
-    backend = compose.LuceneBackend(small_index / "index", threads=1)
+    backend = LuceneBackend(small_index / "index", threads=1)
     yield backend
     backend.close()
 
 
 def test_exact_backend_equals_brute_force():
-    backend = compose.ExactBackend(DOCS.items())
+    backend = ExactBackend(DOCS.items())
     spec = {"qid": "x", "terms": {"tea": 150, "caffeine": -90, "coffee": 20}, "pairs": [["cats", "dogs", 70]]}
     got, expected = backend.search(spec, 100), brute_force(spec)
     assert [d for d, _ in got] == [d for d, _ in expected]
@@ -110,28 +116,28 @@ def test_exact_backend_equals_brute_force():
 
 @pytest.mark.parametrize("operation", OPERATIONS)
 def test_every_operation_lucene_equals_brute_force(operation, lucene):
-    encoder = compose.QueryEncoder(encoder=FakeEncoder())
+    encoder = QueryEncoder(encoder=FakeEncoder())
     settings = Settings(operation)
-    plans = compose.compose(QUERIES, settings, encoder)
+    plans = compose(QUERIES, settings, encoder)
     qids = [q.qid for q in QUERIES]
-    got = compose.execute(qids, plans, lucene, 100, hits=10, fusion_depth=3)
-    exact = compose.execute(qids, plans, compose.ExactBackend(DOCS.items()), 100, hits=10, fusion_depth=3)
+    got = execute(qids, plans, lucene, 100, hits=10, fusion_depth=3)
+    exact = execute(qids, plans, ExactBackend(DOCS.items()), 100, hits=10, fusion_depth=3)
     for qid, plan in zip(qids, plans):
         assert [d for d, _ in got[qid]] == [d for d, _ in exact[qid]]
         assert [s for _, s in got[qid]] == pytest.approx([s for _, s in exact[qid]], rel=1e-5)
-        if isinstance(plan, compose.VectorPlan):
-            spec = compose.make_spec(qid, plan.vector, 100)
+        if isinstance(plan, VectorPlan):
+            spec = make_spec(qid, plan.vector, 100)
             assert [d for d, _ in got[qid]] == [d for d, _ in brute_force(spec)][:10]
 
 
 def test_fusion_is_exact_over_the_candidates(lucene):
     """Depth 1 forces deepening and exact rescoring; the fused scores equal full brute-force fusion."""
-    encoder = compose.QueryEncoder(encoder=FakeEncoder())
+    encoder = QueryEncoder(encoder=FakeEncoder())
     for name, combine in (("fusion", lambda a, b: a - b), ("fusion-scaled", None)):
-        plan = compose.compose([QUERIES[0]], Settings(name), encoder)[0]
-        ranked = dict(compose.execute(["q1"], [plan], lucene, 100, hits=10, fusion_depth=1)["q1"])
-        spec_a = compose.make_spec("a", ATOMS["tea"], 100)
-        spec_b = compose.make_spec("b", ATOMS["caffeine"], 100)
+        plan = compose([QUERIES[0]], Settings(name), encoder)[0]
+        ranked = dict(execute(["q1"], [plan], lucene, 100, hits=10, fusion_depth=1)["q1"])
+        spec_a = make_spec("a", ATOMS["tea"], 100)
+        spec_b = make_spec("b", ATOMS["caffeine"], 100)
         a = dict(brute_force(spec_a)[:1])
         b = dict(brute_force(spec_b)[:1])
         candidates = set(a) | set(b)
@@ -143,9 +149,9 @@ def test_fusion_is_exact_over_the_candidates(lucene):
 
 
 def test_cpt_pairs_reach_lucene(lucene):
-    encoder = compose.QueryEncoder(encoder=FakeEncoder())
-    plan = compose.compose([QUERIES[1]], Settings("cpt", top_pairs=1), encoder)[0]
-    spec = compose.make_spec("q2", plan.vector, 100)
+    encoder = QueryEncoder(encoder=FakeEncoder())
+    plan = compose([QUERIES[1]], Settings("cpt", top_pairs=1), encoder)[0]
+    spec = make_spec("q2", plan.vector, 100)
     assert spec["pairs"] == [["cats", "dogs", round(100 * math.sqrt(1.6 * 1.5))]]
     hits = lucene.search(spec, 3)
     assert hits[0][0] == "cats-dogs"
@@ -156,28 +162,28 @@ def test_cpt_pairs_reach_lucene(lucene):
 
 def test_no_positive_weight_gives_no_hits_and_a_warning(lucene):
     warned = []
-    plan = compose.VectorPlan({"caffeine": -1.0})
-    out = compose.execute(["q"], [plan], lucene, 100, warn=lambda q, why: warned.append(q))
+    plan = VectorPlan({"caffeine": -1.0})
+    out = execute(["q"], [plan], lucene, 100, warn=lambda q, why: warned.append(q))
     assert out == {"q": []} and warned == ["q"]
 
 
 def test_encoder_ablations():
-    enc = compose.QueryEncoder(encoder=FakeEncoder())
+    enc = QueryEncoder(encoder=FakeEncoder())
     assert enc.encode(["tea"]) == [ATOMS["tea"]]
-    no_exp = compose.QueryEncoder(mode="no-expansion", encoder=FakeEncoder())
+    no_exp = QueryEncoder(mode="no-expansion", encoder=FakeEncoder())
     assert no_exp.encode(["tea", "tea without caffeine"]) == [{"tea": 1.5},
-                                                                {"tea": 1.3, "caffeine": 0.8, "without": 0.4}]
-    no_tw = compose.QueryEncoder(mode="no-term-weights", encoder=FakeEncoder())
+                                                              {"tea": 1.3, "caffeine": 0.8, "without": 0.4}]
+    no_tw = QueryEncoder(mode="no-term-weights", encoder=FakeEncoder())
     assert no_tw.encode(["tea without caffeine"]) == [{"tea": 1.0, "without": 1.0, "caffeine": 1.0}]
     with pytest.raises(InputError, match="unknown encoder mode"):
-        compose.QueryEncoder(mode="bogus", encoder=FakeEncoder())
+        QueryEncoder(mode="bogus", encoder=FakeEncoder())
 
 
 def test_read_compositions_and_errors(tmp_path):
     good = tmp_path / "c.jsonl"
     good.write_text('{"id": "1", "query": {"op": "not", "a": "tea", "b": "caffeine"}, "text": "tea w/o caffeine"}\n'
                     '\n{"id": "2", "query": "plain atomic"}\n')
-    comps = compose.read_compositions(good)
+    comps = read_compositions(good)
     assert comps[0].tree == Node("not", "tea", "caffeine") and comps[0].text == "tea w/o caffeine"
     assert comps[1].tree == "plain atomic" and comps[1].text is None
 
@@ -185,7 +191,7 @@ def test_read_compositions_and_errors(tmp_path):
         path = tmp_path / "bad.jsonl"
         path.write_text(text)
         with pytest.raises(InputError, match=match):
-            compose.read_compositions(path)
+            read_compositions(path)
 
     bad('{"id": "1", "query": {"op": "not", "a": "tea", "b": ""}}\n', r"bad\.jsonl:1: query 1\.b: empty atomic")
     bad('{"id": "1", "query": "a"}\n{"id": "1", "query": "b"}\n', r":2: duplicate id '1'")
@@ -202,13 +208,13 @@ def test_read_compositions_and_errors(tmp_path):
 
 
 def test_parse_topics_keeps_uncued_text():
-    comps = compose.parse_topics({"1": "tea without caffeine", "2": "green tea"})
+    comps = parse_topics({"1": "tea without caffeine", "2": "green tea"})
     assert comps[0].tree == Node("not", "tea", "caffeine") and comps[0].text == "tea without caffeine"
     assert comps[1].tree == "green tea"
 
 
 def test_write_run_orders_by_score_then_docid(tmp_path):
-    compose.write_run({"q": [("b", 1.0), ("a", 1.0), ("c", 2.0)]}, tmp_path / "r", "t")
+    write_run({"q": [("b", 1.0), ("a", 1.0), ("c", 2.0)]}, tmp_path / "r", "t")
     assert [line.split()[2] for line in (tmp_path / "r").read_text().splitlines()] == ["c", "a", "b"]
     with pytest.raises(InputError, match="already exists"):
-        compose.write_run({}, tmp_path / "r", "t")
+        write_run({}, tmp_path / "r", "t")

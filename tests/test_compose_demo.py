@@ -5,18 +5,23 @@ from pathlib import Path
 
 import pytest
 
-from lsr_lucene import compose, index
-from lsr_lucene.encode import SparseEncoder
+from lsr_lucene.compose.backends import ExactBackend, LuceneBackend
+from lsr_lucene.compose.cli import main
+from lsr_lucene.compose.compositions import read_compositions
+from lsr_lucene.compose.execute import compose, execute
+from lsr_lucene.compose.query_encoder import QueryEncoder
+from lsr_lucene.index import impact as index
+from lsr_lucene.encode.encoder import SparseEncoder
 from lsr_lucene.errors import InputError
-from lsr_lucene.operations import OPERATIONS, Settings
-from lsr_lucene.vectors import write_vectors
+from lsr_lucene.compose.operations import OPERATIONS, Settings
+from lsr_lucene.io.vectors import write_vectors
 
 DEMO = Path(__file__).resolve().parents[1] / "lsr_lucene" / "data" / "demo"
 
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    from lsr_lucene.corpus import read_corpus
+    from lsr_lucene.io.corpus import read_corpus
 
     root = tmp_path_factory.mktemp("demo-compose")
     encoder = SparseEncoder("splade-tiny", max_length=64, threads=1)  # demo documents are short
@@ -35,21 +40,21 @@ def read_run(path: Path) -> dict[str, list[tuple[str, float]]]:
 
 @pytest.fixture(scope="module")
 def query_encoder():
-    return compose.QueryEncoder("splade-tiny", threads=1)
+    return QueryEncoder("splade-tiny", threads=1)
 
 
 @pytest.mark.parametrize("mode", ["full", "no-term-weights"])
 def test_every_operation_lucene_equals_exact(demo, query_encoder, mode):
-    comps = compose.read_compositions(DEMO / "compositions.jsonl")
+    comps = read_compositions(DEMO / "compositions.jsonl")
     qids = [c.qid for c in comps]
-    encoder = compose.QueryEncoder(mode=mode, encoder=query_encoder.encoder)
-    exact = compose.ExactBackend(demo / "vectors")
-    lucene = compose.LuceneBackend(demo / "index", threads=1)
+    encoder = QueryEncoder(mode=mode, encoder=query_encoder.encoder)
+    exact = ExactBackend(demo / "vectors")
+    lucene = LuceneBackend(demo / "index", threads=1)
     try:
         for operation in OPERATIONS:
-            plans = compose.compose(comps, Settings(operation, top_pairs=3), encoder)
-            got = compose.execute(qids, plans, lucene, 100, hits=20, fusion_depth=10)
-            ref = compose.execute(qids, plans, exact, 100, hits=20, fusion_depth=10)
+            plans = compose(comps, Settings(operation, top_pairs=3), encoder)
+            got = execute(qids, plans, lucene, 100, hits=20, fusion_depth=10)
+            ref = execute(qids, plans, exact, 100, hits=20, fusion_depth=10)
             for qid in qids:
                 assert [s for _, s in got[qid]] == pytest.approx([s for _, s in ref[qid]], rel=1e-5, abs=1e-3), \
                     (operation, qid)
@@ -62,8 +67,8 @@ def test_every_operation_lucene_equals_exact(demo, query_encoder, mode):
 
 def test_cli_queries_file(demo, tmp_path):
     out = tmp_path / "run"
-    assert compose.main(["--index", str(demo / "index"), "--queries", str(DEMO / "compositions.jsonl"),
-                         "--operation", "cpt", "--no-expansion", "--hits", "10", "--output", str(out)]) == 0
+    assert main(["--index", str(demo / "index"), "--queries", str(DEMO / "compositions.jsonl"),
+                 "--operation", "cpt", "--no-expansion", "--hits", "10", "--output", str(out)]) == 0
     lines = out.read_text().splitlines()
     assert {line.split()[0] for line in lines} == {str(i) for i in range(1, 27)}
     assert all(line.endswith(" compose-cpt") for line in lines)
@@ -71,8 +76,8 @@ def test_cli_queries_file(demo, tmp_path):
 
 def test_topics_are_parsed_and_explained(demo, tmp_path, capsys):
     out = tmp_path / "run"
-    assert compose.main(["--index", str(demo / "index"), "--query", "tea without caffeine", "--explain",
-                         "--operation", "disentangled", "--output", str(out), "--hits", "5"]) == 0
+    assert main(["--index", str(demo / "index"), "--query", "tea without caffeine", "--explain",
+                 "--operation", "disentangled", "--output", str(out), "--hits", "5"]) == 0
     text = capsys.readouterr().out
     assert "cue 'without'" in text and "B: 'caffeine'" in text and ": -" in text and "  1. " in text
     assert len(out.read_text().splitlines()) == 5
@@ -81,8 +86,8 @@ def test_topics_are_parsed_and_explained(demo, tmp_path, capsys):
 def test_cli_errors(demo, tmp_path):
     base = ["--index", str(demo / "index"), "--output", str(tmp_path / "r")]
     with pytest.raises(InputError, match="does not apply to 'not' nodes"):
-        compose.main([*base, "--query", "tea without caffeine", "--not-op", "cpt"])
+        main([*base, "--query", "tea without caffeine", "--not-op", "cpt"])
     with pytest.raises(InputError, match="empty query"):
-        compose.main([*base, "--query", " "])
+        main([*base, "--query", " "])
     with pytest.raises(SystemExit):
-        compose.main([*base, "--query", "x", "--operation", "negate"])
+        main([*base, "--query", "x", "--operation", "negate"])

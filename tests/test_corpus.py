@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lsr_lucene.corpus import Doc, check_unique, count_docs, doc_contents, irds_id, read_corpus
+from lsr_lucene.io.corpus import Doc, check_unique, count_docs, doc_contents, irds_id, read_corpus
 from lsr_lucene.errors import InputError
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from lsr_lucene.corpus import check_unique, read_corpus
-from lsr_lucene.eval import read_qrels
-from lsr_lucene.io_utils import open_jsonl
-from lsr_lucene.topics import read_topics
+from lsr_lucene.io.corpus import check_unique, read_corpus
+from lsr_lucene.eval.trec import read_qrels
+from lsr_lucene.io.output import open_jsonl
+from lsr_lucene.io.topics import read_topics
 
 DEMO = Path(__file__).resolve().parent.parent / "lsr_lucene" / "data" / "demo"
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "make_demo_data.py"

@@ -42,7 +42,9 @@ def brute_force_run(doc_vectors: list[tuple[str, dict]], query_vectors: dict[str
 
 @pytest.fixture(scope="module")
 def cranfield(tmp_path_factory):
-    from lsr_lucene import encode, index, search
+    from lsr_lucene.encode import cli as encode
+    from lsr_lucene.index import cli as index
+    from lsr_lucene.search import cli as search
 
     root = tmp_path_factory.mktemp("cranfield")
     assert encode.main(["--corpus", str(DATA / "corpus.jsonl"), "--output", str(root / "vectors"),
@@ -55,9 +57,9 @@ def cranfield(tmp_path_factory):
 
 
 def test_lucene_scores_equal_brute_force(cranfield):
-    from lsr_lucene.eval import read_run
-    from lsr_lucene.topics import read_query_vectors
-    from lsr_lucene.vectors import read_vectors
+    from lsr_lucene.eval.trec import read_run
+    from lsr_lucene.io.topics import read_query_vectors
+    from lsr_lucene.io.vectors import read_vectors
 
     docs = list(read_vectors(cranfield / "vectors"))
     queries = read_query_vectors(cranfield / "queries.jsonl")
@@ -70,9 +72,9 @@ def test_lucene_scores_equal_brute_force(cranfield):
 
 
 def test_ndcg_through_lucene_matches_brute_force(cranfield):
-    from lsr_lucene.eval import evaluate
-    from lsr_lucene.topics import read_query_vectors
-    from lsr_lucene.vectors import read_vectors
+    from lsr_lucene.eval.trec import evaluate
+    from lsr_lucene.io.topics import read_query_vectors
+    from lsr_lucene.io.vectors import read_vectors
 
     brute_force_run(list(read_vectors(cranfield / "vectors")), read_query_vectors(cranfield / "queries.jsonl"),
                     cranfield / "brute-all.run", k=1000)

@@ -5,7 +5,7 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
-from lsr_lucene import activations as act
+from lsr_lucene.encode import activations as act
 
 
 def test_splade_is_log1p_relu():

@@ -9,9 +9,10 @@ import pandas as pd
 import pytest
 
 from lsr_lucene.errors import InputError
-from lsr_lucene.eval import (canonical_measure, column_name, evaluate, excluir_metrics, expand_measures, main,
-                             nevir_category, nevir_pairwise_accuracy, read_excluir, read_nevir, read_qrels,
-                             write_table)
+from lsr_lucene.eval.cli import main
+from lsr_lucene.eval.contrastive_metrics import (excluir_metrics, nevir_category, nevir_pairwise_accuracy, read_excluir,
+                                                 read_nevir)
+from lsr_lucene.eval.trec import canonical_measure, column_name, evaluate, expand_measures, read_qrels, write_table
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 

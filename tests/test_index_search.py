@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from lsr_lucene import index, search
+from lsr_lucene.index import impact as index
+from lsr_lucene.search import impact as search
 from lsr_lucene.errors import InputError
 
 DOCS = [

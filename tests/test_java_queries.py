@@ -20,7 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lsr_lucene.errors import InputError
-from lsr_lucene import queries as Q
+from lsr_lucene.index.pair_terms import add_pair_terms
+from lsr_lucene.index.positional import build_positional_field
+from lsr_lucene.search.spec_searcher import SpecSearcher
+from lsr_lucene.search.specs import make_spec, pairs_to_terms
 
 VOCAB = ["a", "b", "c", "d", "e", "##f", "|"]
 SETTINGS = dict(max_examples=10, deadline=None, derandomize=True,
@@ -31,7 +34,7 @@ SETTINGS = dict(max_examples=10, deadline=None, derandomize=True,
 @pytest.fixture(scope="module")
 def java():
     """One JVM (started our way) for the whole module; yields the IndexCollection class."""
-    from lsr_lucene import jvm
+    from lsr_lucene.jvm import runtime as jvm
 
     jvm.start()
     return jvm.autoclass("io.anserini.index.IndexCollection")
@@ -64,7 +67,7 @@ def build_index(java, workdir: Path, docs: list[tuple[str, dict]], tokens: dict 
         with open(tok_file, "w") as out:
             for docid, toks in tokens.items():
                 out.write(json.dumps({"id": docid, "tokens": toks}) + "\n")
-        Q.build_positional_field(index, tok_file)
+        build_positional_field(index, tok_file)
     return index
 
 
@@ -178,7 +181,7 @@ def term_specs(draw, qid="q"):
 @given(docs=collections(), data=st.data())
 def test_signed_impact_query_matches_brute_force(java, workdir, docs, data):
     index = build_index(java, workdir, docs)
-    with Q.SpecSearcher(index) as searcher:
+    with SpecSearcher(index) as searcher:
         for i in range(6):
             spec = data.draw(term_specs(qid=f"q{i}"))
             k = data.draw(st.integers(1, len(docs) + 2))
@@ -193,7 +196,7 @@ def test_signed_impact_query_matches_brute_force(java, workdir, docs, data):
 @given(docs=collections(squares=True), data=st.data())
 def test_combined_term_query_matches_brute_force(java, workdir, docs, data):
     index = build_index(java, workdir, docs)
-    with Q.SpecSearcher(index) as searcher:
+    with SpecSearcher(index) as searcher:
         for i in range(6):
             spec = data.draw(term_specs(qid=f"q{i}"))
             if data.draw(st.booleans()):
@@ -249,7 +252,7 @@ def window_clauses(draw):
 def test_window_query_matches_brute_force(java, workdir, collection, data):
     docs, tokens = collection
     index = build_index(java, workdir, docs, tokens)
-    with Q.SpecSearcher(index) as searcher:
+    with SpecSearcher(index) as searcher:
         assert searcher.has_positions
         for i in range(6):
             windows = data.draw(st.lists(window_clauses(), min_size=1, max_size=2))
@@ -301,7 +304,7 @@ def test_large_collection_pruned_search_is_exact(big):
             a, b = rng.sample(sorted(terms), 2) if len(terms) > 1 else ("w0", "w1")
             spec["pairs"] = [[a, b, float(rng.choice([-3, 2, 5]))]]
         specs.append(spec)
-    with Q.SpecSearcher(index) as searcher:
+    with SpecSearcher(index) as searcher:
         for spec in specs:
             for k in (10, 100):
                 assert_same(searcher.search(spec, k), brute_topk(docs, spec, k), spec)
@@ -325,7 +328,7 @@ def test_batch_run_equals_pyserini_impact_searcher(big, workdir):
             return vectors[text]
 
     run = workdir / "batch.run"
-    with Q.SpecSearcher(index) as searcher:
+    with SpecSearcher(index) as searcher:
         n = searcher.search_to_run([{"qid": q, "terms": v} for q, v in vectors.items()], run, k=1000, threads=2,
                                    tag="t")
     assert n == len(vectors)
@@ -353,7 +356,7 @@ def small(java, workdir):
 
 
 def test_errors_are_input_errors_naming_the_query(small, workdir):
-    with Q.SpecSearcher(small) as searcher:
+    with SpecSearcher(small) as searcher:
         assert searcher.search({"qid": "none", "terms": {"zzz": 3}}, 10) == []
         assert searcher.search({"qid": "neg-only", "terms": {"a": -1}}, 10) == []
         assert searcher.search({"qid": "p", "terms": {"a": 1}, "pairs": [["a", "zzz", 2]]}, 10) == \
@@ -363,7 +366,7 @@ def test_errors_are_input_errors_naming_the_query(small, workdir):
         with pytest.raises(InputError, match="query n1"):
             searcher.search({"qid": "n1", "terms": {"a": float("nan")}}, 10)
         with pytest.raises(InputError, match="query i1"):
-            Q.make_spec("i1", {"a": float("inf")})
+            make_spec("i1", {"a": float("inf")})
         with pytest.raises(InputError, match="query w1.*positional"):
             searcher.search({"qid": "w1", "terms": {"a": 1}, "windows": [{"terms": [["a", 1]]}]}, 10)
         with pytest.raises(InputError, match="query e1"):
@@ -391,7 +394,7 @@ def test_errors_are_input_errors_naming_the_query(small, workdir):
         # the searcher still works after errors
         assert searcher.search({"qid": "again", "terms": {"b": 2}}, 10) == [("x1", 2.0)]
     with pytest.raises(InputError, match="no such index"):
-        Q.SpecSearcher(workdir / "missing-index")
+        SpecSearcher(workdir / "missing-index")
 
 
 def test_positional_sidecar_keeps_main_index_usable_and_is_checked(java, workdir):
@@ -408,7 +411,7 @@ def test_positional_sidecar_keeps_main_index_usable_and_is_checked(java, workdir
 
     hits = LuceneImpactSearcher(str(index), Encoder()).search("q", k=10)
     assert [(h.docid, round(h.score)) for h in hits] == [("k0", 8), ("k1", 4)]
-    with Q.SpecSearcher(index) as searcher:
+    with SpecSearcher(index) as searcher:
         spec = {"qid": "q", "terms": {"a": 1}, "windows": [{"terms": [["a", 1], ["b", 2]]}], "rerank": 10}
         assert searcher.search(spec, 5) == [("k0", 12.0), ("k1", 4.0)]
         assert searcher.score(spec, ["k2", "k0"]) == [0.0, 12.0]
@@ -416,7 +419,7 @@ def test_positional_sidecar_keeps_main_index_usable_and_is_checked(java, workdir
     other = build_index(java, workdir, list(reversed(docs)))
     shutil.copytree(index / "positions", other / "positions")
     with pytest.raises(InputError, match="positional field"):
-        Q.SpecSearcher(other)
+        SpecSearcher(other)
 
 
 def test_index_time_pair_terms_equal_on_the_fly_pairs(java, workdir):
@@ -425,11 +428,11 @@ def test_index_time_pair_terms_equal_on_the_fly_pairs(java, workdir):
     src = workdir / "cpt-in.jsonl"
     src.write_text("".join(json.dumps({"id": d, "contents": "", "vector": v}) + "\n" for d, v in docs))
     out = workdir / "cpt-out"
-    counts = Q.add_pair_terms(src, out, top_n=5)
+    counts = add_pair_terms(src, out, top_n=5)
     assert counts["documents"] == 3
     with_pairs = [(json.loads(line)["id"], json.loads(line)["vector"]) for line in (out / src.name).read_text().splitlines()]
     assert with_pairs[0][1]["a||b"] == 6 and "neg_d||b" not in with_pairs[2][1]
     plain, expanded = build_index(java, workdir, docs), build_index(java, workdir, with_pairs)
     spec = {"qid": "c", "terms": {"c": 1}, "pairs": [["b", "a", 2], ["c", "b", 1], ["a", "c", -1]]}
-    with Q.SpecSearcher(plain) as s1, Q.SpecSearcher(expanded) as s2:
-        assert s1.search(spec, 10) == s2.search(Q.pairs_to_terms(spec), 10)
+    with SpecSearcher(plain) as s1, SpecSearcher(expanded) as s2:
+        assert s1.search(spec, 10) == s2.search(pairs_to_terms(spec), 10)

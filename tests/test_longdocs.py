@@ -7,8 +7,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lsr_lucene import longdoc_collections, longdocs, sdm, segment_store
 from lsr_lucene.errors import InputError
+from lsr_lucene.longdocs import collections as longdoc_collections
+from lsr_lucene.longdocs import sdm
+from lsr_lucene.longdocs import store as segment_store
+from lsr_lucene.longdocs.cli import main
+from lsr_lucene.longdocs.indexes import aggregate_vectors, build_aggregate_index, build_segment_index
+from lsr_lucene.longdocs.queries import Query, encode_queries
+from lsr_lucene.longdocs.runs import collapse, read_run_lines, with_tail
+from lsr_lucene.longdocs.sdm_features import SdmSettings
+from lsr_lucene.longdocs.segment import parse_segment_id
+from lsr_lucene.longdocs.segment_search import SegmentSearch, segment_hits
 
 FIRE = Path(__file__).resolve().parents[2] / "shared" / "data" / "fire2017"
 
@@ -26,8 +35,8 @@ def test_fire2017_loader_modes():
         pytest.skip("FIRE 2017 data not available")
     from transformers import AutoTokenizer
 
-    from lsr_lucene.models import resolve
-    from lsr_lucene.segment import wordpiece_counter
+    from lsr_lucene.encode.models import resolve
+    from lsr_lucene.longdocs.segment import wordpiece_counter
 
     tokenizer = AutoTokenizer.from_pretrained(resolve("splade-tiny"))
     coll = longdoc_collections.load_fire2017(FIRE, "citations")
@@ -96,7 +105,7 @@ SEGMENT_VECTORS = [("a@@0", {"x": 10, "y": 4}), ("a@@1", {"x": 2, "z": 6}), ("a@
 
 
 def test_aggregations():
-    agg = lambda m, k: dict(longdocs.aggregate_vectors(SEGMENT_VECTORS, m, k))  # noqa: E731
+    agg = lambda m, k: dict(aggregate_vectors(SEGMENT_VECTORS, m, k))  # noqa: E731
     assert agg("first", None) == {"a": {"x": 10, "y": 4}, "b": {"y": 3}}
     assert agg("rep-max", 2) == {"a": {"x": 10, "y": 4, "z": 6}, "b": {"y": 3}, "c": {"x": 5}}
     assert agg("rep-sum", None) == {"a": {"x": 12, "y": 4, "z": 7}, "b": {"y": 3}, "c": {"x": 5}}
@@ -107,14 +116,14 @@ def test_aggregations():
 
 def test_collapse_and_tail():
     scores = {"a@@0": 1.0, "a@@1": 5.0, "b@@0": 2.0, "c@@3": 9.0}
-    assert longdocs.collapse(scores, 1) == {"a": 1.0, "b": 2.0}
-    assert longdocs.collapse(scores, None) == {"a": 5.0, "b": 2.0, "c": 9.0}
-    tail = longdocs.with_tail({"b": 10.0}, {"a": 3.0, "b": 2.0, "c": 1.0}, hits=3)
+    assert collapse(scores, 1) == {"a": 1.0, "b": 2.0}
+    assert collapse(scores, None) == {"a": 5.0, "b": 2.0, "c": 9.0}
+    tail = with_tail({"b": 10.0}, {"a": 3.0, "b": 2.0, "c": 1.0}, hits=3)
     assert sdm.rank(tail) == ["b", "a", "c"]
 
 
 def test_query_vector_combination():
-    q = longdocs.Query("q", [{"x": 1.0, "y": 2.0}, {"x": 3.0}], [])
+    q = Query("q", [{"x": 1.0, "y": 2.0}, {"x": 3.0}], [])
     assert q.vector("sum") == {"x": 4.0, "y": 2.0}
     assert q.vector("max") == {"x": 3.0, "y": 2.0}
     with pytest.raises(InputError):
@@ -134,9 +143,9 @@ TEXT = {
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    from lsr_lucene.corpus import Doc
-    from lsr_lucene.encode import SparseEncoder
-    from lsr_lucene.segment import Segmenter, write_segments
+    from lsr_lucene.io.corpus import Doc
+    from lsr_lucene.encode.encoder import SparseEncoder
+    from lsr_lucene.longdocs.segment import Segmenter, write_segments
 
     root = tmp_path_factory.mktemp("tiny")
     encoder = SparseEncoder("splade-tiny", threads=2)
@@ -144,7 +153,7 @@ def tiny(tmp_path_factory):
                             root / "segments.jsonl")
     assert counts["empty_documents"] == 1 and counts["long_segments"] >= 1
     segment_store.encode_segments_dir(root / "segments.jsonl", root / "encoded", encoder, top_k=4, shard_size=3)
-    longdocs.build_segment_index(root / "encoded", root / "index-segments", threads=1)
+    build_segment_index(root / "encoded", root / "index-segments", threads=1)
     return root, encoder
 
 
@@ -166,7 +175,7 @@ def test_encode_is_resumable_and_checks_settings(tiny):
 
 
 def test_raising_the_cap_reuses_encoded_segments(tiny, tmp_path):
-    from lsr_lucene.softsdm import TopKStore
+    from lsr_lucene.longdocs.softsdm import TopKStore
 
     root, encoder = tiny
     segments = root / "segments.jsonl"
@@ -187,50 +196,50 @@ def test_raising_the_cap_reuses_encoded_segments(tiny, tmp_path):
 
 
 def test_aggregations_and_score_max_through_lucene_equal_brute_force(tiny, tmp_path):
-    from lsr_lucene.search import plain_specs, run_specs
+    from lsr_lucene.search.impact import plain_specs, run_specs
 
     root, encoder = tiny
     segs = dict(segment_store.read_segment_vectors(root / "encoded"))
     query = {"court": 120, "appeal": 80, "pension": 50, "tax": 30}
     for method, k in (("rep-sum", None), ("rep-max", 2), ("rep-mean", 3), ("first", None)):
         index = tmp_path / f"index-{method}"
-        longdocs.build_aggregate_index(root / "encoded", method, k, index, threads=1)
+        build_aggregate_index(root / "encoded", method, k, index, threads=1)
         run_specs(index, plain_specs({"q": query}), tmp_path / f"{method}.run", hits=10, threads=1)
-        got = {d: s for d, s in longdocs.read_run_lines(tmp_path / f"{method}.run")["q"]}
-        docs = dict(longdocs.aggregate_vectors(segs.items(), method, k))
+        got = {d: s for d, s in read_run_lines(tmp_path / f"{method}.run")["q"]}
+        docs = dict(aggregate_vectors(segs.items(), method, k))
         want = {d: dot(query, v) for d, v in docs.items() if dot(query, v) > 0}
         assert got == pytest.approx(want)
         if method == "rep-sum":  # Rep(score)-sum: the sum of the segment scores
             for d in want:
                 assert want[d] == sum(dot(query, v) for s, v in segs.items() if s.startswith(d + "@@"))
-    hits = longdocs.segment_hits(root / "index-segments", {"q": query}, hits=100)["q"]
+    hits = segment_hits(root / "index-segments", {"q": query}, hits=100)["q"]
     assert hits == pytest.approx({s: dot(query, v) for s, v in segs.items() if dot(query, v) > 0})
     for k in (1, 2, None):
         brute = {}
         for s, v in segs.items():
-            d, n = longdocs.parse_segment_id(s)
+            d, n = parse_segment_id(s)
             if (k is None or n < k) and dot(query, v) > 0:
                 brute[d] = max(brute.get(d, 0), dot(query, v))
-        assert longdocs.collapse(hits, k) == pytest.approx(brute)
+        assert collapse(hits, k) == pytest.approx(brute)
 
 
 def test_exact_sdm_rerank_full_search_and_one_term_queries(tiny, tmp_path):
     root, encoder = tiny
-    queries = longdocs.encode_queries({"q": ["the inherent powers of the court under section 151"],
+    queries = encode_queries({"q": ["the inherent powers of the court under section 151"],
                                        "one": ["pension"]}, encoder)
-    settings = longdocs.SdmSettings(ngram=2, width=8)
-    search = longdocs.SegmentSearch(root / "index-segments", queries, "sum", None, settings, threads=1)
+    settings = SdmSettings(ngram=2, width=8)
+    search = SegmentSearch(root / "index-segments", queries, "sum", None, settings, threads=1)
     feats = search.features("exact", depth=1000)
     lam = (1.0, 0.5, 0.25)
     # segment pooling computed in Python from the Lucene features = one Lucene query with the windows inside
     search.full_exact_sdm(lam, tmp_path / "full.run")
-    full = {d: s for d, s in longdocs.read_run_lines(tmp_path / "full.run")["q"]}
+    full = {d: s for d, s in read_run_lines(tmp_path / "full.run")["q"]}
     python = sdm.score_documents(feats["q"], lam, None, "segment")
     assert set(full) == set(python)
     assert full == pytest.approx(python, rel=1e-4)
     # BatchSearcher's own rerank of the top segments gives the same scores when every segment is reranked
     search.full_exact_sdm(lam, tmp_path / "rerank.run", java_rerank=1000)
-    rerank = {d: s for d, s in longdocs.read_run_lines(tmp_path / "rerank.run")["q"]}
+    rerank = {d: s for d, s in read_run_lines(tmp_path / "rerank.run")["q"]}
     assert rerank == pytest.approx(python, rel=1e-4)
     # proximity features are present for the phrase-matching document
     assert max(v[1] for v in feats["q"]["d1"].values()) > 0
@@ -242,8 +251,8 @@ def test_exact_sdm_rerank_full_search_and_one_term_queries(tiny, tmp_path):
 
 def test_soft_sdm_features_from_store(tiny):
     root, encoder = tiny
-    queries = longdocs.encode_queries({"q": ["inherent powers of the court"]}, encoder)
-    search = longdocs.SegmentSearch(root / "index-segments", queries, "sum", None, longdocs.SdmSettings())
+    queries = encode_queries({"q": ["inherent powers of the court"]}, encoder)
+    search = SegmentSearch(root / "index-segments", queries, "sum", None, SdmSettings())
     soft = search.features("soft", depth=10, encoded=root / "encoded")
     exact = search.features("exact", depth=10)
     for d, segments in exact["q"].items():
@@ -259,29 +268,29 @@ def test_cli_search_and_fit(tiny, tmp_path):
     (tmp_path / "topics.tsv").write_text("q1\tinherent powers of the court\nq2\tcapital gains tax\n")
     (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq2 0 d2 1\n")
     base = ["--index", str(root / "index-segments"), "--topics", str(tmp_path / "topics.tsv"), "--threads", "1"]
-    assert longdocs.main(["search", *base, "--method", "score-max", "--segments", "2",
+    assert main(["search", *base, "--method", "score-max", "--segments", "2",
                           "--output", str(tmp_path / "sm.run")]) == 0
-    run = longdocs.read_run_lines(tmp_path / "sm.run")
+    run = read_run_lines(tmp_path / "sm.run")
     assert run["q1"][0][0] == "d1" and all("@@" not in d for d, _ in run["q1"])  # one hit per document
-    assert longdocs.main(["fit", *base, "--method", "exact-sdm", "--qrels", str(tmp_path / "qrels.txt"),
+    assert main(["fit", *base, "--method", "exact-sdm", "--qrels", str(tmp_path / "qrels.txt"),
                           "--train", "all"]) == 0
     saved = json.loads((root / "index-segments" / sdm.LAMBDAS_FILE).read_text())
     assert "exact-sdm/feature/k=all" in saved
-    assert longdocs.main(["search", *base, "--method", "exact-sdm", "--output", str(tmp_path / "sdm.run")]) == 0
-    assert longdocs.read_run_lines(tmp_path / "sdm.run")["q1"][0][0] == "d1"
+    assert main(["search", *base, "--method", "exact-sdm", "--output", str(tmp_path / "sdm.run")]) == 0
+    assert read_run_lines(tmp_path / "sdm.run")["q1"][0][0] == "d1"
     with pytest.raises(InputError):
-        longdocs.main(["search", *base, "--method", "exact-sdm", "--segments", "0", "--output", str(tmp_path / "x")])
+        main(["search", *base, "--method", "exact-sdm", "--segments", "0", "--output", str(tmp_path / "x")])
     with pytest.raises(InputError):
-        longdocs.main(["nonsense"])
+        main(["nonsense"])
 
 
 def test_bench_runs_on_tiny_index(tiny):
-    from lsr_lucene import bench_longdocs
+    from lsr_lucene.bench import longdocs as bench_longdocs
 
     root, encoder = tiny
-    queries = longdocs.encode_queries({"q": ["inherent powers of the court"], "one": ["pension"]}, encoder)
+    queries = encode_queries({"q": ["inherent powers of the court"], "one": ["pension"]}, encoder)
     result = bench_longdocs.run_bench(root / "index-segments", queries, "sum", (1.0, 0.1, 0.1),
-                                      longdocs.SdmSettings(), hits=10, rerank=10)
+                                      SdmSettings(), hits=10, rerank=10)
     assert set(result) >= {"impact", "exact-rerank", "exact-full", "exact-features"}
     assert result["impact"]["ratio_to_impact"] == 1.0
     size = bench_longdocs.index_sizes(root / "index-segments")
@@ -291,7 +300,7 @@ def test_bench_runs_on_tiny_index(tiny):
 def test_experiment_sweep_capped_then_uncapped(tmp_path):
     """The sweep end to end on a tiny JSONL collection: capped outputs carry the cap in their names, and the
     uncapped run reuses the capped encoding and keeps its own caches."""
-    from lsr_lucene.longdocs_experiment import Experiment, ExperimentConfig
+    from lsr_lucene.longdocs.experiment import Experiment, ExperimentConfig
 
     (tmp_path / "corpus.jsonl").write_text("".join(json.dumps({"id": d, "text": t}) + "\n" for d, t in TEXT.items()))
     (tmp_path / "topics.tsv").write_text("q1\tinherent powers of the court\nq2\tincome tax capital gains\n"

@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from lsr_lucene import negative_head as nh
+from lsr_lucene.encode import negative_head as nh
 from lsr_lucene.errors import InputError, SetupError
-from lsr_lucene.train import TrainableEncoder
+from lsr_lucene.train.model import TrainableEncoder
 
 TEXTS = ["a dog that does not bark at night", "tea without caffeine", "negation is hard for retrieval"]
 
@@ -32,7 +32,7 @@ def test_scoped_values_on_hand_made_logits():
 
 
 def test_negation_scope_rule_on_hand_made_texts():
-    from lsr_lucene.models import load
+    from lsr_lucene.encode.models import load
 
     tokenizer, _ = load("splade-tiny")
     scope = nh.NegationScope(tokenizer, window=3)
@@ -79,7 +79,7 @@ def test_head_gradient_reaches_the_head_through_the_dead_zone():
 @pytest.mark.parametrize("pooling,kind", [("absmax", "mean"), ("sum", "mean"), ("absmax", "scope"),
                                           ("sum", "scope")])
 def test_saved_head_model_encodes_alike_in_trainer_encoder_and_naive_path(tmp_path, pooling, kind):
-    from lsr_lucene.encode import SparseEncoder
+    from lsr_lucene.encode.encoder import SparseEncoder
 
     model = _head_model(pooling, kind)
     torch.manual_seed(0)

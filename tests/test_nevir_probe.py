@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from lsr_lucene.errors import InputError
-from lsr_lucene.nevir_probe import (cue_agreement, cue_count, fit_logistic, main, polarity_examples, probe,
+from lsr_lucene.studies.nevir_probe import (cue_agreement, cue_count, fit_logistic, main, polarity_examples, probe,
                                     row_folds, vector_outcomes, word_features)
 
 
@@ -117,7 +117,7 @@ def test_command_writes_the_table_and_refuses_bad_input(tmp_path, capsys):
 
 
 def test_mean_hidden_does_not_depend_on_padding():
-    from lsr_lucene.encode import SparseEncoder
+    from lsr_lucene.encode.encoder import SparseEncoder
 
     encoder = SparseEncoder("splade-tiny", threads=1)
     short = "which film was not released"

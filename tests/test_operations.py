@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lsr_lucene import operations as ops
+from lsr_lucene.compose import operations as ops
+from lsr_lucene.compose import tree as trees
 from lsr_lucene.errors import InputError
 
 # "books about monarchs" (A) and "books about European monarchs" (B), as in the paper's Table 2
@@ -114,27 +115,27 @@ def test_settings_select_operations_by_node_type():
 
 
 def test_trees_from_json_and_edge_cases():
-    tree = ops.tree_from_json({"op": "not", "a": {"op": "and", "a": "x", "b": "y"}, "b": " z "})
-    assert tree == ops.Node("not", ops.Node("and", "x", "y"), "z")
-    assert ops.tree_to_json(tree) == {"op": "not", "a": {"op": "and", "a": "x", "b": "y"}, "b": "z"}
-    assert ops.leaves(tree) == ["x", "y", "z"] and ops.depth(tree) == 3
-    assert ops.verbalize(tree) == "x that are also y that are not z"
+    tree = trees.tree_from_json({"op": "not", "a": {"op": "and", "a": "x", "b": "y"}, "b": " z "})
+    assert tree == trees.Node("not", trees.Node("and", "x", "y"), "z")
+    assert trees.tree_to_json(tree) == {"op": "not", "a": {"op": "and", "a": "x", "b": "y"}, "b": "z"}
+    assert trees.leaves(tree) == ["x", "y", "z"] and trees.depth(tree) == 3
+    assert trees.verbalize(tree) == "x that are also y that are not z"
     with pytest.raises(InputError, match=r"query\.b: empty atomic query"):
-        ops.tree_from_json({"op": "not", "a": "x", "b": "  "})
+        trees.tree_from_json({"op": "not", "a": "x", "b": "  "})
     with pytest.raises(InputError, match="unknown op 'xor'"):
-        ops.tree_from_json({"op": "xor", "a": "x", "b": "y"})
+        trees.tree_from_json({"op": "xor", "a": "x", "b": "y"})
     with pytest.raises(InputError, match="lacks 'b'"):
-        ops.tree_from_json({"op": "and", "a": "x"})
+        trees.tree_from_json({"op": "and", "a": "x"})
     deep = "leaf"
-    for _ in range(ops.MAX_DEPTH):
+    for _ in range(trees.MAX_DEPTH):
         deep = {"op": "or", "a": deep, "b": "x"}
     with pytest.raises(InputError, match="deeper than"):
-        ops.tree_from_json(deep)
+        trees.tree_from_json(deep)
 
 
 def test_build_plan_vanilla_vector_and_fusion():
     vectors = {"x": {"a": 1.0}, "y": {"b": 2.0}, "whole text": {"w": 3.0}, "x that are not y": {"t": 1.0}}
-    tree = ops.Node("not", "x", "y")
+    tree = trees.Node("not", "x", "y")
     assert ops.build_plan(tree, ops.Settings("vanilla"), vectors, "whole text").vector == {"w": 3.0}
     assert ops.build_plan(tree, ops.Settings("vanilla"), vectors).vector == {"t": 1.0}
     assert ops.required_texts(tree, ops.Settings("vanilla")) == ["x that are not y"]
@@ -142,7 +143,7 @@ def test_build_plan_vanilla_vector_and_fusion():
     assert plan.vector == {"a": 1.0, "b": -2.0}
     fused = ops.build_plan(tree, ops.Settings("fusion"), vectors)
     assert isinstance(fused, ops.FusionPlan) and ops.plan_vectors(fused) == [{"a": 1.0}, {"b": 2.0}]
-    nested = ops.Node("and", ops.Node("not", "x", "y"), "x")
+    nested = trees.Node("and", trees.Node("not", "x", "y"), "x")
     with pytest.raises(InputError, match="score-fused subtree"):
         ops.build_plan(nested, ops.Settings(per_type={"not": "fusion", "and": "add"}), vectors)
 

@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lsr_lucene.operations import Node, leaves
-from lsr_lucene.parse_negation import coverage, explain, main, parse
+from lsr_lucene.compose.negation_parser import coverage, explain, parse
+from lsr_lucene.compose.parse_negation import main
+from lsr_lucene.compose.tree import Node, leaves
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 

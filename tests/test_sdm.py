@@ -8,9 +8,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lsr_lucene import longdoc_collections, longdocs, sdm, segment_store
 from lsr_lucene.errors import InputError
-from lsr_lucene.sdm import Clause
+from lsr_lucene.longdocs import collections as longdoc_collections
+from lsr_lucene.longdocs import sdm
+from lsr_lucene.longdocs import store as segment_store
+from lsr_lucene.longdocs.indexes import build_segment_index
+from lsr_lucene.longdocs.queries import Query, encode_queries
+from lsr_lucene.longdocs.runs import write_run
+from lsr_lucene.longdocs.sdm import Clause
+from lsr_lucene.longdocs.sdm_features import SdmSettings, exact_features
 
 VOCAB = ["court", "appeal", "section", "##s", "act", "held", "the"]
 
@@ -90,14 +96,14 @@ def synthetic(tmp_path_factory):
     segments = random_segments()
     encoded = make_encoded(root, segments)
     index = root / "index"
-    longdocs.build_segment_index(encoded, index, threads=1)
+    build_segment_index(encoded, index, threads=1)
     # what the index holds: zero-weight tokens are blanked (never match), positions kept
     indexed = {s: [(t if w > 0 else "", w) for t, w in toks] for s, toks in segments.items()}
     return index, indexed
 
 
 def test_lucene_window_scores_equal_brute_force(synthetic):
-    from lsr_lucene.queries import SpecSearcher
+    from lsr_lucene.search.spec_searcher import SpecSearcher
 
     index, indexed = synthetic
     rng = random.Random(3)
@@ -124,27 +130,27 @@ def test_lucene_window_scores_equal_brute_force(synthetic):
 
 
 def test_exact_features_and_one_term_queries(synthetic):
-    from lsr_lucene.queries import SpecSearcher
+    from lsr_lucene.search.spec_searcher import SpecSearcher
 
     index, indexed = synthetic
-    query = longdocs.Query("q", [], [[("court", 1.0), ("appeal", 2.0), ("held", 0.5), ("court", 1.5)]])
-    settings = longdocs.SdmSettings(ngram=2, width=4)
+    query = Query("q", [], [[("court", 1.0), ("appeal", 2.0), ("held", 0.5), ("court", 1.5)]])
+    settings = SdmSettings(ngram=2, width=4)
     seg_ids = sorted(indexed)
     clauses = sdm.query_clauses(query.sequences, 2)
     with SpecSearcher(index) as searcher:
-        features = longdocs.exact_features(searcher, query, seg_ids, settings)
+        features = exact_features(searcher, query, seg_ids, settings)
         for seg_id in seg_ids:
             want = sdm.brute_force_features(indexed[seg_id], clauses, width=4)
             assert features[seg_id] == pytest.approx(want, rel=1e-5, abs=1e-5)
-        one = longdocs.Query("q1", [], [[("court", 1.0)]])
-        assert set(longdocs.exact_features(searcher, one, seg_ids, settings).values()) == {(0.0, 0.0)}
+        one = Query("q1", [], [[("court", 1.0)]])
+        assert set(exact_features(searcher, one, seg_ids, settings).values()) == {(0.0, 0.0)}
 
 
 def test_exact_features_on_fire_sample(tmp_path):
     """Real segments and query (FIRE 2017 sample, splade-tiny weights): Lucene potentials = brute force."""
-    from lsr_lucene.encode import SparseEncoder
-    from lsr_lucene.queries import SpecSearcher
-    from lsr_lucene.segment import Segmenter
+    from lsr_lucene.encode.encoder import SparseEncoder
+    from lsr_lucene.search.spec_searcher import SpecSearcher
+    from lsr_lucene.longdocs.segment import Segmenter
 
     data = Path(__file__).resolve().parents[2] / "shared" / "data" / "fire2017"
     if not (data / "corpus.jsonl").exists():
@@ -162,19 +168,19 @@ def test_exact_features_on_fire_sample(tmp_path):
     rows = [json.dumps({"id": s.id, "text": s.text}) for d in docs for s in segmenter.segment(d["id"], d["text"])]
     (tmp_path / "segments.jsonl").write_text("\n".join(rows) + "\n")
     segment_store.encode_segments_dir(tmp_path / "segments.jsonl", tmp_path / "encoded", encoder)
-    longdocs.build_segment_index(tmp_path / "encoded", tmp_path / "index", threads=1)
+    build_segment_index(tmp_path / "encoded", tmp_path / "index", threads=1)
     tokens = segment_store.read_tokens(tmp_path / "encoded")
     indexed = {s: [(t if w > 0 else "", w) for t, w in toks] for s, toks in tokens.items()}
     with open(data / "queries.jsonl") as handle:
         text = json.loads(handle.readline())["text"]
     # the query: the documents' own text as citation context guarantees matches, plus a real citation window
     passages = [longdoc_collections.citation_contexts(text)[0], " ".join(docs[0]["text"].split()[40:80])]
-    query = longdocs.encode_queries({"q": passages}, encoder)["q"]
-    settings = longdocs.SdmSettings(ngram=2, width=8)
+    query = encode_queries({"q": passages}, encoder)["q"]
+    settings = SdmSettings(ngram=2, width=8)
     clauses = sdm.query_clauses(query.sequences, 2)
     assert clauses
     with SpecSearcher(tmp_path / "index") as searcher:
-        features = longdocs.exact_features(searcher, query, sorted(indexed), settings)
+        features = exact_features(searcher, query, sorted(indexed), settings)
     nonzero = 0
     for seg_id, toks in indexed.items():
         want = sdm.brute_force_features(toks, clauses, width=8)
@@ -231,13 +237,13 @@ def test_fit_fast_metric_matches_reference_metrics():
 
 
 def test_metrics_match_trec_eval(tmp_path):
-    from lsr_lucene.eval import evaluate
+    from lsr_lucene.eval.trec import evaluate
 
     qrels = {"q1": {"a": 1, "c": 2, "z": 1}, "q2": {"b": 1}}
     # no tied scores: trec_eval breaks ties by docid descending, run files by docid ascending
     run = {"q1": {"a": 3.0, "b": 2.5, "c": 2.0, "d": 1.0}, "q2": {"a": 1.0, "b": 0.5}}
     (tmp_path / "qrels").write_text("".join(f"{q} 0 {d} {g}\n" for q, ds in qrels.items() for d, g in ds.items()))
-    longdocs.write_run(run, tmp_path / "run", "t")
+    write_run(run, tmp_path / "run", "t")
     table = evaluate(tmp_path / "qrels", {"r": tmp_path / "run"}, measures=("map", "ndcg_cut_10"), per_query=True)
     for q in qrels:
         ranking = sdm.rank(run[q])

@@ -6,8 +6,8 @@ import random
 import numpy as np
 import pytest
 
-from lsr_lucene import softsdm
-from lsr_lucene.sdm import Clause
+from lsr_lucene.longdocs import softsdm
+from lsr_lucene.longdocs.sdm import Clause
 
 VOCAB = {t: i for i, t in enumerate(["court", "appeal", "section", "act", "held", "judge", "law", "order"])}
 
@@ -79,8 +79,8 @@ def test_soft_query_without_usable_clauses():
 def test_position_topk_matches_full_logits():
     import torch
 
-    from lsr_lucene import activations as act
-    from lsr_lucene.encode import SparseEncoder
+    from lsr_lucene.encode import activations as act
+    from lsr_lucene.encode.encoder import SparseEncoder
 
     encoder = SparseEncoder("splade-tiny", threads=2)
     texts = ["The appeal was dismissed by the High Court.", "Section 151 of the Civil Procedure Code"]

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lsr_lucene.errors import InputError
-from lsr_lucene.segment import (Segmenter, parse_segment_id, segment_id, split_sentences, write_segments)
+from lsr_lucene.longdocs.segment import (Segmenter, parse_segment_id, segment_id, split_sentences, write_segments)
 
 
 def words(texts):
@@ -125,7 +125,7 @@ def test_packing_properties(sentences, max_tokens):
 def test_wordpiece_counts_add_up():
     from transformers import AutoTokenizer
 
-    from lsr_lucene.models import resolve
+    from lsr_lucene.encode.models import resolve
 
     tokenizer = AutoTokenizer.from_pretrained(resolve("splade-tiny"))
     segmenter = Segmenter(tokenizer, max_tokens=40)
@@ -139,7 +139,7 @@ def test_wordpiece_counts_add_up():
 
 
 def test_write_segments(tmp_path):
-    from lsr_lucene.corpus import Doc
+    from lsr_lucene.io.corpus import Doc
 
     docs = [Doc("a", "One two. Three four five. Six."), Doc("empty", "  "), Doc("b", "Alpha beta.")]
     out = tmp_path / "segments.jsonl"

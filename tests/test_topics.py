@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from lsr_lucene.errors import InputError
-from lsr_lucene.topics import read_query_vectors, read_topics, topics_format
+from lsr_lucene.io.topics import read_query_vectors, read_topics, topics_format
 
 TREC = """<top>
 <num> Number: 301

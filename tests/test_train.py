@@ -7,10 +7,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from lsr_lucene import activations as act
+from lsr_lucene.encode import activations as act
 from lsr_lucene.errors import InputError
-from lsr_lucene.train import (TrainableEncoder, TrainConfig, batch_loss, examples_as_nevir, flops, main,
-                              pooled_logits, read_examples, read_nevir_rows, split_holdout, train)
+from lsr_lucene.train.cli import main
+from lsr_lucene.train.data import examples_as_nevir, read_examples, read_nevir_rows, split_holdout
+from lsr_lucene.train.losses import batch_loss, flops
+from lsr_lucene.train.model import TrainableEncoder, pooled_logits
+from lsr_lucene.train.trainer import TrainConfig, train
 
 DEMO = Path(__file__).resolve().parents[1] / "lsr_lucene" / "data" / "demo"
 NEVIR_TRAIN = Path(__file__).resolve().parents[2] / "shared" / "data" / "nevir" / "train.jsonl"
@@ -56,7 +59,7 @@ def test_pooled_logits_match_full_logits_values_and_gradients(seed, activation, 
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_scoped_pooled_logits_match_full_logits_values_and_gradients(seed):
-    from lsr_lucene import negative_head as nh
+    from lsr_lucene.encode import negative_head as nh
 
     torch.manual_seed(seed)
     n, length, dim, vocab, eps = 2, 5, 4, 7, 0.3
@@ -86,7 +89,7 @@ def test_without_in_batch_negatives_each_query_ranks_its_own_pair_only():
              "doc2": "the dog does not bark"},
             {"q1": "dogs that bite", "doc1": "the dog bites", "q2": "dogs that do not bite",
              "doc2": "the dog does not bite"}]  # same topic: the other row's documents compete in-batch
-    from lsr_lucene.train import parse_example
+    from lsr_lucene.train.data import parse_example
 
     examples = [parse_example(r, "test", str(i)) for i, r in enumerate(rows)]
     model = TrainableEncoder("splade-tiny", matmul="fp32", device="cpu").eval()
@@ -167,7 +170,7 @@ def _demo_triples(path: Path, count: int = 6) -> Path:
 
 
 def test_tiny_training_run_lowers_the_loss_and_reloads_identically(tmp_path):
-    from lsr_lucene.encode import SparseEncoder
+    from lsr_lucene.encode.encoder import SparseEncoder
 
     data = _demo_triples(tmp_path / "triples.jsonl")
     examples = read_examples(data)
@@ -269,7 +272,7 @@ def test_flops_counts_negative_weights_like_positive_ones():
 
 
 def test_dead_zone_widening_keeps_positive_weights_and_removes_negatives():
-    from lsr_lucene.train import _widening
+    from lsr_lucene.train.trainer import _widening
 
     assert _widening(0, 100, 12.0, 4.0, 0.5) == 8.0
     assert _widening(25, 100, 12.0, 4.0, 0.5) == 4.0

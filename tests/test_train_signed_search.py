@@ -8,10 +8,10 @@ import random
 import pytest
 
 from lsr_lucene.errors import InputError
-from lsr_lucene.eval import nevir_pairwise_accuracy
-from lsr_lucene.signed_stats import (main, nevir_doc_ids, nevir_index_scores, nevir_query_ids, signed_vector,
+from lsr_lucene.eval.contrastive_metrics import nevir_pairwise_accuracy
+from lsr_lucene.studies.signed_stats import (main, nevir_doc_ids, nevir_index_scores, nevir_query_ids, signed_vector,
                                      vector_stats, write_nevir_collection)
-from lsr_lucene.vectors import quantise, quantise_query
+from lsr_lucene.io.vectors import quantise, quantise_query
 
 TERMS = ["not", "never", "rain", "sun", "cat", "dog", "tea", "milk"]
 
@@ -34,7 +34,7 @@ def test_vector_stats_merge_neg_terms():
 @pytest.fixture(scope="module")
 def signed_rows(tmp_path_factory):
     """Random NevIR-like rows with signed float vectors, their quantised documents indexed by Anserini."""
-    from lsr_lucene.index import build_impact_index
+    from lsr_lucene.index.impact import build_impact_index
 
     rng = random.Random(7)
     work = tmp_path_factory.mktemp("signed")

@@ -4,9 +4,9 @@ import math
 
 import pytest
 
-from lsr_lucene.corpus import read_corpus
+from lsr_lucene.io.corpus import read_corpus
 from lsr_lucene.errors import InputError
-from lsr_lucene.vectors import (quantise, quantise_query, read_metadata, read_vectors, signed, write_vectors)
+from lsr_lucene.io.vectors import (quantise, quantise_query, read_metadata, read_vectors, signed, write_vectors)
 
 
 class FakeEncoder:

@@ -1,0 +1,106 @@
+package io.github.lsrlucene.query;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.Map;
+import java.util.WeakHashMap;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.lucene.index.Impact;
+import org.apache.lucene.index.Impacts;
+import org.apache.lucene.index.ImpactsEnum;
+import org.apache.lucene.index.IndexReader;
+import org.apache.lucene.index.LeafReader;
+import org.apache.lucene.index.LeafReaderContext;
+import org.apache.lucene.index.PostingsEnum;
+import org.apache.lucene.index.Terms;
+import org.apache.lucene.index.TermsEnum;
+import org.apache.lucene.search.DocIdSetIterator;
+import org.apache.lucene.util.BytesRef;
+
+/**
+ * Exact maximum impact (term frequency) of a term, per segment or over a whole index.
+ * Read from the postings' skip-level impacts; short postings lists, whose impacts Lucene does not
+ * record, are scanned. Results are cached per segment core.
+ */
+public final class ImpactBounds {
+  private static final Map<Object, Map<String, Long>> CACHE = new WeakHashMap<>();
+
+  private ImpactBounds() {}
+
+  private static Map<String, Long> cacheFor(LeafReader reader) {
+    // segment core key; a ParallelLeafReader (positional sidecar) has none: key by the reader then
+    IndexReader.CacheHelper helper = reader.getCoreCacheHelper();
+    if (helper == null) {
+      helper = reader.getReaderCacheHelper();
+    }
+    Object key = helper != null ? helper.getKey() : reader;
+    synchronized (CACHE) {
+      return CACHE.computeIfAbsent(key, k -> new ConcurrentHashMap<>());
+    }
+  }
+
+  /** Largest freq of {@code term} in {@code field} over one segment; 0 when absent. */
+  public static long maxFreq(LeafReader reader, String field, String term) throws IOException {
+    Map<String, Long> cache = cacheFor(reader);
+    String key = field + '\u0000' + term;
+    Long hit = cache.get(key);
+    if (hit != null) {
+      return hit;
+    }
+    long max = computeMaxFreq(reader, field, term);
+    cache.put(key, max);
+    return max;
+  }
+
+  /** Largest freq of {@code term} over all segments of {@code reader}; 0 when absent. */
+  public static long maxFreq(IndexReader reader, String field, String term) throws IOException {
+    long max = 0;
+    for (LeafReaderContext ctx : reader.leaves()) {
+      max = Math.max(max, maxFreq(ctx.reader(), field, term));
+    }
+    return max;
+  }
+
+  private static long computeMaxFreq(LeafReader reader, String field, String term) throws IOException {
+    Terms terms = reader.terms(field);
+    if (terms == null) {
+      return 0;
+    }
+    TermsEnum te = terms.iterator();
+    if (!te.seekExact(new BytesRef(term))) {
+      return 0;
+    }
+    if (!terms.hasFreqs()) {
+      return 1;
+    }
+    long max = 0;
+    ImpactsEnum impacts = te.impacts(PostingsEnum.FREQS);
+    int target = 0;
+    boolean scan = false;
+    while (true) {
+      impacts.advanceShallow(target);
+      Impacts imp = impacts.getImpacts();
+      int level = imp.numLevels() - 1;
+      List<Impact> list = imp.getImpacts(level);
+      for (Impact i : list) {
+        if (i.freq == Integer.MAX_VALUE) {
+          scan = true; // no impact data recorded (short postings): scan instead
+        }
+        max = Math.max(max, i.freq);
+      }
+      int upTo = imp.getDocIdUpTo(level);
+      if (scan || upTo == DocIdSetIterator.NO_MORE_DOCS) {
+        break;
+      }
+      target = upTo + 1;
+    }
+    if (scan) {
+      max = 0;
+      PostingsEnum pe = te.postings(null, PostingsEnum.FREQS);
+      for (int d = pe.nextDoc(); d != DocIdSetIterator.NO_MORE_DOCS; d = pe.nextDoc()) {
+        max = Math.max(max, pe.freq());
+      }
+    }
+    return max;
+  }
+}

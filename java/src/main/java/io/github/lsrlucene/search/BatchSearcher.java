@@ -1,0 +1,263 @@
+package io.github.lsrlucene.search;
+
+import io.github.lsrlucene.QuerySpecException;
+import io.github.lsrlucene.index.DocIds;
+import io.github.lsrlucene.index.PositionalIndexer;
+import io.github.lsrlucene.query.ImpactSimilarity;
+import io.github.lsrlucene.query.SignedImpactQuery;
+import io.github.lsrlucene.query.WindowQuery;
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.apache.lucene.index.DirectoryReader;
+import org.apache.lucene.index.FieldInfo;
+import org.apache.lucene.index.IndexReader;
+import org.apache.lucene.index.LeafReader;
+import org.apache.lucene.index.LeafReaderContext;
+import org.apache.lucene.index.ParallelLeafReader;
+import org.apache.lucene.search.IndexSearcher;
+import org.apache.lucene.search.Query;
+import org.apache.lucene.store.Directory;
+import org.apache.lucene.store.FSDirectory;
+
+/**
+ * Multi-threaded batch search of query specs ({@link QuerySpec}) over an Anserini impact index,
+ * writing a TREC run file (score descending, ties by docid ascending) in input query order. One
+ * shared {@link IndexSearcher} with {@link ImpactSimilarity}; a fixed thread pool over queries.
+ * When {@code <index>/positions} holds a positional sidecar ({@link PositionalIndexer}) it is joined
+ * docid by docid through a {@link ParallelLeafReader}, so window clauses can be scored. Run lines
+ * are written by {@link RunWriter}, exact per-document scores computed by {@link ExactScorer}.
+ */
+public final class BatchSearcher implements Closeable {
+  /** Folder of the positional sidecar index inside the main index folder. */
+  public static final String POSITIONS_DIR = PositionalIndexer.POSITIONS_DIR;
+
+  static {
+    // Queries built from long documents (or many pairs) can exceed Lucene's default of 1024 clauses.
+    if (IndexSearcher.getMaxClauseCount() < 65536) {
+      IndexSearcher.setMaxClauseCount(65536);
+    }
+  }
+
+  private final Path indexPath;
+  private final Directory mainDir;
+  private final DirectoryReader mainReader;
+  private final Directory posDir;
+  private final DirectoryReader posReader;
+  private final IndexReader reader;
+  private final IndexSearcher searcher;
+  private final ExternalIds ids;
+  private final Set<String> fields = new HashSet<>();
+  private final float maxPayload;
+
+  public BatchSearcher(String indexDir) throws IOException {
+    indexPath = Paths.get(indexDir);
+    if (!Files.isDirectory(indexPath)) {
+      throw new NoSuchFileException(indexDir + " (no such index folder)");
+    }
+    mainDir = FSDirectory.open(indexPath);
+    if (!DirectoryReader.indexExists(mainDir)) {
+      mainDir.close();
+      throw new IllegalArgumentException(indexDir + " holds no Lucene index");
+    }
+    mainReader = DirectoryReader.open(mainDir);
+    String[] docIds = DocIds.read(mainReader, "id");
+    Path pp = indexPath.resolve(POSITIONS_DIR);
+    Directory pd = null;
+    DirectoryReader pr = null;
+    float mp = WindowQuery.UNKNOWN_MAX_PAYLOAD;
+    IndexReader r = mainReader;
+    if (Files.isDirectory(pp)) {
+      pd = FSDirectory.open(pp);
+      if (DirectoryReader.indexExists(pd)) {
+        pr = DirectoryReader.open(pd);
+        r = joinPositions(pr, docIds);
+        String m = pr.getIndexCommit().getUserData().get(PositionalIndexer.MAX_PAYLOAD_KEY);
+        if (m != null) {
+          mp = Float.parseFloat(m);
+        }
+      } else {
+        pd.close();
+        pd = null;
+      }
+    }
+    posDir = pd;
+    posReader = pr;
+    maxPayload = mp;
+    reader = r;
+    for (LeafReaderContext ctx : reader.leaves()) {
+      for (FieldInfo fi : ctx.reader().getFieldInfos()) {
+        fields.add(fi.name);
+      }
+    }
+    ids = new ExternalIds(docIds);
+    searcher = new IndexSearcher(reader);
+    searcher.setSimilarity(new ImpactSimilarity());
+    searcher.setQueryCache(null);
+  }
+
+  private IndexReader joinPositions(DirectoryReader pr, String[] docIds) throws IOException {
+    String where = indexPath.resolve(POSITIONS_DIR).toString();
+    if (mainReader.leaves().size() != 1) {
+      throw new IllegalStateException(where + ": the main index has " + mainReader.leaves().size()
+          + " segments, so its docids no longer match the positional field; rebuild the positional field");
+    }
+    if (pr.leaves().size() != 1) {
+      throw new IllegalStateException(where + ": the positional index has " + pr.leaves().size() + " segments (expected 1); rebuild it");
+    }
+    LeafReader m = mainReader.leaves().get(0).reader();
+    LeafReader p = pr.leaves().get(0).reader();
+    if (m.maxDoc() != p.maxDoc()) {
+      throw new IllegalStateException(where + ": holds " + p.maxDoc() + " documents but the index has " + m.maxDoc()
+          + "; rebuild the positional field");
+    }
+    String[] pids = DocIds.read(pr, PositionalIndexer.ID_FIELD);
+    for (int d = 0; d < docIds.length; d++) {
+      if (docIds[d] != null && !docIds[d].equals(pids[d])) {
+        throw new IllegalStateException(where + ": docid " + d + " is '" + docIds[d] + "' in the index but '" + pids[d]
+            + "' in the positional field; rebuild the positional field");
+      }
+    }
+    return new ParallelLeafReader(false, m, p);
+  }
+
+  /** Number of live documents. */
+  public int numDocs() {
+    return reader.numDocs();
+  }
+
+  /** Whether the positional sidecar is present (window clauses possible). */
+  public boolean hasPositions() {
+    return posReader != null;
+  }
+
+  /** Largest payload of the positional field (bound for window scores). */
+  public float getMaxPayload() {
+    return maxPayload;
+  }
+
+  /** External id of a Lucene docid. */
+  public String docid(int luceneDocid) {
+    return ids.ids[luceneDocid];
+  }
+
+  public IndexSearcher getSearcher() {
+    return searcher;
+  }
+
+  /** Hits of one query: Lucene docids and true (unshifted) scores, best first. */
+  public static final class Hits {
+    public final int[] docs;
+    public final double[] scores;
+
+    Hits(int[] docs, double[] scores) {
+      this.docs = docs;
+      this.scores = scores;
+    }
+  }
+
+  private void checkSpec(QuerySpec spec) {
+    if (!fields.contains(spec.field)) {
+      List<String> known = new ArrayList<>(fields);
+      java.util.Collections.sort(known);
+      throw new QuerySpecException(spec.label() + ": field '" + spec.field + "' is not in the index (fields: " + known + ")");
+    }
+    if (!spec.windows.isEmpty() && posReader == null) {
+      throw new QuerySpecException(spec.label() + ": windows need the positional field, but "
+          + indexPath.resolve(POSITIONS_DIR) + " does not exist; build it first (PositionalIndexer)");
+    }
+  }
+
+  /** Searches one parsed spec for its top k. */
+  public Hits search(QuerySpec spec, int k) throws IOException {
+    checkSpec(spec);
+    boolean rerank = spec.rerank > 0 && !spec.windows.isEmpty();
+    int n = rerank ? Math.max(k, spec.rerank) : k;
+    Query q = searcher.rewrite(spec.firstStage(PositionalIndexer.FIELD, maxPayload));
+    double shift = q instanceof SignedImpactQuery.Shifted ? ((SignedImpactQuery.Shifted) q).getShift() : 0.0;
+    TopKCollector c = new TopKCollector(n, ids.idOrd, ids.ordToDoc);
+    searcher.search(q, c);
+    float[] fs = new float[c.size()];
+    int[] docs = c.sorted(fs);
+    double[] scores = new double[docs.length];
+    for (int i = 0; i < docs.length; i++) {
+      scores[i] = (double) fs[i] - shift;
+    }
+    if (rerank) {
+      new WindowRescorer(PositionalIndexer.FIELD, spec.windows)
+          .addScores(reader, docs, WindowRescorer.docOrder(docs), scores);
+      Integer[] order = new Integer[docs.length];
+      for (int i = 0; i < order.length; i++) {
+        order[i] = i;
+      }
+      Arrays.sort(order, (a, b) -> {
+        int cmp = Double.compare(scores[b], scores[a]);
+        return cmp != 0 ? cmp : Integer.compare(ids.idOrd[docs[a]], ids.idOrd[docs[b]]);
+      });
+      int m = Math.min(k, docs.length);
+      int[] d2 = new int[m];
+      double[] s2 = new double[m];
+      for (int i = 0; i < m; i++) {
+        d2[i] = docs[order[i]];
+        s2[i] = scores[order[i]];
+      }
+      return new Hits(d2, s2);
+    }
+    return new Hits(docs, scores);
+  }
+
+  /** Exact scores of one query spec (JSON) for the given external docids (any document, matching or not). */
+  public double[] scoreDocs(String queryJson, String[] docids) throws IOException {
+    QuerySpec spec = QuerySpec.parse(queryJson, "");
+    checkSpec(spec);
+    return ExactScorer.score(reader, ids, spec, docids);
+  }
+
+  /** Searches one query spec (JSON) and returns its TREC run lines. */
+  public String searchToString(String queryJson, int k, String tag) throws IOException {
+    checkK(k);
+    QuerySpec spec = QuerySpec.parse(queryJson, "");
+    return new RunWriter(this, ids).lines(spec.qid, search(spec, k), tag);
+  }
+
+  private static void checkK(int k) {
+    if (k <= 0) {
+      throw new IllegalArgumentException("k must be positive, got " + k);
+    }
+  }
+
+  /**
+   * Searches every query of a query-spec JSONL file with {@code threads} threads and writes a TREC
+   * run to {@code runPath} in input order; returns the number of queries. All lines are parsed
+   * before searching, so a bad line fails before any output is written.
+   */
+  public int search(String queriesJsonl, String runPath, int k, int threads, String tag) throws IOException {
+    checkK(k);
+    RunWriter.checkArgs(threads, tag);
+    List<QuerySpec> specs = QuerySpec.parseFile(queriesJsonl, this::checkSpec);
+    return new RunWriter(this, ids).write(specs, runPath, k, threads, tag);
+  }
+
+  @Override
+  public void close() throws IOException {
+    if (reader != mainReader) {
+      reader.close();
+    }
+    mainReader.close();
+    if (posReader != null) {
+      posReader.close();
+    }
+    if (posDir != null) {
+      posDir.close();
+    }
+    mainDir.close();
+  }
+}

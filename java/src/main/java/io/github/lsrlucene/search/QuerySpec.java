@@ -1,0 +1,319 @@
+package io.github.lsrlucene.search;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import io.github.lsrlucene.Json;
+import io.github.lsrlucene.QuerySpecException;
+import io.github.lsrlucene.query.CombinedTermQuery;
+import io.github.lsrlucene.query.SignedImpactQuery;
+import io.github.lsrlucene.query.WindowQuery;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Consumer;
+import org.apache.lucene.search.BooleanClause;
+import org.apache.lucene.search.BooleanQuery;
+import org.apache.lucene.search.BoostQuery;
+import org.apache.lucene.search.MatchNoDocsQuery;
+import org.apache.lucene.search.Query;
+import org.apache.lucene.search.TermQuery;
+import org.apache.lucene.index.Term;
+
+/**
+ * One line of a query-spec JSONL file:
+ * <pre>
+ * {"qid": "1", "terms": {"t": w, ...}, "pairs": [["a", "b", w], ...],
+ *  "windows": [{"terms": [["t1", q1], ["t2", q2]], "ordered": true, "width": 2, "weight": 1.0}],
+ *  "rerank": 1000, "mode": "signed"|"boolean", "field": "contents"}
+ * </pre>
+ * Only {@code qid} and {@code terms} are required ({@code terms} may be empty when pairs or
+ * windows exist). Weights are finite numbers of either sign ({@code mode: boolean} and windows need
+ * weights &ge; 0). A {@code text} key is allowed and ignored; other keys are errors.
+ */
+public final class QuerySpec {
+  private static final Set<String> KEYS = Set.of("qid", "terms", "pairs", "windows", "rerank", "mode", "field", "text");
+
+  /** A proximity clause of the spec. */
+  public static final class Window {
+    public final String[] terms;
+    public final float[] weights;
+    public final boolean ordered;
+    public final int width;
+    public final float weight;
+
+    Window(String[] terms, float[] weights, boolean ordered, int width, float weight) {
+      this.terms = terms;
+      this.weights = weights;
+      this.ordered = ordered;
+      this.width = width;
+      this.weight = weight;
+    }
+
+    /** The clause as a {@link WindowQuery} with q_i scaled by the window weight. */
+    public WindowQuery toQuery(String field, float maxPayload) {
+      float[] q = new float[weights.length];
+      for (int i = 0; i < q.length; i++) {
+        q[i] = weights[i] * weight;
+      }
+      return new WindowQuery(field, terms, q, ordered, width, maxPayload);
+    }
+  }
+
+  public final String qid;
+  public final String where;
+  public final String field;
+  public final boolean booleanMode;
+  public final LinkedHashMap<String, Float> terms = new LinkedHashMap<>();
+  public final List<SignedImpactQuery.SignedPair> pairs = new ArrayList<>();
+  public final List<Window> windows = new ArrayList<>();
+  public final int rerank;
+
+  private QuerySpec(String qid, String where, String field, boolean booleanMode, int rerank) {
+    this.qid = qid;
+    this.where = where;
+    this.field = field;
+    this.booleanMode = booleanMode;
+    this.rerank = rerank;
+  }
+
+  /** Parses one JSON line; {@code where} (e.g. "file:3") prefixes error messages. */
+  public static QuerySpec parse(String json, String where) {
+    String src = where == null || where.isEmpty() ? "query spec" : where;
+    JsonNode node;
+    try {
+      node = Json.MAPPER.readTree(json);
+    } catch (JsonProcessingException e) {
+      throw new QuerySpecException(src + ": malformed JSON (" + e.getOriginalMessage() + ")");
+    }
+    if (node == null || !node.isObject()) {
+      throw new QuerySpecException(src + ": expected a JSON object");
+    }
+    JsonNode qidNode = node.get("qid");
+    if (qidNode == null || !(qidNode.isTextual() || qidNode.isIntegralNumber()) || qidNode.asText().isEmpty()) {
+      throw new QuerySpecException(src + ": missing or invalid \"qid\" (a non-empty string)");
+    }
+    String qid = qidNode.asText();
+    if (qid.chars().anyMatch(Character::isWhitespace)) {
+      throw new QuerySpecException(src + ": qid '" + qid + "' contains whitespace");
+    }
+    String at = where == null || where.isEmpty() ? "query " + qid : "query " + qid + " (" + where + ")";
+    for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
+      String key = it.next();
+      if (!KEYS.contains(key)) {
+        throw new QuerySpecException(at + ": unknown key \"" + key + "\" (known: " + KEYS + ")");
+      }
+    }
+    String field = "contents";
+    if (node.has("field")) {
+      if (!node.get("field").isTextual()) {
+        throw new QuerySpecException(at + ": \"field\" must be a string");
+      }
+      field = node.get("field").asText();
+    }
+    String mode = node.has("mode") ? node.get("mode").asText() : "signed";
+    if (!mode.equals("signed") && !mode.equals("boolean")) {
+      throw new QuerySpecException(at + ": \"mode\" must be \"signed\" or \"boolean\", got \"" + mode + "\"");
+    }
+    int rerank = 0;
+    if (node.has("rerank")) {
+      JsonNode r = node.get("rerank");
+      if (!r.isIntegralNumber() || r.asLong() < 0 || r.asLong() > Integer.MAX_VALUE) {
+        throw new QuerySpecException(at + ": \"rerank\" must be a non-negative integer");
+      }
+      rerank = r.asInt();
+    }
+    QuerySpec spec = new QuerySpec(qid, where, field, mode.equals("boolean"), rerank);
+    JsonNode terms = node.get("terms");
+    if (terms == null || !terms.isObject()) {
+      throw new QuerySpecException(at + ": \"terms\" must be an object of term -> weight");
+    }
+    for (Iterator<Map.Entry<String, JsonNode>> it = terms.fields(); it.hasNext(); ) {
+      Map.Entry<String, JsonNode> e = it.next();
+      float w = number(e.getValue(), at + ": weight of term '" + e.getKey() + "'");
+      if (e.getKey().isEmpty()) {
+        throw new QuerySpecException(at + ": empty term");
+      }
+      if (spec.booleanMode && w < 0) {
+        throw new QuerySpecException(at + ": mode \"boolean\" needs weights >= 0; term '" + e.getKey() + "' has " + w);
+      }
+      if (w != 0f) {
+        spec.terms.merge(e.getKey(), w, Float::sum);
+      }
+    }
+    JsonNode pairs = node.get("pairs");
+    if (pairs != null && !pairs.isNull()) {
+      if (!pairs.isArray()) {
+        throw new QuerySpecException(at + ": \"pairs\" must be a list of [a, b, weight]");
+      }
+      for (JsonNode p : pairs) {
+        if (!p.isArray() || p.size() != 3 || !p.get(0).isTextual() || !p.get(1).isTextual()) {
+          throw new QuerySpecException(at + ": each pair must be [\"a\", \"b\", weight], got " + p);
+        }
+        float w = number(p.get(2), at + ": weight of pair (" + p.get(0).asText() + ", " + p.get(1).asText() + ")");
+        if (spec.booleanMode && w < 0) {
+          throw new QuerySpecException(at + ": mode \"boolean\" needs pair weights >= 0, got " + w);
+        }
+        if (w != 0f) {
+          spec.pairs.add(new SignedImpactQuery.SignedPair(p.get(0).asText(), p.get(1).asText(), w));
+        }
+      }
+    }
+    JsonNode windows = node.get("windows");
+    if (windows != null && !windows.isNull()) {
+      if (!windows.isArray()) {
+        throw new QuerySpecException(at + ": \"windows\" must be a list of objects");
+      }
+      for (JsonNode wn : windows) {
+        spec.windows.add(window(wn, at));
+      }
+    }
+    if (spec.terms.isEmpty() && spec.pairs.isEmpty() && (spec.windows.isEmpty() || rerank > 0)) {
+      throw new QuerySpecException(at + ": no non-zero term or pair weight"
+          + (spec.windows.isEmpty() ? "" : " (windows with \"rerank\" need a first-stage query)"));
+    }
+    return spec;
+  }
+
+  /**
+   * Parses every non-blank line of a query-spec JSONL file in order, handing each spec to
+   * {@code check} before the next line is read; qids must be unique.
+   */
+  static List<QuerySpec> parseFile(String queriesJsonl, Consumer<QuerySpec> check) throws IOException {
+    List<QuerySpec> specs = new ArrayList<>();
+    Set<String> seen = new HashSet<>();
+    Path in = Paths.get(queriesJsonl);
+    if (!Files.exists(in)) {
+      throw new NoSuchFileException(queriesJsonl + " (no such query file)");
+    }
+    try (BufferedReader br = Files.newBufferedReader(in, StandardCharsets.UTF_8)) {
+      String line;
+      int no = 0;
+      while ((line = br.readLine()) != null) {
+        no++;
+        if (line.isBlank()) {
+          continue;
+        }
+        QuerySpec spec = QuerySpec.parse(line, queriesJsonl + ":" + no);
+        if (!seen.add(spec.qid)) {
+          throw new QuerySpecException(spec.label() + ": duplicate qid");
+        }
+        check.accept(spec);
+        specs.add(spec);
+      }
+    }
+    return specs;
+  }
+
+  private static Window window(JsonNode wn, String at) {
+    if (!wn.isObject() || !wn.has("terms") || !wn.get("terms").isArray() || wn.get("terms").size() == 0) {
+      throw new QuerySpecException(at + ": each window needs a non-empty \"terms\" list, got " + wn);
+    }
+    for (Iterator<String> it = wn.fieldNames(); it.hasNext(); ) {
+      String key = it.next();
+      if (!Set.of("terms", "ordered", "width", "weight").contains(key)) {
+        throw new QuerySpecException(at + ": unknown window key \"" + key + "\"");
+      }
+    }
+    JsonNode ts = wn.get("terms");
+    String[] terms = new String[ts.size()];
+    float[] q = new float[ts.size()];
+    for (int i = 0; i < ts.size(); i++) {
+      JsonNode t = ts.get(i);
+      if (t.isTextual()) {
+        terms[i] = t.asText();
+        q[i] = 1f;
+      } else if (t.isArray() && t.size() == 2 && t.get(0).isTextual()) {
+        terms[i] = t.get(0).asText();
+        q[i] = number(t.get(1), at + ": window weight of '" + terms[i] + "'");
+      } else {
+        throw new QuerySpecException(at + ": window terms must be [\"t\", weight] or \"t\", got " + t);
+      }
+      if (q[i] < 0) {
+        throw new QuerySpecException(at + ": window weight of '" + terms[i] + "' must be >= 0, got " + q[i]);
+      }
+    }
+    boolean ordered = !wn.has("ordered") || wn.get("ordered").asBoolean(true);
+    int width = terms.length;
+    if (wn.has("width")) {
+      if (!wn.get("width").isIntegralNumber() || wn.get("width").asInt() < 1) {
+        throw new QuerySpecException(at + ": window \"width\" must be a positive integer");
+      }
+      width = wn.get("width").asInt();
+    }
+    float weight = wn.has("weight") ? number(wn.get("weight"), at + ": window \"weight\"") : 1f;
+    if (weight < 0) {
+      throw new QuerySpecException(at + ": window \"weight\" must be >= 0, got " + weight);
+    }
+    try {
+      new WindowQuery("check", terms, q, ordered, width); // validates distinct terms / width
+    } catch (QuerySpecException e) {
+      throw new QuerySpecException(at + ": " + e.getMessage());
+    }
+    return new Window(terms, q, ordered, width, weight);
+  }
+
+  private static float number(JsonNode v, String what) {
+    if (v == null || !v.isNumber()) {
+      throw new QuerySpecException(what + " must be a number, got " + v);
+    }
+    double d = v.asDouble();
+    float f = (float) d;
+    if (!Double.isFinite(d) || !Float.isFinite(f)) {
+      throw new QuerySpecException(what + " must be finite, got " + v.asText());
+    }
+    return f;
+  }
+
+  /** Label for error messages: "query QID (file:line)". */
+  public String label() {
+    return where == null || where.isEmpty() ? "query " + qid : "query " + qid + " (" + where + ")";
+  }
+
+  /** The first-stage query: signed (or Anserini-style boolean) impact part, pairs, and windows when not reranking. */
+  public Query firstStage(String windowField, float maxPayload) {
+    boolean windowsHere = rerank == 0 && !windows.isEmpty();
+    if (booleanMode) {
+      BooleanQuery.Builder b = new BooleanQuery.Builder();
+      int n = 0;
+      for (Map.Entry<String, Float> e : terms.entrySet()) {
+        b.add(new BoostQuery(new TermQuery(new Term(field, e.getKey())), e.getValue()), BooleanClause.Occur.SHOULD);
+        n++;
+      }
+      for (SignedImpactQuery.SignedPair p : pairs) {
+        b.add(new CombinedTermQuery(field, p.a, p.b, p.w), BooleanClause.Occur.SHOULD);
+        n++;
+      }
+      if (windowsHere) {
+        for (Window w : windows) {
+          b.add(w.toQuery(windowField, maxPayload), BooleanClause.Occur.SHOULD);
+          n++;
+        }
+      }
+      return n == 0 ? new MatchNoDocsQuery() : b.build();
+    }
+    SignedImpactQuery.Builder b = SignedImpactQuery.builder(field);
+    for (Map.Entry<String, Float> e : terms.entrySet()) {
+      b.term(e.getKey(), e.getValue());
+    }
+    for (SignedImpactQuery.SignedPair p : pairs) {
+      b.pair(p.a, p.b, p.w);
+    }
+    if (windowsHere) {
+      for (Window w : windows) {
+        b.positive(w.toQuery(windowField, maxPayload));
+      }
+    }
+    return b.build();
+  }
+}

@@ -1,0 +1,1 @@
+"""Composition: negated, conjunctive and disjunctive queries as trees of atomic queries combined by vector operations."""

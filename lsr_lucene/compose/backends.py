@@ -1,0 +1,147 @@
+"""Where composed queries are searched and scored: Lucene (the Java query classes) or exact in-memory dot products.
+
+A composed vector becomes a query spec (signed integer term weights, plus Combined Pseudo-Term pairs) with
+:func:`make_spec`; both backends search specs (top-k) and score them exactly for given documents.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+from lsr_lucene.compose.operations import quantise_composed
+
+
+def make_spec(qid: str, vector: Mapping, scale: float) -> dict | None:
+    """Query spec (signed int terms + pairs) of a composed vector; None when it has no non-zero weight."""
+    terms, pairs = quantise_composed(vector, scale, qid)
+    if not terms and not pairs:
+        return None
+    spec: dict = {"qid": qid, "terms": terms}
+    if pairs:
+        spec["pairs"] = pairs
+    return spec
+
+
+def spec_matches(spec: Mapping) -> bool:
+    """Whether a spec can match documents (Lucene candidates need a positive term or pair weight)."""
+    return any(w > 0 for w in spec.get("terms", {}).values()) or any(p[2] > 0 for p in spec.get("pairs", []))
+
+
+class LuceneBackend:
+    """Search and exact scoring through the Java query classes (``SpecSearcher``)."""
+
+    def __init__(self, index: str | Path, threads: int = 2):
+        from lsr_lucene.search.spec_searcher import SpecSearcher
+
+        self.searcher = SpecSearcher(str(index))
+        self.threads = threads
+
+    def search_many(self, specs: Sequence[Mapping], k: int) -> dict[str, list[tuple[str, float]]]:
+        """Top-k hits of every spec, searched as one multi-threaded batch in the JVM."""
+        import tempfile
+
+        out: dict[str, list[tuple[str, float]]] = {str(s["qid"]): [] for s in specs}
+        if not specs:
+            return out
+        with tempfile.TemporaryDirectory(prefix="compose-") as tmp:
+            run = Path(tmp) / "leaves.run"
+            self.searcher.search_to_run(list(specs), run, k=k, threads=self.threads, tag="x")
+            with run.open() as handle:
+                for line in handle:
+                    qid, _, doc, _, score, _ = line.split()
+                    out[qid].append((doc, float(score)))
+        return out
+
+    def search(self, spec: Mapping, k: int) -> list[tuple[str, float]]:
+        """Top-k hits of one spec (one JVM call, no files)."""
+        return self.searcher.search(spec, k)
+
+    def score(self, spec: Mapping, docids: Sequence[str]) -> list[float]:
+        """Exact scores of ``spec`` for ``docids``."""
+        if not docids:
+            return []
+        return [float(s) for s in self.searcher.score(spec, list(docids))]
+
+    def close(self) -> None:
+        self.searcher.close()
+
+
+class ExactBackend:
+    """Exact dot products over quantised document vectors in memory (brute force; reference and small sets).
+
+    Mirrors the Java scoring: score = Σ q_t·(impact_t − impact_neg_t) + Σ_pairs w·sqrt(impact_a·impact_b);
+    candidates are documents with at least one positive contribution; ties by docid ascending.
+    """
+
+    def __init__(self, vectors: str | Path | Iterable[tuple[str, Mapping[str, float]]]):
+        import numpy as np
+
+        from lsr_lucene.io.vectors import read_vectors, signed
+
+        items = read_vectors(vectors) if isinstance(vectors, (str, Path)) else vectors
+        self.ids: list[str] = []
+        postings: dict[str, tuple[list[int], list[float]]] = {}
+        for row, (doc, vec) in enumerate(items):
+            self.ids.append(str(doc))
+            for term, w in signed(vec).items():
+                docs_w = postings.setdefault(term, ([], []))
+                docs_w[0].append(row)
+                docs_w[1].append(float(w))
+        self.postings = {t: (np.asarray(d, dtype=np.int64), np.asarray(w, dtype=np.float64))
+                         for t, (d, w) in postings.items()}
+        self.row = {doc: i for i, doc in enumerate(self.ids)}
+        self.n = len(self.ids)
+        order = sorted(range(self.n), key=lambda i: self.ids[i])
+        self.id_rank = np.empty(self.n, dtype=np.int64)
+        self.id_rank[order] = np.arange(self.n)
+
+    def _scores(self, spec: Mapping):
+        import numpy as np
+
+        scores = np.zeros(self.n)
+        matched = np.zeros(self.n, dtype=bool)
+        for term, q in spec.get("terms", {}).items():
+            post = self.postings.get(term)
+            if post is None:
+                continue
+            rows, w = post
+            contrib = q * w
+            scores[rows] += contrib
+            matched[rows[contrib > 0]] = True
+        for a, b, q in spec.get("pairs", []):
+            pa, pb = self.postings.get(a), self.postings.get(b)
+            if pa is None or pb is None:
+                continue
+            va = np.zeros(self.n)
+            va[pa[0]] = np.maximum(pa[1], 0)
+            vb = np.zeros(self.n)
+            vb[pb[0]] = np.maximum(pb[1], 0)
+            both = (va > 0) & (vb > 0)
+            contrib = q * np.sqrt(va[both] * vb[both])
+            rows = np.nonzero(both)[0]
+            scores[rows] += contrib
+            matched[rows[contrib > 0]] = True
+        return scores, matched
+
+    def search(self, spec: Mapping, k: int) -> list[tuple[str, float]]:
+        """Top-k (doc, score) of one spec over the whole collection."""
+        import numpy as np
+
+        scores, matched = self._scores(spec)
+        rows = np.nonzero(matched)[0]
+        if rows.size == 0:
+            return []
+        order = np.lexsort((self.id_rank[rows], -scores[rows]))[:k]
+        return [(self.ids[r], float(scores[r])) for r in rows[order]]
+
+    def search_many(self, specs: Sequence[Mapping], k: int) -> dict[str, list[tuple[str, float]]]:
+        """Top-k hits of every spec."""
+        return {str(s["qid"]): self.search(s, k) for s in specs}
+
+    def score(self, spec: Mapping, docids: Sequence[str]) -> list[float]:
+        """Exact scores of ``spec`` for ``docids`` (unknown docids score 0)."""
+        scores, _ = self._scores(spec)
+        return [float(scores[self.row[d]]) if d in self.row else 0.0 for d in docids]
+
+    def close(self) -> None:
+        """Nothing to release."""

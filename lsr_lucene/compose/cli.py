@@ -1,0 +1,174 @@
+"""Search set-compositional and negated queries: encode atomic queries, combine them, search Lucene.
+
+The zero-shot framework of Krasakis, Yates and Kanoulas (paper 000): each atomic query of a composition
+tree (``not`` / ``and`` / ``or``, see :mod:`lsr_lucene.compose.operations`) is encoded by the sparse query
+encoder, the vectors are combined with the selected linear algebra operation, quantised with the index's
+scale and searched as one signed query (``SignedImpactQuery`` + ``CombinedTermQuery`` for CPT pairs) in
+the JVM. ``fusion`` / ``fusion-scaled`` instead search each child separately: the top ``--fusion-depth``
+documents of every fused leaf form the candidates, every leaf gets its exact score on every candidate
+(from its own hits, from one 4× deeper search when its list was cut, else by exact scoring; a leaf that
+does not match a candidate scores 0 there), the scores are fused (score(A) − λ·score(B), ·, +; min-max
+normalised per child over the candidates for fusion-scaled) and the best ``--hits`` are written.
+
+Queries come from a JSONL file (``{"id", "query": {"op": "not", "a": "...", "b": "..."}, "text"?}``,
+nesting allowed; a plain string ``query`` is one atomic query; ``text``, when given, is what ``vanilla``
+encodes), from a topics file or ``--query`` texts parsed with the cue parser
+(:mod:`lsr_lucene.compose.negation_parser`), or from ``--composition`` JSON on the command line.
+
+Encoder ablations (paper Table 3), applied to every encoded text: ``--no-expansion`` keeps only the
+query's own WordPiece tokens with their learned weights; ``--no-term-weights`` gives each of the
+query's own tokens weight 1 (special tokens excluded).
+
+Documented behaviour: an empty atomic text is an input error naming the file, line and tree position;
+a composed vector with no positive weight (e.g. ``subtract`` when B covers A) matches no document, so
+that query gets no hits and a warning; trees deeper than 32 levels, unknown operations and operations
+that do not fit a node type are input errors.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from lsr_lucene.compose.backends import ExactBackend, LuceneBackend
+from lsr_lucene.compose.compositions import Composition, parse_topics, read_compositions
+from lsr_lucene.compose.execute import DEFAULT_FUSION_DEPTH, compose, execute
+from lsr_lucene.compose.explain import explain_query
+from lsr_lucene.compose.negation_parser import explain, parse
+from lsr_lucene.compose.operations import OPERATIONS, Settings
+from lsr_lucene.compose.query_encoder import QueryEncoder
+from lsr_lucene.compose.tree import MAX_DEPTH, NODE_OPS, tree_from_json
+from lsr_lucene.errors import InputError
+from lsr_lucene.io.output import write_run
+
+
+def add_operation_arguments(parser: argparse.ArgumentParser) -> None:
+    """Operation and encoder-ablation options of ``lsr-lucene compose``."""
+    parser.add_argument("--operation", default=None, choices=OPERATIONS, metavar="NAME",
+                        help=f"operation for every node type it applies to ({', '.join(OPERATIONS)}); other "
+                             "node types use not: disentangled, and: cpt, or: maxpool")
+    for node_op in NODE_OPS:
+        parser.add_argument(f"--{node_op}-op", default=None, metavar="NAME",
+                            help=f"operation for {node_op!r} nodes (overrides --operation)")
+    parser.add_argument("--lam", type=float, default=None,
+                        help="λ of nrf (default 0.5), disentangled and fusion on not nodes (default 1)")
+    parser.add_argument("--top-pairs", type=int, default=5, help="CPT: pairs kept per intersection (default 5)")
+    parser.add_argument("--pair-weight", type=float, default=1.0, help="CPT: multiplier of pair weights")
+    ablation = parser.add_mutually_exclusive_group()
+    ablation.add_argument("--no-expansion", action="store_true",
+                          help="query encoder ablation: keep only the query's own tokens (learned weights)")
+    ablation.add_argument("--no-term-weights", action="store_true",
+                          help="query encoder ablation: the query's own tokens with weight 1")
+
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    """Settings from parsed operation arguments (unknown names -> InputError)."""
+    per_type = {op: getattr(args, f"{op}_op") for op in NODE_OPS if getattr(args, f"{op}_op")}
+    return Settings(args.operation, per_type, args.lam, args.top_pairs, args.pair_weight)
+
+
+def encoder_mode(args: argparse.Namespace) -> str:
+    """Encoder ablation mode from the arguments."""
+    return "no-expansion" if args.no_expansion else "no-term-weights" if args.no_term_weights else "full"
+
+
+def load_compositions(args: argparse.Namespace) -> tuple[list[Composition], dict[str, str]]:
+    """Compositions from --queries / --topics / --query / --composition, and parse reports for --explain."""
+    if args.queries:
+        return read_compositions(args.queries), {}
+    if args.composition:
+        comps = []
+        for i, raw in enumerate(args.composition, 1):
+            try:
+                obj = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"--composition {i}: malformed JSON ({exc.msg})") from None
+            except RecursionError:
+                raise InputError(f"--composition {i}: nested deeper than {MAX_DEPTH} levels") from None
+            comps.append(Composition(str(i), tree_from_json(obj, f"--composition {i}")))
+        return comps, {}
+    if args.topics:
+        from lsr_lucene.io.topics import read_topics
+
+        topics = read_topics(args.topics)
+    else:
+        topics = {str(i): q for i, q in enumerate(args.query, 1)}
+        for qid, text in topics.items():
+            if not text.strip():
+                raise InputError(f"--query {qid}: empty query")
+    reports = {qid: explain(parse(text)) for qid, text in topics.items()} if args.explain else {}
+    return parse_topics(topics), reports
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Argument parser of ``lsr-lucene compose``."""
+    from lsr_lucene.search.cli import add_search_arguments
+
+    parser = argparse.ArgumentParser(prog="lsr-lucene compose", description=__doc__.splitlines()[0])
+    add_search_arguments(parser)
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--queries", help="compositions JSONL {id, query: {op, a, b}, text?}")
+    source.add_argument("--topics", help="natural-language topics (TSV, JSONL, ...) parsed with the cue parser")
+    source.add_argument("--query", action="append", help="a natural-language query (repeatable; ids 1, 2, ...)")
+    source.add_argument("--composition", action="append", help="a composition as JSON (repeatable)")
+    add_operation_arguments(parser)
+    parser.add_argument("--fusion-depth", type=int, default=DEFAULT_FUSION_DEPTH,
+                        help="fusion: hits per fused leaf that form the candidates (default 1000)")
+    parser.add_argument("--vectors", default=None,
+                        help="score by exact in-memory dot products over these document vectors instead of Lucene")
+    parser.add_argument("--explain", action="store_true",
+                        help="print each query's parse, composed representation and its top documents' term scores")
+    parser.add_argument("--explain-docs", type=int, default=3, help="documents explained per query (default 3)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI: compose, search and write a TREC run."""
+    from lsr_lucene.io.output import refuse_existing
+    from lsr_lucene.search.impact import index_settings, report_unanswered
+
+    args = build_parser().parse_args(argv)
+    if not Path(args.index).is_dir():
+        raise InputError(f"{args.index}: no such index directory")
+    refuse_existing(args.output, args.overwrite)
+    if args.fusion_depth < 1 or args.hits < 1:
+        raise InputError("--hits and --fusion-depth must be at least 1")
+    settings = settings_from_args(args)
+    comps, reports = load_compositions(args)
+    info = index_settings(args.index)
+    model = args.encoder or info.get("model") or "splade-tiny"
+    scale = args.scale or info.get("scale") or 100
+    options = {k: info[k] for k in ("activation", "pooling", "epsilon") if info.get(k) is not None}
+    started = time.perf_counter()
+    encoder = QueryEncoder(model, encoder_mode(args), args.query_max_length, threads=args.threads, **options)
+    plans = compose(comps, settings, encoder)
+    print(f"composed {len(comps)} queries ({settings.describe()}; encoder {encoder.mode})", file=sys.stderr)
+
+    def warn(qid: str, why: str) -> None:
+        print(f"warning: query {qid}: {why}; no hits", file=sys.stderr)
+
+    backend = ExactBackend(args.vectors) if args.vectors else LuceneBackend(args.index, args.threads)
+    try:
+        qids = [c.qid for c in comps]
+        results = execute(qids, plans, backend, scale, args.hits, args.fusion_depth, warn)
+        if args.explain:
+            for comp, plan in zip(comps, plans):
+                print(explain_query(comp, plan, settings, scale, results[comp.qid], backend, args.explain_docs,
+                                    reports.get(comp.qid)))
+    finally:
+        backend.close()
+    tag = args.run_tag or f"compose-{settings.op_for('not') if settings.operation is None else settings.operation}"
+    write_run(results, args.output, tag, args.overwrite)
+    missing = [q for q in qids if not results[q]]
+    report_unanswered(missing, len(qids))
+    print(f"wrote {args.output} ({len(qids) - len(missing)} of {len(qids)} queries with hits, "
+          f"{time.perf_counter() - started:.1f}s)")
+    return 0
+
+
+if __name__ == "__main__":
+    from lsr_lucene.cli import run_main
+
+    sys.exit(run_main(main))

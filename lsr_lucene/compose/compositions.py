@@ -1,0 +1,74 @@
+"""Composed queries as input: compositions from JSONL files, and from natural-language topics via the cue parser.
+
+A compositions file has one JSON object a line, ``{"id", "query": {"op": "not", "a": "...", "b": "..."},
+"text"?}`` (nesting allowed; a plain string ``query`` is one atomic query; ``text``, when given, is what
+``vanilla`` encodes). Empty atomic texts, duplicate ids and trees deeper than 32 levels are input errors
+naming the file and line.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+from lsr_lucene.compose.negation_parser import parse
+from lsr_lucene.compose.tree import MAX_DEPTH, Tree, tree_from_json
+from lsr_lucene.errors import InputError
+
+
+@dataclass
+class Composition:
+    """One composed query: id, tree, and the original text (what ``vanilla`` encodes; None: templates)."""
+
+    qid: str
+    tree: Tree
+    text: str | None = None
+
+
+def read_compositions(path: str | Path) -> list[Composition]:
+    """Compositions from JSONL ``{"id", "query": tree, "text"?}`` (InputError names file:line)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: no such file")
+    out: list[Composition] = []
+    seen: dict[str, int] = {}
+    with path.open(encoding="utf-8") as handle:
+        for line_no, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{line_no}"
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"{where}: malformed JSON ({exc.msg})") from None
+            except RecursionError:
+                raise InputError(f"{where}: composition nested deeper than {MAX_DEPTH} levels") from None
+            if not isinstance(obj, dict):
+                raise InputError(f"{where}: expected a JSON object {{\"id\", \"query\"}}")
+            qid = obj.get("id", obj.get("qid"))
+            if qid is None or str(qid).strip() == "" or any(c.isspace() for c in str(qid)):
+                raise InputError(f"{where}: missing or invalid id {qid!r} (a non-empty string without spaces)")
+            qid = str(qid)
+            if qid in seen:
+                raise InputError(f"{where}: duplicate id {qid!r} (first at line {seen[qid]})")
+            seen[qid] = line_no
+            if "query" not in obj:
+                raise InputError(f"{where}: query {qid}: no \"query\" field")
+            tree = tree_from_json(obj["query"], f"{where}: query {qid}")
+            text = obj.get("text")
+            if text is not None and (not isinstance(text, str) or not text.strip()):
+                raise InputError(f"{where}: query {qid}: \"text\" must be a non-empty string")
+            out.append(Composition(qid, tree, text))
+    if not out:
+        raise InputError(f"{path}: no compositions (empty file?)")
+    return out
+
+
+def parse_topics(topics: Mapping[str, str]) -> list[Composition]:
+    """Compositions from natural-language topics with the cue parser (uncued topics stay atomic)."""
+    out = []
+    for qid, text in topics.items():
+        result = parse(text)
+        out.append(Composition(str(qid), result.tree if result.composed else text, text))
+    return out

@@ -1,0 +1,107 @@
+"""Composed queries end to end: encode the atomic texts, build plans, search them and fuse rankings.
+
+A :class:`~lsr_lucene.compose.operations.VectorPlan` is searched as one signed query. ``fusion`` /
+``fusion-scaled`` plans instead search each child separately: the top ``fusion_depth`` documents of every
+fused leaf form the candidates, every leaf gets its exact score on every candidate (from its own hits, from
+one 4× deeper search when its list was cut, else by exact scoring; a leaf that does not match a candidate
+scores 0 there), the scores are fused (score(A) − λ·score(B), ·, +; min-max normalised per child over the
+candidates for fusion-scaled) and the best ``hits`` are kept. A composed vector with no positive weight
+matches no document: that query gets no hits and a warning.
+"""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from lsr_lucene.compose.backends import make_spec, spec_matches
+from lsr_lucene.compose.compositions import Composition
+from lsr_lucene.compose.operations import (FusionPlan, Plan, Settings, VectorPlan, build_plan, fuse, plan_vectors,
+                                           required_texts)
+from lsr_lucene.compose.query_encoder import QueryEncoder
+
+DEFAULT_FUSION_DEPTH = 1000
+DEEPEN = 4  # fusion: a cut leaf list is searched once more this many times deeper before exact rescoring
+
+
+def compose(compositions: Sequence[Composition], settings: Settings, encoder: QueryEncoder) -> list[Plan]:
+    """Plans of every composition (texts encoded once, in one batch)."""
+    texts: list[str] = []
+    for comp in compositions:
+        texts.extend(required_texts(comp.tree, settings, comp.text))
+    unique = list(dict.fromkeys(texts))
+    vectors = dict(zip(unique, encoder.encode(unique)))
+    return [build_plan(c.tree, settings, vectors, c.text, where=f"query {c.qid}") for c in compositions]
+
+
+def execute(qids: Sequence[str], plans: Sequence[Plan], backend, scale: float, hits: int = 1000,
+            fusion_depth: int = DEFAULT_FUSION_DEPTH, warn=None) -> dict[str, list[tuple[str, float]]]:
+    """Ranked (doc, score) lists for every plan: one batch search of the vector plans, fusion otherwise."""
+    results: dict[str, list[tuple[str, float]]] = {}
+    direct: list[dict] = []
+    fused: list[tuple[str, FusionPlan, list[dict | None]]] = []
+    leaf_specs: list[dict] = []
+    for qid, plan in zip(qids, plans):
+        if isinstance(plan, VectorPlan):
+            spec = make_spec(qid, plan.vector, scale)
+            if spec is None or not spec_matches(spec):
+                if warn:
+                    warn(qid, "the composed vector has no positive weight, so it matches no document")
+                results[qid] = []
+                continue
+            direct.append(spec)
+        else:
+            specs = [make_spec(f"{qid}#{i}", vec, scale) for i, vec in enumerate(plan_vectors(plan))]
+            fused.append((qid, plan, specs))
+            leaf_specs.extend(s for s in specs if s is not None and spec_matches(s))
+    results.update(backend.search_many(direct, hits))
+    if fused:
+        leaf_hits = backend.search_many(leaf_specs, fusion_depth)
+        for qid, plan, specs in fused:
+            results[qid] = _fused_ranking(qid, plan, specs, leaf_hits, backend, hits, fusion_depth, warn)
+    return {qid: results.get(qid, []) for qid in qids}
+
+
+def _fused_ranking(qid: str, plan: FusionPlan, specs: Sequence[dict | None], leaf_hits: Mapping, backend,
+                   hits: int, depth: int, warn=None) -> list[tuple[str, float]]:
+    """Candidates = union of the leaves' hits; every leaf's exact score on every candidate; fused; best ``hits``.
+
+    A leaf's own hits carry its exact scores. When candidates are missing from a leaf's hits and its list
+    was cut at ``depth``, the leaf is searched once more ``DEEPEN`` times deeper; candidates still missing
+    are scored exactly (``backend.score``), unless the leaf's list is complete (shorter than asked for)
+    and the leaf has no negative weight: then they do not match the leaf and score exactly 0 there.
+    """
+    candidates = sorted({doc for s in specs if s is not None for doc, _ in leaf_hits.get(s["qid"], [])})
+    if not candidates:
+        if warn:
+            warn(qid, "no fused part matches any document")
+        return []
+    per_leaf = []
+    for s in specs:
+        if s is None:
+            per_leaf.append(dict.fromkeys(candidates, 0.0))
+            continue
+        own = dict(leaf_hits.get(s["qid"], []))
+        asked = depth
+        missing = [d for d in candidates if d not in own]
+        if missing and len(own) >= asked and spec_matches(s):
+            asked = depth * DEEPEN
+            own = dict(backend.search(s, asked))
+            missing = [d for d in candidates if d not in own]
+        scores = {d: own.get(d, 0.0) for d in candidates}
+        complete = len(own) < asked and all(w >= 0 for w in s["terms"].values()) and \
+            all(p[2] >= 0 for p in s.get("pairs", []))
+        if missing and not complete:
+            scores.update(zip(missing, backend.score(s, missing)))
+        per_leaf.append(scores)
+    fused = fuse(plan, per_leaf)
+    return sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[:hits]
+
+
+def run_one(qid: str, plan: Plan, backend, scale: float, hits: int = 1000,
+            fusion_depth: int = DEFAULT_FUSION_DEPTH) -> list[tuple[str, float]]:
+    """Ranked hits of one plan with single-query calls (what an interactive search does; used for latency)."""
+    if isinstance(plan, VectorPlan):
+        spec = make_spec(qid, plan.vector, scale)
+        return backend.search(spec, hits) if spec is not None and spec_matches(spec) else []
+    specs = [make_spec(f"{qid}#{i}", vec, scale) for i, vec in enumerate(plan_vectors(plan))]
+    leaf_hits = {s["qid"]: backend.search(s, fusion_depth) for s in specs if s is not None and spec_matches(s)}
+    return _fused_ranking(qid, plan, specs, leaf_hits, backend, hits, fusion_depth)

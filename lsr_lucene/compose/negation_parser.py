@@ -1,0 +1,418 @@
+"""Deterministic cue parser: natural-language negated / exclusionary / conjunctive queries -> composition trees.
+
+"books about monarchs that are not European" -> NOT(A="books about monarchs", B="European");
+"Besides Jed York, are there any famous relatives of Edward J. DeBartolo Jr.?" ->
+NOT(A="are there any famous relatives of Edward J. DeBartolo Jr.?", B="Jed York");
+"documentaries about education that are also about disability" -> AND(A, B).
+
+Rules (no model, no network; regular expressions over the text, linear in its length):
+
+1. Cues: exclusion phrases (``besides``, ``apart from``, ``aside from``, ``other than``, ``except (for)``,
+   ``excluding``/``exclude``, ``with the exception of``, ``in addition to``, ``rather than``, ``unlike``,
+   ``leaving out``, ``not including``, ``without (mentioning …)``, ``but not``, ``that are not``,
+   ``(please) do not / don't (mention|include|…)``, ``not interested in``, ``refrain from``, ``avoiding``,
+   ``ignoring``, ``not only … but also``), general negation (``not``, ``no``, ``never``, ``…n't``,
+   ``cannot``) and conjunction (``that are also``, ``which are also``, ``and also``). Cues inside quotes
+   are ignored (titles such as "They Shoot Horses, Don't They?").
+2. The left-most cue wins (at one position, the longest). If it opens the sentence ("Besides X, …",
+   "Please exclude X."), B runs to the first comma outside quotes and brackets (else to the sentence end)
+   and A is the rest. Otherwise B runs from the cue to the next boundary: a comma, ``;``, ``?``, ``!``, a
+   sentence-ending period, a later exclusion cue, or a new question clause (", and what …"); A is the text
+   before the cue plus the text after B.
+3. B loses leading filler words ("any information about", "mentioning anything related to", "the");
+   A loses dangling connectives and auxiliaries at its ends ("but", "while", "please", "does", "is").
+   A cue whose A or B ends up empty is skipped (the next cue is tried); a query without a usable cue
+   stays one atomic text.
+4. A is parsed again (more cues give nested trees: ``not(not(A, B1), B2)``); B stays atomic. For ``and``
+   cues both sides are parsed.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from lsr_lucene.compose.tree import Node, Tree, format_tree
+
+# ---------------------------------------------------------------------------------------------- cues
+_VERBS = (r"mention\w*|includ\w*|involv\w*|discuss\w*|consider\w*|referenc\w*|refer\w*|bring\w*\s+up|talk\w*"
+          r"|get\w*\s+into|go\w*\s+into|touch\w*\s+on|cover\w*|want|need|care|allowed\s+to\s+mention"
+          r"|mak\w*\s+any\s+references?")
+_DONT = r"(?:do\s+not|don'?t|does\s+not|doesn'?t|did\s+not|didn'?t|cannot|can'?t|could\s+not|couldn'?t|should\s+not|shouldn'?t|will\s+not|won'?t|would\s+not|wouldn'?t|must\s+not|not)"
+
+# (label, kind, regex); kind: "not" = exclusion/negation, "and" = conjunction; "generic" negations never end B
+_CUES: list[tuple[str, str, str]] = [
+    ("that are also", "and", r"(?:that|which|who)\s+(?:are|is)\s+also"),
+    ("and also", "and", r"and\s+also"),
+    ("not only", "not", r"not\s+only"),
+    ("with the exception of", "not", r"with\s+the\s+exception\s+of"),
+    ("except", "not", r"except(?:\s+for)?"),
+    ("excluding", "not", r"ex+clu+d+(?:e|es|ed|ing)|exclusive\s+of"),
+    ("other than", "not", r"other\s+than"),
+    ("rather than", "not", r"rather\s+than|instead\s+of"),
+    ("besides", "not", r"besides|beside"),
+    ("apart from", "not", r"apart\s+from"),
+    ("aside from", "not", r"aside\s+from"),
+    ("in addition to", "not", r"in\s+addition\s+to"),
+    ("unlike", "not", r"unlike"),
+    ("leaving out", "not", r"leav\w*\s+out|omitt?\w*|skipp?\w*|disregard\w*|ignor\w*|avoid\w*"
+                           r"|refrain\w*\s+from|steer\w*\s+clear\s+of|set\w*\s+aside"),
+    ("unrelated to", "not", r"unrelated\s+to"),
+    ("not to mention", "not", r"not\s+to\s+mention"),
+    ("not interested in", "not", r"(?:am\s+|'m\s+)?not\s+interested\s+in(?:\s+hearing\s+about)?"),
+    ("don't mention", "not", rf"(?:please\s+)?{_DONT}\s+(?:\w+\s+)?(?:to\s+)?(?:{_VERBS})"),
+    ("without", "not", r"without"),
+    ("but not", "not", r"but\s+not|and\s+not|or\s+not"),
+    ("that are not", "not", r"(?:that|which|who)\s+(?:are|is|were|was|do|does|did)\s+not"),
+    ("no", "generic", r"no|none\s+of|nor|neither"),
+    ("never", "generic", r"never"),
+    ("n't", "generic", r"\w+n't|\w+n’t|cannot"),
+    ("not", "generic", r"not"),
+]
+_CUE_RE = re.compile("|".join(f"(?P<c{i}>\\b(?:{rx})\\b)" for i, (_, _, rx) in enumerate(_CUES)), re.IGNORECASE)
+
+# words dropped from the start of B: the cue's own filler ("any information about", "mentioning the")
+_B_FILLER = set("""
+please kindly also even just any anything all whatsoever specific specifically particular particularly especially
+mention mentions mentioning mentioned include includes including included involve involving involves discuss
+discussing consider considering reference references referencing refer referring bring bringing up talk talking
+get getting go going into focus focusing on touch touching cover covering address addressing use using want need
+care tell telling list listing provide providing give giving add adding describe describing take taking account
+accounting for allowed make making to information info detail details data content contents aspect aspects
+connection connections relation relations association associations related relating relevant relate relates
+pertaining regarding concerning about of from in with the a an that those these which is are was were be being
+hear hearing know knowing more stuff things thing mentions references involvement involvements reference
+""".split())
+_B_KEEP_LAST = re.compile(r"^[\"'“”‘’«»]+|[\"'“”‘’«»]+$")
+# words dropped from the start of A (dangling connectives) and from its end (connectives, auxiliaries)
+_A_LEAD = set("but while and or so yet though although however please kindly also just let's lets note".split())
+_A_TAIL = _A_LEAD | set("""
+specifically particularly especially only solely mainly focusing that which who whom whose is are was were be been
+being do does did has have had can could would will shall should may might must with without the a an any some
+i i'm
+""".split())
+# words that open a new clause after a comma (a comma before them ends B)
+_CLAUSE_START = set("""
+what which who whom whose how where when why whether can could would will shall should may might must is are was were
+do does did has have had please and but or while so yet i i'm we you he she they it tell list name give provide
+describe explain share thank thanks also as especially particularly focusing including excluding without except
+besides apart aside other rather not let's let
+""".split())
+_QUOTE_PAIRS = {'"': '"', "“": "”", "«": "»", "(": ")", "[": "]"}
+_ABBREV = set("jr sr dr mr mrs ms st mt ft vs etc inc ltd co corp no vol fig gen gov sen rep prof rev lt col capt sgt "
+              "u.s u.k e.g i.e a.m p.m approx dept est".split())
+_NEW_CLAUSE = re.compile(r"\s+(?:[Aa]nd|[Bb]ut)\s+(?=(?:what|which|who|whom|whose|how|where|when|why|can|could|would|"
+                         r"please|tell|list|give|provide|describe|explain|is|are|was|were|did|does|do)\b)")
+_SPACE_RE = re.compile(r"\s+")
+_TRANSLATE = str.maketrans({"？": "?", "，": ",", "；": ";", "！": "!", "’": "'", "‘": "'", "\u00a0": " ",
+                            "\u3000": " ", "：": ":"})
+
+
+@dataclass
+class Cue:
+    """One cue the parser used: its label, the text it matched, and the A / B it split off."""
+
+    label: str
+    kind: str
+    matched: str
+    a: str
+    b: str
+
+
+@dataclass
+class Parse:
+    """A parsed query: the tree (a string when no cue applies) and the cues used, outermost first."""
+
+    text: str
+    tree: Tree
+    cues: list[Cue] = field(default_factory=list)
+
+    @property
+    def composed(self) -> bool:
+        """Whether the parser found a usable cue."""
+        return not isinstance(self.tree, str)
+
+
+def normalise(text: str) -> str:
+    """Unify full-width punctuation and apostrophes and collapse white space."""
+    return _SPACE_RE.sub(" ", text.translate(_TRANSLATE)).strip()
+
+
+def _protected(text: str) -> list[bool]:
+    """Per character: inside quotes or brackets (cues and boundaries there are ignored)."""
+    inside = [False] * len(text)
+    stack: list[str] = []
+    for i, ch in enumerate(text):
+        if stack and ch == stack[-1]:
+            inside[i] = True
+            stack.pop()
+            continue
+        if ch in _QUOTE_PAIRS and not (ch == '"' and stack and stack[-1] == '"'):
+            # a straight quote opens only if another one closes it later
+            if ch == '"' and text.find('"', i + 1) < 0:
+                continue
+            if ch in "“«([" and text.find(_QUOTE_PAIRS[ch], i + 1) < 0:
+                continue
+            stack.append(_QUOTE_PAIRS[ch])
+            inside[i] = True
+            continue
+        inside[i] = bool(stack)
+    for i, ch in enumerate(text):  # American punctuation: a comma just inside a closing quote ends a clause
+        if ch == "," and 0 < i + 1 < len(text) and text[i + 1] in "\"”»" and inside[i + 1] and \
+                (i + 2 >= len(text) or not text[i + 2].isalnum()):
+            inside[i] = False
+    return inside
+
+
+_WORD_START = re.compile(r"\b\w")
+
+
+def _cue_matches(text: str, protected: list[bool]) -> list[tuple[int, int, int]]:
+    """(start, end, cue index) of every cue outside quotes, left to right (longest at equal start).
+
+    Cues are tried only at word starts (not at every character): the parser stays well under a
+    millisecond per query.
+    """
+    found = []
+    free = 0
+    for word in _WORD_START.finditer(text):
+        pos = word.start()
+        if pos < free or protected[pos]:
+            continue
+        m = _CUE_RE.match(text, pos)
+        if m:
+            found.append((m.start(), m.end(), int(m.lastgroup[1:])))
+            free = m.end()
+    return found
+
+
+def _sentence_end(text: str, i: int) -> bool:
+    """Whether the period at ``i`` ends a sentence (not an abbreviation, initial or decimal point)."""
+    if i + 1 < len(text) and not text[i + 1].isspace():
+        return False
+    word = re.search(r"([\w.]+)$", text[:i])
+    if word:
+        w = word.group(1).lower()
+        if len(w) == 1 or w in _ABBREV or "." in w:
+            return False
+    return True
+
+
+def _clause_comma(text: str, i: int) -> bool:
+    """Whether the comma at ``i`` is followed by a word that opens a new clause."""
+    m = re.match(r"\s*([\w']+)", text[i + 1:])
+    return bool(m) and m.group(1).lower() in _CLAUSE_START
+
+
+def _number_comma(text: str, i: int) -> bool:
+    return 0 < i < len(text) - 1 and text[i - 1].isdigit() and text[i + 1].isdigit()
+
+
+def _boundary(text: str, start: int, protected: list[bool], commas: str = "clause") -> int:
+    """Index of the first clause boundary at or after ``start`` (len(text) when none).
+
+    ``commas``: "any" (every comma ends the clause), "clause" (only a comma opening a new clause),
+    "none".
+    """
+    for i in range(start, len(text)):
+        if protected[i]:
+            continue
+        ch = text[i]
+        if ch in "?!;":
+            return i
+        if ch == ":" and not (i + 1 < len(text) and text[i + 1].isdigit()):
+            return i
+        if ch == "," and not _number_comma(text, i):
+            if commas == "any" or (commas == "clause" and _clause_comma(text, i)):
+                return i
+        if ch == "." and _sentence_end(text, i):
+            return i
+    return len(text)
+
+
+def _prefix_end(text: str, start: int, protected: list[bool]) -> int:
+    """End of a sentence-opening cue clause: the last comma before the sentence end that opens a new
+    clause ("Apart from X, who was born here, what else …"), else the first comma, else the sentence end."""
+    end = _boundary(text, start, protected, commas="none")
+    commas = [i for i in range(start, end) if text[i] == "," and not protected[i] and not _number_comma(text, i)]
+    clause = [i for i in commas if _clause_comma(text, i)]
+    if clause:
+        return clause[-1]
+    if commas:
+        return commas[0]
+    return end
+
+
+def _at_sentence_start(text: str, start: int) -> bool:
+    """Whether only transparent words (please, but, note:) separate ``start`` from a sentence start."""
+    before = text[:start]
+    cut = max(before.rfind(ch) for ch in "?!;")
+    period = [m.end() for m in re.finditer(r"\.\s", before) if _sentence_end(before, m.start())]
+    if period:
+        cut = max(cut, period[-1] - 1)
+    head = before[cut + 1:].strip().lower()
+    head = re.sub(r"^(note|also|ps|p\.s\.)\s*:?\s*", "", head)
+    return all(w in {"please", "but", "and", "also", "kindly", "so", "now", "then", "however", ","} for w in
+               re.findall(r"[\w']+|,", head))
+
+
+_B_LIGHT = set("please any the a an".split())
+
+
+def _strip_b(b: str, light: bool = False) -> str:
+    """Drop filler words at the start of B (only articles for general negations) and quotes around it."""
+    filler = _B_LIGHT if light else _B_FILLER
+    words = b.split()
+    while words and re.sub(r"[^\w']", "", words[0].lower()) in filler:
+        words.pop(0)
+    out = " ".join(words).strip(" ,.;:")
+    out = _B_KEEP_LAST.sub("", out).strip()
+    if out.lower().endswith(("'s information", "'s details", " information", " details")):
+        out = re.sub(r"(?:'s)?\s*(?:information|details)$", "", out, flags=re.IGNORECASE).strip()
+    return out
+
+
+def _strip_a(a: str) -> str:
+    """Drop dangling connectives/auxiliaries at both ends of A (and before its punctuation); tidy punctuation."""
+    a = re.sub(r"\s+([,?.!;:])", r"\1", a)
+    lead = "|".join(sorted(_A_LEAD, key=len, reverse=True))
+    a = re.sub(rf"(?:,\s*)?\b(?:{lead})\s*(?=[,?.!;:]|$)", "", a, flags=re.IGNORECASE)  # "…, while?" -> "…?"
+    a = re.sub(r"([,;:])\s*(?=[,;:?.!])", "", a)
+    a = re.sub(r"^[\s,;:.?!]+", "", a)
+    words = a.split()
+
+    def core(w: str) -> str:
+        return re.sub(r"[^\w']", "", w.lower())
+
+    while words and (core(words[0]) in _A_LEAD or not core(words[0])):
+        words.pop(0)
+    tail = ""
+    if words and re.search(r"[?.!]+$", words[-1]):
+        tail = re.search(r"[?.!]+$", words[-1]).group(0)
+        words[-1] = words[-1][: -len(tail)]
+        if not words[-1]:
+            words.pop()
+    while len(words) > 1 and (core(words[-1]) in _A_TAIL or not core(words[-1])):
+        words.pop()
+    text = " ".join(words).strip(" ,;:")
+    return (text + tail) if text else ""
+
+
+def _has_content(text: str) -> bool:
+    return bool(re.search(r"\w", text))
+
+
+def _split(text: str, start: int, end: int, label: str, kind: str, matches,
+           protected: list[bool]) -> tuple[str, str]:
+    """(A, B) texts for the cue text[start:end] (before clean-up)."""
+    if kind == "and":
+        return text[:start], text[end:]
+    if _at_sentence_start(text, start) and label not in ("that are not", "but not"):
+        stop = _prefix_end(text, end, protected)
+        b = text[end:stop]
+        rest = text[stop + 1:] if stop < len(text) and text[stop] == "," else text[stop:]
+        return text[:start] + " " + rest, b
+    stop = _boundary(text, end, protected, commas="clause")
+    for s, _, index in matches:  # a later exclusion cue also ends B
+        if end < s < stop and _CUES[index][1] == "not":
+            stop = s
+            break
+    clause = _NEW_CLAUSE.search(text, end, stop)
+    if clause:
+        stop = clause.start()
+    if (stop >= len(text) or text[stop] in "?!.") and len(_sentence_head(text, start).split()) <= 3:
+        # "Who else besides Marco Pierre White had a role in …?": B is the named entity after the cue
+        entity = _entity_end(text, end, stop)
+        if entity is not None:
+            stop = entity
+    return text[:start] + " " + text[stop:], text[end:stop]
+
+
+_CONNECT = set("of de the and & von van la le du da di del der den y".split())
+
+
+def _sentence_head(text: str, start: int) -> str:
+    """Text of the current sentence before ``start``."""
+    before = text[:start]
+    cut = max(before.rfind(ch) for ch in "?!;.")
+    return before[cut + 1:]
+
+
+def _entity_end(text: str, start: int, stop: int) -> int | None:
+    """End of the run of capitalised words (a name) that opens text[start:stop], after filler words."""
+    tokens = [(m.start(), m.end(), m.group(0)) for m in re.finditer(r"\S+", text[start:stop])]
+    i = 0
+    while i < len(tokens) and re.sub(r"[^\w']", "", tokens[i][2].lower()) in _B_FILLER and not tokens[i][2][:1].isupper():
+        i += 1
+    last = None
+    while i < len(tokens):
+        word = tokens[i][2]
+        if word[:1].isupper() or word[:1].isdigit() or word[:1] in "\"“'":
+            last = tokens[i][1]
+        elif word.lower() in _CONNECT and i + 1 < len(tokens) and tokens[i + 1][2][:1].isupper():
+            pass
+        else:
+            break
+        i += 1
+    if last is None or last >= stop - start:
+        return None
+    return start + last
+
+
+def parse(text: str, max_cues: int = 8) -> Parse:
+    """Parse a query into a composition tree with the cue rules above (deterministic, no model)."""
+    norm = normalise(text)
+    cues: list[Cue] = []
+    tree = _parse(norm, cues, max_cues)
+    return Parse(text, tree, cues)
+
+
+def _parse(text: str, cues: list[Cue], budget: int) -> Tree:
+    if budget <= 0:
+        return text
+    protected = _protected(text)
+    matches = _cue_matches(text, protected)
+    for start, end, index in matches:
+        label, kind, _ = _CUES[index]
+        raw_a, raw_b = _split(text, start, end, label, kind, matches, protected)
+        if kind == "and":
+            a, b = _strip_a(raw_a), _strip_a(raw_b)
+        else:
+            a, b = _strip_a(raw_a), _strip_b(raw_b, light=kind == "generic")
+        if not _has_content(a) or not _has_content(b):
+            continue
+        cue = Cue(label, "and" if kind == "and" else "not", text[start:end], a, b)
+        cues.append(cue)
+        if kind == "and":
+            return Node("and", _parse(a, cues, budget - 1), _parse(b, cues, budget - 1))
+        return Node("not", _parse(a, cues, budget - 1), b)
+    return text
+
+
+def explain(result: Parse) -> str:
+    """Human-readable account of a parse: the cues used and the resulting tree."""
+    lines = [f"query: {result.text}"]
+    if not result.cues:
+        lines.append("  no cue: one atomic query")
+        return "\n".join(lines)
+    for cue in result.cues:
+        lines.append(f"  cue {cue.matched!r} ({cue.label} -> {cue.kind}): A={cue.a!r} B={cue.b!r}")
+    lines.append(format_tree(result.tree, "  "))
+    return "\n".join(lines)
+
+
+def coverage(texts: Iterable[str]) -> dict:
+    """Share of texts the parser composes, and how often each cue label was used (first cue per text)."""
+    total = parsed = 0
+    by_cue: Counter = Counter()
+    by_op: Counter = Counter()
+    for text in texts:
+        total += 1
+        result = parse(text)
+        if result.composed:
+            parsed += 1
+            by_cue[result.cues[0].label] += 1
+            by_op[result.tree.op] += 1
+    return {"queries": total, "parsed": parsed, "coverage": parsed / total if total else 0.0,
+            "by_cue": dict(by_cue.most_common()), "by_op": dict(by_op)}

@@ -1,0 +1,392 @@
+"""The linear algebra operations (LAO) that combine atomic sparse query vectors, and the plans they make of a tree.
+
+Krasakis, Yates and Kanoulas (paper 000, Table 1) build a query for a set composition from the sparse
+vectors of its atomic queries; the composition is a tree of ``not`` / ``and`` / ``or`` nodes
+(:mod:`lsr_lucene.compose.tree`). A tree under :class:`Settings` becomes a plan: one vector
+(:class:`VectorPlan`) or children whose scores are fused (:class:`FusionPlan`).
+
+Operations (every one selectable by name; ``A``, ``B`` are the children's vectors):
+
+=============== ============ ===============================================================
+name            node types   representation
+=============== ============ ===============================================================
+vanilla         all          the whole (sub)composition encoded as ONE text (the original query
+                             when the composition came from one, else a QUEST template:
+                             "A that are not B", "A that are also B", "A or B")
+subtract        not          A − B
+ignore          not          A (the negated part is dropped)
+nrf             not          A − λ·B (negative relevance feedback; λ default 0.5)
+orthogonal      not          A − (A·B / |B|²)·B (Widdows); A when B is empty
+disentangled    not          A − λ·B*, B* = B with every term of A zeroed (λ default 1, the paper's)
+add             and, or      A + B
+maxpool         and, or      max(A_t, B_t) per term (an absent term counts as 0)
+cpt             and          maxpool(A, B) plus the top-k Combined Pseudo-Terms (a, b), a from A,
+                             b from B, a != b, weight sqrt(w_a·w_b) (k default 5), scored in Lucene
+                             by CombinedTermQuery as w·sqrt(impact_a·impact_b)
+fusion          all          score(A) ∘ score(B), ∘ = − (not, times λ), · (and), + (or)
+fusion-scaled   all          as fusion, each child's scores min-max normalised first
+=============== ============ ===============================================================
+
+Vectors are ``dict`` of key -> float where a key is a term (``str``) or a Combined Pseudo-Term
+(a sorted ``(a, b)`` tuple). Pairs are extra dimensions of the same vector space (the paper's |V|²
+expansion), so every linear operation above treats them exactly like terms; only ``cpt`` creates them,
+from the children's positive single terms.
+
+Edge cases (documented behaviour):
+
+- a ``not`` whose B covers every term of A: ``disentangled`` gives A unchanged (B* is empty);
+  ``subtract``/``nrf``/``orthogonal`` may leave no positive weight: such a vector matches no document
+  (every candidate must match a positive weight), so the query gets no hits and a warning;
+- unknown operation names, and names that do not apply to a node type, are input errors listing the
+  valid names;
+- a vector operation cannot combine the output of ``fusion`` (a ranking, not a vector): once a node uses
+  fusion, its ancestors must use fusion too (input error otherwise).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Union
+
+from lsr_lucene.compose.tree import NODE_OPS, Tree, verbalize
+from lsr_lucene.errors import InputError
+
+Key = Union[str, tuple]
+Vector = dict  # Key -> float
+
+
+# ------------------------------------------------------------------------------------------ operations
+def dot(a: Mapping, b: Mapping) -> float:
+    """Sparse dot product of two {term: weight} vectors."""
+    if len(a) > len(b):
+        a, b = b, a
+    return sum(w * b[k] for k, w in a.items() if k in b)
+
+
+def _clean(vec: Mapping) -> Vector:
+    return {k: w for k, w in vec.items() if w != 0}
+
+
+def add(a: Mapping, b: Mapping) -> Vector:
+    """A + B (union or intersection by addition)."""
+    out = dict(a)
+    for k, w in b.items():
+        out[k] = out.get(k, 0.0) + w
+    return _clean(out)
+
+
+def subtract(a: Mapping, b: Mapping) -> Vector:
+    """A − B (plain subtraction)."""
+    return nrf(a, b, 1.0)
+
+
+def nrf(a: Mapping, b: Mapping, lam: float = 0.5) -> Vector:
+    """A − λ·B (negative relevance feedback, Rocchio-style)."""
+    out = dict(a)
+    for k, w in b.items():
+        out[k] = out.get(k, 0.0) - lam * w
+    return _clean(out)
+
+
+def ignore(a: Mapping, b: Mapping) -> Vector:
+    """A: the negated part is ignored."""
+    return _clean(a)
+
+
+def orthogonal(a: Mapping, b: Mapping) -> Vector:
+    """A − (A·B / |B|²)·B: removes A's projection on B (Widdows' orthogonal negation); A when B is empty."""
+    norm = dot(b, b)
+    if norm == 0:
+        return _clean(a)
+    return nrf(a, b, dot(a, b) / norm)
+
+
+def disentangled(a: Mapping, b: Mapping, lam: float = 1.0) -> Vector:
+    """A − λ·B*, B* = B with A's terms zeroed: penalises only B's other terms, leaves A's untouched."""
+    b_star = {k: w for k, w in b.items() if a.get(k, 0) == 0}
+    return nrf(a, b_star, lam)
+
+
+def maxpool(a: Mapping, b: Mapping) -> Vector:
+    """Element-wise max(A_t, B_t); a term absent from one side counts as 0 there."""
+    out = {}
+    for k in set(a) | set(b):
+        out[k] = max(a.get(k, 0.0), b.get(k, 0.0))
+    return _clean(out)
+
+
+def pair_key(x: str, y: str) -> tuple:
+    """Canonical (sorted) key of the Combined Pseudo-Term of terms x and y."""
+    return (x, y) if x <= y else (y, x)
+
+
+def cpt_pairs(a: Mapping, b: Mapping, top: int = 5) -> Vector:
+    """Top-``top`` Combined Pseudo-Terms of A ⊗ B: weight sqrt(w_a·w_b), positive single terms, a != b."""
+    ta = sorted(((k, w) for k, w in a.items() if isinstance(k, str) and w > 0), key=lambda kw: (-kw[1], kw[0]))
+    tb = sorted(((k, w) for k, w in b.items() if isinstance(k, str) and w > 0), key=lambda kw: (-kw[1], kw[0]))
+    best: dict[tuple, float] = {}
+    # only the top `top` terms of each side can form a top-`top` pair (weights are monotone in both)
+    for x, wx in ta[:max(top, 0) + 1]:
+        for y, wy in tb[:max(top, 0) + 1]:
+            if x == y:
+                continue
+            key = pair_key(x, y)
+            best[key] = max(best.get(key, 0.0), math.sqrt(wx * wy))
+    ranked = sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))[:max(top, 0)]
+    return dict(ranked)
+
+
+def cpt(a: Mapping, b: Mapping, top: int = 5, pair_weight: float = 1.0) -> Vector:
+    """Intersection by Combined Pseudo-Terms: maxpool(A, B) plus the top pairs (times ``pair_weight``)."""
+    out = maxpool(a, b)
+    for key, w in cpt_pairs(a, b, top).items():
+        out[key] = out.get(key, 0.0) + pair_weight * w
+    return _clean(out)
+
+
+# ------------------------------------------------------------------------------------------ selection
+VANILLA = "vanilla"
+FUSION = ("fusion", "fusion-scaled")
+VECTOR_OPS = {
+    "not": ("subtract", "ignore", "nrf", "orthogonal", "disentangled"),
+    "and": ("add", "maxpool", "cpt"),
+    "or": ("add", "maxpool"),
+}
+OPERATIONS = tuple(dict.fromkeys((VANILLA,) + VECTOR_OPS["not"] + VECTOR_OPS["and"] + FUSION))
+DEFAULTS = {"not": "disentangled", "and": "cpt", "or": "maxpool"}
+DEFAULT_LAMBDA = {"nrf": 0.5}
+
+
+def valid_for(node_op: str) -> tuple[str, ...]:
+    """Operation names that apply to ``node_op`` nodes."""
+    return (VANILLA,) + VECTOR_OPS[node_op] + FUSION
+
+
+def check_name(name: str, node_op: str | None = None) -> str:
+    """Return ``name`` if it is a known operation (valid for ``node_op`` when given), else InputError."""
+    if name not in OPERATIONS:
+        raise InputError(f"unknown operation {name!r}; expected one of {', '.join(OPERATIONS)}")
+    if node_op is not None and name not in valid_for(node_op):
+        raise InputError(f"operation {name!r} does not apply to {node_op!r} nodes; "
+                         f"valid: {', '.join(valid_for(node_op))}")
+    return name
+
+
+@dataclass
+class Settings:
+    """Which operation each node type uses, and the operations' parameters.
+
+    ``operation`` applies to every node type it is valid for; the others use ``DEFAULTS``; ``per_type``
+    (``{"not": ..., "and": ..., "or": ...}``) overrides both. ``lam`` is λ of nrf / disentangled / fusion
+    on ``not`` nodes (None: nrf 0.5, the others 1.0).
+    """
+
+    operation: str | None = None
+    per_type: dict = field(default_factory=dict)
+    lam: float | None = None
+    top_pairs: int = 5
+    pair_weight: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.operation is not None:
+            check_name(self.operation)
+        for node_op, name in self.per_type.items():
+            if node_op not in NODE_OPS:
+                raise InputError(f"unknown node type {node_op!r}; expected one of {', '.join(NODE_OPS)}")
+            if name is not None:
+                check_name(name, node_op)
+        if self.top_pairs < 0:
+            raise InputError(f"--top-pairs must be >= 0, got {self.top_pairs}")
+        if self.lam is not None and not math.isfinite(self.lam):
+            raise InputError(f"λ must be a finite number, got {self.lam}")
+
+    def op_for(self, node_op: str) -> str:
+        """Operation used on ``node_op`` nodes."""
+        if self.per_type.get(node_op):
+            return self.per_type[node_op]
+        if self.operation is not None and self.operation in valid_for(node_op):
+            return self.operation
+        return DEFAULTS[node_op]
+
+    def lam_for(self, name: str) -> float:
+        """λ of operation ``name`` (explicit setting, else its default)."""
+        return self.lam if self.lam is not None else DEFAULT_LAMBDA.get(name, 1.0)
+
+    def describe(self) -> str:
+        """One line: the operation per node type and its parameters."""
+        parts = []
+        for node_op in NODE_OPS:
+            name = self.op_for(node_op)
+            extra = ""
+            if name in ("nrf", "disentangled") or (node_op == "not" and name in FUSION):
+                extra = f"(λ={self.lam_for(name):g})"
+            elif name == "cpt":
+                extra = f"(top {self.top_pairs} pairs, pair weight {self.pair_weight:g})"
+            parts.append(f"{node_op}: {name}{extra}")
+        return ", ".join(parts)
+
+
+def apply_vector_op(name: str, node_op: str, a: Mapping, b: Mapping, settings: Settings) -> Vector:
+    """Combine two vectors with the named vector operation."""
+    if name == "subtract":
+        return subtract(a, b)
+    if name == "ignore":
+        return ignore(a, b)
+    if name == "nrf":
+        return nrf(a, b, settings.lam_for(name))
+    if name == "orthogonal":
+        return orthogonal(a, b)
+    if name == "disentangled":
+        return disentangled(a, b, settings.lam_for(name))
+    if name == "add":
+        return add(a, b)
+    if name == "maxpool":
+        return maxpool(a, b)
+    if name == "cpt":
+        return cpt(a, b, settings.top_pairs, settings.pair_weight)
+    raise InputError(f"operation {name!r} is not a vector operation for {node_op!r} nodes")
+
+
+# ------------------------------------------------------------------------------------------ plans
+@dataclass
+class VectorPlan:
+    """A composition reduced to one query vector (searched as one signed impact query)."""
+
+    vector: Vector
+
+
+@dataclass
+class FusionPlan:
+    """A node whose children are searched separately and whose scores are fused (``fusion``)."""
+
+    node_op: str
+    scaled: bool
+    lam: float
+    a: "Plan"
+    b: "Plan"
+
+
+Plan = Union[VectorPlan, FusionPlan]
+
+
+def required_texts(tree: Tree, settings: Settings, text: str | None = None) -> list[str]:
+    """Texts to encode for ``tree`` under ``settings`` (``text``: the original query, used by vanilla)."""
+    if isinstance(tree, str):
+        return [tree]
+    if settings.op_for(tree.op) == VANILLA:
+        return [text or verbalize(tree)]
+    return required_texts(tree.a, settings) + required_texts(tree.b, settings)
+
+
+def build_plan(tree: Tree, settings: Settings, vectors: Mapping[str, Mapping], text: str | None = None,
+               where: str = "query") -> Plan:
+    """Compose a tree into a plan, given encoded vectors of every text of :func:`required_texts`."""
+    if isinstance(tree, str):
+        return VectorPlan(dict(vectors[tree]))
+    name = settings.op_for(tree.op)
+    if name == VANILLA:
+        return VectorPlan(dict(vectors[text or verbalize(tree)]))
+    a = build_plan(tree.a, settings, vectors, where=where)
+    b = build_plan(tree.b, settings, vectors, where=where)
+    if name in FUSION:
+        return FusionPlan(tree.op, name == "fusion-scaled", settings.lam_for(name), a, b)
+    if not isinstance(a, VectorPlan) or not isinstance(b, VectorPlan):
+        raise InputError(f"{where}: {name!r} on a {tree.op!r} node cannot combine a score-fused subtree; "
+                         "use fusion for its parent too")
+    return VectorPlan(apply_vector_op(name, tree.op, a.vector, b.vector, settings))
+
+
+def plan_vectors(plan: Plan) -> list[Vector]:
+    """The vectors a plan searches (one for a VectorPlan; the fused leaves' for a FusionPlan)."""
+    if isinstance(plan, VectorPlan):
+        return [plan.vector]
+    return plan_vectors(plan.a) + plan_vectors(plan.b)
+
+
+def fuse(plan: Plan, leaf_scores: Iterable[Mapping[str, float]]) -> dict[str, float]:
+    """Fused scores {doc: score} of a plan from each leaf vector's scores over the same candidates.
+
+    ``leaf_scores`` follows :func:`plan_vectors` order; every mapping must hold the same candidate docs
+    (a document a leaf does not match scores 0 there). Scaled fusion min-max normalises each child's
+    scores over the candidates (all equal: every score becomes 0).
+    """
+    iterator = iter(leaf_scores)
+    return _fuse(plan, iterator)
+
+
+def _fuse(plan: Plan, it) -> dict[str, float]:
+    if isinstance(plan, VectorPlan):
+        return dict(next(it))
+    a = _fuse(plan.a, it)
+    b = _fuse(plan.b, it)
+    if plan.scaled:
+        a, b = minmax(a), minmax(b)
+    docs = a.keys() | b.keys()
+    if plan.node_op == "not":
+        return {d: a.get(d, 0.0) - plan.lam * b.get(d, 0.0) for d in docs}
+    if plan.node_op == "and":
+        return {d: a.get(d, 0.0) * b.get(d, 0.0) for d in docs}
+    return {d: a.get(d, 0.0) + b.get(d, 0.0) for d in docs}
+
+
+def minmax(scores: Mapping[str, float]) -> dict[str, float]:
+    """Scores scaled to [0, 1] by (s − min) / (max − min); all 0 when every score is equal."""
+    if not scores:
+        return {}
+    low, high = min(scores.values()), max(scores.values())
+    if high == low:
+        return dict.fromkeys(scores, 0.0)
+    return {d: (s - low) / (high - low) for d, s in scores.items()}
+
+
+# ------------------------------------------------------------------------------------------ display
+def _key_text(key: Key) -> str:
+    return key if isinstance(key, str) else f"{key[0]} ∩ {key[1]}"
+
+
+def format_vector(vec: Mapping, top: int = 12, scale: float | None = None) -> str:
+    """Table-2 style rendering: ``(term: weight, …)`` sorted by weight, negative terms shown after ``…``.
+
+    At most ``top`` positive and ``top`` negative entries; ``scale`` divides quantised integer weights.
+    """
+    div = scale or 1.0
+    items = sorted(((k, w) for k, w in vec.items() if abs(w / div) >= 0.005),  # shown as 0.00 otherwise
+                   key=lambda kv: (-kv[1], _key_text(kv[0])))
+    pos = [kv for kv in items if kv[1] > 0]
+    neg = [kv for kv in items if kv[1] < 0]
+    shown = [f"{_key_text(k)}: {w / div:.2f}" for k, w in pos[:top]]
+    if len(pos) > top or neg:
+        shown.append("…")
+    shown += [f"{_key_text(k)}: {w / div:.2f}" for k, w in neg[-top:]]
+    return "(" + ", ".join(shown) + ")"
+
+
+def format_plan(plan: Plan, top: int = 12, scale: float | None = None, indent: str = "") -> str:
+    """Rendering of a plan: its vector, or the fused children's vectors with the fusion operator."""
+    if isinstance(plan, VectorPlan):
+        return indent + format_vector(plan.vector, top, scale)
+    symbol = {"not": f"score(A) − {plan.lam:g}·score(B)", "and": "score(A) · score(B)",
+              "or": "score(A) + score(B)"}[plan.node_op]
+    label = ("scaled " if plan.scaled else "") + "fusion: " + symbol
+    return "\n".join([indent + label, format_plan(plan.a, top, scale, indent + "  A "),
+                      format_plan(plan.b, top, scale, indent + "  B ")])
+
+
+def positive(vec: Mapping) -> bool:
+    """Whether a vector has at least one positive weight (else it matches no document)."""
+    return any(w > 0 for w in vec.values())
+
+
+def quantise_composed(vec: Mapping, scale: float, qid: str | None = None) -> tuple[dict[str, int], list[list]]:
+    """Signed integer term weights round(w × scale) and pairs ``[a, b, round(w × scale)]``; zeros dropped."""
+    from lsr_lucene.io.vectors import quantise_query
+
+    terms = quantise_query({k: w for k, w in vec.items() if isinstance(k, str)}, scale, qid)
+    pairs = []
+    for key, w in vec.items():
+        if isinstance(key, tuple):
+            q = round(w * scale)
+            if q != 0:
+                pairs.append([key[0], key[1], int(q)])
+    pairs.sort(key=lambda p: (-p[2], p[0], p[1]))
+    return terms, pairs

@@ -1,0 +1,42 @@
+"""Deterministic cue parser: natural-language negated / exclusionary / conjunctive queries -> composition trees.
+
+``python -m lsr_lucene.compose.parse_negation [--explain] [--topics FILE] QUERY ...`` prints each query's
+composition as a JSON line (or, with ``--explain``, the cues used and the tree). The parser itself is
+:mod:`lsr_lucene.compose.negation_parser`.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from lsr_lucene.compose.negation_parser import explain, parse
+from lsr_lucene.compose.tree import tree_to_json
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI: print the parse of each query (``--explain``) or the JSON composition lines."""
+    ap = argparse.ArgumentParser(prog="python -m lsr_lucene.compose.parse_negation", description=__doc__.splitlines()[0])
+    ap.add_argument("queries", nargs="*", help="query texts (default: read --topics)")
+    ap.add_argument("--topics", help="topics file (TSV, JSONL, ...) to parse")
+    ap.add_argument("--explain", action="store_true", help="print cues and trees instead of JSON lines")
+    args = ap.parse_args(argv)
+    if args.topics:
+        from lsr_lucene.io.topics import read_topics
+
+        items = list(read_topics(args.topics).items())
+    else:
+        items = [(str(i), q) for i, q in enumerate(args.queries, 1)]
+    for qid, query in items:
+        result = parse(query)
+        if args.explain:
+            print(f"[{qid}] " + explain(result))
+        else:
+            print(json.dumps({"id": qid, "query": tree_to_json(result.tree), "text": query}, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    from lsr_lucene.cli import run_main
+
+    sys.exit(run_main(main))

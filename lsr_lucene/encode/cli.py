@@ -1,0 +1,84 @@
+"""Encode documents or queries into sparse SPLADE term-weight vectors (JsonVectorCollection JSONL).
+
+``lsr-lucene encode --corpus SPEC --output DIR`` (document shards, see lsr_lucene.io.vectors) or
+``--topics SPEC --output FILE.jsonl`` (query vectors with signed integer weights).
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+from lsr_lucene.encode import activations as act
+from lsr_lucene.encode.encoder import DEFAULT_BATCH_SIZE, SparseEncoder
+from lsr_lucene.errors import InputError
+
+
+def _encoder_from_args(args: argparse.Namespace) -> SparseEncoder:
+    return SparseEncoder(model=args.model, max_length=args.max_length, query_max_length=args.query_max_length,
+                         threads=args.threads, dtype="bf16" if args.bf16 else "fp32", activation=args.activation,
+                         pooling=args.pooling, epsilon=args.epsilon, device=args.device)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI: ``--corpus SPEC --output DIR`` (documents) or ``--topics SPEC --output FILE.jsonl`` (queries)."""
+    from lsr_lucene.io.vectors import DEFAULT_SCALE, DEFAULT_SHARD_SIZE, encode_topics_file, write_vectors
+
+    parser = argparse.ArgumentParser(prog="lsr-lucene encode", description=__doc__.splitlines()[0])
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--corpus", help="documents: JSONL/TSV file, BEIR folder, JSONL directory or irds:<id>")
+    source.add_argument("--topics", help="queries: TSV, TREC topics, JSONL or irds:<id>")
+    parser.add_argument("--output", required=True,
+                        help="documents: vectors directory (part-*.jsonl + metadata.json); queries: a JSONL file")
+    parser.add_argument("--model", default="splade-tiny", help="registry name, HF id or local model directory")
+    parser.add_argument("--max-length", type=int, default=512, help="document truncation in tokens (default 512)")
+    parser.add_argument("--query-max-length", type=int, default=64, help="query truncation in tokens (default 64)")
+    parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE)
+    parser.add_argument("--threads", type=int, default=None,
+                        help="CPU threads: batches encoded in parallel (default: torch's thread count)")
+    parser.add_argument("--bf16", action="store_true", help="bfloat16 transformer (autocast): faster, weights differ slightly from fp32")
+    parser.add_argument("--scale", type=float, default=DEFAULT_SCALE, help="weights become round(w × scale)")
+    parser.add_argument("--shard-size", type=int, default=DEFAULT_SHARD_SIZE, help="documents per part-*.jsonl")
+    parser.add_argument("--activation", choices=act.ACTIVATIONS, default=None,
+                        help="default: the model's lsr_lucene.json, else splade")
+    parser.add_argument("--pooling", choices=act.POOLINGS, default=None,
+                        help="default: the model's lsr_lucene.json, else max")
+    parser.add_argument("--epsilon", type=float, default=None, help="SNReLU dead-zone half width")
+    parser.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (default: cuda when present)")
+    parser.add_argument("--positions", default=None,
+                        help="also write per-position token weights JSONL {id, tokens: [[tok, w], ...]} (documents)")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing output")
+    args = parser.parse_args(argv)
+    if args.scale <= 0:
+        raise InputError(f"--scale must be positive, got {args.scale}")
+    if args.batch_size < 1 or args.shard_size < 1:
+        raise InputError("--batch-size and --shard-size must be at least 1")
+    from lsr_lucene.io.output import refuse_existing
+
+    started = time.perf_counter()
+    if args.topics:
+        if args.positions:
+            raise InputError("--positions applies to documents (--corpus), not --topics")
+        from lsr_lucene.io.topics import read_topics
+
+        refuse_existing(args.output, args.overwrite)
+        topics = read_topics(args.topics)
+        encoder = _encoder_from_args(args)
+        count = encode_topics_file(topics, encoder, args.output, args.scale, overwrite=args.overwrite,
+                                   batch_size=max(args.batch_size, 64))
+        print(f"wrote {count} query vectors to {args.output} ({time.perf_counter() - started:.1f}s)")
+        return 0
+    from lsr_lucene.io.corpus import count_docs, read_corpus
+
+    refuse_existing(args.output, args.overwrite)
+    if args.positions:
+        refuse_existing(args.positions, args.overwrite)
+    docs = read_corpus(args.corpus)
+    encoder = _encoder_from_args(args)
+    meta = write_vectors(docs, encoder, args.output, scale=args.scale, shard_size=args.shard_size,
+                         overwrite=args.overwrite, batch_size=args.batch_size, positions=args.positions,
+                         total=count_docs(args.corpus), source=str(args.corpus))
+    elapsed = time.perf_counter() - started
+    skipped = f", skipped {meta['skipped_empty']} empty" if meta["skipped_empty"] else ""
+    print(f"wrote {meta['documents']} document vectors in {meta['shards']} shard(s) to {args.output}{skipped} "
+          f"({elapsed:.1f}s)")
+    return 0

@@ -1,0 +1,1 @@
+"""Evaluation: trec_eval tables and the contrastive metrics of NevIR, ExcluIR and QUEST."""

@@ -1,0 +1,64 @@
+"""Evaluate TREC runs with trec_eval (the binary bundled in Pyserini's Anserini fat jar): runs side by side.
+
+``lsr-lucene eval --qrels qrels.txt --run bm25=runs/bm25.txt --run splade=runs/splade.txt`` prints a Markdown
+table (rows = runs; columns nDCG@10, MAP, R@100, R@1000 by default, ``trec_eval -c``).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from lsr_lucene.errors import InputError, LsrError
+from lsr_lucene.eval.trec import DEFAULT_MEASURES, evaluate, table_paths, to_markdown, write_table
+from lsr_lucene.io.output import refuse_existing
+
+
+def _parse_run(spec: str) -> tuple[str, str]:
+    name, sep, path = spec.partition("=")
+    if sep and name and path:
+        return name, path
+    return Path(spec).stem, spec
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Arguments of ``lsr-lucene eval``."""
+    parser = argparse.ArgumentParser(prog="lsr-lucene eval", description=__doc__.splitlines()[0])
+    parser.add_argument("--qrels", required=True, help="TREC qrels file (qid 0 docid gain)")
+    parser.add_argument("--run", action="append", required=True, metavar="NAME=PATH",
+                        help="a TREC run, optionally named (repeat for several runs)")
+    parser.add_argument("--measures", nargs="+", default=list(DEFAULT_MEASURES),
+                        help="trec_eval measures: ndcg_cut_10 ndcg_cut.10 nDCG@10 map recall_100 R@1000 P_10 "
+                             f"recip_rank ... (comma lists ok; default: {' '.join(DEFAULT_MEASURES)})")
+    parser.add_argument("--per-query", action="store_true", help="one row per (run, query) instead of means")
+    parser.add_argument("--output", metavar="STEM", help="also write STEM.csv and STEM.md")
+    parser.add_argument("--overwrite", action="store_true", help="replace existing output files")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Evaluate runs against qrels and print (and optionally write) the table."""
+    args = build_parser().parse_args(argv)
+    try:
+        runs: dict[str, str] = {}
+        for spec in args.run:
+            name, path = _parse_run(spec)
+            if name in runs:
+                raise InputError(f"two runs named {name!r}; name them with NAME=PATH")
+            runs[name] = path
+        if args.output:  # refuse before spending time on trec_eval
+            for path in table_paths(args.output):
+                refuse_existing(path, args.overwrite)
+        table = evaluate(args.qrels, runs, args.measures, per_query=args.per_query)
+        sys.stdout.write(to_markdown(table))
+        if args.output:
+            for path in write_table(table, args.output, overwrite=args.overwrite):
+                print(f"wrote {path}", file=sys.stderr)
+    except LsrError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,26 @@
+"""Build a Lucene impact index from JsonVectorCollection vectors with Anserini's own IndexCollection.
+
+``lsr-lucene index --input VECTORS --index DIR``: the command over :func:`lsr_lucene.index.impact.build_impact_index`.
+"""
+from __future__ import annotations
+
+import argparse
+
+from lsr_lucene.index.impact import build_impact_index
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="lsr-lucene index", description=__doc__.splitlines()[0])
+    parser.add_argument("--input", required=True, help="JsonVectorCollection JSONL file or directory (from lsr-lucene encode)")
+    parser.add_argument("--index", required=True, help="index directory to create")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--positions", help="per-position token weights JSONL (encode --positions) to add the "
+                                            "positional weight field used by WindowQuery/SDM")
+    parser.add_argument("--no-optimize", action="store_true", help="skip merging the index into one segment")
+    parser.add_argument("--overwrite", action="store_true")
+    args = parser.parse_args(argv)
+    meta = build_impact_index(args.input, args.index, threads=args.threads, overwrite=args.overwrite,
+                              optimize=not args.no_optimize, positions=args.positions)
+    skipped = f", {meta['empty']} empty skipped" if meta["empty"] else ""
+    print(f"indexed {meta['indexed']} documents{skipped} into {args.index} ({meta['size_bytes'] / 1e6:.1f} MB)")
+    return 0

@@ -1,0 +1,386 @@
+"""Quantise sparse vectors and write/read them as Anserini JsonVectorCollection shards (resumable).
+
+Output of :func:`write_vectors` is a directory of ``part-00000.jsonl`` ... files, one JSON object a line
+``{"id", "contents", "vector": {term: int}}``, plus ``metadata.json`` (encoder settings, scale, counts).
+Work happens in a hidden sibling ``.<name>.partial/``: each shard is written to a temporary name and
+renamed when complete, and the finished directory is renamed into place at the end. Re-running the
+same command after an interruption resumes after the last complete shard.
+
+Documents whose text is empty (after stripping) are skipped and counted (``skipped_empty``), because
+an encoder would give them only the special tokens' expansion.
+
+Query vectors (:func:`encode_topics_file`) are one JSONL file with signed integer weights.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping
+
+from lsr_lucene.errors import InputError
+from lsr_lucene.io.output import write_text_atomic
+
+DEFAULT_SCALE = 100
+DEFAULT_SHARD_SIZE = 10_000
+METADATA = "metadata.json"
+PROGRESS = "progress.state"  # in the partial directory only (not *.json: the indexer reads *.json files)
+NEG_PREFIX = "neg_"
+SHARD_PATTERN = "part-{:05d}.jsonl"
+POSITIONS_PATTERN = "positions-{:05d}.part"
+# settings that must match for a resumed run to continue an interrupted one
+RESUME_KEYS = ("model", "max_length", "activation", "pooling", "epsilon", "dtype", "scale", "shard_size",
+               "positions")
+
+
+def _check_finite(term: str, weight: float, doc_id: str | None) -> float:
+    try:
+        value = float(weight)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not math.isfinite(value):
+        who = f"document {doc_id!r}" if doc_id is not None else "vector"
+        raise InputError(f"{who}: weight of term {term!r} is {weight!r}, not a finite number")
+    return value
+
+
+def quantise(weights: Mapping[str, float], scale: float = DEFAULT_SCALE, doc_id: str | None = None) -> dict[str, int]:
+    """Document impacts: round(w × scale) (Python round, half to even), zeros dropped, negative w -> ``neg_<term>``.
+
+    NaN or infinite weights raise InputError naming ``doc_id``.
+    """
+    out: dict[str, int] = {}
+    for term, weight in weights.items():
+        value = _check_finite(term, weight, doc_id)
+        impact = round(abs(value) * scale)
+        if impact == 0:
+            continue
+        key = f"{NEG_PREFIX}{term}" if value < 0 else term
+        if key in out:
+            raise InputError(f"document {doc_id!r}: term {key!r} occurs twice after splitting negative weights")
+        out[key] = int(impact)
+    return out
+
+
+def quantise_query(weights: Mapping[str, float], scale: float = DEFAULT_SCALE,
+                   query_id: str | None = None) -> dict[str, int]:
+    """Query weights: round(w × scale) keeping signs (no ``neg_`` terms), zeros dropped; NaN/inf raise InputError."""
+    out: dict[str, int] = {}
+    for term, weight in weights.items():
+        value = _check_finite(term, weight, query_id)
+        quantised = round(value * scale)
+        if quantised != 0:
+            out[term] = int(quantised)
+    return out
+
+
+def signed(vector: Mapping[str, float]) -> dict[str, float]:
+    """Merge ``neg_<t>`` impacts back into signed weights: {t: impact_t - impact_neg_t}."""
+    out: dict[str, float] = {}
+    for term, weight in vector.items():
+        if term.startswith(NEG_PREFIX):
+            base = term[len(NEG_PREFIX):]
+            out[base] = out.get(base, 0) - weight
+        else:
+            out[term] = out.get(term, 0) + weight
+    return {t: w for t, w in out.items() if w != 0}
+
+
+# ---- reading --------------------------------------------------------------------------------------------
+def vector_files(path: str | Path) -> list[Path]:
+    """The JSONL files of a vectors file or directory (sorted; metadata.json excluded)."""
+    path = Path(path)
+    if path.is_file():
+        return [path]
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in (".jsonl", ".json")
+                       and p.name != METADATA and not p.name.startswith("."))
+        if not files:
+            raise InputError(f"{path}: no .jsonl vector files in this directory")
+        return files
+    raise InputError(f"{path}: no such file or directory")
+
+
+def _iter_file(path: Path, with_contents: bool) -> Iterator[tuple]:
+    from lsr_lucene.io.output import open_jsonl
+
+    for line_no, obj in open_jsonl(path):
+        doc_id = obj.get("id")
+        vector = obj.get("vector")
+        if doc_id is None or str(doc_id) == "":
+            raise InputError(f"{path}:{line_no}: vector has no id")
+        if not isinstance(vector, dict):
+            raise InputError(f"{path}:{line_no}: {doc_id}: no \"vector\" object")
+        for term, weight in vector.items():
+            if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight):
+                raise InputError(f"{path}:{line_no}: {doc_id}: weight of {term!r} is {weight!r}, not a finite number")
+        if with_contents:
+            yield str(doc_id), vector, obj.get("contents", "")
+        else:
+            yield str(doc_id), vector
+
+
+def read_vectors(path: str | Path, with_contents: bool = False) -> Iterator[tuple]:
+    """Yield (id, {term: weight}) (or (id, vector, contents)) from a vectors JSONL file or shard directory."""
+    for file in vector_files(path):
+        yield from _iter_file(file, with_contents)
+
+
+def read_query_vectors(path: str | Path) -> dict[str, dict[str, float]]:
+    """Query vectors ``{qid: {term: weight}}`` (signed) from a query-vector JSONL file, in file order."""
+    from lsr_lucene.io.topics import read_query_vectors as _read
+
+    return _read(path)
+
+
+def read_metadata(path: str | Path) -> dict:
+    """``metadata.json`` of a vectors directory ({} when absent)."""
+    meta = Path(path) / METADATA
+    return json.loads(meta.read_text()) if meta.is_file() else {}
+
+
+# ---- writing --------------------------------------------------------------------------------------------
+def _doc_fields(doc: Any, index: int) -> tuple[str, str, str]:
+    """(id, text to encode, origin) of a corpus.Doc, a dict or an (id, text) pair."""
+    if isinstance(doc, tuple):
+        doc_id, text = doc[0], doc[1]
+        origin = f"document #{index + 1}"
+    elif isinstance(doc, Mapping):
+        doc_id = doc.get("id")
+        from lsr_lucene.io.corpus import doc_contents
+
+        text = doc_contents(doc.get("title") or "", doc.get("text") or doc.get("contents") or "")
+        origin = f"document #{index + 1}"
+    else:
+        doc_id = doc.id
+        text = doc.contents if hasattr(doc, "contents") else doc.text
+        origin = getattr(doc, "origin", "") or f"document #{index + 1}"
+    if doc_id is None or str(doc_id) == "":
+        raise InputError(f"{origin}: document has no id")
+    return str(doc_id), text or "", origin
+
+
+class _Partial:
+    """The hidden work directory of an unfinished run and its progress record."""
+
+    def __init__(self, final: Path, settings: dict):
+        self.final = final
+        self.dir = final.parent / f".{final.name}.partial"
+        self.settings = settings
+        self.shards: list[dict] = []
+        progress = self.dir / PROGRESS
+        state = json.loads(progress.read_text()) if progress.is_file() else {}
+        if state.get("shards"):  # an interrupted run with complete shards: resume it if the settings match
+            old = state.get("settings", {})
+            for key in RESUME_KEYS:
+                if old.get(key) != settings.get(key):
+                    raise InputError(f"{self.dir}: an interrupted run used {key}={old.get(key)!r}, this run "
+                                     f"{settings.get(key)!r}; use the same settings to resume, or delete it")
+            self.shards = state.get("shards", [])
+        else:
+            if self.dir.exists():
+                shutil.rmtree(self.dir)
+            self.dir.mkdir(parents=True)
+            self.save()
+        listed = {s["file"] for s in self.shards} | {s.get("positions") for s in self.shards} | {PROGRESS}
+        for leftover in self.dir.iterdir():  # shards renamed after the last progress save, temp files
+            if leftover.name not in listed:
+                leftover.unlink()
+
+    def save(self) -> None:
+        write_text_atomic(self.dir / PROGRESS, json.dumps({"settings": self.settings, "shards": self.shards}))
+
+    def add_shard(self, lines: list[str], position_lines: list[str] | None, info: dict) -> None:
+        number = len(self.shards)
+        name = SHARD_PATTERN.format(number)
+        write_text_atomic(self.dir / name, "".join(lines))
+        info = {"file": name, **info}
+        if position_lines is not None:
+            pos_name = POSITIONS_PATTERN.format(number)
+            write_text_atomic(self.dir / pos_name, "".join(position_lines))
+            info["positions"] = pos_name
+        self.shards.append(info)
+        self.save()
+
+
+def _finish(partial: _Partial, metadata: dict, positions: Path | None, overwrite: bool) -> None:
+    """Concatenate position shards, write metadata.json, and move the directory into place."""
+    from lsr_lucene.io.output import atomic_output
+
+    if positions is not None:
+        with atomic_output(positions, overwrite=overwrite) as tmp:
+            with open(tmp, "wb") as out:
+                for shard in partial.shards:
+                    with open(partial.dir / shard["positions"], "rb") as part:
+                        shutil.copyfileobj(part, out)
+        for shard in partial.shards:
+            (partial.dir / shard["positions"]).unlink()
+    (partial.dir / PROGRESS).unlink()
+    write_text_atomic(partial.dir / METADATA, json.dumps(metadata, indent=2) + "\n")
+    final = partial.final
+    if final.exists():
+        if not overwrite:
+            raise InputError(f"{final} already exists; pass --overwrite to replace it")
+        old = final.with_name(f".{final.name}.old")
+        if old.exists():
+            shutil.rmtree(old) if old.is_dir() else old.unlink()
+        os.replace(final, old)
+        os.replace(partial.dir, final)
+        shutil.rmtree(old) if old.is_dir() else old.unlink()
+    else:
+        os.replace(partial.dir, final)
+
+
+def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: float = DEFAULT_SCALE,
+                  shard_size: int = DEFAULT_SHARD_SIZE, overwrite: bool = False, batch_size: int = 16,
+                  positions: str | Path | None = None, total: int | None = None, source: str | None = None,
+                  window: int = 512) -> dict:
+    """Encode ``docs`` (corpus.Doc, dicts or (id, text) pairs) into JsonVectorCollection shards in ``out_dir``.
+
+    Resumes an interrupted run with the same settings; duplicate ids and non-finite weights raise
+    InputError naming the id and where it came from; empty documents are skipped and counted.
+    ``positions`` also writes per-position token weights JSONL ``{"id", "tokens": [[tok, w], ...]}``.
+    Returns the metadata written to ``metadata.json``.
+    """
+    from tqdm import tqdm
+
+    from lsr_lucene.io.output import refuse_existing
+
+    final = Path(out_dir)
+    refuse_existing(final, overwrite)
+    if positions is not None:
+        positions = Path(positions)
+        refuse_existing(positions, overwrite)
+    if shard_size < 1:
+        raise InputError(f"shard size must be at least 1, got {shard_size}")
+    settings = {**encoder.settings(), "scale": scale, "shard_size": shard_size, "positions": positions is not None}
+    partial = _Partial(final, settings)
+    done_docs = sum(s["documents"] for s in partial.shards)
+    done_consumed = sum(s["consumed"] for s in partial.shards)
+    # documents of the complete shards, read back lazily to check the input replays them unchanged
+    done_iter = (row for s in partial.shards for row in read_vectors(partial.dir / s["file"], with_contents=True))
+    seen: dict[str, int] = {}  # id -> 1-based input position (ints: corpora can have millions of ids)
+    started = time.perf_counter()
+    progress = tqdm(total=total, desc=f"encoding {final.name}", unit=" docs", file=sys.stderr, dynamic_ncols=True)
+    if done_consumed:
+        progress.write(f"resuming {final}: {len(partial.shards)} complete shard(s), {done_docs} documents",
+                       file=sys.stderr)
+
+    lines: list[str] = []
+    pos_lines: list[str] | None = [] if positions is not None else None
+    pending: list[tuple[str, str, str]] = []  # (id, text, origin) waiting to be encoded
+    shard_consumed = shard_skipped = shard_empty_vectors = shard_postings = 0
+    consumed = 0
+
+    def flush_pending() -> None:
+        nonlocal shard_empty_vectors, shard_postings
+        if not pending:
+            return
+        texts = [text for _, text, _ in pending]
+        if pos_lines is None:
+            vectors, tokens = encoder.encode_documents(texts, batch_size=batch_size), None
+        elif hasattr(encoder, "encode_with_token_weights"):
+            vectors, tokens = encoder.encode_with_token_weights(texts, batch_size=batch_size)
+        else:
+            vectors = encoder.encode_documents(texts, batch_size=batch_size)
+            tokens = encoder.token_weights(texts, batch_size=batch_size)
+        for row, ((doc_id, text, origin), vector) in enumerate(zip(pending, vectors)):
+            try:
+                quantised = quantise(vector, scale, doc_id)
+            except InputError as exc:
+                raise InputError(f"{origin}: {exc}") from None
+            shard_postings += len(quantised)
+            shard_empty_vectors += not quantised
+            lines.append(json.dumps({"id": doc_id, "contents": text, "vector": quantised}, ensure_ascii=False) + "\n")
+            if pos_lines is not None:
+                pos_lines.append(json.dumps({"id": doc_id, "tokens": [[t, round(w, 5)] for t, w in tokens[row]]},
+                                            ensure_ascii=False) + "\n")
+        progress.update(len(pending))
+        pending.clear()
+
+    def close_shard() -> None:
+        nonlocal lines, pos_lines, shard_consumed, shard_skipped, shard_empty_vectors, shard_postings
+        flush_pending()
+        partial.add_shard(lines, pos_lines, {"documents": len(lines), "consumed": shard_consumed,
+                                             "skipped_empty": shard_skipped, "empty_vectors": shard_empty_vectors,
+                                             "postings": shard_postings})
+        lines, pos_lines = [], ([] if pos_lines is not None else None)
+        shard_consumed = shard_skipped = shard_empty_vectors = shard_postings = 0
+
+    try:
+        for index, doc in enumerate(docs):
+            doc_id, text, origin = _doc_fields(doc, index)
+            if doc_id in seen:
+                raise InputError(f"{origin}: duplicate document id {doc_id!r} (first seen as document "
+                                 f"#{seen[doc_id]} of the input)")
+            consumed += 1
+            seen[doc_id] = consumed
+            empty = not text.strip()
+            if consumed <= done_consumed:  # already in a complete shard: check the input is the same, skip
+                if not empty:
+                    previous = next(done_iter, None)
+                    if previous is None or previous[0] != doc_id or previous[2] != text:
+                        raise InputError(f"{origin}: input differs from the interrupted run in {partial.dir} "
+                                         f"(document {doc_id!r} is not as it was); delete it to start again")
+                progress.update(1)
+                continue
+            shard_consumed += 1
+            if empty:
+                shard_skipped += 1
+                progress.update(1)
+                continue
+            pending.append((doc_id, text, origin))
+            if len(lines) + len(pending) >= shard_size:
+                close_shard()
+            elif len(pending) >= window:
+                flush_pending()
+        if consumed < done_consumed:
+            raise InputError(f"{source or 'input'}: has {consumed} documents, fewer than the {done_consumed} "
+                             f"already encoded in {partial.dir}; delete it to start again")
+        if pending or lines or shard_consumed:
+            if pending or lines:
+                close_shard()
+            elif partial.shards:  # only empty documents after the last shard: count them in that shard
+                partial.shards[-1]["consumed"] += shard_consumed
+                partial.shards[-1]["skipped_empty"] += shard_skipped
+                partial.save()
+    finally:
+        progress.close()
+    documents = sum(s["documents"] for s in partial.shards)
+    if documents == 0:
+        raise InputError(f"{source or 'input'}: no non-empty documents to encode")
+    metadata = {
+        **settings,
+        "positions": str(positions) if positions is not None else None,
+        "source": source,
+        "documents": documents,
+        "skipped_empty": sum(s["skipped_empty"] for s in partial.shards),
+        "empty_vectors": sum(s["empty_vectors"] for s in partial.shards),
+        "postings": sum(s["postings"] for s in partial.shards),
+        "shards": len(partial.shards),
+        "files": [s["file"] for s in partial.shards],
+        "resumed_after_documents": done_docs,
+        "seconds_this_run": round(time.perf_counter() - started, 2),
+    }
+    _finish(partial, metadata, positions, overwrite)
+    return metadata
+
+
+def encode_topics_file(topics: dict[str, str], encoder, output: str | Path, scale: float,
+                       overwrite: bool = False, batch_size: int = 64) -> int:
+    """Write query vectors JSONL ``{"id", "contents", "vector"}`` (signed integer weights); returns the count."""
+    from lsr_lucene.io.output import atomic_output
+
+    qids = list(topics)
+    vectors = encoder.encode_queries([topics[q] for q in qids], batch_size=batch_size)
+    with atomic_output(output, overwrite=overwrite) as tmp:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            for qid, vector in zip(qids, vectors):
+                quantised = quantise_query(vector, scale, qid)
+                handle.write(json.dumps({"id": qid, "contents": topics[qid], "vector": quantised},
+                                        ensure_ascii=False) + "\n")
+    return len(qids)

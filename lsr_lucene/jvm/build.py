@@ -1,0 +1,115 @@
+"""Compile ``java/`` against the Lucene classes of Anserini's fat jar into our jar.
+
+The fat jar's Lucene classes are Java 11 bytecode, so ``javac --release 17`` (any
+JDK >= 11 works) compiles our Query classes without Maven or network access. The
+jar is rebuilt whenever a source file is newer than it (a hash of the sources is
+stored beside it), and written to a temporary name first so a failed build never
+leaves a broken jar behind.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from lsr_lucene.errors import SetupError
+
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+JAVA_SOURCES = PACKAGE_DIR.parent / "java" / "src"
+JAR_DIR = Path(os.environ.get("LSR_JAR_DIR", PACKAGE_DIR / "java_build"))
+JAR_PATH = JAR_DIR / "lsr-lucene.jar"
+RELEASE = "17"
+
+
+def _sources() -> list[Path]:
+    return sorted(JAVA_SOURCES.rglob("*.java")) if JAVA_SOURCES.is_dir() else []
+
+
+def _sources_digest(sources: list[Path]) -> str:
+    digest = hashlib.sha256()
+    for src in sources:
+        digest.update(str(src.relative_to(JAVA_SOURCES)).encode())
+        digest.update(src.read_bytes())
+    return digest.hexdigest()
+
+
+def anserini_jar() -> Path:
+    """The Anserini fat jar that Pyserini ships (Lucene 9.9.1 plus Anserini 1.7.1)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("pyserini")
+    if spec is None or not spec.submodule_search_locations:
+        raise SetupError("pyserini is not installed; run the README's install command")
+    jars = sorted(Path(spec.submodule_search_locations[0], "resources", "jars").glob("anserini-*-fatjar.jar"))
+    if not jars:
+        raise SetupError("pyserini has no Anserini fat jar under pyserini/resources/jars")
+    return jars[-1]
+
+
+def _find_javac() -> str:
+    candidates = [os.environ.get("JAVAC"), shutil.which("javac")]
+    for home_var in ("LSR_JAVA_HOME", "JAVA_HOME"):
+        if os.environ.get(home_var):
+            candidates.append(str(Path(os.environ[home_var]) / "bin" / "javac"))
+    candidates.extend(str(p) for p in sorted(Path("/usr/lib/jvm").glob("*/bin/javac")) if Path("/usr/lib/jvm").is_dir())
+    for candidate in candidates:
+        if candidate and Path(candidate).exists():
+            return candidate
+    raise SetupError("no javac found (a JDK >= 11 is needed to build java/; "
+                     "on Debian: apt-get install openjdk-17-jdk-headless), or set JAVAC")
+
+
+def _find_jar_tool(javac: str) -> str | None:
+    jar = Path(javac).with_name("jar")
+    return str(jar) if jar.exists() else shutil.which("jar")
+
+
+def build(force: bool = False, quiet: bool = False) -> Path:
+    """Compile ``java/src`` into ``JAR_PATH`` if the sources changed; returns the jar path."""
+    sources = _sources()
+    if not sources:
+        if JAR_PATH.exists():
+            return JAR_PATH  # installed without the java/ tree: use the jar that was built at install time
+        raise SetupError(f"no Java sources at {JAVA_SOURCES} and no built jar at {JAR_PATH}; "
+                         "install from a checkout with pip install -e")
+    digest = _sources_digest(sources)
+    stamp = JAR_PATH.with_suffix(".sha256")
+    if not force and JAR_PATH.exists() and stamp.exists() and stamp.read_text().strip() == digest:
+        return JAR_PATH
+    JAR_DIR.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=JAR_DIR, prefix=".build-") as tmp:
+        classes = Path(tmp, "classes")
+        classes.mkdir()
+        javac = _find_javac()
+        cmd = [javac, "--release", RELEASE, "-nowarn", "-encoding", "UTF-8",
+               "-cp", str(anserini_jar()), "-d", str(classes), *map(str, sources)]
+        if not quiet:
+            print(f"building {len(sources)} Java sources into {JAR_PATH}", file=sys.stderr)
+        result = subprocess.run(cmd, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise SetupError(f"javac failed on java/src:\n{result.stderr.strip()}")
+        tmp_jar = Path(tmp, "out.jar")
+        jar_tool = _find_jar_tool(javac)
+        if jar_tool:
+            subprocess.run([jar_tool, "cf", str(tmp_jar), "-C", str(classes), "."], check=True)
+        else:
+            shutil.make_archive(str(tmp_jar.with_suffix("")), "zip", classes)
+            tmp_jar.with_suffix(".zip").rename(tmp_jar)
+        os.replace(tmp_jar, JAR_PATH)
+    stamp.write_text(digest + "\n")
+    return JAR_PATH
+
+
+def ensure_jar() -> Path:
+    """The jar, built first when missing or stale (only possible when a javac exists)."""
+    try:
+        return build(quiet=True)
+    except SetupError:
+        if JAR_PATH.exists():
+            print(f"warning: could not rebuild {JAR_PATH}; using the existing jar", file=sys.stderr)
+            return JAR_PATH
+        raise

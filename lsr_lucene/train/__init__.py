@@ -1,0 +1,1 @@
+"""Training: fine-tuning (signed) sparse encoders on contrastive pairs and triples."""

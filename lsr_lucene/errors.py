@@ -11,3 +11,7 @@ class InputError(LsrError):
 
 class SetupError(LsrError):
     """A missing runtime piece: Java, javac, pyserini, a model."""
+
+
+class OutputError(LsrError):
+    """An output another writer holds, or created while this run worked (the message says where ours went)."""

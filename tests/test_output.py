@@ -9,8 +9,9 @@ import time
 
 import pytest
 
-from lsr_lucene.errors import InputError
-from lsr_lucene.io.output import TEMP_MARK, atomic_output, remove_stale_temporaries
+from lsr_lucene.errors import InputError, OutputError
+from lsr_lucene.io.claims import TEMP_MARK, remove_stale_temporaries
+from lsr_lucene.io.output import atomic_output
 
 KILLED_WRITER = """
 import os, signal, sys
@@ -27,7 +28,7 @@ from lsr_lucene.io.output import atomic_output
 with atomic_output(sys.argv[1], directory=True) as tmp:
     (Path(tmp) / "done").write_text("ok")
 """
-CLEANER = "import sys; from lsr_lucene.io.output import remove_stale_temporaries as r; print(len(r(sys.argv[1])))"
+CLEANER = "import sys; from lsr_lucene.io.claims import remove_stale_temporaries as r; print(len(r(sys.argv[1])))"
 
 
 def _temporaries(final):
@@ -98,3 +99,56 @@ def test_failed_body_removes_its_temporary(tmp_path):
         with atomic_output(final, directory=True):
             raise RuntimeError("boom")
     assert not final.exists() and _temporaries(final) == []
+
+
+HOLDER = """
+import sys, time
+from lsr_lucene.io.claims import claim_output
+with claim_output(sys.argv[1]):
+    print("held", flush=True)
+    time.sleep(30)
+"""
+
+
+def test_second_writer_fails_at_once_while_the_first_holds_the_output(tmp_path):
+    final = tmp_path / "run.txt"
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(final)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(OutputError, match=f"{final} is being written by process {holder.pid}"):
+            with atomic_output(final) as tmp:
+                tmp.write_text("second")
+        assert not final.exists() and _temporaries(final) == []
+    finally:
+        holder.kill()
+        holder.wait()
+    with atomic_output(final) as tmp:  # its holder was killed: the stale lock is taken over
+        tmp.write_text("third")
+    assert final.read_text() == "third" and not (tmp_path / ".run.txt.lock").exists()
+
+
+@pytest.mark.parametrize("directory", [False, True])
+def test_output_created_meanwhile_is_kept_and_ours_is_set_aside(tmp_path, directory):
+    final = tmp_path / "out"
+    with pytest.raises(OutputError, match="created by another process while this one ran") as raised:
+        with atomic_output(final, directory=directory) as tmp:
+            (tmp / "mine" if directory else tmp).write_text("mine")
+            final.mkdir() if directory else None
+            (final / "theirs" if directory else final).write_text("theirs")  # a writer that took no lock
+    assert (final / "theirs" if directory else final).read_text() == "theirs"
+    kept = tmp_path / f"out.conflict-{os.getpid()}"
+    assert str(kept) in str(raised.value)
+    assert (kept / "mine" if directory else kept).read_text() == "mine"
+
+
+@pytest.mark.parametrize("directory", [False, True])
+def test_overwrite_replaces_whole_output_and_leaves_nothing_aside(tmp_path, directory):
+    final = tmp_path / "out"
+    for content in ("old", "new"):
+        with atomic_output(final, overwrite=True, directory=directory) as tmp:
+            (tmp / content if directory else tmp).write_text(content)
+    if directory:
+        assert sorted(p.name for p in final.iterdir()) == ["new"]
+    else:
+        assert final.read_text() == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]

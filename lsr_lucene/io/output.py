@@ -1,21 +1,19 @@
-"""Safe output (temporary path, rename when complete) and line-numbered JSONL reading."""
+"""Safe output (claimed, built in a temporary, installed only when complete) and line-numbered JSONL reading."""
 from __future__ import annotations
 
 import contextlib
-import glob
+import ctypes
+import errno
+import functools
 import gzip
 import json
 import os
-import shutil
-import sys
 import tempfile
-import time
 from pathlib import Path
-from typing import Iterator, Mapping, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
-from lsr_lucene.errors import InputError
-
-TEMP_MARK = ".tmp-"  # temporaries are .<name>.tmp-<pid>-<random>
+from lsr_lucene.errors import InputError, OutputError
+from lsr_lucene.io.claims import claim_output, remove_path, remove_stale_temporaries, temporary_prefix
 
 
 def refuse_existing(path: str | Path, overwrite: bool) -> None:
@@ -24,94 +22,95 @@ def refuse_existing(path: str | Path, overwrite: bool) -> None:
         raise InputError(f"{path} already exists; pass --overwrite to replace it")
 
 
-def _remove(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path, ignore_errors=True)
-    elif path.exists() or path.is_symlink():
-        path.unlink()
+_AT_FDCWD, _RENAME_NOREPLACE = -100, 1
+_UMASK = os.umask(0o022)  # read once at import (setting it back at once): outputs get the usual permissions,
+os.umask(_UMASK)          # not tempfile's private 0600/0700
 
 
-def temporary_prefix(final: Path) -> str:
-    """Name prefix of this process's temporaries for ``final``: hidden, and naming the writing process."""
-    return f".{final.name}{TEMP_MARK}{os.getpid()}-"
-
-
-def _process_start(pid: int) -> float | None:
-    """When process ``pid`` started (seconds since the epoch), from /proc; None where that is unknown."""
+@functools.lru_cache(maxsize=1)
+def _renameat2():
+    """glibc's renameat2 (Linux 3.15+), or None where the C library lacks it."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        uptime = float(Path("/proc/uptime").read_text().split()[0])
-        return time.time() - uptime + int(fields[19]) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
+        return ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
         return None
 
 
-def _held_by_live_process(pid: int, created: float) -> bool:
-    """Whether process ``pid`` is alive and is the one that made a temporary at ``created`` (not a reused pid)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # alive, owned by another user
-    started = _process_start(pid)
-    return started is None or started <= created + 1.0
+def rename_no_replace(src: Path, dst: Path) -> None:
+    """Rename ``src`` to ``dst``, raising FileExistsError when ``dst`` exists (atomically where the OS can)."""
+    renameat2 = _renameat2()
+    if renameat2 is not None:
+        if renameat2(_AT_FDCWD, os.fsencode(src), _AT_FDCWD, os.fsencode(dst), _RENAME_NOREPLACE) == 0:
+            return
+        err = ctypes.get_errno()
+        if err == errno.EEXIST:
+            raise FileExistsError(err, os.strerror(err), str(dst))
+        if err not in (errno.EINVAL, errno.ENOSYS):  # other errors are real; those two: file system can't
+            raise OSError(err, os.strerror(err), str(src))
+    if dst.exists() or dst.is_symlink():
+        raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(dst))
+    if src.is_dir():
+        os.rename(src, dst)  # fails on a non-empty directory that appeared meanwhile
+    else:
+        os.link(src, dst)  # fails if dst appeared meanwhile
+        os.unlink(src)
 
 
-def remove_stale_temporaries(final: str | Path) -> list[Path]:
-    """Remove temporaries of ``final`` left by killed runs (their process is gone); say so in one line.
+def install(tmp: Path, final: Path, overwrite: bool) -> None:
+    """Put a finished temporary in place of ``final``.
 
-    A temporary is stale when it is older than this process and the process named in it is dead
-    (or its pid now belongs to a younger process). Live writers' temporaries are never touched.
+    Without ``overwrite`` nothing is ever replaced: if ``final`` appeared while this run worked (another
+    writer), this run's result is kept beside it under a ``.conflict-<pid>`` name and OutputError says so.
+    With ``overwrite`` a file is replaced atomically; a directory is renamed aside, the new one renamed in,
+    then the old one removed.
     """
-    final = Path(final)
-    if not final.parent.is_dir():
-        return []
-    ours = _process_start(os.getpid()) or time.time()
-    stale = []
-    for tmp in final.parent.glob(f"{glob.escape('.' + final.name + TEMP_MARK)}*"):
-        pid_text = tmp.name[len(final.name) + 1 + len(TEMP_MARK):].split("-", 1)[0]
-        if not pid_text.isdigit() or int(pid_text) == os.getpid():
-            continue
+    if overwrite and (final.exists() or final.is_symlink()):
+        if not final.is_dir() and not tmp.is_dir():
+            os.replace(tmp, final)
+            return
+        aside = final.with_name(f"{temporary_prefix(final)}replaced")
+        os.rename(final, aside)
         try:
-            created = tmp.lstat().st_mtime
-        except FileNotFoundError:
-            continue
-        if created < ours and not _held_by_live_process(int(pid_text), created):
-            _remove(tmp)
-            stale.append(tmp)
-    if stale:
-        print(f"removed {len(stale)} stale temporary output(s) of {final} left by killed runs: "
-              f"{', '.join(t.name for t in stale)}", file=sys.stderr)
-    return stale
+            rename_no_replace(tmp, final)
+        finally:
+            remove_path(aside)
+        return
+    try:
+        rename_no_replace(tmp, final)
+    except FileExistsError:
+        kept = final.with_name(f"{final.name}.conflict-{os.getpid()}")
+        os.rename(tmp, kept)
+        raise OutputError(f"{final} was created by another process while this one ran; this run's result is "
+                          f"kept at {kept}") from None
 
 
 @contextlib.contextmanager
 def atomic_output(path: str | Path, overwrite: bool = False, directory: bool = False) -> Iterator[Path]:
-    """Yield a temporary sibling of ``path``; on success it replaces ``path``, on error it is removed.
+    """Yield a temporary sibling of ``path``; on success it is installed at ``path``, on error removed.
 
-    Nothing already at ``path`` is touched unless the body completes and ``overwrite`` is true.
-    Temporaries of earlier runs that were killed (SIGKILL leaves them behind) are removed first.
+    The output is claimed for the whole run (a second writer fails at once with one line), nothing at
+    ``path`` is replaced unless ``overwrite`` is true, and temporaries of killed runs are removed first.
     """
     final = Path(path)
     refuse_existing(final, overwrite)
     final.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_temporaries(final)
-    prefix = temporary_prefix(final)
-    if directory:
-        tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=final.parent))
-    else:
-        handle, name = tempfile.mkstemp(prefix=prefix, dir=final.parent)
-        os.close(handle)
-        tmp = Path(name)
-    try:
-        yield tmp
-    except BaseException:
-        _remove(tmp)
-        raise
-    if final.exists():
-        _remove(final)
-    os.replace(tmp, final)
+    with claim_output(final):
+        refuse_existing(final, overwrite)
+        remove_stale_temporaries(final)
+        prefix = temporary_prefix(final)
+        if directory:
+            tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=final.parent))
+        else:
+            handle, name = tempfile.mkstemp(prefix=prefix, dir=final.parent)
+            os.close(handle)
+            tmp = Path(name)
+        tmp.chmod((0o777 if directory else 0o666) & ~_UMASK)
+        try:
+            yield tmp
+        except BaseException:
+            remove_path(tmp)
+            raise
+        install(tmp, final, overwrite)
 
 
 def open_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
@@ -139,9 +138,21 @@ def open_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
 def write_text_atomic(path: str | Path, text: str) -> None:
     """Write a small text file through a temporary name and rename it (readers never see half a file)."""
     path = Path(path)
-    tmp = path.with_name(f"{temporary_prefix(path)}text")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    handle, name = tempfile.mkstemp(prefix=temporary_prefix(path), dir=path.parent)
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        out.write(text)
+    os.chmod(name, 0o666 & ~_UMASK)
+    os.replace(name, path)
+
+
+def update_json(path: str | Path, change: Callable[[dict], dict]) -> dict:
+    """Read a small JSON object file, change it and write it back under its lock (concurrent updaters keep
+    each other's keys); a missing file reads as {}. Returns what was written."""
+    path = Path(path)
+    with claim_output(path):
+        data = change(json.loads(path.read_text(encoding="utf-8")) if path.exists() else {})
+        write_text_atomic(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+    return data
 
 
 def write_run(results: Mapping[str, Sequence[tuple[str, float]]], output: str | Path, tag: str,

@@ -32,6 +32,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from lsr_lucene.errors import InputError
+from lsr_lucene.io.output import update_json
 
 DEFAULT_NGRAM = 2
 DEFAULT_WIDTH = 8
@@ -315,11 +316,7 @@ def fit_lambdas(features: Mapping[str, SegmentFeatures], qrels: Mapping[str, Map
 def save_lambdas(index_dir: str | Path, key: str, fitted: dict) -> Path:
     """Record fitted λ under ``key`` (e.g. ``exact/k=3``) in ``<index>/sdm_lambdas.json``."""
     path = Path(index_dir) / LAMBDAS_FILE
-    data = json.loads(path.read_text()) if path.exists() else {}
-    data[key] = fitted
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    tmp.replace(path)
+    update_json(path, lambda data: {**data, key: fitted})
     return path
 
 
@@ -327,10 +324,7 @@ def drop_lambdas(index_dir: str | Path, prefix: str) -> None:
     """Forget the λ saved under keys starting with ``prefix`` (before refitting them)."""
     path = Path(index_dir) / LAMBDAS_FILE
     if path.exists():
-        data = {k: v for k, v in json.loads(path.read_text()).items() if not k.startswith(prefix)}
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-        tmp.replace(path)
+        update_json(path, lambda data: {k: v for k, v in data.items() if not k.startswith(prefix)})
 
 
 def load_lambdas(index_dir: str | Path, key: str) -> tuple[float, float, float]:

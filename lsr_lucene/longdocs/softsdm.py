@@ -19,13 +19,13 @@ ordered match; one shorter than the window is a single window.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Iterator, Mapping, Sequence
 
 import numpy as np
 
 from lsr_lucene.errors import InputError
+from lsr_lucene.io.output import atomic_output
 
 DEFAULT_TOP_K = 8
 STORE_PATTERN = "soft-{:05d}.npz"
@@ -49,11 +49,10 @@ def write_store(path: str | Path, seg_ids: Sequence[str], tops: Sequence[tuple[n
         counts.append(len(p))
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     cat = (lambda arrays, dtype: np.concatenate(arrays).astype(dtype) if arrays else np.zeros(0, dtype))
-    tmp = path.with_name(f".{path.name}.tmp.npz")
-    np.savez_compressed(tmp, ids=np.array(list(seg_ids), dtype=str), lengths=np.array(lengths, dtype=np.int32),
-                        offsets=offsets, pos=cat(pos, np.uint16), term=cat(term, np.int32),
-                        weight=cat(weight, np.float16), top_k=np.array([tops[0][0].shape[1] if tops else 0]))
-    os.replace(tmp, path)
+    with atomic_output(path, overwrite=True) as tmp, open(tmp, "wb") as out:
+        np.savez_compressed(out, ids=np.array(list(seg_ids), dtype=str), lengths=np.array(lengths, dtype=np.int32),
+                            offsets=offsets, pos=cat(pos, np.uint16), term=cat(term, np.int32),
+                            weight=cat(weight, np.float16), top_k=np.array([tops[0][0].shape[1] if tops else 0]))
     return path.stat().st_size
 
 

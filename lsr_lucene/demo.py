@@ -22,8 +22,9 @@ def demo_files() -> dict[str, Path]:
             (("corpus", "corpus.jsonl"), ("topics", "topics.tsv"), ("qrels", "qrels.txt"))}
 
 
-def run_demo(output_dir: Path, model: str = DEFAULT_MODEL, threads: int = 2, max_length: int = 256):
-    """Run the whole pipeline into ``output_dir``; returns the results table (pandas DataFrame)."""
+def run_demo(output_dir: Path, model: str = DEFAULT_MODEL, threads: int = 2, max_length: int = 256,
+             dtype: str = "auto"):
+    """Run the whole pipeline into ``output_dir`` (encoder precision ``dtype``); returns the results table."""
     from lsr_lucene import bm25
     from lsr_lucene.encode import cli as encode
     from lsr_lucene.eval import trec as evaluation
@@ -37,11 +38,12 @@ def run_demo(output_dir: Path, model: str = DEFAULT_MODEL, threads: int = 2, max
     run, bm25_index, bm25_run = output_dir / f"{name}.run", output_dir / "index-bm25", output_dir / "bm25.run"
     steps = [
         ("encode", encode.main, ["--corpus", str(files["corpus"]), "--output", str(vectors), "--model", model,
-                                 "--max-length", str(max_length), "--threads", str(threads), "--overwrite"]),
+                                 "--max-length", str(max_length), "--threads", str(threads), "--dtype", dtype,
+                                 "--overwrite"]),
         ("index", index.main, ["--input", str(vectors), "--index", str(impact_index), "--threads", str(threads),
                                "--overwrite"]),
         ("search", search.main, ["--index", str(impact_index), "--topics", str(files["topics"]), "--output", str(run),
-                                 "--threads", str(threads), "--run-tag", name, "--overwrite"]),
+                                 "--threads", str(threads), "--run-tag", name, "--dtype", dtype, "--overwrite"]),
         ("bm25", bm25.main, ["--corpus", str(files["corpus"]), "--index", str(bm25_index), "--rebuild-index",
                              "--topics", str(files["topics"]), "--output", str(bm25_run), "--overwrite"]),
     ]
@@ -56,15 +58,19 @@ def run_demo(output_dir: Path, model: str = DEFAULT_MODEL, threads: int = 2, max
 
 
 def main(argv: list[str] | None = None) -> int:
+    """CLI: the demo pipeline into ``--output-dir``."""
+    from lsr_lucene.encode.cli import add_dtype_arguments
+
     parser = argparse.ArgumentParser(prog="lsr-lucene demo", description=__doc__.splitlines()[0])
     parser.add_argument("--output-dir", default="work/demo", help="where vectors, indexes, runs and the table go")
     parser.add_argument("--model", default=DEFAULT_MODEL)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--max-length", type=int, default=256)
+    add_dtype_arguments(parser)
     args = parser.parse_args(argv)
     started = time.perf_counter()
     output_dir = Path(args.output_dir)
-    table = run_demo(output_dir, args.model, args.threads, args.max_length)
+    table = run_demo(output_dir, args.model, args.threads, args.max_length, args.dtype)
     print(table.to_string(float_format=lambda x: f"{x:.4f}"))
     print(f"\nrun files: {', '.join(str(p) for p in sorted(output_dir.glob('*.run')))}")
     print(f"results table: {output_dir / 'results.md'} and .csv; total {time.perf_counter() - started:.0f}s")

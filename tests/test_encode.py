@@ -42,7 +42,7 @@ def one_thread():
 
 @pytest.fixture(scope="module")
 def encoder():
-    return SparseEncoder("splade-tiny", max_length=MAX_LENGTH, query_max_length=16)
+    return SparseEncoder("splade-tiny", max_length=MAX_LENGTH, query_max_length=16, dtype="fp32")  # exact reference
 
 
 @pytest.fixture(scope="module")
@@ -210,7 +210,7 @@ def test_cli_documents_queries_and_positions(tmp_path, texts, encoder):
     out = tmp_path / "vectors"
     positions = tmp_path / "positions.jsonl"
     argv = ["--corpus", str(corpus), "--output", str(out), "--max-length", str(MAX_LENGTH), "--threads", "1",
-            "--shard-size", "4", "--positions", str(positions)]
+            "--shard-size", "4", "--positions", str(positions), "--dtype", "fp32"]  # the fixture's precision
     assert main(argv) == 0
     meta = json.loads((out / "metadata.json").read_text())
     assert (meta["documents"], meta["skipped_empty"], meta["shards"]) == (10, 1, 3)
@@ -234,7 +234,7 @@ def test_cli_documents_queries_and_positions(tmp_path, texts, encoder):
     topics = tmp_path / "topics.tsv"
     topics.write_text("q1\twing flow pressure\nq2\tshock wave boundary layer\n")
     qfile = tmp_path / "queries.jsonl"
-    assert main(["--topics", str(topics), "--output", str(qfile), "--query-max-length", "16"]) == 0
+    assert main(["--topics", str(topics), "--output", str(qfile), "--query-max-length", "16", "--dtype", "fp32"]) == 0
     queries = [json.loads(line) for line in qfile.open()]
     assert [q["id"] for q in queries] == ["q1", "q2"] and queries[0]["contents"] == "wing flow pressure"
     q_expected = encoder.encode_queries(["wing flow pressure"])[0]

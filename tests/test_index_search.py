@@ -108,3 +108,76 @@ def test_single_file_input_and_cli_errors(tmp_path, capsys):
     assert main(["index", "--input", str(tmp_path / "v.jsonl"), "--index", str(tmp_path / "idx")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("error: ") and "already exists" in err[-1]
+
+
+# Anserini 1.7.1 repeats each term weight times (JsonNode.asInt) and whitespace-tokenizes the text: the limits
+@pytest.mark.parametrize("vector, message", [
+    ({"a": index.MAX_WEIGHT // 2 - 4}, None),  # 'a ' x w = 2^31 - 10 bytes: Java's largest array holds it
+    ({"a": index.MAX_WEIGHT // 2 - 3}, r"2147483640 characters \(2147483640 bytes\), over Java's limit"),
+    ({"ж": (index.MAX_TEXT_BYTES // 2) // 2}, None),  # beyond Latin-1: 2 bytes a character
+    ({"ж": (index.MAX_TEXT_BYTES // 2) // 2 + 1}, r"over Java's limit"),
+    ({"é": index.MAX_WEIGHT // 2 - 4}, None),  # Latin-1 (é): 1 byte a character
+    ({"a": 2**31 - 1}, r"weights sum to 2147483647 \(largest: 'a' 2147483647\)"),  # in int range, text too long
+    ({"a": 2**31}, r"weight of 'a' is 2147483648, above 2147483647"),  # asInt() would wrap it to 0
+    ({"a" * 255: 1, "😀" * 127: 1}, None),  # 255 UTF-16 units each
+    ({"a" * 256: 1}, r"is 256 characters long"),
+    ({"😀" * 128: 1}, r"is 256 characters long"),  # a character beyond the BMP is two UTF-16 units
+])
+def test_vector_limits_of_anserini(tmp_path, vector, message):
+    path = write_jsonl(tmp_path / "v.jsonl", [{"id": "x", "vector": vector}])
+    if message is None:
+        assert index.validate_vectors([path])["documents"] == 1
+    else:
+        with pytest.raises(InputError, match=r"v.jsonl:1: document 'x': .*" + message):
+            index.validate_vectors([path])
+
+
+def test_indexed_term_frequency_is_the_weight(tmp_path):
+    """A large weight reaches Lucene exactly (Anserini repeats the term); the index is an impact index."""
+    from lsr_lucene.jvm import runtime as jvm
+
+    write_jsonl(tmp_path / "v.jsonl", [{"id": "x", "vector": {"big": 100_000, "ж": 3}}])
+    index.build_impact_index(tmp_path / "v.jsonl", tmp_path / "idx", threads=1)
+    paths, directory = jvm.autoclass("java.nio.file.Paths"), jvm.autoclass("org.apache.lucene.store.FSDirectory")
+    opener = jvm.autoclass("org.apache.lucene.index.DirectoryReader")
+    reader = opener.open(directory.open(paths.get(str(tmp_path / "idx"))))
+    term = jvm.autoclass("org.apache.lucene.index.Term")
+    try:
+        assert reader.totalTermFreq(term("contents", "big")) == 100_000
+        assert reader.totalTermFreq(term("contents", "ж")) == 3
+    finally:
+        reader.close()
+
+
+def test_a_failing_index_collection_is_one_error_line(tmp_path):
+    write_jsonl(tmp_path / "in" / "v.jsonl", [{"id": "x", "vector": {"a": 1}}])
+    with pytest.raises(InputError, match=r"in: Anserini's IndexCollection failed \(Unable to load collection class"):
+        index.run_index_collection(["-collection", "NoSuchCollection", "-input", str(tmp_path / "in"),
+                                    "-index", str(tmp_path / "idx"), "-generator", "DefaultLuceneDocumentGenerator"])
+    assert not (tmp_path / "idx").exists()
+
+
+@pytest.mark.parametrize("spec, message", [
+    ({"qid": "q", "terms": {"a": 3e38, "b": -3e38}}, r"query q: absolute term and pair weights sum to 6e\+38"),
+    ({"qid": "q", "terms": {"a": 1}, "pairs": [["a", "b", 8e28]]}, r"sum to 8e\+28, over 7.92e\+28"),
+    ({"qid": "q", "terms": {"a": 10**400}}, r"weight of term 'a' must be finite as a float"),
+    ({"qid": "q", "terms": {"a": 1e39}}, r"weight of term 'a' must be finite as a float"),  # Java's float: inf
+    ({"qid": "q", "terms": {"a": 1}, "windows": [{"terms": [["a", 1e30], ["b", 1]], "weight": 1e30}]},
+     r"window weight of 'a' times the window weight must be finite"),
+    ({"qid": "q", "terms": {"a": 1}, "windows": [{"terms": [["a"]]}]}, r"window terms must be"),
+])
+def test_query_weights_that_would_overflow_float_scores_are_refused(spec, message):
+    from lsr_lucene.search.specs import validate_spec
+
+    with pytest.raises(InputError, match=message):
+        validate_spec(spec)
+
+
+def test_largest_allowed_query_weights_score_finitely(small_index):
+    from lsr_lucene.io.topics import MAX_QUERY_WEIGHT_SUM
+    from lsr_lucene.search.spec_searcher import SpecSearcher
+
+    with SpecSearcher(small_index) as searcher:  # every impact is far below 2^31 - 1: scores stay finite
+        half = MAX_QUERY_WEIGHT_SUM / 2
+        hits = searcher.search({"qid": "q", "terms": {"apple": half, "pie": -half}})
+    assert hits and all(abs(score) < 3.4e38 for _, score in hits)

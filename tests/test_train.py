@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -306,3 +308,99 @@ def test_resume_continues_from_the_last_checkpoint(tmp_path):
     assert [r["epoch"] for r in log] == [1, 2]
     assert not (out / "checkpoints" / "epoch-1" / "trainer_state.pt").exists()
     assert (out / "checkpoints" / "epoch-2" / "trainer_state.pt").is_file()
+
+
+def _model_tensors(path: Path) -> dict[str, torch.Tensor]:
+    from safetensors.torch import load_file
+
+    return {k: v for f in sorted(path.glob("*.safetensors")) for k, v in load_file(f).items()}
+
+
+def _without_time(record: dict) -> dict:
+    return {k: v for k, v in record.items() if k != "elapsed_s"}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
+def test_resumed_run_equals_an_uninterrupted_one(tmp_path, monkeypatch):
+    from lsr_lucene.train.trainer import Trainer
+
+    data = _demo_triples(tmp_path / "triples.jsonl", count=2)
+
+    def config(name: str) -> TrainConfig:  # dropout on: the resumed run needs the saved RNG state
+        return TrainConfig(train=[str(data)], output=str(tmp_path / name), activation="splade", epochs=2,
+                           batch_size=1, max_length=24, query_max_length=8, matmul="fp32", device="cpu",
+                           warmup=0.5, seed=7)
+
+    whole = train(config("whole"), progress=False)
+    original = Trainer._checkpoint
+
+    def interrupted(self, model, optimizer, scheduler, state, epoch):
+        original(self, model, optimizer, scheduler, state, epoch)
+        if epoch == 1:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(Trainer, "_checkpoint", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        train(config("resumed"), progress=False)
+    monkeypatch.setattr(Trainer, "_checkpoint", original)
+    work = tmp_path / "resumed.partial"
+    with (work / "train_log.jsonl").open("a") as log:  # a run killed after logging epoch 2, before its checkpoint
+        log.write(json.dumps({"epoch": 2, "step": 4}) + "\n")
+    dead = next(pid for pid in range(4_194_000, 1, -1) if not _alive(pid))
+    stale = work / "checkpoints" / f".epoch-2.tmp-{dead}-x"  # ... or killed while writing the checkpoint
+    stale.mkdir()
+    (stale / "trainer_state.pt").write_bytes(b"partial")
+    os.utime(stale, (time.time() - 3600, time.time() - 3600))
+    resumed = train(config("resumed"), resume=True, progress=False)
+
+    assert _without_time(resumed) == _without_time(whole) and whole["steps"] == 4
+    a, b = _model_tensors(tmp_path / "whole"), _model_tensors(tmp_path / "resumed")
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    first = _model_tensors(tmp_path / "whole" / "checkpoints" / "epoch-1")
+    assert a and any(not torch.equal(a[k], first[k]) for k in a)  # epoch 2 did change the weights
+    logs = [[_without_time(json.loads(line)) for line in (tmp_path / name / "train_log.jsonl").open()]
+            for name in ("whole", "resumed")]
+    assert logs[0] == logs[1] and [r["epoch"] for r in logs[0]] == [1, 2]
+    assert not [p for p in (tmp_path / "resumed").rglob("*") if ".tmp-" in p.name or p.name.endswith(".lock")]
+
+
+class _Payload:
+    """Unpickling this runs code: what a checkpoint loaded with weights_only=False would do."""
+
+    def __init__(self, marker: Path):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (Path.write_text, (self.marker, "unpickled"))
+
+
+def test_checkpoint_with_an_arbitrary_pickled_object_is_refused(tmp_path, capsys):
+    from lsr_lucene.cli import run_main
+
+    data = _demo_triples(tmp_path / "triples.jsonl", count=2)
+    out = tmp_path / "model"
+    args = ["--train", str(data), "--output", str(out), "--activation", "splade", "--epochs", "1",
+            "--batch-size", "2", "--max-length", "24", "--query-max-length", "8", "--matmul", "fp32",
+            "--device", "cpu", "--quiet"]
+    assert run_main(main, args) == 0
+    out.rename(tmp_path / "model.partial")  # an interrupted run's work directory
+    state_file = tmp_path / "model.partial" / "checkpoints" / "epoch-1" / "trainer_state.pt"
+    saved = torch.load(state_file, weights_only=True)  # what we write loads safely ...
+    assert set(saved) == {"optimizer", "scheduler", "state", "rng"}
+    marker = tmp_path / "marker.txt"
+    torch.save({**saved, "state": {**saved["state"], "extra": _Payload(marker)}}, state_file)
+    capsys.readouterr()
+    assert run_main(main, args + ["--epochs", "2", "--resume"]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
+    assert len(err) == 1 and f"{state_file}: not a trainer state that loads safely" in err[0]
+    assert not marker.exists()  # ... and nothing in the file ran
+    assert not out.exists() and state_file.is_file()

@@ -1,6 +1,7 @@
 """Pipeline benchmark: encoding throughput, index time/size and per-query search latency, measured in ONE run.
 
-On the same vectors it times: our fast encoder (fp32, bf16) against a naive padded full-logits loop;
+On the same vectors it times: our fast encoder (fp32, bf16 and the auto choice, beside the CPU capability)
+against a naive padded full-logits loop;
 building the Anserini impact index; and k=1000 search one query at a time with our Lucene searcher,
 Pyserini's LuceneImpactSearcher, a brute-force scipy sparse product and Seismic (approximate; its
 nDCG@10 is reported too). Every part whose dependency is missing is skipped with a note.
@@ -79,13 +80,15 @@ def ndcg10(qrels: Path, runs: dict[str, Path]) -> dict[str, float]:
 
 def encode_throughput(texts: list[str], model: str, max_length: int, threads: int, batch_size: int,
                       naive_sample: int) -> dict[str, dict]:
-    """docs/s (wall and per CPU-second) of the fast encoder in fp32 and bf16 and of the naive padded loop."""
+    """docs/s (wall and per CPU-second) of the fast encoder in fp32, bf16 and auto, and of the naive padded loop."""
     from lsr_lucene.encode.encoder import SparseEncoder
 
     out: dict[str, dict] = {}
     for label, dtype, naive in (("fast fp32", "fp32", False), ("fast bf16", "bf16", False),
-                                ("naive padded fp32", "fp32", True)):
+                                ("fast auto", "auto", False), ("naive padded fp32", "fp32", True)):
         encoder = SparseEncoder(model, max_length=max_length, threads=threads, dtype=dtype)
+        if dtype == "auto":
+            label = f"fast auto ({encoder.dtype})"
         sample = texts[:naive_sample] if naive else texts
         warm = sample[:batch_size]
         (encoder.encode_naive if naive else encoder.encode_documents)(warm, batch_size=batch_size)
@@ -108,14 +111,19 @@ def encode_throughput(texts: list[str], model: str, max_length: int, threads: in
                 torch.set_num_threads(previous)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         out[label] = {"docs": len(sample), "docs_per_s": len(sample) / wall,
-                      "docs_per_cpu_s": len(sample) / cpu if cpu > 0 else float("nan"), "load": load_note()}
-        print(f"  {label:18s} {len(sample) / wall:7.1f} docs/s  ({len(sample)} docs, "
-              f"{len(sample) / cpu:.1f} docs per CPU-second; {load_note()})", flush=True)
+                      "docs_per_cpu_s": len(sample) / cpu if cpu > 0 else float("nan"), "load": load_note(),
+                      "dtype": encoder.dtype, "cpu_capability": encoder.precision.capability}
+        print(f"  {label:21s} {len(sample) / wall:7.1f} docs/s  ({len(sample)} docs, "
+              f"{len(sample) / cpu:.1f} docs per CPU-second; CPU capability {encoder.precision.capability}; "
+              f"{load_note()})", flush=True)
     return out
 
 
 # ---- main ----------------------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> int:
+    """CLI: every part of the benchmark on one collection, in one run."""
+    from lsr_lucene.encode.cli import add_dtype_arguments
+
     parser = argparse.ArgumentParser(prog="lsr-lucene bench", description=__doc__.splitlines()[0])
     parser.add_argument("--collection", required=True, help="folder with corpus.jsonl, topics(.train).tsv, qrels")
     parser.add_argument("--work", default=None, help="where vectors and indexes go (default: a temporary folder)")
@@ -123,12 +131,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-length", type=int, default=256)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=16)
+    add_dtype_arguments(parser)  # precision of the vectors that are indexed and searched
     parser.add_argument("--throughput-sample", type=int, default=1000, help="documents timed per encoder variant")
     parser.add_argument("--naive-sample", type=int, default=200, help="documents timed for the naive loop")
     parser.add_argument("--hits", type=int, default=DEFAULT_HITS)
     parser.add_argument("--max-queries", type=int, default=None, help="time at most this many queries")
     parser.add_argument("--skip", default="",
-                        help="comma list of parts to skip: encode,bf16,ours,pyserini,scipy,seismic")
+                        help="comma list of parts to skip: encode,bf16 (the other-precision vectors),ours,"
+                             "pyserini,scipy,seismic")
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
     args = parser.parse_args(argv)
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
@@ -163,8 +173,8 @@ def run_bench(args: argparse.Namespace, files: dict[str, Path], work: Path, skip
         summary["encoding"] = encode_throughput(texts[: args.throughput_sample], args.model, args.max_length,
                                                 args.threads, args.batch_size, args.naive_sample)
 
-    print("== vectors (fp32, all documents)", flush=True)
-    encoder = SparseEncoder(args.model, max_length=args.max_length, threads=args.threads)
+    encoder = SparseEncoder(args.model, max_length=args.max_length, threads=args.threads, dtype=args.dtype)
+    print(f"== vectors ({encoder.dtype}, all documents)", flush=True)
     vectors_dir = work / "vectors"
     started = time.perf_counter()
     if not vectors_dir.exists():
@@ -177,16 +187,17 @@ def run_bench(args: argparse.Namespace, files: dict[str, Path], work: Path, skip
     runs: dict[str, Path] = {}
     latency: dict[str, dict] = {}
 
-    if "bf16" not in skip:
-        print("== bf16 vectors (nDCG@10 difference, exact brute force)", flush=True)
-        bf16 = SparseEncoder(args.model, max_length=args.max_length, threads=args.threads, dtype="bf16")
-        write_vectors(docs, bf16, work / "vectors-bf16", batch_size=args.batch_size, overwrite=True)
-        bf16_docs = list(read_vectors(work / "vectors-bf16"))
-        bf16_queries = {q: quantise_query(v, scale) for q, v in
-                        zip(qids, bf16.encode_queries([topics[q] for q in qids]))}
-        results = brute_force(bf16_docs, bf16_queries, args.hits)
-        write_run(results, work / "bf16-brute.run", "bf16", overwrite=True)
-        runs["bf16 brute force"] = work / "bf16-brute.run"
+    if "bf16" not in skip:  # the other precision, for its nDCG@10 difference
+        other = "fp32" if encoder.dtype == "bf16" else "bf16"
+        print(f"== {other} vectors (nDCG@10 difference, exact brute force)", flush=True)
+        second = SparseEncoder(args.model, max_length=args.max_length, threads=args.threads, dtype=other)
+        write_vectors(docs, second, work / f"vectors-{other}", batch_size=args.batch_size, overwrite=True)
+        other_docs = list(read_vectors(work / f"vectors-{other}"))
+        other_queries = {q: quantise_query(v, scale) for q, v in
+                         zip(qids, second.encode_queries([topics[q] for q in qids]))}
+        results = brute_force(other_docs, other_queries, args.hits)
+        write_run(results, work / f"{other}-brute.run", other, overwrite=True)
+        runs[f"{other} brute force"] = work / f"{other}-brute.run"
 
     index_dir = work / "index"
     index_info: dict = {}
@@ -254,7 +265,7 @@ def run_bench(args: argparse.Namespace, files: dict[str, Path], work: Path, skip
                 for doc, gain in judged.get(qid, {}).items():
                     out.write(f"{qid} 0 {doc} {gain}\n")
     quality = ndcg10(qrels, runs) if runs else {}
-    print_summary(summary.get("encoding"), index_info, latency, quality)
+    print_summary(summary.get("encoding"), index_info, latency, quality, encoder.dtype)
 
 
 def brute_force(doc_vectors: list[tuple[str, dict]], query_vectors: dict[str, dict], k: int
@@ -358,16 +369,17 @@ def seismic_search(doc_vectors: list[tuple[str, dict]], query_vectors: dict[str,
     return results, stats, build
 
 
-def print_summary(encoding: dict | None, index_info: dict, latency: dict[str, dict], quality: dict[str, float]) -> None:
-    """The results table, with ratios against our fp32 encoder and our Lucene searcher."""
+def print_summary(encoding: dict | None, index_info: dict, latency: dict[str, dict], quality: dict[str, float],
+                  dtype: str = "fp32") -> None:
+    """The results table, with ratios against our fp32 encoder and our Lucene searcher (vectors in ``dtype``)."""
     print("\n===== summary =====")
     if encoding:
         base = encoding["fast fp32"]["docs_per_s"]
         base_cpu = encoding["fast fp32"]["docs_per_cpu_s"]
-        print("encoding             docs/s   ×fp32   docs/CPU-s   ×fp32")
+        print("encoding                docs/s   ×fp32   docs/CPU-s   ×fp32   CPU capability")
         for label, row in encoding.items():
-            print(f"  {label:18s} {row['docs_per_s']:7.1f}  {row['docs_per_s'] / base:6.2f}   "
-                  f"{row['docs_per_cpu_s']:9.1f}  {row['docs_per_cpu_s'] / base_cpu:6.2f}")
+            print(f"  {label:21s} {row['docs_per_s']:7.1f}  {row['docs_per_s'] / base:6.2f}   "
+                  f"{row['docs_per_cpu_s']:9.1f}  {row['docs_per_cpu_s'] / base_cpu:6.2f}   {row['cpu_capability']}")
     if index_info:
         print(f"index: {index_info.get('seconds', float('nan')):.1f}s, {index_info['size_bytes'] / 1e6:.1f} MB, "
               f"{index_info['indexed']} documents, {index_info.get('postings', 0)} postings")
@@ -380,6 +392,6 @@ def print_summary(encoding: dict | None, index_info: dict, latency: dict[str, di
     for label, value in quality.items():
         if label not in latency:
             exact = quality.get("brute force (scipy sparse)")
-            delta = f" (fp32 exact {exact:.4f}, difference {value - exact:+.4f})" if exact is not None else ""
+            delta = f" ({dtype} exact {exact:.4f}, difference {value - exact:+.4f})" if exact is not None else ""
             print(f"  {label}: nDCG@10 {value:.4f}{delta}")
 

@@ -142,7 +142,8 @@ def main(argv: list[str] | None = None) -> int:
     scale = args.scale or info.get("scale") or 100
     options = {k: info[k] for k in ("activation", "pooling", "epsilon") if info.get(k) is not None}
     started = time.perf_counter()
-    encoder = QueryEncoder(model, encoder_mode(args), args.query_max_length, threads=args.threads, **options)
+    encoder = QueryEncoder(model, encoder_mode(args), args.query_max_length, threads=args.threads,
+                           dtype=args.dtype, **options)
     plans = compose(comps, settings, encoder)
     print(f"composed {len(comps)} queries ({settings.describe()}; encoder {encoder.mode})", file=sys.stderr)
 

@@ -10,12 +10,24 @@ import time
 
 from lsr_lucene.encode import activations as act
 from lsr_lucene.encode.encoder import DEFAULT_BATCH_SIZE, SparseEncoder
+from lsr_lucene.encode.precision import PRECISIONS
 from lsr_lucene.errors import InputError
+
+
+def add_dtype_arguments(parser: argparse.ArgumentParser, bf16_alias: bool = False) -> None:
+    """``--dtype {auto,fp32,bf16}`` (default auto) of every encoding command; ``--bf16`` as its alias when asked."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--dtype", choices=PRECISIONS, default="auto",
+                       help="encoder precision: auto (default) takes bf16 only where this CPU runs it natively "
+                            "(AMX, AVX512_BF16) or a start-up calibration finds it faster; fp32; bf16 (weights "
+                            "differ slightly from fp32)")
+    if bf16_alias:
+        group.add_argument("--bf16", dest="dtype", action="store_const", const="bf16", help="alias of --dtype bf16")
 
 
 def _encoder_from_args(args: argparse.Namespace) -> SparseEncoder:
     return SparseEncoder(model=args.model, max_length=args.max_length, query_max_length=args.query_max_length,
-                         threads=args.threads, dtype="bf16" if args.bf16 else "fp32", activation=args.activation,
+                         threads=args.threads, dtype=args.dtype, activation=args.activation,
                          pooling=args.pooling, epsilon=args.epsilon, device=args.device)
 
 
@@ -35,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE)
     parser.add_argument("--threads", type=int, default=None,
                         help="CPU threads: batches encoded in parallel (default: torch's thread count)")
-    parser.add_argument("--bf16", action="store_true", help="bfloat16 transformer (autocast): faster, weights differ slightly from fp32")
+    add_dtype_arguments(parser, bf16_alias=True)
     parser.add_argument("--scale", type=float, default=DEFAULT_SCALE, help="weights become round(w × scale)")
     parser.add_argument("--shard-size", type=int, default=DEFAULT_SHARD_SIZE, help="documents per part-*.jsonl")
     parser.add_argument("--activation", choices=act.ACTIVATIONS, default=None,

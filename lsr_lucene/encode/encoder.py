@@ -5,6 +5,8 @@ RAW logits (activations are monotone, so pooling commutes with them), never mate
 batch × length × vocabulary tensor; texts are encoded in length-sorted batches (order restored).
 On CPUs with native bf16, a bf16 projection screens out the terms that are provably zero and only
 the few hundred remaining terms per text are computed in fp32 (see ``SparseEncoder._screened``).
+The transformer and the SoftSDM top-k projection run in fp32 or bf16: ``dtype="auto"`` (the default) takes
+whichever is faster on this machine (lsr_lucene.encode.precision).
 With ``threads`` > 1, batches run in parallel worker threads (one torch thread each).
 The result equals the naive ``pool(activate(model(...).logits))`` computation (``encode_naive``).
 
@@ -23,11 +25,12 @@ import torch
 
 from lsr_lucene.encode import activations as act
 from lsr_lucene.encode import negative_head as nh
+from lsr_lucene.encode import precision as prec
 from lsr_lucene.encode.projection import SCREEN_BOUND, bf16_matmul_is_fast, swap_output_embeddings
 from lsr_lucene.errors import InputError, SetupError
 
 MODEL_CONFIG = "lsr_lucene.json"  # optional file in a model directory: activation, pooling, epsilon, negative_head
-DTYPES = ("fp32", "bf16")
+DTYPES = prec.DTYPES  # resolved precisions (recorded in outputs); SparseEncoder also takes "auto"
 DEFAULT_BATCH_SIZE = 16
 # elements of one (positions × vocabulary chunk) logits block: small enough to stay in cache
 _BLOCK_ELEMENTS = 1 << 20
@@ -57,13 +60,13 @@ class SparseEncoder:
     """SPLADE-style sparse encoder: text -> {WordPiece term: weight}, with SPLADE or signed SNReLU activation."""
 
     def __init__(self, model: str = "splade-tiny", max_length: int = 512, query_max_length: int = 64,
-                 threads: int | None = None, dtype: str = "fp32", activation: str | None = None,
+                 threads: int | None = None, dtype: str = "auto", activation: str | None = None,
                  pooling: str | None = None, epsilon: float | None = None, device: str | None = None,
                  screen: bool | None = None):
         from lsr_lucene.encode.models import load
 
-        if dtype not in DTYPES:
-            raise InputError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+        if dtype not in prec.PRECISIONS:
+            raise InputError(f"dtype must be one of {', '.join(prec.PRECISIONS)}, got {dtype!r}")
         saved = model_config(model)
         self.activation = activation or saved.get("activation", "splade")
         self.pooling = pooling or saved.get("pooling", "max")
@@ -78,13 +81,15 @@ class SparseEncoder:
         self.model_name = model
         self.max_length = int(max_length)
         self.query_max_length = int(query_max_length)
-        self.dtype = dtype
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         self.tokenizer, net = load(model)
         self._weight, self._bias = swap_output_embeddings(net)
         self.net = net.to(self.device).eval()
         self._weight = self._weight.to(self.device, torch.float32).contiguous()
         self._bias = self._bias.to(self.device, torch.float32)
+        self.precision = prec.resolve(dtype, self.device, self._weight.shape[1], self._weight.shape[0])
+        prec.announce(self.precision)
+        self.dtype = self.precision.dtype  # resolved: fp32 or bf16 (recorded with outputs, compared on resume)
         self._head = None  # signed head (negative_head.py), when the model was trained with one
         self._head_kind = saved.get("negative_head")
         if self._head_kind:
@@ -114,6 +119,17 @@ class SparseEncoder:
                 raise InputError(f"{name} {value} is outside 2..{model_limit or 'model limit'}")
 
     # ---- settings -------------------------------------------------------------------------------------
+    def adopt_dtype(self, recorded: str | None) -> bool:
+        """Under ``auto``, switch to the precision an output being resumed was made with; True when it changed."""
+        if self.precision.requested != "auto" or recorded not in DTYPES or recorded == self.dtype:
+            return False
+        topk = recorded if self.device.type == "cpu" else self.precision.topk
+        self.precision = prec.Precision("auto", recorded, topk, self.precision.capability,
+                                        "resuming an output made in this precision")
+        self.dtype = recorded
+        prec.announce(self.precision)
+        return True
+
     def settings(self) -> dict:
         """Encoder settings recorded with vectors (and checked when resuming)."""
         from lsr_lucene.encode.models import REGISTRY
@@ -376,7 +392,8 @@ class SparseEncoder:
         """Per text, each non-special position's ``top_k`` vocabulary terms by activated MLM logit (SoftSDM):
         (term ids int32 [L, k], weights float16 [L, k]), positions in the order of ``token_weights``.
 
-        The projection runs in bfloat16 (ranking the top terms; the stored weights are float16 anyway).
+        The projection runs in the resolved top-k precision (fp32 or bf16: it ranks the top terms, and the
+        stored weights are float16 anyway).
         """
         self._require_no_head("position_topk")
         if not texts:
@@ -386,17 +403,19 @@ class SparseEncoder:
                                  lambda input_ids, mask: topk(self._hidden(input_ids, mask), input_ids, mask))
 
     def _topk_work(self, top_k: int):
-        """``(hidden, input_ids, mask) -> per-text position_topk entries`` for padded batches."""
+        """``(hidden, input_ids, mask) -> per-text position_topk entries`` for padded batches (projection in
+        the resolved top-k precision)."""
         special = torch.tensor(sorted(self._special_ids), dtype=torch.long)
-        weight = self._weight.to(torch.bfloat16)
-        bias = self._bias.to(torch.bfloat16)
+        dtype = prec.TORCH_DTYPES[self.precision.topk]
+        weight = self._weight.to(dtype)
+        bias = self._bias.to(dtype)
 
         def work(hidden: torch.Tensor, input_ids: torch.Tensor, mask: torch.Tensor) -> list:
             out = []
             for row, length in enumerate(mask.sum(dim=1).tolist()):
                 seq = input_ids[row, :length].cpu()
                 keep = ~torch.isin(seq, special)
-                states = hidden[row, :length][keep.to(hidden.device)].to(torch.bfloat16)
+                states = hidden[row, :length][keep.to(hidden.device)].to(dtype)
                 top = torch.topk(torch.addmm(bias, states, weight.T), min(top_k, weight.shape[0]), dim=1)
                 values = act.positive_part(top.values.float(), self.activation, self.epsilon)
                 out.append((top.indices.to(torch.int32).cpu().numpy(), values.to(torch.float16).cpu().numpy()))

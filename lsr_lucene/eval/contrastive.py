@@ -35,7 +35,8 @@ from lsr_lucene.eval.excluir import (cross_validate, ensure_index, excluir_lucen
                                      select, selection_table)
 from lsr_lucene.eval.nevir import nevir_chart, nevir_documents, nevir_lucene_check, nevir_scores, nevir_table
 from lsr_lucene.eval.parser_coverage import coverage_frame, excluir_coverage, nevir_coverage
-from lsr_lucene.eval.trec import to_markdown, write_table
+from lsr_lucene.eval.trec import table_paths, to_markdown, write_table
+from lsr_lucene.io.output import refuse_existing
 
 
 def split_name(dataset: str, path: str | Path) -> str:
@@ -47,6 +48,13 @@ def _write(df, stem: Path, overwrite: bool) -> None:
     write_table(df, stem, overwrite=overwrite)
 
 
+def _refuse_existing_tables(out: Path, names: list[str], overwrite: bool) -> None:
+    """Refuse before any work when a table (``name``) or chart (``name.png``) this run writes exists."""
+    for name in names:
+        for path in ([out / name] if name.endswith(".png") else table_paths(out / name)):
+            refuse_existing(path, overwrite)
+
+
 def run_excluir(args: argparse.Namespace) -> int:
     """The ``excluir`` subcommand."""
     from lsr_lucene.search.impact import index_settings
@@ -55,6 +63,8 @@ def run_excluir(args: argparse.Namespace) -> int:
     split = Path(args.queries).stem
     name = split_name("ExcluIR", args.queries)
     out = Path(args.output_dir)
+    _refuse_existing_tables(out, ["operations", "lambda", "parser_coverage", "selected"]
+                            + (["lucene_check"] if args.lucene else []), args.overwrite)
     out.mkdir(parents=True, exist_ok=True)
     vectors, index = ensure_index(args.corpus, args.work, args.model, args.threads)
     scale = index_settings(index).get("scale") or 100
@@ -102,6 +112,8 @@ def run_nevir(args: argparse.Namespace) -> int:
     rows = read_nevir(args.data)
     name = split_name("NevIR", args.data)
     out = Path(args.output_dir)
+    _refuse_existing_tables(out, ["operations", "lambda", "categories.png", "parser_coverage"]
+                            + (["lucene_check"] if args.lucene else []), args.overwrite)
     out.mkdir(parents=True, exist_ok=True)
     scale = 100
     encoders = make_encoders(args.model, MODES, threads=args.threads)
@@ -150,6 +162,7 @@ def run_collection(args: argparse.Namespace) -> int:
     info = index_settings(args.index)
     scale = info.get("scale") or 100
     out, work = Path(args.output_dir), Path(args.work)
+    _refuse_existing_tables(out, ["operations"], args.overwrite)
     out.mkdir(parents=True, exist_ok=True)
     work.mkdir(parents=True, exist_ok=True)
     encoders = make_encoders(info.get("model") or args.model, MODES, threads=args.threads)

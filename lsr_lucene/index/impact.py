@@ -1,8 +1,11 @@
 """Impact indexes: validate JsonVectorCollection vectors, build them with Anserini's IndexCollection.
 
-Anserini silently drops negative weights and truncates floats, so every vector file is
-validated first (integer, non-negative weights; unique ids). The index is written to a
-temporary directory beside the target and renamed only when complete.
+Anserini 1.7.1 turns each vector into text, repeating every term ``weight`` times (``JsonNode.asInt()``),
+and indexes that text with a whitespace tokenizer; it silently drops negative weights, truncates floats,
+wraps weights above 2^31 - 1 around (mod 2^32), splits terms longer than 255 characters, and fails with a
+Java stack trace when a document's repeated text exceeds Java's largest array or the JVM heap. So every
+vector file is validated first (:data:`MAX_WEIGHT`, :data:`MAX_TERM_CHARS`, :data:`MAX_TEXT_BYTES`). The
+index is written to a temporary directory beside the target and renamed only when complete.
 """
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ import json
 import math
 import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from tqdm import tqdm
@@ -19,38 +23,100 @@ from lsr_lucene.io.output import atomic_output, open_jsonl, refuse_existing
 from lsr_lucene.io.vectors import METADATA as VECTOR_METADATA, vector_files
 
 INDEX_METADATA = "lsr_lucene.json"
+# Limits of Anserini 1.7.1's JsonVectorCollection -impact -pretokenized indexing (Lucene 9.9 underneath):
+MAX_WEIGHT = 2**31 - 1  # JsonNode.asInt(): a larger weight wraps around to (weight mod 2^32) as a 32-bit int
+MAX_TERM_CHARS = 255  # WhitespaceTokenizer (CharTokenizer.DEFAULT_MAX_WORD_LEN) splits longer tokens, in UTF-16 units
+MAX_TEXT_BYTES = 2**31 - 9  # the repeated-term text Σ w·(len(t)+1) is one StringBuilder: Java's largest array
+# (ArraysSupport.SOFT_MAX_ARRAY_LENGTH) bytes, 1 byte a character (Latin-1) or 2 (any other character).
+# Each term repetition is >= 2 characters, so Lucene's own bound on the field length (sum of term frequencies
+# <= 2^31 - 1, IndexingChain "too many tokens") can never be reached first.
+HEAP_FACTOR = 3  # peak Java heap while Anserini builds that text: about 3x its bytes (growth copy, toString copy)
 
 
-def validate_vectors(files: list[Path]) -> dict:
-    """Check every line is a valid JsonVectorCollection document; return counts.
+def _utf16_len(text: str) -> int:
+    """Length of ``text`` in Java chars (UTF-16 code units)."""
+    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
 
-    Errors name the file and line: malformed JSON, missing id, duplicate id, or a weight that is
-    not a finite non-negative integer (Anserini would silently truncate or drop it). Documents with
-    an empty vector are counted: Anserini skips them as empty.
-    """
+
+@dataclass
+class _Largest:
+    """The document whose repeated-term text is largest (for the heap check and error messages)."""
+
+    text_bytes: int = 0
+    chars: int = 0
+    weight_sum: int = 0
+    doc_id: str = ""
+    where: str = ""
+    top: str = ""  # its term of largest weight, "term weight"
+
+    def describe(self) -> str:
+        """"file:line: document 'd': weights sum to S (largest: 't' w)"."""
+        return f"{self.where}: document {self.doc_id!r}: weights sum to {self.weight_sum} (largest: {self.top})"
+
+
+def _check_weight(where: str, doc_id: str, term: str, weight) -> None:
+    """Raise InputError unless ``weight`` is an integer in [0, MAX_WEIGHT]."""
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or \
+            (isinstance(weight, float) and not math.isfinite(weight)):
+        raise InputError(f"{where}: document {doc_id!r}: weight of {term!r} is {weight!r}, not a finite number")
+    if weight < 0 or weight != int(weight):
+        raise InputError(f"{where}: document {doc_id!r}: weight of {term!r} is {weight}; Anserini needs "
+                         "non-negative integers (quantise first; negatives become neg_<term>)")
+    if weight > MAX_WEIGHT:
+        raise InputError(f"{where}: document {doc_id!r}: weight of {term!r} is {weight}, above {MAX_WEIGHT}, "
+                         "the largest Anserini reads (a 32-bit int; larger weights wrap around); lower the scale")
+
+
+def _check_document(where: str, obj: dict, seen: dict[str, str]) -> tuple[str, dict]:
+    """Validate one JsonVectorCollection line; returns (id, vector)."""
+    doc_id = obj.get("id")
+    if doc_id is None or isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)) or str(doc_id) == "":
+        raise InputError(f"{where}: document has no id (a non-empty string)")
+    doc_id = str(doc_id)
+    if any(ch.isspace() for ch in doc_id):
+        raise InputError(f"{where}: document id {doc_id!r} contains whitespace (TREC run files cannot hold it)")
+    if doc_id in seen:
+        raise InputError(f"{where}: duplicate document id {doc_id!r} (first seen at {seen[doc_id]})")
+    seen[doc_id] = where
+    vector = obj.get("vector")
+    if not isinstance(vector, dict):
+        raise InputError(f"{where}: document {doc_id!r} has no 'vector' object")
+    for term, weight in vector.items():
+        _check_weight(where, doc_id, term, weight)
+        if not term or any(ch.isspace() for ch in term):
+            raise InputError(f"{where}: document {doc_id!r}: term {term!r} is empty or contains whitespace")
+        if _utf16_len(term) > MAX_TERM_CHARS:
+            raise InputError(f"{where}: document {doc_id!r}: term {term[:20]!r}... is {_utf16_len(term)} characters "
+                             f"long; Anserini's whitespace tokenizer splits terms over {MAX_TERM_CHARS}")
+    return doc_id, vector
+
+
+def _text_size(where: str, doc_id: str, vector: dict) -> _Largest:
+    """Size of the text Anserini builds for a document (each term repeated weight times); InputError when it is
+    over Java's limit."""
+    used = {t: int(w) for t, w in vector.items() if w > 0}
+    chars = sum(w * (_utf16_len(t) + 1) for t, w in used.items())
+    latin1 = all(ord(ch) < 256 for t in used for ch in t)
+    top = max(used, key=lambda t: used[t], default="")
+    size = _Largest(chars * (1 if latin1 else 2), chars, sum(used.values()), doc_id, where,
+                    f"{top!r} {used.get(top, 0)}")
+    if size.text_bytes > MAX_TEXT_BYTES:
+        raise InputError(f"{size.describe()}; Anserini repeats each term weight times, {chars} characters "
+                         f"({size.text_bytes} bytes), over Java's limit of {MAX_TEXT_BYTES} bytes; lower the scale")
+    return size
+
+
+def _validate(files: list[Path]) -> tuple[dict, _Largest]:
     seen: dict[str, str] = {}
     counts = {"documents": 0, "empty": 0, "postings": 0, "max_impact": 0}
+    largest = _Largest()
     for file in files:
         for line_no, obj in tqdm(open_jsonl(file), desc=f"checking {file.name}", unit=" docs", leave=False):
             where = f"{file}:{line_no}"
-            doc_id = obj.get("id")
-            if doc_id is None or str(doc_id) == "":
-                raise InputError(f"{where}: document has no id")
-            doc_id = str(doc_id)
-            if doc_id in seen:
-                raise InputError(f"{where}: duplicate document id {doc_id!r} (first seen at {seen[doc_id]})")
-            seen[doc_id] = where
-            vector = obj.get("vector")
-            if not isinstance(vector, dict):
-                raise InputError(f"{where}: document {doc_id!r} has no 'vector' object")
-            for term, weight in vector.items():
-                if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight):
-                    raise InputError(f"{where}: document {doc_id!r}: weight of {term!r} is {weight!r}, not a finite number")
-                if weight < 0 or weight != int(weight):
-                    raise InputError(f"{where}: document {doc_id!r}: weight of {term!r} is {weight}; Anserini needs "
-                                     "non-negative integers (quantise first; negatives become neg_<term>)")
-                if not term or any(ch.isspace() for ch in term):
-                    raise InputError(f"{where}: document {doc_id!r}: term {term!r} is empty or contains whitespace")
+            doc_id, vector = _check_document(where, obj, seen)
+            size = _text_size(where, doc_id, vector)
+            if size.text_bytes > largest.text_bytes:
+                largest = size
             nonzero = [w for w in vector.values() if w > 0]
             counts["documents"] += 1
             counts["postings"] += len(nonzero)
@@ -58,8 +124,31 @@ def validate_vectors(files: list[Path]) -> dict:
             if not nonzero:
                 counts["empty"] += 1
     if counts["documents"] == 0:
-        raise InputError(f"{files[0].parent}: no documents in the vector files")
-    return counts
+        raise InputError(f"{files[0] if len(files) == 1 else files[0].parent}: no documents in the vector files")
+    return counts, largest
+
+
+def validate_vectors(files: list[Path]) -> dict:
+    """Check every line is a valid JsonVectorCollection document that Anserini indexes as written; return counts.
+
+    Errors name file:line and document: malformed JSON, missing, duplicate or spaced id, a weight that is not
+    an integer in [0, MAX_WEIGHT], an empty, spaced or over-long term, or a document whose repeated-term text
+    is over Java's limit. Documents with an empty vector are counted: Anserini skips them as empty.
+    """
+    return _validate(files)[0]
+
+
+def _check_heap(largest: _Largest) -> None:
+    """Refuse a document whose repeated-term text needs more Java heap than the JVM has (else a Java error)."""
+    from lsr_lucene.jvm import runtime as jvm
+
+    heap = int(jvm.autoclass("java.lang.Runtime").getRuntime().maxMemory())
+    need = HEAP_FACTOR * largest.text_bytes
+    if need > heap:
+        raise InputError(f"{largest.describe()}; Anserini repeats each term weight times, {largest.chars} "
+                         "characters, which needs about "
+                         f"{need / 2**30:.1f} GiB of Java heap, more than the {heap / 2**30:.1f} GiB available: "
+                         "lower the scale or raise LSR_JVM_HEAP")
 
 
 def _vector_metadata(files: list[Path]) -> dict:
@@ -72,11 +161,22 @@ def index_size(index_dir: str | Path) -> int:
     return sum(p.stat().st_size for p in Path(index_dir).rglob("*") if p.is_file())
 
 
-def run_index_collection(args: list[str]) -> None:
-    """Run Anserini's IndexCollection in-process (the JVM is started our way first)."""
+def run_index_collection(args: list[str], source: str | Path | None = None, hint: str = "") -> None:
+    """Run Anserini's IndexCollection in-process (the JVM is started our way first); a Java failure becomes one
+    InputError line naming ``source`` (default: the -input argument) and ``hint``."""
     from lsr_lucene.jvm import runtime as jvm
 
-    jvm.autoclass("io.anserini.index.IndexCollection").main(args)
+    cls = jvm.autoclass("io.anserini.index.IndexCollection")  # starts the JVM our way before jnius is imported
+    from jnius import JavaException
+
+    try:
+        cls.main(args)
+    except JavaException as exc:
+        if source is None:
+            source = args[args.index("-input") + 1] if "-input" in args else "IndexCollection input"
+        message = str(getattr(exc, "innermessage", None) or exc).strip().splitlines()
+        raise InputError(f"{source}: Anserini's IndexCollection failed ({message[0] if message else 'Java error'})"
+                         f"{hint}") from None
 
 
 def build_impact_index(vectors: str | Path, index: str | Path, threads: int = 2, overwrite: bool = False,
@@ -88,7 +188,8 @@ def build_impact_index(vectors: str | Path, index: str | Path, threads: int = 2,
     """
     files = vector_files(vectors)
     refuse_existing(index, overwrite)
-    counts = validate_vectors(files)
+    counts, largest = _validate(files)
+    _check_heap(largest)
     with atomic_output(index, overwrite=overwrite, directory=True) as tmp:
         # IndexCollection reads every file of its input directory (metadata.json too): give it only the vectors
         staging = tmp.with_name(tmp.name + "-input")
@@ -102,7 +203,9 @@ def build_impact_index(vectors: str | Path, index: str | Path, threads: int = 2,
             if optimize or positions:
                 args.append("-optimize")
             print(f"indexing {counts['documents']} documents from {vectors}", file=sys.stderr)
-            run_index_collection(args)
+            run_index_collection(args, vectors, f"; its largest document ({largest.describe()}) expands to "
+                                 f"{largest.chars} characters, each term repeated weight times: if that is large, "
+                                 "lower the scale or raise LSR_JVM_HEAP")
         finally:
             shutil.rmtree(staging, ignore_errors=True)
         indexed = _num_docs(tmp)

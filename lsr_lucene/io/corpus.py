@@ -207,7 +207,17 @@ def read_corpus(spec: str | Path) -> Iterator[Doc]:
     if dataset_id is not None:
         return _irds_docs(dataset_id)
     files = corpus_files(spec)  # raise missing-path errors now, not at first next()
-    return (doc for path in files for doc in _file_docs(path))
+    return _not_empty((doc for path in files for doc in _file_docs(path)), spec)
+
+
+def _not_empty(docs: Iterator[Doc], spec: str | Path) -> Iterator[Doc]:
+    """Pass documents through; InputError naming ``spec`` when there were none (an empty file)."""
+    count = 0
+    for doc in docs:
+        count += 1
+        yield doc
+    if count == 0:
+        raise InputError(f"{spec}: no documents (empty file?)")
 
 
 def check_unique(docs: Iterable[Doc]) -> Iterator[Doc]:

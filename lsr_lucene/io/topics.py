@@ -13,6 +13,10 @@ from lsr_lucene.errors import InputError
 QID_KEYS = ("id", "qid", "_id", "query_id")
 QUERY_TEXT_KEYS = ("text", "query", "title", "contents")
 TREC_READER = "io.anserini.search.topicreader.TrecTopicReader"
+FLOAT32_MAX = 3.4028234663852886e38  # Lucene scores (and our Java query weights) are floats
+# Largest Σ|w| of a query: with impacts up to 2^31 - 1 (lsr_lucene.index.impact.MAX_WEIGHT), Σ|w|·impact stays
+# within half the float range, so no score, partial sum or CPT pair score overflows to infinity.
+MAX_QUERY_WEIGHT_SUM = FLOAT32_MAX / 2 / (2**31 - 1)
 
 
 class _Collector:
@@ -164,9 +168,22 @@ def read_topics(spec: str | Path, field: str = "title") -> dict[str, str]:
 
 
 def _weight(value, where: str, term: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            (isinstance(value, float) and not math.isfinite(value)):
         raise InputError(f"{where}: weight of term {term!r} is not a finite number ({value!r})")
+    if abs(value) > FLOAT32_MAX:
+        raise InputError(f"{where}: weight of term {term!r} is {value}, beyond the float range of Lucene's scores")
+    if not term or any(ch.isspace() for ch in term):
+        raise InputError(f"{where}: term {term!r} is empty or contains whitespace")
     return float(value)
+
+
+def check_query_weights(vector: dict[str, float], where: str) -> None:
+    """InputError when a query's weights could overflow Lucene's float scores (see MAX_QUERY_WEIGHT_SUM)."""
+    total = sum(abs(w) for w in vector.values())
+    if total > MAX_QUERY_WEIGHT_SUM:
+        raise InputError(f"{where}: absolute term weights sum to {total:.3g}, over {MAX_QUERY_WEIGHT_SUM:.3g}: "
+                         "weight x impact would overflow Lucene's float scores")
 
 
 def _jsonl_vectors(path: Path) -> Iterator[tuple[int, str, dict[str, float]]]:
@@ -178,7 +195,9 @@ def _jsonl_vectors(path: Path) -> Iterator[tuple[int, str, dict[str, float]]]:
         vector = obj.get("vector")
         if not isinstance(vector, dict):
             raise InputError(f"{where}: query {qid} has no \"vector\" object of term weights")
-        yield line_no, str(qid).strip(), {str(t): _weight(w, where, t) for t, w in vector.items()}
+        weights = {str(t): _weight(w, where, t) for t, w in vector.items()}
+        check_query_weights(weights, f"{where}: query {qid}")
+        yield line_no, str(qid).strip(), weights
 
 
 def _tsv_vectors(path: Path) -> Iterator[tuple[int, str, dict[str, float]]]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shutil
 import sys
 import time
@@ -207,9 +206,22 @@ class _Partial:
         self.save()
 
 
+def _adopt_resumed_dtype(final: Path, encoder) -> None:
+    """An interrupted run keeps its recorded precision when this one asked for ``auto`` (encoder.adopt_dtype)."""
+    progress = final.parent / f".{final.name}.partial" / PROGRESS
+    if not progress.is_file() or not hasattr(encoder, "adopt_dtype"):
+        return
+    try:
+        state = json.loads(progress.read_text())
+    except json.JSONDecodeError:
+        return
+    if state.get("shards"):
+        encoder.adopt_dtype(state.get("settings", {}).get("dtype"))
+
+
 def _finish(partial: _Partial, metadata: dict, positions: Path | None, overwrite: bool) -> None:
     """Concatenate position shards, write metadata.json, and move the directory into place."""
-    from lsr_lucene.io.output import atomic_output
+    from lsr_lucene.io.output import atomic_output, install
 
     if positions is not None:
         with atomic_output(positions, overwrite=overwrite) as tmp:
@@ -221,18 +233,7 @@ def _finish(partial: _Partial, metadata: dict, positions: Path | None, overwrite
             (partial.dir / shard["positions"]).unlink()
     (partial.dir / PROGRESS).unlink()
     write_text_atomic(partial.dir / METADATA, json.dumps(metadata, indent=2) + "\n")
-    final = partial.final
-    if final.exists():
-        if not overwrite:
-            raise InputError(f"{final} already exists; pass --overwrite to replace it")
-        old = final.with_name(f".{final.name}.old")
-        if old.exists():
-            shutil.rmtree(old) if old.is_dir() else old.unlink()
-        os.replace(final, old)
-        os.replace(partial.dir, final)
-        shutil.rmtree(old) if old.is_dir() else old.unlink()
-    else:
-        os.replace(partial.dir, final)
+    install(partial.dir, partial.final, overwrite)
 
 
 def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: float = DEFAULT_SCALE,
@@ -248,6 +249,7 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
     """
     from tqdm import tqdm
 
+    from lsr_lucene.io.claims import claim_output, remove_path
     from lsr_lucene.io.output import refuse_existing
 
     final = Path(out_dir)
@@ -257,117 +259,126 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
         refuse_existing(positions, overwrite)
     if shard_size < 1:
         raise InputError(f"shard size must be at least 1, got {shard_size}")
+    _adopt_resumed_dtype(final, encoder)
     settings = {**encoder.settings(), "scale": scale, "shard_size": shard_size, "positions": positions is not None}
-    partial = _Partial(final, settings)
-    done_docs = sum(s["documents"] for s in partial.shards)
-    done_consumed = sum(s["consumed"] for s in partial.shards)
-    # documents of the complete shards, read back lazily to check the input replays them unchanged
-    done_iter = (row for s in partial.shards for row in read_vectors(partial.dir / s["file"], with_contents=True))
-    seen: dict[str, int] = {}  # id -> 1-based input position (ints: corpora can have millions of ids)
-    started = time.perf_counter()
-    progress = tqdm(total=total, desc=f"encoding {final.name}", unit=" docs", file=sys.stderr, dynamic_ncols=True)
-    if done_consumed:
-        progress.write(f"resuming {final}: {len(partial.shards)} complete shard(s), {done_docs} documents",
-                       file=sys.stderr)
+    with claim_output(final):  # one writer per output: the .partial work directory is shared state
+        partial = _Partial(final, settings)
+        done_docs = sum(s["documents"] for s in partial.shards)
+        done_consumed = sum(s["consumed"] for s in partial.shards)
+        # documents of the complete shards, read back lazily to check the input replays them unchanged
+        done_iter = (row for s in partial.shards for row in read_vectors(partial.dir / s["file"], with_contents=True))
+        seen: dict[str, int] = {}  # id -> 1-based input position (ints: corpora can have millions of ids)
+        started = time.perf_counter()
+        progress = tqdm(total=total, desc=f"encoding {final.name}", unit=" docs", file=sys.stderr, dynamic_ncols=True)
+        if done_consumed:
+            progress.write(f"resuming {final}: {len(partial.shards)} complete shard(s), {done_docs} documents",
+                           file=sys.stderr)
 
-    lines: list[str] = []
-    pos_lines: list[str] | None = [] if positions is not None else None
-    pending: list[tuple[str, str, str]] = []  # (id, text, origin) waiting to be encoded
-    shard_consumed = shard_skipped = shard_empty_vectors = shard_postings = 0
-    consumed = 0
-
-    def flush_pending() -> None:
-        nonlocal shard_empty_vectors, shard_postings
-        if not pending:
-            return
-        texts = [text for _, text, _ in pending]
-        if pos_lines is None:
-            vectors, tokens = encoder.encode_documents(texts, batch_size=batch_size), None
-        elif hasattr(encoder, "encode_with_token_weights"):
-            vectors, tokens = encoder.encode_with_token_weights(texts, batch_size=batch_size)
-        else:
-            vectors = encoder.encode_documents(texts, batch_size=batch_size)
-            tokens = encoder.token_weights(texts, batch_size=batch_size)
-        for row, ((doc_id, text, origin), vector) in enumerate(zip(pending, vectors)):
-            try:
-                quantised = quantise(vector, scale, doc_id)
-            except InputError as exc:
-                raise InputError(f"{origin}: {exc}") from None
-            shard_postings += len(quantised)
-            shard_empty_vectors += not quantised
-            lines.append(json.dumps({"id": doc_id, "contents": text, "vector": quantised}, ensure_ascii=False) + "\n")
-            if pos_lines is not None:
-                pos_lines.append(json.dumps({"id": doc_id, "tokens": [[t, round(w, 5)] for t, w in tokens[row]]},
-                                            ensure_ascii=False) + "\n")
-        progress.update(len(pending))
-        pending.clear()
-
-    def close_shard() -> None:
-        nonlocal lines, pos_lines, shard_consumed, shard_skipped, shard_empty_vectors, shard_postings
-        flush_pending()
-        partial.add_shard(lines, pos_lines, {"documents": len(lines), "consumed": shard_consumed,
-                                             "skipped_empty": shard_skipped, "empty_vectors": shard_empty_vectors,
-                                             "postings": shard_postings})
-        lines, pos_lines = [], ([] if pos_lines is not None else None)
+        lines: list[str] = []
+        pos_lines: list[str] | None = [] if positions is not None else None
+        pending: list[tuple[str, str, str]] = []  # (id, text, origin) waiting to be encoded
         shard_consumed = shard_skipped = shard_empty_vectors = shard_postings = 0
+        consumed = 0
 
-    try:
-        for index, doc in enumerate(docs):
-            doc_id, text, origin = _doc_fields(doc, index)
-            if doc_id in seen:
-                raise InputError(f"{origin}: duplicate document id {doc_id!r} (first seen as document "
-                                 f"#{seen[doc_id]} of the input)")
-            consumed += 1
-            seen[doc_id] = consumed
-            empty = not text.strip()
-            if consumed <= done_consumed:  # already in a complete shard: check the input is the same, skip
-                if not empty:
-                    previous = next(done_iter, None)
-                    if previous is None or previous[0] != doc_id or previous[2] != text:
-                        raise InputError(f"{origin}: input differs from the interrupted run in {partial.dir} "
-                                         f"(document {doc_id!r} is not as it was); delete it to start again")
-                progress.update(1)
-                continue
-            shard_consumed += 1
-            if empty:
-                shard_skipped += 1
-                progress.update(1)
-                continue
-            pending.append((doc_id, text, origin))
-            if len(lines) + len(pending) >= shard_size:
-                close_shard()
-            elif len(pending) >= window:
-                flush_pending()
-        if consumed < done_consumed:
-            raise InputError(f"{source or 'input'}: has {consumed} documents, fewer than the {done_consumed} "
-                             f"already encoded in {partial.dir}; delete it to start again")
-        if pending or lines or shard_consumed:
-            if pending or lines:
-                close_shard()
-            elif partial.shards:  # only empty documents after the last shard: count them in that shard
-                partial.shards[-1]["consumed"] += shard_consumed
-                partial.shards[-1]["skipped_empty"] += shard_skipped
-                partial.save()
-    finally:
-        progress.close()
-    documents = sum(s["documents"] for s in partial.shards)
-    if documents == 0:
-        raise InputError(f"{source or 'input'}: no non-empty documents to encode")
-    metadata = {
-        **settings,
-        "positions": str(positions) if positions is not None else None,
-        "source": source,
-        "documents": documents,
-        "skipped_empty": sum(s["skipped_empty"] for s in partial.shards),
-        "empty_vectors": sum(s["empty_vectors"] for s in partial.shards),
-        "postings": sum(s["postings"] for s in partial.shards),
-        "shards": len(partial.shards),
-        "files": [s["file"] for s in partial.shards],
-        "resumed_after_documents": done_docs,
-        "seconds_this_run": round(time.perf_counter() - started, 2),
-    }
-    _finish(partial, metadata, positions, overwrite)
-    return metadata
+        def flush_pending() -> None:
+            nonlocal shard_empty_vectors, shard_postings
+            if not pending:
+                return
+            texts = [text for _, text, _ in pending]
+            if pos_lines is None:
+                vectors, tokens = encoder.encode_documents(texts, batch_size=batch_size), None
+            elif hasattr(encoder, "encode_with_token_weights"):
+                vectors, tokens = encoder.encode_with_token_weights(texts, batch_size=batch_size)
+            else:
+                vectors = encoder.encode_documents(texts, batch_size=batch_size)
+                tokens = encoder.token_weights(texts, batch_size=batch_size)
+            for row, ((doc_id, text, origin), vector) in enumerate(zip(pending, vectors)):
+                try:
+                    quantised = quantise(vector, scale, doc_id)
+                except InputError as exc:
+                    raise InputError(f"{origin}: {exc}") from None
+                shard_postings += len(quantised)
+                shard_empty_vectors += not quantised
+                lines.append(json.dumps({"id": doc_id, "contents": text, "vector": quantised}, ensure_ascii=False) + "\n")
+                if pos_lines is not None:
+                    pos_lines.append(json.dumps({"id": doc_id, "tokens": [[t, round(w, 5)] for t, w in tokens[row]]},
+                                                ensure_ascii=False) + "\n")
+            progress.update(len(pending))
+            pending.clear()
+
+        def close_shard() -> None:
+            nonlocal lines, pos_lines, shard_consumed, shard_skipped, shard_empty_vectors, shard_postings
+            flush_pending()
+            partial.add_shard(lines, pos_lines, {"documents": len(lines), "consumed": shard_consumed,
+                                                 "skipped_empty": shard_skipped, "empty_vectors": shard_empty_vectors,
+                                                 "postings": shard_postings})
+            lines, pos_lines = [], ([] if pos_lines is not None else None)
+            shard_consumed = shard_skipped = shard_empty_vectors = shard_postings = 0
+
+        try:
+            for index, doc in enumerate(docs):
+                doc_id, text, origin = _doc_fields(doc, index)
+                if doc_id in seen:
+                    raise InputError(f"{origin}: duplicate document id {doc_id!r} (first seen as document "
+                                     f"#{seen[doc_id]} of the input)")
+                consumed += 1
+                seen[doc_id] = consumed
+                empty = not text.strip()
+                if consumed <= done_consumed:  # already in a complete shard: check the input is the same, skip
+                    if not empty:
+                        previous = next(done_iter, None)
+                        if previous is None or previous[0] != doc_id or previous[2] != text:
+                            raise InputError(f"{origin}: input differs from the interrupted run in {partial.dir} "
+                                             f"(document {doc_id!r} is not as it was); delete it to start again")
+                    progress.update(1)
+                    continue
+                shard_consumed += 1
+                if empty:
+                    shard_skipped += 1
+                    progress.update(1)
+                    continue
+                pending.append((doc_id, text, origin))
+                if len(lines) + len(pending) >= shard_size:
+                    close_shard()
+                elif len(pending) >= window:
+                    flush_pending()
+            if consumed < done_consumed:
+                raise InputError(f"{source or 'input'}: has {consumed} documents, fewer than the {done_consumed} "
+                                 f"already encoded in {partial.dir}; delete it to start again")
+            if pending or lines or shard_consumed:
+                if pending or lines:
+                    close_shard()
+                elif partial.shards:  # only empty documents after the last shard: count them in that shard
+                    partial.shards[-1]["consumed"] += shard_consumed
+                    partial.shards[-1]["skipped_empty"] += shard_skipped
+                    partial.save()
+        except BaseException:
+            if not partial.shards:  # nothing finished: no run to resume, so leave nothing behind
+                remove_path(partial.dir)
+            raise
+        finally:
+            progress.close()
+        documents = sum(s["documents"] for s in partial.shards)
+        if documents == 0:
+            remove_path(partial.dir)
+            raise InputError(f"{source or 'input'}: no non-empty documents to encode")
+        precision = getattr(encoder, "precision", None)  # the resolved dtype is in settings; how it was chosen here
+        metadata = {
+            **settings,
+            **(precision.metadata() if precision is not None else {}),
+            "positions": str(positions) if positions is not None else None,
+            "source": source,
+            "documents": documents,
+            "skipped_empty": sum(s["skipped_empty"] for s in partial.shards),
+            "empty_vectors": sum(s["empty_vectors"] for s in partial.shards),
+            "postings": sum(s["postings"] for s in partial.shards),
+            "shards": len(partial.shards),
+            "files": [s["file"] for s in partial.shards],
+            "resumed_after_documents": done_docs,
+            "seconds_this_run": round(time.perf_counter() - started, 2),
+        }
+        _finish(partial, metadata, positions, overwrite)
+        return metadata
 
 
 def encode_topics_file(topics: dict[str, str], encoder, output: str | Path, scale: float,

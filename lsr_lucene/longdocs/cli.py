@@ -27,6 +27,7 @@ import json
 import sys
 from pathlib import Path
 
+from lsr_lucene.encode.cli import add_dtype_arguments
 from lsr_lucene.errors import InputError
 from lsr_lucene.longdocs import segment
 from lsr_lucene.longdocs.collections import QUERY_MODES, Collection, load_collection
@@ -101,10 +102,11 @@ def _cmd_encode(argv: list[str]) -> int:
     parser.add_argument("--shard-size", type=int, default=DEFAULT_SHARD)
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--threads", type=int, default=None)
+    add_dtype_arguments(parser)
     args = parser.parse_args(argv)
     if args.top_k < 0:
         raise InputError(f"--top-k must be >= 0, got {args.top_k}")
-    encoder = SparseEncoder(model=args.model, max_length=args.max_length, threads=args.threads)
+    encoder = SparseEncoder(model=args.model, max_length=args.max_length, threads=args.threads, dtype=args.dtype)
     state = Path(args.output) / STATE
     if args.top_k and state.exists() and json.loads(state.read_text()).get("complete"):
         info = encode_topk(args.segments, args.output, encoder, top_k=args.top_k, shard_size=args.shard_size,
@@ -158,6 +160,7 @@ def _add_query_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--query-combine", choices=QUERY_COMBINE, default="sum",
                         help="combine the passage vectors of a multi-passage query by sum or max")
     parser.add_argument("--encoder", default=None, help="query encoder (default: the model recorded in the index)")
+    add_dtype_arguments(parser)  # precision of the query encoder
 
 
 def _add_sdm_arguments(parser: argparse.ArgumentParser) -> None:
@@ -189,7 +192,8 @@ def _load_queries(args) -> tuple[dict[str, Query], Collection | None]:
     from lsr_lucene.io.topics import read_topics
 
     settings = index_encoder_settings(args.index)
-    encoder = SparseEncoder(model=args.encoder or settings.get("model") or "splade-tiny", threads=args.threads)
+    encoder = SparseEncoder(model=args.encoder or settings.get("model") or "splade-tiny", threads=args.threads,
+                            dtype=args.dtype)
     if args.collection:
         coll = load_collection(args.collection, args.query_mode, args.data)
         texts = coll.queries
@@ -309,6 +313,7 @@ def _cmd_experiment(argv: list[str]) -> int:
     parser.add_argument("--methods", default="aggregations,exact,soft,baselines,ablation",
                         help="comma list of aggregations, exact, soft, baselines, ablation (n-gram/width grid)")
     parser.add_argument("--threads", type=int, default=2)
+    add_dtype_arguments(parser)
     args = parser.parse_args(argv)
     cap = None if args.max_segments.lower() in ("none", "all") else int(args.max_segments)
     methods = tuple(m.strip() for m in args.methods.split(",") if m.strip())
@@ -322,7 +327,7 @@ def _cmd_experiment(argv: list[str]) -> int:
                            query_combine=args.query_combine, model=args.model, max_tokens=args.max_tokens,
                            max_segments=cap, top_k=args.top_k, ngram=args.ngram, width=args.width,
                            max_clauses=args.max_clauses, depth=args.depth, soft_depth=args.soft_depth,
-                           fit_metric=args.fit_metric, threads=args.threads, soft=args.top_k > 0,
+                           fit_metric=args.fit_metric, threads=args.threads, dtype=args.dtype, soft=args.top_k > 0,
                            baselines="baselines" in methods, methods=methods)
     out = Experiment(cfg).run()
     print(f"wrote {out['results']}")

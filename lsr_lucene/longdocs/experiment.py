@@ -86,6 +86,7 @@ class ExperimentConfig:
     soft_depth: int = 1000
     fit_metric: str = "map"
     threads: int = 2
+    dtype: str = "auto"  # encoder precision (lsr_lucene.encode.precision)
     baselines: bool = True
     soft: bool = True
     methods: tuple = ()
@@ -124,7 +125,8 @@ class Experiment:
         if self.encoder is None:
             from lsr_lucene.encode.encoder import SparseEncoder
 
-            self.encoder = SparseEncoder(model=self.cfg.model, max_length=512, threads=self.cfg.threads)
+            self.encoder = SparseEncoder(model=self.cfg.model, max_length=512, threads=self.cfg.threads,
+                                         dtype=self.cfg.dtype)
         return self.encoder
 
     def segments(self) -> Path:

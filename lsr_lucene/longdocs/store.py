@@ -3,7 +3,6 @@ top-k store, written shard by shard so an interrupted encoding resumes (and a la
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -12,7 +11,8 @@ from typing import Iterable, Iterator, Mapping
 import numpy as np
 
 from lsr_lucene.errors import InputError
-from lsr_lucene.io.output import open_jsonl, write_text_atomic
+from lsr_lucene.io.claims import claim_output
+from lsr_lucene.io.output import atomic_output, open_jsonl, write_text_atomic
 from lsr_lucene.longdocs.segment import within_first
 
 DEFAULT_SHARD = 500
@@ -21,10 +21,14 @@ STATE = "state.json"
 
 def read_segments(path: str | Path) -> Iterator[tuple[str, str]]:
     """(segment id, text) of a segments JSONL, with a file:line error for a malformed line."""
+    seen: set[str] = set()
     for line_no, obj in open_jsonl(path):
         seg_id, text = obj.get("id"), obj.get("text")
         if not isinstance(seg_id, str) or not isinstance(text, str):
             raise InputError(f"{path}:{line_no}: expected {{\"id\": str, \"text\": str}}")
+        if seg_id in seen:
+            raise InputError(f"{path}:{line_no}: duplicate segment id {seg_id!r}")
+        seen.add(seg_id)
         yield seg_id, text
 
 
@@ -88,19 +92,33 @@ def encode_segments_dir(segments: str | Path, output: str | Path, encoder, scale
     ``reuse`` names a complete encoded directory with the same settings (another limit) whose segments are
     copied instead of encoded again.
     """
+    out = Path(output)
+    total = sum(1 for s, _ in read_segments(segments) if within_first(s, limit))  # also checks every line
+    if total == 0:
+        raise InputError(f"{segments}: no segments (empty file?)")
+    with claim_output(out):  # one writer per encoded directory (it is the resumable state)
+        return _encode_into(out, segments, encoder, scale, top_k, shard_size, batch_size, limit, reuse, total)
+
+
+def _encode_into(out: Path, segments: str | Path, encoder, scale: float, top_k: int, shard_size: int,
+                 batch_size: int, limit: int | None, reuse: str | Path | None, total: int) -> dict:
+    """The body of encode_segments_dir, run while its output is claimed."""
     from tqdm import tqdm
 
     from lsr_lucene.longdocs.softsdm import write_store
     from lsr_lucene.io.vectors import quantise
 
-    out = Path(output)
     for sub in ("vectors", "tokens", "soft"):
         (out / sub).mkdir(parents=True, exist_ok=True)
+    state_file = out / STATE
+    recorded = json.loads(state_file.read_text())["settings"] if state_file.exists() else \
+        (check_encoded(reuse) if reuse else {})
+    if hasattr(encoder, "adopt_dtype"):  # under dtype "auto", a resumed or reused encoding keeps its precision
+        encoder.adopt_dtype(recorded.get("dtype"))
     settings = {**encoder.settings(), "scale": scale, "shard_size": shard_size,
                 "segments": str(Path(segments).resolve()), "limit": limit}
-    state_file = out / STATE
     if state_file.exists():
-        old = json.loads(state_file.read_text())["settings"]
+        old = recorded
         changed = [k for k in settings if old.get(k) != settings[k]]
         if changed:
             raise InputError(f"{out}: encoded with other settings ({', '.join(f'{k}={old.get(k)!r}' for k in changed)}); "
@@ -109,7 +127,6 @@ def encode_segments_dir(segments: str | Path, output: str | Path, encoder, scale
         write_text_atomic(state_file, json.dumps({"settings": settings, "complete": False}, indent=2))
     reused = _ReusedEncoding(reuse, settings, top_k) if reuse else None
     items = ((s, t) for s, t in read_segments(segments) if within_first(s, limit))
-    total = sum(1 for s, _ in read_segments(segments) if within_first(s, limit))
     progress = tqdm(total=total, desc="encoding segments", unit=" seg", file=sys.stderr, dynamic_ncols=True)
     started, encoded = time.perf_counter(), 0
     for number, chunk in enumerate(_shards(items, shard_size)):
@@ -141,7 +158,9 @@ def encode_segments_dir(segments: str | Path, output: str | Path, encoder, scale
         encoded += len(todo)
         progress.update(len(chunk))
     progress.close()
-    meta = {**encoder.settings(), "scale": scale, "segments": total, "limit": limit}
+    precision = getattr(encoder, "precision", None)
+    meta = {**encoder.settings(), **(precision.metadata() if precision is not None else {}), "scale": scale,
+            "segments": total, "limit": limit}
     write_text_atomic(out / "vectors" / "metadata.json", json.dumps(meta, indent=2) + "\n")
     write_text_atomic(state_file, json.dumps({"settings": settings, "complete": True, "segments": total}, indent=2))
     elapsed = time.perf_counter() - started
@@ -158,6 +177,8 @@ def encode_topk(segments: str | Path, encoded: str | Path, encoder, wanted: set[
     from lsr_lucene.longdocs.softsdm import TopKStore, write_store
 
     settings = check_encoded(encoded)
+    if hasattr(encoder, "adopt_dtype"):  # under dtype "auto", added entries keep the encoding's precision
+        encoder.adopt_dtype(settings.get("dtype"))
     soft = Path(encoded) / "soft"
     soft.mkdir(exist_ok=True)
     stored: set[str] = set()
@@ -195,13 +216,11 @@ def write_positions_file(encoded: str | Path, output: str | Path) -> int:
     """All token shards as one positional token file for the index (the indexer keeps tokens without positive
     weight as gaps that never match, like the paper's exact-match mask); returns the number of segments."""
     count = 0
-    tmp = Path(output).with_name(f".{Path(output).name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as out:
+    with atomic_output(output, overwrite=True) as tmp, open(tmp, "w", encoding="utf-8") as out:
         for part in sorted((Path(encoded) / "tokens").glob("part-*.jsonl")):
             for line in part.open(encoding="utf-8"):
                 out.write(line)
                 count += 1
-    os.replace(tmp, output)
     return count
 
 

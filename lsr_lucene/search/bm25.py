@@ -13,6 +13,7 @@ from pathlib import Path
 
 from lsr_lucene.errors import InputError
 from lsr_lucene.index.impact import INDEX_METADATA, index_size, run_index_collection
+from lsr_lucene.io.claims import temporary_prefix
 from lsr_lucene.io.output import atomic_output, refuse_existing
 
 K1, B = 0.9, 0.4  # Anserini's defaults
@@ -27,14 +28,14 @@ def build_bm25_index(corpus: str, index: str | Path, threads: int = 2, overwrite
     """Index ``corpus`` (any format lsr_lucene.io.corpus reads) with Anserini's default analyzer."""
     from tqdm import tqdm
 
-    from lsr_lucene.io.corpus import read_corpus
+    from lsr_lucene.io.corpus import check_unique, read_corpus
 
     refuse_existing(index, overwrite)
     with atomic_output(index, overwrite=overwrite, directory=True) as tmp, \
-            tempfile.TemporaryDirectory(dir=Path(index).parent, prefix=".bm25-input-") as staging:
+            tempfile.TemporaryDirectory(dir=Path(index).parent, prefix=temporary_prefix(Path(index))) as staging:
         count = 0
         with open(Path(staging, "docs.jsonl"), "w", encoding="utf-8") as out:
-            for doc in tqdm(read_corpus(corpus), desc="preparing BM25 corpus", unit=" docs"):
+            for doc in tqdm(check_unique(read_corpus(corpus)), desc="preparing BM25 corpus", unit=" docs"):
                 out.write(json.dumps({"id": doc.id, "contents": doc.contents}) + "\n")
                 count += 1
         if count == 0:

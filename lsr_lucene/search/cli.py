@@ -29,11 +29,14 @@ def load_queries(args: argparse.Namespace) -> dict[str, dict[str, float]]:
     model = args.encoder or settings.get("model") or "splade-tiny"
     scale = args.scale or settings.get("scale") or 100
     options = {k: settings[k] for k in ("activation", "pooling", "epsilon") if settings.get(k) is not None}
-    return encode_topics(topics, model, scale, args.query_max_length, threads=args.threads, **options)
+    return encode_topics(topics, model, scale, args.query_max_length, threads=args.threads, dtype=args.dtype,
+                         **options)
 
 
 def add_search_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments shared by every searching command (plain, compositional, long documents)."""
+    from lsr_lucene.encode.cli import add_dtype_arguments
+
     parser.add_argument("--index", required=True, help="impact index directory (lsr-lucene index)")
     parser.add_argument("--output", required=True, help="TREC run file to write")
     parser.add_argument("--hits", type=int, default=DEFAULT_HITS, help="results per query (default 1000)")
@@ -42,6 +45,7 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--encoder", default=None, help="query encoder: registry name, HF id or local dir "
                                                         "(default: the model recorded in the index)")
     parser.add_argument("--query-max-length", type=int, default=None)
+    add_dtype_arguments(parser)  # precision of on-the-fly query encoding
     parser.add_argument("--scale", type=float, default=None, help="query quantisation scale (default: the index's)")
     parser.add_argument("--overwrite", action="store_true")
 

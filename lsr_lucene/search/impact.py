@@ -23,15 +23,16 @@ def index_settings(index: str | Path) -> dict:
 
 
 def encode_topics(topics: Mapping[str, str], model: str, scale: float, query_max_length: int | None = None,
-                  encoder=None, **encoder_options) -> dict[str, dict[str, int]]:
-    """Encode query texts and quantise them (signs kept) with the index's scale."""
+                  encoder=None, dtype: str = "auto", **encoder_options) -> dict[str, dict[str, int]]:
+    """Encode query texts and quantise them (signs kept) with the index's scale; ``dtype`` is the encoder
+    precision (auto, fp32, bf16) when no ``encoder`` is given."""
     from lsr_lucene.encode.encoder import SparseEncoder
     from lsr_lucene.io.vectors import quantise_query
 
     if encoder is None:
         if query_max_length:
             encoder_options["query_max_length"] = query_max_length
-        encoder = SparseEncoder(model=model, **encoder_options)
+        encoder = SparseEncoder(model=model, dtype=dtype, **encoder_options)
     qids = list(topics)
     vectors = encoder.encode_queries([topics[q] for q in qids])
     return {qid: quantise_query(vec, scale) for qid, vec in zip(qids, vectors)}

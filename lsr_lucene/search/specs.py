@@ -22,6 +22,7 @@ from typing import Iterable, Mapping, Sequence
 
 from lsr_lucene.errors import InputError
 from lsr_lucene.index.pair_terms import pair_term
+from lsr_lucene.io.topics import FLOAT32_MAX, MAX_QUERY_WEIGHT_SUM
 
 SPEC_KEYS = {"qid", "terms", "pairs", "windows", "rerank", "mode", "field", "text"}
 
@@ -63,10 +64,11 @@ def _number(w) -> float | int:
 
 
 def _finite(value, what: str) -> None:
+    """A number that Java's float parse keeps finite (|value| <= the float maximum)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InputError(f"{what} must be a number, got {value!r}")
-    if not math.isfinite(value):
-        raise InputError(f"{what} must be finite, got {value!r}")
+    if (isinstance(value, float) and not math.isfinite(value)) or abs(value) > FLOAT32_MAX:
+        raise InputError(f"{what} must be finite as a float, got {value!r}")
 
 
 def validate_spec(spec: Mapping, where: str | None = None) -> None:
@@ -99,12 +101,21 @@ def validate_spec(spec: Mapping, where: str | None = None) -> None:
     for clause in windows:
         if not isinstance(clause, Mapping) or not clause.get("terms"):
             raise InputError(f"{label}: each window needs a non-empty 'terms' list, got {clause!r}")
+        scale = clause.get("weight", 1.0)
+        _finite(scale, f"{label}: window weight")
         for item in clause["terms"]:
+            if not isinstance(item, str) and not (isinstance(item, (list, tuple)) and len(item) == 2
+                                                  and isinstance(item[0], str)):
+                raise InputError(f"{label}: window terms must be [\"t\", weight] or \"t\", got {item!r}")
             t, q = (item, 1.0) if isinstance(item, str) else (item[0], item[1])
             _finite(q, f"{label}: window weight of {t!r}")
             if q < 0:
                 raise InputError(f"{label}: window weight of {t!r} must be >= 0, got {q}")
-        _finite(clause.get("weight", 1.0), f"{label}: window weight")
+            _finite(q * scale, f"{label}: window weight of {t!r} times the window weight")  # Java multiplies them
+    total = sum(abs(w) for w in terms.values()) + sum(abs(p[2]) for p in pairs)
+    if total > MAX_QUERY_WEIGHT_SUM:
+        raise InputError(f"{label}: absolute term and pair weights sum to {total:.3g}, over "
+                         f"{MAX_QUERY_WEIGHT_SUM:.3g}: weight x impact would overflow Lucene's float scores")
     rerank = spec.get("rerank", 0)
     if not isinstance(rerank, int) or isinstance(rerank, bool) or rerank < 0:
         raise InputError(f"{label}: 'rerank' must be a non-negative integer, got {rerank!r}")

@@ -3,14 +3,17 @@
 The output directory holds the best model (dev pairwise accuracy, or the last epoch without a dev set) as a
 Hugging Face masked-LM plus ``lsr_lucene.json`` (activation, pooling, epsilon), so that
 ``SparseEncoder(model=<output>)`` and ``lsr-lucene encode --model <output>`` reproduce its vectors;
-``checkpoints/epoch-N`` hold every epoch, ``train_log.jsonl`` the loss and dev figures per epoch.
+``checkpoints/epoch-N`` hold every epoch, ``train_log.jsonl`` the loss and dev figures per epoch. The latest
+checkpoint also holds ``trainer_state.pt`` (optimiser, scheduler, RNG and loop state as tensors and plain data,
+loaded with ``weights_only=True``), from which ``--resume`` continues exactly as an uninterrupted run would.
 """
 from __future__ import annotations
 
 import json
 import math
-import os
+import pickle
 import random
+import re
 import shutil
 import sys
 import time
@@ -21,6 +24,8 @@ from typing import Sequence
 import torch
 
 from lsr_lucene.errors import InputError, SetupError
+from lsr_lucene.io.claims import claim_output
+from lsr_lucene.io.output import atomic_output, install, write_text_atomic
 from lsr_lucene.train.data import (Example, NevirRow, examples_as_nevir, read_examples, read_nevir_rows,
                                    split_holdout)
 from lsr_lucene.train.losses import batch_loss
@@ -110,9 +115,43 @@ def _flops_factor(step: int, total: int, fraction: float) -> float:
 
 
 def _latest_checkpoint(work: Path) -> Path | None:
-    found = sorted((p for p in (work / "checkpoints").glob("epoch-*") if (p / TRAINER_STATE).is_file()),
+    found = sorted((p for p in (work / "checkpoints").glob("epoch-*")
+                    if re.fullmatch(r"epoch-\d+", p.name) and (p / TRAINER_STATE).is_file()),
                    key=lambda p: int(p.name.split("-")[1]))
     return found[-1] if found else None
+
+
+def _rng_state() -> dict:
+    """Every RNG a training step draws from, as tensors and lists (loadable with ``weights_only=True``)."""
+    version, internal, gauss = random.getstate()
+    rng = {"torch": torch.get_rng_state(), "python": [version, list(internal), gauss]}
+    if torch.cuda.is_available():
+        rng["cuda"] = torch.cuda.get_rng_state_all()
+    return rng
+
+
+def _set_rng_state(rng: dict) -> None:
+    """Restore what :func:`_rng_state` saved."""
+    torch.set_rng_state(rng["torch"])
+    version, internal, gauss = rng["python"]
+    random.setstate((version, tuple(internal), gauss))
+    if "cuda" in rng and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(rng["cuda"])
+
+
+def load_trainer_state(path: Path) -> dict:
+    """A checkpoint's trainer state, unpickling tensors and plain data only; anything else is an InputError."""
+    try:
+        saved = torch.load(path, map_location="cpu", weights_only=True)
+    except (pickle.UnpicklingError, RuntimeError, EOFError, OSError, ValueError) as exc:
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        raise InputError(f"{path}: not a trainer state that loads safely (tensors and plain data only): {reason}; "
+                         "start again with --overwrite") from None
+    keys = ("optimizer", "scheduler", "state", "rng")
+    if not isinstance(saved, dict) or any(not isinstance(saved.get(k), dict) for k in keys):
+        raise InputError(f"{path}: not a trainer state (expected a dict with {', '.join(keys)}); "
+                         "start again with --overwrite")
+    return saved
 
 
 class Trainer:
@@ -157,6 +196,7 @@ class Trainer:
         if cfg.threads:
             torch.set_num_threads(cfg.threads)
         checkpoint = _latest_checkpoint(self.work) if resume else None
+        saved = load_trainer_state(checkpoint / TRAINER_STATE) if checkpoint is not None else None
         if resume and checkpoint is None:
             print(f"no checkpoint in {self.work}; starting from scratch", file=sys.stderr)
         if checkpoint is None:
@@ -178,7 +218,7 @@ class Trainer:
             cfg.init_shift = model.init_shift
         if cfg.epsilon_start is not None and cfg.epsilon_start < model.epsilon:
             raise InputError(f"--epsilon-start {cfg.epsilon_start} is below --epsilon {model.epsilon}")
-        (self.work / ARGS_FILE).write_text(json.dumps(asdict(cfg), indent=2) + "\n")
+        write_text_atomic(self.work / ARGS_FILE, json.dumps(asdict(cfg), indent=2) + "\n")
         if cfg.freeze_vocabulary:  # vocabulary embeddings (tied to the projection) and biases stay as they are
             model.decoder.weight.requires_grad_(False)
             model.decoder.bias.requires_grad_(False)
@@ -195,14 +235,14 @@ class Trainer:
         warmup = int(total * cfg.warmup)
         scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: _schedule(s, total, warmup))
         state = {"epoch": 0, "step": 0, "best": None, "best_epoch": None, "bad_epochs": 0, "elapsed": 0.0}
-        if checkpoint is not None:
-            saved = torch.load(checkpoint / TRAINER_STATE, weights_only=False)
+        log_path = self.work / LOG_FILE
+        if saved is not None:
             optimizer.load_state_dict(saved["optimizer"])
             scheduler.load_state_dict(saved["scheduler"])
             state = saved["state"]
-            torch.set_rng_state(saved["torch_rng"])
+            _set_rng_state(saved["rng"])
+            self._trim_log(log_path, state["epoch"])
             print(f"resuming after epoch {state['epoch']} from {checkpoint}", file=sys.stderr)
-        log_path = self.work / LOG_FILE
         started = time.perf_counter() - state["elapsed"]
         if checkpoint is None and dev:
             record = {"epoch": 0, "step": 0, "dev": evaluate_nevir(model, dev, cfg.max_length,
@@ -280,7 +320,15 @@ class Trainer:
             if dev and cfg.patience and state["bad_epochs"] >= cfg.patience:
                 stopped_early = state["epoch"] < cfg.epochs and state["step"] < total
                 break
-        return self._finish(state, stopped_early, bool(dev))
+        return self._finish(state, stopped_early, bool(dev), overwrite)
+
+    @staticmethod
+    def _trim_log(path: Path, epoch: int) -> None:
+        """Drop log records of epochs after ``epoch`` (a run killed between logging and checkpointing)."""
+        if path.exists():
+            lines = [line for line in path.read_text(encoding="utf-8").splitlines(keepends=True)
+                     if line.endswith("\n") and json.loads(line).get("epoch", 0) <= epoch]
+            write_text_atomic(path, "".join(lines))
 
     @staticmethod
     def _log(path: Path, record: dict) -> None:
@@ -289,20 +337,15 @@ class Trainer:
 
     def _checkpoint(self, model: TrainableEncoder, optimizer, scheduler, state: dict, epoch: int) -> None:
         target = self.work / "checkpoints" / f"epoch-{epoch}"
-        tmp = target.with_name(target.name + ".tmp")
-        if tmp.exists():
-            shutil.rmtree(tmp)
-        model.save(tmp, {"epoch": epoch})
-        torch.save({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(), "state": state,
-                    "torch_rng": torch.get_rng_state()}, tmp / TRAINER_STATE)
-        if target.exists():
-            shutil.rmtree(target)
-        os.replace(tmp, target)
+        with atomic_output(target, overwrite=True, directory=True) as tmp:  # a re-run epoch replaces its checkpoint
+            model.save(tmp, {"epoch": epoch})
+            torch.save({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
+                        "state": json.loads(json.dumps(state)), "rng": _rng_state()}, tmp / TRAINER_STATE)
         for older in (self.work / "checkpoints").glob("epoch-*"):  # optimiser state: latest epoch only
             if older != target and (older / TRAINER_STATE).is_file():
                 (older / TRAINER_STATE).unlink()
 
-    def _finish(self, state: dict, stopped_early: bool, has_dev: bool) -> dict:
+    def _finish(self, state: dict, stopped_early: bool, has_dev: bool, overwrite: bool) -> dict:
         if state["best_epoch"] is None:  # every epoch was still annealing: keep the last one
             state["best_epoch"], state["best"] = state["last_epoch"], None
         best = self.work / "checkpoints" / f"epoch-{state['best_epoch']}"
@@ -314,13 +357,12 @@ class Trainer:
         if has_dev:
             summary["dev_pairwise_accuracy"] = state["best"]
             summary["dev_pairwise_accuracy_before"] = state.get("baseline_dev")
-        (self.work / "train_summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-        if self.final.exists():
-            shutil.rmtree(self.final)
-        os.replace(self.work, self.final)
+        write_text_atomic(self.work / "train_summary.json", json.dumps(summary, indent=2) + "\n")
+        install(self.work, self.final, overwrite)
         return summary
 
 
 def train(config: TrainConfig, resume: bool = False, overwrite: bool = False, progress: bool = True) -> dict:
     """Train a sparse encoder as configured; returns the summary written to ``<output>/train_summary.json``."""
-    return Trainer(config, progress=progress).run(resume=resume, overwrite=overwrite)
+    with claim_output(Path(config.output)):  # one trainer per output directory (and its .partial work)
+        return Trainer(config, progress=progress).run(resume=resume, overwrite=overwrite)

@@ -1,0 +1,257 @@
+"""Encoder precision (issue 22): auto's choice (capability, native bf16, calibration), the --dtype flags, metadata,
+resumption, the SoftSDM top-k projection, and bf16/auto vectors within tolerance of fp32."""
+import argparse
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from lsr_lucene.encode import activations as act
+from lsr_lucene.encode import precision as prec
+from lsr_lucene.encode.cli import main as encode_main
+from lsr_lucene.encode.encoder import SparseEncoder
+from lsr_lucene.errors import InputError
+from lsr_lucene.io.vectors import write_vectors
+
+CRANFIELD = Path(__file__).resolve().parents[2] / "shared" / "data" / "cranfield"
+MAX_LENGTH = 64
+FALLBACK = ["the boundary layer on a flat plate in supersonic flow with heat transfer",
+            "pressure distribution over a swept wing at transonic speeds",
+            "shock wave interaction with a turbulent jet near the wall",
+            "laminar flow separation behind a cylinder at low reynolds number",
+            "heat transfer in hypersonic flow over blunt bodies"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """One torch thread: on a shared 2-core machine two OpenMP threads stall on every small operation."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def texts():
+    if (CRANFIELD / "corpus.jsonl").is_file():
+        rows = [json.loads(line) for _, line in zip(range(6), (CRANFIELD / "corpus.jsonl").open())]
+        return [f"{r['title']} {r['text']}".strip() for r in rows]
+    return FALLBACK
+
+
+@pytest.fixture(scope="module")
+def fp32():
+    return SparseEncoder("splade-tiny", max_length=MAX_LENGTH, dtype="fp32", threads=1)
+
+
+def _native(monkeypatch):
+    """Pretend this CPU has AMX (auto then picks bf16 without calibrating)."""
+    monkeypatch.setattr(prec, "cpu_features", lambda: {"amx_bf16": True})
+
+
+def _no_timer(hidden, vocab):
+    raise AssertionError("calibration should not run here")
+
+
+# ---- the choice ---------------------------------------------------------------------------------------------
+def test_capability_parsing():
+    assert prec.native_bf16({"amx_bf16": True, "avx512_bf16": True, "avx2": True}) == ["AMX_BF16", "AVX512_BF16"]
+    assert prec.native_bf16({"avx512_bf16": False, "avx2": True}) == []
+    assert prec.capability_string("AVX512", {"amx_bf16": True}) == "AVX512+AMX_BF16"
+    assert prec.capability_string("AVX2", {}) == "AVX2"
+    here = prec.capability_string()
+    assert here.split("+")[0] == torch.backends.cpu.get_cpu_capability()
+
+
+def test_explicit_and_bad_requests():
+    for dtype in ("fp32", "bf16"):
+        chosen = prec.resolve(dtype, "cpu", 128, 30522, timer=_no_timer)
+        assert (chosen.dtype, chosen.topk, chosen.reason) == (dtype, dtype, "as requested")
+    with pytest.raises(InputError, match="dtype must be one of auto, fp32, bf16"):
+        prec.resolve("fp16", "cpu", 128, 30522)
+
+
+def test_auto_native_bf16_and_no_onednn_bf16(monkeypatch):
+    _native(monkeypatch)
+    chosen = prec.resolve("auto", "cpu", 128, 30522, timer=_no_timer)
+    assert (chosen.dtype, chosen.topk) == ("bf16", "bf16") and "AMX_BF16" in chosen.reason
+    assert chosen.capability.endswith("+AMX_BF16")
+    monkeypatch.setattr(prec, "cpu_features", lambda: {})
+    monkeypatch.setattr(prec, "bf16_matmul_is_fast", lambda device: False)  # AVX2: oneDNN has no bf16 kernels
+    chosen = prec.resolve("auto", "cpu", 128, 30522, timer=_no_timer)
+    assert (chosen.dtype, chosen.topk) == ("fp32", "fp32") and "emulated" in chosen.reason
+
+
+@pytest.mark.parametrize("timings, expected", [((1.0, 0.5), "bf16"), ((1.0, 0.95), "fp32"), ((0.5, 1.0), "fp32")])
+def test_auto_calibration_keeps_the_faster(monkeypatch, timings, expected):
+    monkeypatch.setattr(prec, "cpu_features", lambda: {})
+    monkeypatch.setattr(prec, "bf16_matmul_is_fast", lambda device: True)  # e.g. AVX512 without BF16: unsure
+    seen = []
+    chosen = prec.resolve("auto", "cpu", 256, 50000, timer=lambda h, v: seen.append((h, v)) or timings)
+    assert seen == [(256, 50000)]  # the model's own projection shape
+    assert (chosen.dtype, chosen.topk) == (expected, expected) and "calibration" in chosen.reason
+
+
+def test_calibration_runs_and_is_cached():
+    prec.clear_calibration()
+    first = prec.calibrate(64, 1024, rows=8, repeats=1)
+    assert all(math.isfinite(s) and s > 0 for s in first)
+    assert prec.calibrate(64, 1024) is first  # cached per shape
+    prec.clear_calibration()
+
+
+def test_gpu_keeps_the_earlier_rule():
+    chosen = prec.resolve("auto", "meta", 128, 30522, timer=_no_timer)  # any non-CPU device
+    assert (chosen.dtype, chosen.topk) == ("fp32", "bf16")
+
+
+def test_announced_once(capsys):
+    chosen = prec.Precision("auto", "fp32", "fp32", "TESTCAP", "test line")
+    prec.announce(chosen)
+    prec.announce(chosen)
+    err = capsys.readouterr().err.splitlines()
+    assert err == [chosen.line()] and "CPU capability TESTCAP" in err[0]
+
+
+# ---- the encoder -------------------------------------------------------------------------------------------
+def _close(a: dict, b: dict, atol: float = 0.1) -> None:
+    """bf16 vs fp32 vectors: every weight within ``atol``, cosine ≥ 0.999, clearly positive terms kept."""
+    keys = a.keys() | b.keys()
+    assert max(abs(a.get(k, 0) - b.get(k, 0)) for k in keys) <= atol
+    dot = sum(a.get(k, 0) * b.get(k, 0) for k in keys)
+    assert dot / math.sqrt(sum(v * v for v in a.values()) * sum(v * v for v in b.values())) >= 0.999
+    assert all(k in b for k, v in a.items() if v > atol)
+
+
+def test_bf16_and_auto_vectors_within_tolerance_of_fp32(fp32, texts, monkeypatch):
+    reference = fp32.encode_documents(texts)
+    auto = SparseEncoder("splade-tiny", max_length=MAX_LENGTH, threads=1)
+    assert auto.precision.requested == "auto" and auto.dtype in ("fp32", "bf16")
+    _native(monkeypatch)
+    native = SparseEncoder("splade-tiny", max_length=MAX_LENGTH, threads=1)
+    assert (native.dtype, native.precision.topk, native.settings()["dtype"]) == ("bf16", "bf16", "bf16")
+    for encoder in (auto, native):
+        for got, expected in zip(encoder.encode_documents(texts), reference):
+            if encoder.dtype == "fp32":
+                assert got.keys() == expected.keys()
+                assert list(got.values()) == pytest.approx(list(expected.values()), abs=1e-5)
+            else:
+                _close(expected, got)
+
+
+def test_topk_projection_follows_the_precision(fp32, texts, monkeypatch):
+    """fp32 top-k equals the fp32 logits' top-k (no more hard-coded bf16); bf16 stays close."""
+    few = texts[:2]
+    tops = fp32.position_topk(few, top_k=5)
+    assert fp32.precision.topk == "fp32"
+    for text, (ids, weights) in zip(few, tops):
+        enc = fp32.tokenizer([text], max_length=MAX_LENGTH, truncation=True, return_tensors="pt")
+        with torch.inference_mode():
+            hidden = fp32._hidden(enc["input_ids"], enc["attention_mask"]).float()[0, 1:-1]
+            best = act.splade(hidden @ fp32._weight.T + fp32._bias).topk(5, dim=1)
+        assert np.allclose(weights.astype(float), best.values.numpy(), rtol=1e-3, atol=1e-3)  # float16 storage
+        clear = best.values[:, 0] - best.values[:, 1] > 1e-2
+        assert (ids[:, 0][clear.numpy()] == best.indices[:, 0][clear].numpy()).all()
+    _native(monkeypatch)
+    bf16 = SparseEncoder("splade-tiny", max_length=MAX_LENGTH, threads=1)
+    for (ids, weights), (ref_ids, ref_weights) in zip(bf16.position_topk(few, top_k=5), tops):
+        assert np.allclose(weights.astype(float), ref_weights.astype(float), atol=0.1)
+        assert (ids[:, 0] == ref_ids[:, 0]).mean() >= 0.9
+
+
+def test_default_is_auto_and_adopt_dtype():
+    encoder = SparseEncoder("splade-tiny", max_length=MAX_LENGTH, threads=1)
+    assert encoder.precision.requested == "auto"
+    other = "bf16" if encoder.dtype == "fp32" else "fp32"
+    assert encoder.adopt_dtype(other) and encoder.dtype == other and encoder.settings()["dtype"] == other
+    assert encoder.precision.topk == other
+    assert not encoder.adopt_dtype(None) and not encoder.adopt_dtype("fp16")
+    explicit = SparseEncoder("splade-tiny", max_length=MAX_LENGTH, dtype="fp32", threads=1)
+    assert not explicit.adopt_dtype("bf16") and explicit.dtype == "fp32"
+
+
+# ---- outputs, resumption and command lines --------------------------------------------------------------------
+class _Interrupted(Exception):
+    pass
+
+
+def test_resume_compares_the_resolved_dtype(fp32, texts, tmp_path, monkeypatch):
+    docs = [(f"d{i}", t) for i, t in enumerate(texts[:4])]
+    out = tmp_path / "vectors"
+    real = fp32.encode_documents
+    calls = []
+
+    def flaky(batch, **kwargs):
+        calls.append(len(batch))
+        if len(calls) == 2:
+            raise _Interrupted
+        return real(batch, **kwargs)
+
+    monkeypatch.setattr(fp32, "encode_documents", flaky)
+    with pytest.raises(_Interrupted):
+        write_vectors(docs, fp32, out, shard_size=2)  # first shard complete, then killed
+    monkeypatch.undo()
+    _native(monkeypatch)
+    explicit = SparseEncoder("splade-tiny", max_length=MAX_LENGTH, dtype="bf16", threads=1)
+    with pytest.raises(InputError, match="dtype='fp32'"):
+        write_vectors(docs, explicit, out, shard_size=2)
+    auto = SparseEncoder("splade-tiny", max_length=MAX_LENGTH, threads=1)
+    assert auto.dtype == "bf16"
+    meta = write_vectors(docs, auto, out, shard_size=2)  # auto keeps the interrupted run's fp32
+    assert (meta["dtype"], meta["dtype_requested"], meta["resumed_after_documents"]) == ("fp32", "auto", 2)
+    assert meta["precision_reason"].startswith("resuming")
+
+
+def _corpus(path: Path, texts) -> Path:
+    path.write_text("".join(json.dumps({"id": f"d{i}", "text": t}) + "\n" for i, t in enumerate(texts)))
+    return path
+
+
+def test_encode_cli_dtype_flag_alias_and_metadata(texts, tmp_path):
+    corpus = _corpus(tmp_path / "corpus.jsonl", texts[:3])
+    common = ["--corpus", str(corpus), "--max-length", "32", "--threads", "1"]
+    assert encode_main(common + ["--output", str(tmp_path / "auto")]) == 0
+    meta = json.loads((tmp_path / "auto" / "metadata.json").read_text())
+    assert meta["dtype_requested"] == "auto" and meta["dtype"] in ("fp32", "bf16")
+    assert meta["cpu_capability"] == prec.capability_string()
+    assert encode_main(common + ["--output", str(tmp_path / "alias"), "--bf16"]) == 0
+    meta = json.loads((tmp_path / "alias" / "metadata.json").read_text())
+    assert (meta["dtype"], meta["dtype_requested"]) == ("bf16", "bf16")
+    assert encode_main(common + ["--output", str(tmp_path / "fp32"), "--dtype", "fp32"]) == 0
+    assert json.loads((tmp_path / "fp32" / "metadata.json").read_text())["dtype"] == "fp32"
+    with pytest.raises(SystemExit):
+        encode_main(common + ["--output", str(tmp_path / "both"), "--bf16", "--dtype", "fp32"])
+    with pytest.raises(SystemExit):
+        encode_main(common + ["--output", str(tmp_path / "bad"), "--dtype", "fp16"])
+
+
+def test_longdocs_encode_cli_dtype_and_resume(texts, tmp_path, monkeypatch):
+    from lsr_lucene.longdocs.cli import main as longdocs_main
+
+    segments = tmp_path / "segments.jsonl"
+    segments.write_text("".join(json.dumps({"id": f"doc@@{i}", "text": t}) + "\n" for i, t in enumerate(texts[:2])))
+    argv = ["encode", "--segments", str(segments), "--output", str(tmp_path / "enc"), "--max-length", "32",
+            "--threads", "1"]
+    assert longdocs_main(argv + ["--top-k", "3", "--dtype", "fp32"]) == 0
+    state = json.loads((tmp_path / "enc" / "state.json").read_text())
+    meta = json.loads((tmp_path / "enc" / "vectors" / "metadata.json").read_text())
+    assert state["settings"]["dtype"] == "fp32" and meta["dtype_requested"] == "fp32"
+    _native(monkeypatch)  # auto would now pick bf16: rerunning on the fp32 encoding keeps fp32
+    assert longdocs_main(argv) == 0
+    with pytest.raises(InputError, match="dtype='fp32'"):
+        longdocs_main(argv + ["--dtype", "bf16"])
+
+
+def test_search_and_compose_take_dtype():
+    from lsr_lucene.compose.cli import build_parser
+    from lsr_lucene.search.cli import add_search_arguments
+
+    parser = argparse.ArgumentParser()
+    add_search_arguments(parser)
+    assert parser.parse_args(["--index", "i", "--output", "o"]).dtype == "auto"
+    assert parser.parse_args(["--index", "i", "--output", "o", "--dtype", "bf16"]).dtype == "bf16"
+    args = build_parser().parse_args(["--index", "i", "--output", "o", "--query", "a not b", "--dtype", "fp32"])
+    assert args.dtype == "fp32"

@@ -121,7 +121,12 @@ def encode_throughput(texts: list[str], model: str, max_length: int, threads: in
 
 # ---- main ----------------------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> int:
-    """CLI: every part of the benchmark on one collection, in one run."""
+    """CLI: every part of the benchmark on one collection, in one run (``lsr-lucene bench scale ...``: the
+    scale benchmark, lsr_lucene.bench.scale)."""
+    if argv and argv[0] == "scale":
+        from lsr_lucene.bench.scale import main as scale_main
+
+        return scale_main(argv[1:])
     from lsr_lucene.encode.cli import add_dtype_arguments
 
     parser = argparse.ArgumentParser(prog="lsr-lucene bench", description=__doc__.splitlines()[0])

@@ -1,0 +1,189 @@
+"""Scale-benchmark adapters on Lucene: our SpecSearcher, Pyserini's LuceneImpactSearcher, Anserini's
+SearchCollection, and the two index builds (ours: validation + IndexCollection + positional sidecar;
+Anserini's own: IndexCollection with the same arguments).
+
+Engines share one protocol (see ``bench.engine_native``): ``open(paths, threads)``; ``search(query, k)`` returns
+the engine's own result object and ``hits(raw)`` converts it (untimed); ``prepare(queries)`` (untimed) and
+``batch(prepared, k, threads)`` search all queries in one call, ``batch_hits(raw)`` converts.
+"""
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from lsr_lucene.bench.engine_native import dir_size, vm_peak
+
+Hits = list[tuple[str, float]]
+INDEX_ARGS = ["-collection", "JsonVectorCollection", "-generator", "DefaultLuceneDocumentGenerator",
+              "-impact", "-pretokenized", "-storeRaw", "-quiet", "-optimize"]  # as index.impact builds them
+
+
+def build_ours(paths: dict, index_dir: Path, threads: int) -> dict:
+    """Our index (build_impact_index), then the positional sidecar for window clauses (timed apart)."""
+    from lsr_lucene.index.impact import build_impact_index
+    from lsr_lucene.index.positional import build_positional_field
+
+    started = time.perf_counter()
+    build_impact_index(paths["vectors"], index_dir, threads=threads, overwrite=True)
+    seconds, peak, size = time.perf_counter() - started, vm_peak(), dir_size(index_dir)
+    out = {"build_s": seconds, "peak_rss_bytes": peak, "size_bytes": size, "extra": []}
+    if paths.get("positions"):
+        started = time.perf_counter()
+        build_positional_field(index_dir, paths["positions"])
+        out["extra"].append({"engine": "ours-positions", "build_s": time.perf_counter() - started,
+                             "size_bytes": dir_size(index_dir / "positions"), "peak_rss_bytes": vm_peak(),
+                             "note": "positional sidecar for window clauses"})
+    return out
+
+
+def build_anserini(paths: dict, index_dir: Path, threads: int) -> dict:
+    """Anserini's own IndexCollection on the same shards with the same arguments (no validation, no sidecar)."""
+    from lsr_lucene.index.impact import run_index_collection
+    from lsr_lucene.io.vectors import vector_files
+
+    if index_dir.exists():
+        shutil.rmtree(index_dir)
+    staging = Path(tempfile.mkdtemp(prefix="anserini-input-", dir=index_dir.parent))
+    try:  # IndexCollection reads every file of its input folder: give it the shards only
+        for i, file in enumerate(vector_files(paths["vectors"])):
+            (staging / f"{i:05d}-{file.name}").symlink_to(file.resolve())
+        run_index_collection(INDEX_ARGS + ["-input", str(staging), "-index", str(index_dir), "-threads", str(threads)])
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return {"size_bytes": dir_size(index_dir)}
+
+
+def read_run(path: Path) -> dict[str, Hits]:
+    """TREC run -> {qid: [(docid, score), ...]} in file order."""
+    out: dict[str, Hits] = {}
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            qid, _, doc, _, score, *_ = line.split()
+            out.setdefault(qid, []).append((doc, float(score)))
+    return out
+
+
+class OursEngine:
+    """Our Java BatchSearcher: one JNI call per query (search) or a spec file searched with threads (batch)."""
+
+    name, family, exact, batch_threads = "ours", "ours", True, True
+    kinds = ("plain", "signed", "union", "cpt", "window")
+
+    def open(self, paths: dict, threads: int) -> None:
+        from lsr_lucene.search.spec_searcher import SpecSearcher
+
+        self._searcher = SpecSearcher(paths["index"])
+        if not self._searcher.has_positions:
+            self.kinds = tuple(k for k in self.kinds if k != "window")
+        self._work = Path(tempfile.mkdtemp(prefix="ours-", dir=paths["work"]))
+
+    def search(self, query: dict, k: int) -> Hits:
+        return self._searcher.search(query["spec"], k=k)
+
+    def hits(self, raw: Hits) -> Hits:
+        return raw
+
+    def prepare(self, queries: list[dict]) -> Path:
+        from lsr_lucene.search.specs import write_query_specs
+
+        path = self._work / f"specs-{len(list(self._work.iterdir()))}.jsonl"
+        write_query_specs([q["spec"] for q in queries], path)
+        return path
+
+    def batch(self, prepared: Path, k: int, threads: int) -> Path:
+        run = prepared.with_suffix(".run")
+        self._searcher.search_file(prepared, run, k=k, threads=threads, tag="ours")
+        return run
+
+    def batch_hits(self, raw: Path) -> dict[str, Hits]:
+        return read_run(raw)
+
+    def close(self) -> None:
+        self._searcher.close()
+        shutil.rmtree(self._work, ignore_errors=True)
+
+
+class _PreEncoded:
+    """Pyserini 'query encoder' that returns the pre-encoded vector of a qid."""
+
+    def __init__(self):
+        self.vectors: dict[str, dict[str, int]] = {}
+
+    def encode(self, qid: str) -> dict[str, int]:
+        return self.vectors[qid]
+
+
+class PyseriniEngine:
+    """Pyserini's LuceneImpactSearcher on our index: ``search`` per query, ``batch_search`` with threads."""
+
+    name, family, exact, kinds, batch_threads = "pyserini", "ours", True, ("plain",), True
+
+    def open(self, paths: dict, threads: int) -> None:
+        from lsr_lucene.jvm import runtime as jvm
+
+        jvm.start()
+        from pyserini.search.lucene import LuceneImpactSearcher
+
+        self._encoder = _PreEncoded()
+        self._searcher = LuceneImpactSearcher(str(paths["index"]), self._encoder)
+
+    def search(self, query: dict, k: int):
+        self._encoder.vectors[query["qid"]] = {t: int(w) for t, w in query["terms"].items() if w > 0}
+        return self._searcher.search(query["qid"], k=k)
+
+    def hits(self, raw) -> Hits:
+        return [(h.docid, float(h.score)) for h in raw]
+
+    def prepare(self, queries: list[dict]) -> list[str]:
+        for q in queries:
+            self._encoder.vectors[q["qid"]] = {t: int(w) for t, w in q["terms"].items() if w > 0}
+        return [q["qid"] for q in queries]
+
+    def batch(self, prepared: list[str], k: int, threads: int):
+        return self._searcher.batch_search(prepared, prepared, k=k, threads=threads)
+
+    def batch_hits(self, raw) -> dict[str, Hits]:
+        return {qid: self.hits(hits) for qid, hits in raw.items()}
+
+    def close(self) -> None:
+        self._searcher.close()
+
+
+class AnseriniEngine:
+    """Anserini's SearchCollection (the command line's main, in-process after a warm-up: no JVM start timed),
+    reading a TSV of pre-tokenized queries (each term repeated weight times) and writing a TREC run."""
+
+    name, family, exact, kinds, batch_threads = "anserini", "ours", True, ("plain",), True
+    per_query = False
+
+    def open(self, paths: dict, threads: int) -> None:
+        from lsr_lucene.jvm import runtime as jvm
+
+        self._main = jvm.autoclass("io.anserini.search.SearchCollection").main
+        self._index = str(paths["index"])
+        self._work = Path(tempfile.mkdtemp(prefix="anserini-", dir=paths["work"]))
+
+    def prepare(self, queries: list[dict]) -> Path:
+        path = self._work / f"topics-{len(list(self._work.iterdir()))}.tsv"
+        with open(path, "w", encoding="utf-8") as out:
+            for q in queries:
+                tokens = " ".join(" ".join([t] * int(w)) for t, w in q["terms"].items() if w > 0)
+                out.write(f"{q['qid']}\t{tokens}\n")
+        return path
+
+    def batch(self, prepared: Path, k: int, threads: int) -> Path:
+        run = prepared.with_name(f"{prepared.stem}-k{k}-t{threads}.run")
+        run.unlink(missing_ok=True)
+        self._main(["-index", self._index, "-topics", str(prepared), "-topicReader", "TsvString", "-output", str(run),
+                    "-impact", "-pretokenized", "-hits", str(k), "-threads", str(threads), "-runtag", "anserini", "-quiet"])
+        if not run.is_file():
+            raise RuntimeError(f"Anserini SearchCollection wrote no run for {prepared}")
+        return run
+
+    def batch_hits(self, raw: Path) -> dict[str, Hits]:
+        return read_run(raw)
+
+    def close(self) -> None:
+        shutil.rmtree(self._work, ignore_errors=True)

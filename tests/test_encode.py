@@ -13,6 +13,7 @@ from lsr_lucene.encode.encoder import SparseEncoder
 from lsr_lucene.errors import InputError
 from lsr_lucene.encode.models import load, resolve
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 CRANFIELD = Path(__file__).resolve().parents[2] / "shared" / "data" / "cranfield"
 MAX_LENGTH = 48
 
@@ -29,15 +30,6 @@ def _texts(n=50):
 @pytest.fixture(scope="module")
 def texts():
     return _texts()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """One torch thread: on a shared 2-core machine two OpenMP threads stall on every small operation."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")

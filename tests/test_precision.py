@@ -16,6 +16,7 @@ from lsr_lucene.encode.encoder import SparseEncoder
 from lsr_lucene.errors import InputError
 from lsr_lucene.io.vectors import write_vectors
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 CRANFIELD = Path(__file__).resolve().parents[2] / "shared" / "data" / "cranfield"
 MAX_LENGTH = 64
 FALLBACK = ["the boundary layer on a flat plate in supersonic flow with heat transfer",
@@ -23,15 +24,6 @@ FALLBACK = ["the boundary layer on a flat plate in supersonic flow with heat tra
             "shock wave interaction with a turbulent jet near the wall",
             "laminar flow separation behind a cylinder at low reynolds number",
             "heat transfer in hypersonic flow over blunt bodies"]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """One torch thread: on a shared 2-core machine two OpenMP threads stall on every small operation."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")

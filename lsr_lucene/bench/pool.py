@@ -102,7 +102,10 @@ def encode_pool(sources: list[PoolSource], cache: Path, model: str = "splade-tin
 
             encoder = SparseEncoder(model, max_length=max_length, threads=threads)
         if not (paths["vectors"].is_dir() and paths["positions"].is_file()):
-            write_vectors(read_corpus(source.corpus), encoder, paths["vectors"], batch_size=batch_size,
+            # pool documents are only sources of vectors: number them (a shared corpus may repeat an id, as
+            # CACM's does), so vectors and positions still join one to one
+            numbered = ((str(n), doc.contents) for n, doc in enumerate(read_corpus(source.corpus)))
+            write_vectors(numbered, encoder, paths["vectors"], batch_size=batch_size,
                           positions=paths["positions"], total=count_docs(source.corpus), source=str(source.corpus),
                           overwrite=True)
         scale = json.loads((paths["vectors"] / "metadata.json").read_text())["scale"]

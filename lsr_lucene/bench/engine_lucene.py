@@ -13,11 +13,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from lsr_lucene.bench.engine_native import dir_size, vm_peak
+from lsr_lucene.bench.engine_native import vm_peak
+from lsr_lucene.index.impact import index_size
+from lsr_lucene.longdocs.runs import read_run_lines
 
 Hits = list[tuple[str, float]]
-INDEX_ARGS = ["-collection", "JsonVectorCollection", "-generator", "DefaultLuceneDocumentGenerator",
-              "-impact", "-pretokenized", "-storeRaw", "-quiet", "-optimize"]  # as index.impact builds them
 
 
 def build_ours(paths: dict, index_dir: Path, threads: int) -> dict:
@@ -27,42 +27,26 @@ def build_ours(paths: dict, index_dir: Path, threads: int) -> dict:
 
     started = time.perf_counter()
     build_impact_index(paths["vectors"], index_dir, threads=threads, overwrite=True)
-    seconds, peak, size = time.perf_counter() - started, vm_peak(), dir_size(index_dir)
+    seconds, peak, size = time.perf_counter() - started, vm_peak(), index_size(index_dir)
     out = {"build_s": seconds, "peak_rss_bytes": peak, "size_bytes": size, "extra": []}
     if paths.get("positions"):
         started = time.perf_counter()
         build_positional_field(index_dir, paths["positions"])
         out["extra"].append({"engine": "ours-positions", "build_s": time.perf_counter() - started,
-                             "size_bytes": dir_size(index_dir / "positions"), "peak_rss_bytes": vm_peak(),
+                             "size_bytes": index_size(index_dir / "positions"), "peak_rss_bytes": vm_peak(),
                              "note": "positional sidecar for window clauses"})
     return out
 
 
 def build_anserini(paths: dict, index_dir: Path, threads: int) -> dict:
     """Anserini's own IndexCollection on the same shards with the same arguments (no validation, no sidecar)."""
-    from lsr_lucene.index.impact import run_index_collection
+    from lsr_lucene.index.impact import index_vector_files
     from lsr_lucene.io.vectors import vector_files
 
     if index_dir.exists():
         shutil.rmtree(index_dir)
-    staging = Path(tempfile.mkdtemp(prefix="anserini-input-", dir=index_dir.parent))
-    try:  # IndexCollection reads every file of its input folder: give it the shards only
-        for i, file in enumerate(vector_files(paths["vectors"])):
-            (staging / f"{i:05d}-{file.name}").symlink_to(file.resolve())
-        run_index_collection(INDEX_ARGS + ["-input", str(staging), "-index", str(index_dir), "-threads", str(threads)])
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return {"size_bytes": dir_size(index_dir)}
-
-
-def read_run(path: Path) -> dict[str, Hits]:
-    """TREC run -> {qid: [(docid, score), ...]} in file order."""
-    out: dict[str, Hits] = {}
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            qid, _, doc, _, score, *_ = line.split()
-            out.setdefault(qid, []).append((doc, float(score)))
-    return out
+    index_vector_files(vector_files(paths["vectors"]), index_dir, threads)
+    return {"size_bytes": index_size(index_dir)}
 
 
 class OursEngine:
@@ -98,7 +82,7 @@ class OursEngine:
         return run
 
     def batch_hits(self, raw: Path) -> dict[str, Hits]:
-        return read_run(raw)
+        return read_run_lines(raw)
 
     def close(self) -> None:
         self._searcher.close()
@@ -183,7 +167,7 @@ class AnseriniEngine:
         return run
 
     def batch_hits(self, raw: Path) -> dict[str, Hits]:
-        return read_run(raw)
+        return read_run_lines(raw)
 
     def close(self) -> None:
         shutil.rmtree(self._work, ignore_errors=True)

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from lsr_lucene.bench.synthetic import DOC_ID, load_arrays
+from lsr_lucene.index.impact import index_size
 
 Hits = list[tuple[str, float]]
 PISA_ALGORITHMS = {"pisa-maxscore": "maxscore", "pisa-bmw": "block_max_wand"}
@@ -35,12 +36,6 @@ def vm_peak() -> int:
     import resource
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
-def dir_size(path: Path) -> int:
-    """Bytes of a file or of every file under a directory."""
-    path = Path(path)
-    return path.stat().st_size if path.is_file() else sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
 def _docs(collection, weights=None):
@@ -72,7 +67,7 @@ def build_pisa(paths: dict, index_dir: Path, threads: int) -> dict:
     index = PisaIndex(str(index_dir), stemmer="none", stops="none", threads=threads)
     index.toks_indexer(scale=1.0).index({"docno": d, "toks": v} for d, v in _docs(collection))
     index.quantized(toks_scale=1.0, threads=threads)  # builds the compressed index and block-max data
-    return {"size_bytes": dir_size(index_dir)}
+    return {"size_bytes": index_size(index_dir)}
 
 
 class PisaEngine:
@@ -155,7 +150,7 @@ def build_bmp(paths: dict, index_dir: Path, threads: int) -> dict:
     indexer.finish()
     rescaled = bool(weights is not collection.weights)
     (index_dir / "lsr_scale.json").write_text(json.dumps({"rescaled_impacts": rescaled}))
-    return {"size_bytes": dir_size(index_dir / "index.bmp"),
+    return {"size_bytes": index_size(index_dir / "index.bmp"),
             "note": "impacts rescaled into 1..255" if rescaled else "impacts as given (all <= 255)"}
 
 
@@ -196,7 +191,7 @@ def build_seismic(paths: dict, index_dir: Path, threads: int) -> dict:
     index = SeismicIndex.build_from_dataset(dataset, num_threads=threads)
     index_dir.mkdir(parents=True, exist_ok=True)
     index.save(str(index_dir / "index"))
-    return {"size_bytes": dir_size(index_dir)}
+    return {"size_bytes": index_size(index_dir)}
 
 
 class SeismicEngine:

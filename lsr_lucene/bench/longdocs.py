@@ -26,18 +26,15 @@ import time
 from pathlib import Path
 
 from lsr_lucene.errors import InputError
-
-
-def _dir_size(path: Path) -> int:
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+from lsr_lucene.index.impact import index_size
 
 
 def index_sizes(index: str | Path) -> dict:
     """Bytes of the impact index without and with its positional sidecar (``<index>/positions``)."""
     index = Path(index)
     positions = index / "positions"
-    total = _dir_size(index)
-    side = _dir_size(positions) if positions.is_dir() else 0
+    total = index_size(index)
+    side = index_size(positions) if positions.is_dir() else 0
     stored = sum(p.stat().st_size for p in index.iterdir() if p.is_file() and p.suffix in (".fdt", ".fdx", ".fdm"))
     return {"without_positions_bytes": total - side, "positions_bytes": side, "with_positions_bytes": total,
             "ratio_with_to_without": round(total / max(1, total - side), 3),

@@ -156,9 +156,10 @@ def _vector_metadata(files: list[Path]) -> dict:
     return json.loads(meta_file.read_text()) if meta_file.exists() else {}
 
 
-def index_size(index_dir: str | Path) -> int:
-    """Bytes on disk of an index directory (including any sidecar)."""
-    return sum(p.stat().st_size for p in Path(index_dir).rglob("*") if p.is_file())
+def index_size(index: str | Path) -> int:
+    """Bytes on disk of an index: a directory (including any sidecar), or a single-file index."""
+    index = Path(index)
+    return index.stat().st_size if index.is_file() else sum(p.stat().st_size for p in index.rglob("*") if p.is_file())
 
 
 def run_index_collection(args: list[str], source: str | Path | None = None, hint: str = "") -> None:
@@ -179,6 +180,25 @@ def run_index_collection(args: list[str], source: str | Path | None = None, hint
                          f"{hint}") from None
 
 
+def index_vector_files(files: list[Path], index_dir: Path, threads: int, optimize: bool = True,
+                       source: str | Path | None = None, hint: str = "") -> None:
+    """Anserini's IndexCollection (``-impact -pretokenized``) over these JsonVectorCollection shards, unvalidated."""
+    # IndexCollection reads every file of its input directory (metadata.json too): give it only the vectors
+    staging = index_dir.with_name(index_dir.name + "-input")
+    staging.mkdir()
+    try:
+        for i, file in enumerate(files):
+            (staging / f"{i:05d}-{file.name}").symlink_to(file.resolve())
+        args = ["-collection", "JsonVectorCollection", "-input", str(staging),
+                "-index", str(index_dir), "-generator", "DefaultLuceneDocumentGenerator",
+                "-threads", str(threads), "-impact", "-pretokenized", "-storeRaw", "-quiet"]
+        if optimize:
+            args.append("-optimize")
+        run_index_collection(args, source, hint)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
 def build_impact_index(vectors: str | Path, index: str | Path, threads: int = 2, overwrite: bool = False,
                        optimize: bool = True, positions: str | Path | None = None) -> dict:
     """Validate vectors and index them as an impact index at ``index``; returns the index metadata.
@@ -191,23 +211,10 @@ def build_impact_index(vectors: str | Path, index: str | Path, threads: int = 2,
     counts, largest = _validate(files)
     _check_heap(largest)
     with atomic_output(index, overwrite=overwrite, directory=True) as tmp:
-        # IndexCollection reads every file of its input directory (metadata.json too): give it only the vectors
-        staging = tmp.with_name(tmp.name + "-input")
-        staging.mkdir()
-        try:
-            for i, file in enumerate(files):
-                (staging / f"{i:05d}-{file.name}").symlink_to(file.resolve())
-            args = ["-collection", "JsonVectorCollection", "-input", str(staging),
-                    "-index", str(tmp), "-generator", "DefaultLuceneDocumentGenerator",
-                    "-threads", str(threads), "-impact", "-pretokenized", "-storeRaw", "-quiet"]
-            if optimize or positions:
-                args.append("-optimize")
-            print(f"indexing {counts['documents']} documents from {vectors}", file=sys.stderr)
-            run_index_collection(args, vectors, f"; its largest document ({largest.describe()}) expands to "
-                                 f"{largest.chars} characters, each term repeated weight times: if that is large, "
-                                 "lower the scale or raise LSR_JVM_HEAP")
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
+        print(f"indexing {counts['documents']} documents from {vectors}", file=sys.stderr)
+        index_vector_files(files, tmp, threads, optimize or bool(positions), vectors,
+                           f"; its largest document ({largest.describe()}) expands to {largest.chars} characters, "
+                           "each term repeated weight times: if that is large, lower the scale or raise LSR_JVM_HEAP")
         indexed = _num_docs(tmp)
         expected = counts["documents"] - counts["empty"]
         if indexed != expected:

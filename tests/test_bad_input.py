@@ -2,7 +2,7 @@
 
 Each case writes its input files into ``in/``, runs the command in-process (``lsr_lucene.cli.main``, or the
 module's ``main`` through ``run_main``), and checks that the output directory ``out/`` is exactly as before:
-no output, no ``.<name>.tmp-<pid>-*`` temporary, no lock, and a pre-existing output untouched.
+no output, no ``.<name>.tmp-<pid>.<start>-*`` temporary, no lock, and a pre-existing output untouched.
 The last two tests race two real ``index`` processes for one output, and kill one with SIGKILL mid-write.
 """
 from __future__ import annotations

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from lsr_lucene.errors import InputError, OutputError
-from lsr_lucene.io.claims import TEMP_MARK, remove_stale_temporaries
+from lsr_lucene.io.claims import TEMP_MARK, process_started, remove_stale_temporaries
 from lsr_lucene.io.output import atomic_output
 
 KILLED_WRITER = """
@@ -81,6 +81,18 @@ def test_temporary_of_a_dead_process_and_other_names_left_alone(tmp_path):
     unrelated.write_text("x")
     assert remove_stale_temporaries(final) == [stale]
     assert not stale.exists() and other_output.exists() and unrelated.exists()
+
+
+def test_temporary_of_a_reused_pid_is_stale_and_a_live_writers_is_kept(tmp_path):
+    """The start time in a temporary's name tells a reused pid (another process now) from its writer."""
+    final = tmp_path / "run.txt"
+    started = process_started(os.getpid())
+    reused = tmp_path / f".run.txt{TEMP_MARK}{os.getppid()}.{int(process_started(os.getppid())) + 1}-abc"
+    reused.write_text("partial")
+    live = tmp_path / f".run.txt{TEMP_MARK}{os.getppid()}.{process_started(os.getppid())}-abc"
+    live.write_text("in progress")
+    assert started and remove_stale_temporaries(final) == [reused]
+    assert live.exists() and not reused.exists()
 
 
 def test_existing_output_is_refused_and_untouched(tmp_path):

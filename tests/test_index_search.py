@@ -181,3 +181,24 @@ def test_largest_allowed_query_weights_score_finitely(small_index):
         half = MAX_QUERY_WEIGHT_SUM / 2
         hits = searcher.search({"qid": "q", "terms": {"apple": half, "pie": -half}})
     assert hits and all(abs(score) < 3.4e38 for _, score in hits)
+
+
+def test_one_vector_file_is_dealt_to_every_thread_and_indexes_the_same(tmp_path, monkeypatch):
+    """One file and two threads: the lines go to two shards in blocks (none lost, none twice) and the index
+    answers as the one-thread index does."""
+    from lsr_lucene.index import shards
+
+    monkeypatch.setattr(shards, "BLOCK_LINES", 2)
+    source = write_jsonl(tmp_path / "vectors" / "part-00000.jsonl", DOCS + [""])
+    parts = shards.split_for_threads([source], 2, tmp_path)
+    assert [p.read_text().count("\n") for p in parts] == [3, 2]
+    assert sorted(line for p in parts for line in p.read_text().splitlines()) == \
+        sorted(line for line in source.read_text().splitlines() if line)
+    assert shards.split_for_threads([source], 1, tmp_path) == [source]
+    two = index.build_impact_index(tmp_path / "vectors", tmp_path / "two", threads=2)
+    assert two["indexed"] == 4 and not list(tmp_path.glob(".two.tmp-*"))
+    queries = search.plain_specs({"q1": {"apple": 2, "tart": 1}, "q2": {"pie": 3}})
+    search.run_specs(tmp_path / "two", queries, tmp_path / "run", hits=10, threads=1, tag="t")
+    run = read_run(tmp_path / "run")
+    for qid, query in (("q1", {"apple": 2, "tart": 1}), ("q2", {"pie": 3})):
+        assert [(d, s) for d, _, s, _ in run[qid]] == [(d, pytest.approx(s)) for d, s in brute_force(query)]

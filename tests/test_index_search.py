@@ -183,22 +183,46 @@ def test_largest_allowed_query_weights_score_finitely(small_index):
     assert hits and all(abs(score) < 3.4e38 for _, score in hits)
 
 
-def test_one_vector_file_is_dealt_to_every_thread_and_indexes_the_same(tmp_path, monkeypatch):
-    """One file and two threads: the lines go to two shards in blocks (none lost, none twice) and the index
-    answers as the one-thread index does."""
-    from lsr_lucene.index import shards
 
-    monkeypatch.setattr(shards, "BLOCK_LINES", 2)
-    source = write_jsonl(tmp_path / "vectors" / "part-00000.jsonl", DOCS + [""])
-    parts = shards.split_for_threads([source], 2, tmp_path)
-    assert [p.read_text().count("\n") for p in parts] == [3, 2]
-    assert sorted(line for p in parts for line in p.read_text().splitlines()) == \
-        sorted(line for line in source.read_text().splitlines() if line)
-    assert shards.split_for_threads([source], 1, tmp_path) == [source]
-    two = index.build_impact_index(tmp_path / "vectors", tmp_path / "two", threads=2)
-    assert two["indexed"] == 4 and not list(tmp_path.glob(".two.tmp-*"))
-    queries = search.plain_specs({"q1": {"apple": 2, "tart": 1}, "q2": {"pie": 3}})
-    search.run_specs(tmp_path / "two", queries, tmp_path / "run", hits=10, threads=1, tag="t")
-    run = read_run(tmp_path / "run")
-    for qid, query in (("q1", {"apple": 2, "tart": 1}), ("q2", {"pie": 3})):
-        assert [(d, s) for d, _, s, _ in run[qid]] == [(d, pytest.approx(s)) for d, s in brute_force(query)]
+def _index_contents(path: Path) -> dict:
+    """Everything a search can see in an impact index: field infos, stored fields, doc values, norms, postings."""
+    from lsr_lucene.jvm import runtime as jvm
+
+    A = jvm.autoclass
+    reader = A("org.apache.lucene.index.DirectoryReader").open(
+        A("org.apache.lucene.store.FSDirectory").open(A("java.nio.file.Paths").get(str(path))))
+    end = A("org.apache.lucene.search.DocIdSetIterator").NO_MORE_DOCS
+    out: dict = {"stored": {}, "postings": {}, "ids": {}, "norms": {}, "infos": set()}
+    for ctx in reader.leaves().toArray():
+        leaf = ctx.reader()
+        infos = leaf.getFieldInfos()
+        out["infos"] |= {(infos.fieldInfo(i).name, infos.fieldInfo(i).getIndexOptions().toString(),
+                          infos.fieldInfo(i).hasNorms(), infos.fieldInfo(i).getDocValuesType().toString())
+                         for i in range(infos.size())}
+        ids = [leaf.storedFields().document(d).get("id") for d in range(leaf.maxDoc())]
+        for d, doc_id in enumerate(ids):
+            out["stored"][doc_id] = [(f.name(), f.stringValue()) for f in leaf.storedFields().document(d).getFields().toArray()]
+        for name, values in (("ids", leaf.getBinaryDocValues("id")), ("norms", leaf.getNormValues("contents"))):
+            while (d := values.nextDoc()) != end:
+                out[name][ids[d]] = values.binaryValue().utf8ToString() if name == "ids" else values.longValue()
+        terms = leaf.terms("contents").iterator()
+        while (term := terms.next()) is not None:
+            postings = terms.postings(None, A("org.apache.lucene.index.PostingsEnum").FREQS)
+            while (d := postings.nextDoc()) != end:
+                out["postings"][(term.utf8ToString(), ids[d])] = postings.freq()
+    reader.close()
+    return out
+
+
+def test_our_indexer_builds_the_index_anserini_builds(tmp_path):
+    """Each term once with its weight as term frequency gives what IndexCollection gives from repeated text."""
+    docs = DOCS + [{"id": f"x{i}", "contents": "", "vector": {f"t{i % 7}": i + 1, "apple": 3 * i, "é": 2}}
+                   for i in range(40)]
+    write_jsonl(tmp_path / "vectors" / "part-00000.jsonl", docs)
+    built = {name: index.build_impact_index(tmp_path / "vectors", tmp_path / name, threads=2, indexer=name)
+             for name in index.INDEXERS}
+    assert built["lsr"]["indexed"] == built["anserini"]["indexed"] == 44
+    ours, theirs = (_index_contents(tmp_path / name) for name in index.INDEXERS)
+    assert ours == theirs
+    assert ours["postings"][("apple", "x5")] == 15 and ("neg_bad", "d1") in ours["postings"]
+    assert '"apple" : 120' in dict(ours["stored"]["d1"])["raw"]

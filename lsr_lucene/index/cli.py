@@ -1,4 +1,4 @@
-"""Build a Lucene impact index from JsonVectorCollection vectors with Anserini's own IndexCollection.
+"""Build a Lucene impact index from JsonVectorCollection vectors (the index Anserini's IndexCollection builds).
 
 ``lsr-lucene index --input VECTORS --index DIR``: the command over :func:`lsr_lucene.index.impact.build_impact_index`.
 """
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from lsr_lucene.index.impact import build_impact_index
+from lsr_lucene.index.impact import INDEXERS, build_impact_index
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -17,10 +17,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--positions", help="per-position token weights JSONL (encode --positions) to add the "
                                             "positional weight field used by WindowQuery/SDM")
     parser.add_argument("--no-optimize", action="store_true", help="skip merging the index into one segment")
+    parser.add_argument("--indexer", choices=INDEXERS, default="lsr",
+                        help="lsr: ours, each term once with its weight as term frequency (default, faster); "
+                             "anserini: Anserini's IndexCollection, which repeats each term weight times")
     parser.add_argument("--overwrite", action="store_true")
     args = parser.parse_args(argv)
     meta = build_impact_index(args.input, args.index, threads=args.threads, overwrite=args.overwrite,
-                              optimize=not args.no_optimize, positions=args.positions)
+                              optimize=not args.no_optimize, positions=args.positions, indexer=args.indexer)
     skipped = f", {meta['empty']} empty skipped" if meta["empty"] else ""
     print(f"indexed {meta['indexed']} documents{skipped} into {args.index} ({meta['size_bytes'] / 1e6:.1f} MB)")
     return 0

@@ -4,9 +4,10 @@ Anserini 1.7.1 turns each vector into text, repeating every term ``weight`` time
 and indexes that text with a whitespace tokenizer; it silently drops negative weights, truncates floats,
 wraps weights above 2^31 - 1 around (mod 2^32), splits terms longer than 255 characters, and fails with a
 Java stack trace when a document's repeated text exceeds Java's largest array or the JVM heap. So every
-vector file is validated first (:data:`MAX_WEIGHT`, :data:`MAX_TERM_CHARS`, :data:`MAX_TEXT_BYTES`), and
-files fewer than the threads are dealt to one file per thread (:mod:`lsr_lucene.index.shards`). The index is
-written to a temporary directory beside the target and renamed only when complete.
+vector file is validated first (:data:`MAX_WEIGHT`, :data:`MAX_TERM_CHARS`, :data:`MAX_TEXT_BYTES`). Our indexer
+(Java ``index.ImpactIndexer``) then builds the same index without that text: each term once, its weight as the
+term frequency; Anserini's IndexCollection remains available (``indexer="anserini"``). The index is written to a
+temporary directory beside the target and renamed only when complete.
 """
 from __future__ import annotations
 
@@ -14,15 +15,13 @@ import json
 import math
 import shutil
 import sys
-import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from tqdm import tqdm
 
 from lsr_lucene.errors import InputError
-from lsr_lucene.index.shards import split_for_threads
-from lsr_lucene.io.claims import temporary_prefix
 from lsr_lucene.io.output import atomic_output, open_jsonl, refuse_existing
 from lsr_lucene.io.vectors import METADATA as VECTOR_METADATA, vector_files
 
@@ -220,34 +219,66 @@ def index_vector_files(files: list[Path], index_dir: Path, threads: int, optimiz
         shutil.rmtree(staging, ignore_errors=True)
 
 
+def index_weighted_terms(files: list[Path], index_dir: Path, threads: int, documents: int, optimize: bool = True,
+                         source: str | Path | None = None, hint: str = "") -> tuple[int, int]:
+    """Our indexer (Java ``index.ImpactIndexer``) over validated shards: the index IndexCollection builds, each term
+    given once with its weight as term frequency; returns (indexed, empty) and shows progress over ``documents``."""
+    from jnius import JavaException
+
+    from lsr_lucene.jvm import runtime as jvm
+    from lsr_lucene.jvm.classes import java_class
+
+    heap_mb = int(jvm.autoclass("java.lang.Runtime").getRuntime().maxMemory()) // 2**20
+    job = java_class("index.ImpactIndexer").start([str(f) for f in files], str(index_dir), threads, optimize,
+                                                  float(min(4096, max(64, heap_mb // 2))))
+    try:
+        with tqdm(total=documents, desc="indexing", unit=" docs", leave=False) as bar:
+            while not job.isDone():
+                time.sleep(0.2)
+                bar.update(job.indexed() + job.empty() - bar.n)
+        indexed, empty = job.finish()
+    except JavaException as exc:
+        message = str(getattr(exc, "innermessage", None) or exc).strip().splitlines()
+        raise InputError(f"{source or files[0]}: indexing failed ({message[0] if message else 'Java error'}){hint}") \
+            from None
+    return int(indexed), int(empty)
+
+
+INDEXERS = ("lsr", "anserini")  # ours (index.ImpactIndexer), or Anserini's IndexCollection: the same index
+
+
 def build_impact_index(vectors: str | Path, index: str | Path, threads: int = 2, overwrite: bool = False,
-                       optimize: bool = True, positions: str | Path | None = None) -> dict:
+                       optimize: bool = True, positions: str | Path | None = None, indexer: str = "lsr") -> dict:
     """Validate vectors and index them as an impact index at ``index``; returns the index metadata.
 
-    With ``positions`` (per-position token weights JSONL) the positional weight field used by
-    WindowQuery/SDM is added too; it needs a single-segment index, so ``optimize`` is forced.
+    ``indexer`` "lsr" (ours, about 5x faster) or "anserini" (IndexCollection) build the same index. With
+    ``positions`` (per-position token weights JSONL) the positional weight field used by WindowQuery/SDM is
+    added too; it needs a single-segment index, so ``optimize`` is forced.
     """
+    if indexer not in INDEXERS:
+        raise InputError(f"unknown indexer {indexer!r}; known: {', '.join(INDEXERS)}")
     files = vector_files(vectors)
     refuse_existing(index, overwrite)
     counts, largest = _validate(files)
     _check_heap(largest)
-    with atomic_output(index, overwrite=overwrite, directory=True) as tmp, \
-            tempfile.TemporaryDirectory(dir=tmp.parent, prefix=temporary_prefix(Path(index))) as shards:
+    with atomic_output(index, overwrite=overwrite, directory=True) as tmp:
         print(f"indexing {counts['documents']} documents from {vectors}", file=sys.stderr)
-        inputs = split_for_threads(files, threads, Path(shards))
-        index_vector_files(inputs, tmp, threads, optimize or bool(positions), vectors,
-                           f"; its largest document ({largest.describe()}) expands to {largest.chars} characters, "
-                           "each term repeated weight times: if that is large, lower the scale or raise LSR_JVM_HEAP")
+        hint = (f"; its largest document ({largest.describe()}) expands to {largest.chars} characters, "
+                "each term repeated weight times: if that is large, lower the scale or raise LSR_JVM_HEAP")
+        if indexer == "lsr":
+            index_weighted_terms(files, tmp, threads, counts["documents"], optimize or bool(positions), vectors)
+        else:
+            index_vector_files(files, tmp, threads, optimize or bool(positions), vectors, hint)
         indexed = _num_docs(tmp)
         expected = counts["documents"] - counts["empty"]
         if indexed != expected:
-            raise InputError(f"{vectors}: Anserini indexed {indexed} documents, expected {expected}")
+            raise InputError(f"{vectors}: {indexer} indexed {indexed} documents, expected {expected}")
         if positions:
             from lsr_lucene.index.positional import build_positional_field
 
             build_positional_field(tmp, positions)
         metadata = {"kind": "impact", "positions": bool(positions), "vectors": str(Path(vectors).resolve()),
-                    **counts, "indexed": indexed, "encoder": _vector_metadata(files)}
+                    **counts, "indexed": indexed, "indexer": indexer, "encoder": _vector_metadata(files)}
         (tmp / INDEX_METADATA).write_text(json.dumps(metadata, indent=2) + "\n")
     metadata["size_bytes"] = index_size(index)
     return metadata

@@ -149,6 +149,25 @@ public final class BatchSearcher implements Closeable {
     return ids.ids[luceneDocid];
   }
 
+  /** Lucene docids of external docids (-1 for an id not in the index), for hits handed to Python. */
+  public int[] luceneDocids(String[] docids) {
+    java.util.Map<String, Integer> map = ids.idMap();
+    int[] out = new int[docids.length];
+    for (int i = 0; i < docids.length; i++) {
+      Integer d = map.get(docids[i]);
+      out[i] = d == null ? -1 : d;
+    }
+    return out;
+  }
+
+  /** A stored field of a document by Lucene docid (e.g. Anserini's "raw"); null when not stored. */
+  public String storedField(int luceneDocid, String field) throws IOException {
+    if (luceneDocid < 0 || luceneDocid >= reader.maxDoc()) {
+      throw new IllegalArgumentException("no document with Lucene docid " + luceneDocid);
+    }
+    return reader.storedFields().document(luceneDocid, java.util.Set.of(field)).get(field);
+  }
+
   public IndexSearcher getSearcher() {
     return searcher;
   }

@@ -5,12 +5,14 @@ ScoreTiesAdjusterReranker rounds scores to 1e-4 and lowers each further tied sco
 shows only where tied scores are small (below ~64); :func:`anserini_tie_nudge` applies that rule to our run.
 Cranfield (a 120-document subset, splade-tiny at max length 128, 24 topics) carries the plain and signed specs;
 its documents get negative weights (``neg_`` terms) by negating splade-tiny's weight of every fourth term (by
-hash), since splade-tiny itself has no negative output. The composed specs are the demo compositions.
+hash), since splade-tiny itself has no negative output. The composed specs are the demo compositions; window
+clauses run on a small random collection with a positional sidecar.
 """
 from __future__ import annotations
 
 import itertools
 import json
+import random
 import subprocess
 import zlib
 from decimal import ROUND_HALF_UP, Decimal
@@ -141,14 +143,16 @@ def test_impact_searcher_hits_equal_search_run(cranfield, tmp_path):
     from lsr_lucene import ImpactSearcher
     from lsr_lucene.search import cli as search
 
-    run = tmp_path / "search.run"
+    run, specs = tmp_path / "search.run", tmp_path / "specs.jsonl"
     assert search.main(["--index", str(cranfield["index"]), "--topics", str(cranfield["root"] / "topics.tsv"),
-                        "--output", str(run), "--hits", "20", "--threads", "1"]) == 0
+                        "--output", str(run), "--hits", "20", "--threads", "1", "--write-specs", str(specs)]) == 0
     expected: dict[str, list[tuple[str, float]]] = {}
     for line in run.read_text().splitlines():
         qid, _, docid, _, score, _ = line.split()
         expected.setdefault(qid, []).append((docid, float(score)))
     topics = cranfield["topics"]
+    assert [json.loads(line) for line in specs.read_text().splitlines()] == \
+        [{"qid": s["qid"][1:], "terms": s["terms"]} for s in cranfield["plain"]]  # what the fixture encoded
     with ImpactSearcher(str(cranfield["index"]), threads=1) as searcher:
         batch = searcher.batch_search(list(topics.values()), list(topics), k=20, threads=2)
         assert {q: [(h.docid, h.score) for h in hits] for q, hits in batch.items()} == expected
@@ -162,6 +166,46 @@ def test_impact_searcher_hits_equal_search_run(cranfield, tmp_path):
         assert any(h.score < 0 for h in searcher.search_spec(signed, k=N_DOCS))
 
 
+def test_anserini_search_collection_equals_our_run_with_windows(tmp_path):
+    """Window clauses (ordered n-grams, unordered windows) over the positional sidecar, with signed terms."""
+    from lsr_lucene.index.impact import build_impact_index
+    from lsr_lucene.search.spec_searcher import SpecSearcher
+
+    rng = random.Random(5)
+    vocab = ["ant", "bee", "cat", "dog", "eel", "fox"]
+    (tmp_path / "vectors").mkdir()
+    with open(tmp_path / "vectors" / "part-00000.jsonl", "w") as vectors, open(tmp_path / "tokens.jsonl", "w") as toks:
+        for i in rng.sample(range(60), 60):
+            tokens = [[rng.choice(vocab), rng.choice([0.0, 0.25, 0.5, 1.0, 1.5])] for _ in range(rng.randint(1, 10))]
+            vec: dict[str, int] = {}
+            for t, w in tokens:
+                if w > 0:
+                    vec[t] = max(vec.get(t, 0), int(w * 4))
+            absent = sorted(set(vocab) - set(vec))
+            if absent and rng.random() < 0.3:
+                vec[f"neg_{rng.choice(absent)}"] = rng.randint(1, 6)
+            vectors.write(json.dumps({"id": f"d{i:02d}", "contents": "", "vector": vec or {"gnu": 1}}) + "\n")
+            toks.write(json.dumps({"id": f"d{i:02d}", "tokens": tokens}) + "\n")
+    build_impact_index(tmp_path / "vectors", tmp_path / "index", threads=1, positions=tmp_path / "tokens.jsonl")
+    specs = []
+    for i in range(12):
+        a, b, c = rng.sample(vocab, 3)
+        window = {"terms": [[a, 1.0], [b, rng.choice([0.5, 1.0, 2.0])]], "ordered": i % 2 == 0,
+                  "weight": rng.choice([0.5, 1.0, 3.0])}
+        if i % 2:
+            window["width"] = rng.randint(2, 5)
+        terms = {} if i % 3 == 0 else {a: rng.randint(1, 9), c: -rng.randint(1, 9)}
+        specs.append({"qid": f"w{i:02d}", "terms": terms, "windows": [window]})
+    path = write_specs(specs, tmp_path / "specs.jsonl")
+    with SpecSearcher(tmp_path / "index") as searcher:
+        searcher.search_file(path, tmp_path / "ours.run", k=30, threads=1, tag="lsr_lucene")
+    done = search_collection(tmp_path / "index", path, tmp_path / "anserini.run", 30)
+    assert done.returncode == 0 and (tmp_path / "anserini.run").exists(), done.stderr[-2000:]
+    ours = (tmp_path / "ours.run").read_text().splitlines()
+    assert len(by_query(ours)) == len(specs) and any(float(line.split()[4]) < 0 for line in ours)
+    assert anserini_tie_nudge(ours) == (tmp_path / "anserini.run").read_text().splitlines()
+
+
 def test_malformed_spec_line_is_one_error_line(demo, tmp_path):
     from lsr_lucene import ImpactSearcher
 
@@ -172,12 +216,17 @@ def test_malformed_spec_line_is_one_error_line(demo, tmp_path):
     assert len(errors) == 1 and f"{bad}:2: malformed JSON" in errors[0], done.stderr[-2000:]
     assert not (tmp_path / "anserini.run").exists()
     windows = tmp_path / "windows.jsonl"
-    windows.write_text('{"qid": "w", "terms": {"tea": 1}, "windows": [{"terms": ["green", "tea"]}]}\n')
+    windows.write_text('{"qid": "w", "terms": {"tea": 1}, "windows": [{"terms": ["green", "tea"]}], "rerank": 5}\n')
     done = search_collection(demo / "index", windows, tmp_path / "w.run", 10)
-    assert f"error: query w ({windows}:1): window clauses need the positional sidecar" in done.stderr
+    assert f"error: query w ({windows}:1): window clauses with \"rerank\"" in done.stderr
 
+    from lsr_lucene.compose import cli as compose
     from lsr_lucene.search import cli as search
 
+    with pytest.raises(InputError, match="query 1: score fusion searches each part separately"):
+        compose.main(["--index", str(demo / "index"), "--query", "tea without caffeine", "--operation", "fusion",
+                      "--output", str(tmp_path / "f.run"), "--write-specs", str(tmp_path / "f.jsonl")])
+    assert not (tmp_path / "f.jsonl").exists() and not (tmp_path / "f.run").exists()
     with pytest.raises(InputError, match=f"{bad}:2: malformed JSON"):
         search.main(["--index", str(demo / "index"), "--specs", str(bad), "--output", str(tmp_path / "r")])
     with ImpactSearcher(str(demo / "index")) as searcher:

@@ -18,7 +18,8 @@ import org.apache.lucene.search.Query;
  * {@code -topicReader QuerySpec} keeps each spec line as the topic's "title", and the query generator
  * {@code -generator QuerySpecQueryGenerator} turns that line into our Lucene query, scored with true
  * signed scores ({@link UnshiftedQuery}), so that Anserini's run equals {@link BatchSearcher}'s.
- * Window clauses are refused: SearchCollection opens the main index only, without our positional sidecar.
+ * SearchCollection opens the main index only: window clauses join its positional sidecar per query
+ * ({@link PositionsJoinQuery}); windows with {@code rerank} are refused (no first-stage list to hand over).
  */
 public final class AnseriniSpecs {
   /** The topic field SearchCollection reads by default ({@code -topicField title}). */
@@ -60,17 +61,22 @@ public final class AnseriniSpecs {
   }
 
   private static void checkForAnserini(QuerySpec spec) {
-    if (!spec.windows.isEmpty()) {
-      throw new QuerySpecException(spec.label() + ": window clauses need the positional sidecar, which Anserini's "
-          + "SearchCollection does not open; search this spec with lsr-lucene search or SpecSearcher");
+    if (!spec.windows.isEmpty() && spec.rerank > 0) {
+      throw new QuerySpecException(spec.label() + ": window clauses with \"rerank\" rescore a first-stage top list, "
+          + "which SearchCollection cannot hand over; drop \"rerank\" (windows then join the full search) or search "
+          + "this spec with lsr-lucene search --specs");
     }
   }
 
-  /** The Lucene query of one spec line (signed specs report true signed scores). */
+  /**
+   * The Lucene query of one spec line: signed specs report true signed scores; window clauses read the
+   * positional sidecar of the searcher's index, joined docid by docid ({@link PositionsJoinQuery}).
+   */
   public static Query toQuery(String specJson) {
     QuerySpec spec = QuerySpec.parse(specJson, "");
     checkForAnserini(spec);
-    Query q = spec.firstStage(PositionalIndexer.FIELD, WindowQuery.UNKNOWN_MAX_PAYLOAD); // windows refused above
-    return spec.booleanMode ? q : new UnshiftedQuery(q);
+    Query q = spec.firstStage(PositionalIndexer.FIELD, WindowQuery.UNKNOWN_MAX_PAYLOAD); // a looser bound: same hits
+    Query scored = spec.booleanMode ? q : new UnshiftedQuery(q);
+    return spec.windows.isEmpty() ? scored : new PositionsJoinQuery(scored);
   }
 }

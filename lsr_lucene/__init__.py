@@ -1,3 +1,14 @@
 """lsr_lucene: learned sparse retrieval on Lucene impact indexes, with negation, set compositions and long documents."""
 
 __version__ = "0.1.0"
+
+__all__ = ["ImpactSearcher", "ImpactHit"]
+
+
+def __getattr__(name: str):
+    """``from lsr_lucene import ImpactSearcher`` without importing torch or starting the JVM at package import."""
+    if name in ("ImpactSearcher", "ImpactHit"):
+        from lsr_lucene.search import impact_searcher
+
+        return getattr(impact_searcher, name)
+    raise AttributeError(f"module 'lsr_lucene' has no attribute {name!r}")

@@ -1,8 +1,12 @@
 """Fixtures shared by test modules."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
+
+DEMO = Path(__file__).resolve().parents[1] / "lsr_lucene" / "data" / "demo"
 
 
 @pytest.fixture(scope="module")
@@ -12,3 +16,19 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="session")
+def demo(tmp_path_factory):
+    """The shipped demo collection encoded with splade-tiny (max length 64) and indexed, once per session:
+    ``<root>/vectors`` and ``<root>/index``."""
+    from lsr_lucene.encode.encoder import SparseEncoder
+    from lsr_lucene.index import impact as index
+    from lsr_lucene.io.corpus import read_corpus
+    from lsr_lucene.io.vectors import write_vectors
+
+    root = tmp_path_factory.mktemp("demo-compose")
+    encoder = SparseEncoder("splade-tiny", max_length=64, threads=1)  # demo documents are short
+    write_vectors(read_corpus(DEMO / "corpus.jsonl"), encoder, root / "vectors")
+    index.build_impact_index(root / "vectors", root / "index", threads=1)
+    return root

@@ -10,24 +10,10 @@ from lsr_lucene.compose.cli import main
 from lsr_lucene.compose.compositions import read_compositions
 from lsr_lucene.compose.execute import compose, execute
 from lsr_lucene.compose.query_encoder import QueryEncoder
-from lsr_lucene.index import impact as index
-from lsr_lucene.encode.encoder import SparseEncoder
 from lsr_lucene.errors import InputError
 from lsr_lucene.compose.operations import OPERATIONS, Settings
-from lsr_lucene.io.vectors import write_vectors
 
 DEMO = Path(__file__).resolve().parents[1] / "lsr_lucene" / "data" / "demo"
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    from lsr_lucene.io.corpus import read_corpus
-
-    root = tmp_path_factory.mktemp("demo-compose")
-    encoder = SparseEncoder("splade-tiny", max_length=64, threads=1)  # demo documents are short
-    write_vectors(read_corpus(DEMO / "corpus.jsonl"), encoder, root / "vectors")
-    index.build_impact_index(root / "vectors", root / "index", threads=1)
-    return root
 
 
 def read_run(path: Path) -> dict[str, list[tuple[str, float]]]:

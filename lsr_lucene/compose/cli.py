@@ -34,7 +34,7 @@ from pathlib import Path
 
 from lsr_lucene.compose.backends import ExactBackend, LuceneBackend
 from lsr_lucene.compose.compositions import Composition, parse_topics, read_compositions
-from lsr_lucene.compose.execute import DEFAULT_FUSION_DEPTH, compose, execute
+from lsr_lucene.compose.execute import DEFAULT_FUSION_DEPTH, compose, composed_specs, execute
 from lsr_lucene.compose.explain import explain_query
 from lsr_lucene.compose.negation_parser import explain, parse
 from lsr_lucene.compose.operations import OPERATIONS, Settings
@@ -118,6 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="fusion: hits per fused leaf that form the candidates (default 1000)")
     parser.add_argument("--vectors", default=None,
                         help="score by exact in-memory dot products over these document vectors instead of Lucene")
+    parser.add_argument("--write-specs", default=None, metavar="FILE",
+                        help="also write the composed query specs (JSONL), e.g. for Anserini's SearchCollection")
     parser.add_argument("--explain", action="store_true",
                         help="print each query's parse, composed representation and its top documents' term scores")
     parser.add_argument("--explain-docs", type=int, default=3, help="documents explained per query (default 3)")
@@ -133,6 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     if not Path(args.index).is_dir():
         raise InputError(f"{args.index}: no such index directory")
     refuse_existing(args.output, args.overwrite)
+    if args.write_specs:
+        refuse_existing(args.write_specs, args.overwrite)
     if args.fusion_depth < 1 or args.hits < 1:
         raise InputError("--hits and --fusion-depth must be at least 1")
     settings = settings_from_args(args)
@@ -146,6 +150,11 @@ def main(argv: list[str] | None = None) -> int:
                            dtype=args.dtype, **options)
     plans = compose(comps, settings, encoder)
     print(f"composed {len(comps)} queries ({settings.describe()}; encoder {encoder.mode})", file=sys.stderr)
+    if args.write_specs:
+        from lsr_lucene.search.specs import save_query_specs
+
+        n = save_query_specs(composed_specs([c.qid for c in comps], plans, scale), args.write_specs, args.overwrite)
+        print(f"wrote {args.write_specs} ({n} query specs)", file=sys.stderr)
 
     def warn(qid: str, why: str) -> None:
         print(f"warning: query {qid}: {why}; no hits", file=sys.stderr)

@@ -17,6 +17,7 @@ from lsr_lucene.compose.compositions import Composition
 from lsr_lucene.compose.operations import (FusionPlan, Plan, Settings, VectorPlan, build_plan, fuse, plan_vectors,
                                            required_texts)
 from lsr_lucene.compose.query_encoder import QueryEncoder
+from lsr_lucene.errors import InputError
 
 DEFAULT_FUSION_DEPTH = 1000
 DEEPEN = 4  # fusion: a cut leaf list is searched once more this many times deeper before exact rescoring
@@ -30,6 +31,20 @@ def compose(compositions: Sequence[Composition], settings: Settings, encoder: Qu
     unique = list(dict.fromkeys(texts))
     vectors = dict(zip(unique, encoder.encode(unique)))
     return [build_plan(c.tree, settings, vectors, c.text, where=f"query {c.qid}") for c in compositions]
+
+
+def composed_specs(qids: Sequence[str], plans: Sequence[Plan], scale: float) -> list[dict]:
+    """The query spec of every vector plan that can match (what ``execute`` searches), e.g. for Anserini's
+    SearchCollection; a fusion plan searches several specs and fuses them, so it has no single spec."""
+    specs = []
+    for qid, plan in zip(qids, plans):
+        if not isinstance(plan, VectorPlan):
+            raise InputError(f"query {qid}: score fusion searches each part separately and has no single query "
+                             "spec; write specs of a vector operation instead")
+        spec = make_spec(qid, plan.vector, scale)
+        if spec is not None and spec_matches(spec):
+            specs.append(spec)
+    return specs
 
 
 def execute(qids: Sequence[str], plans: Sequence[Plan], backend, scale: float, hits: int = 1000,

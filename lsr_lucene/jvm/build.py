@@ -1,7 +1,12 @@
 """Compile ``java/`` against the Lucene classes of Anserini's fat jar into our jar.
 
 The fat jar's Lucene classes are Java 11 bytecode, so ``javac --release 17`` (any
-JDK >= 11 works) compiles our Query classes without Maven or network access. The
+JDK >= 11 works) compiles our Query classes without Maven or network access. Anserini's
+own classes are Java 21 bytecode, which javac 17 cannot read: our Anserini hooks
+(``io.anserini.search.query.QuerySpecQueryGenerator``, ``...topicreader.QuerySpecTopicReader``)
+compile against source stubs of the two Anserini types they extend (``java/stubs``), found
+through ``-sourcepath`` and left out of the jar (``-implicit:none``), so Anserini's real
+classes are the ones loaded at run time. The
 jar is rebuilt whenever a source file is newer than it (a hash of the sources is
 stored beside it), and written to a temporary name first so a failed build never
 leaves a broken jar behind.
@@ -20,6 +25,7 @@ from lsr_lucene.errors import SetupError
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 JAVA_SOURCES = PACKAGE_DIR.parent / "java" / "src"
+JAVA_STUBS = PACKAGE_DIR.parent / "java" / "stubs"  # Anserini signatures to compile against, never packaged
 JAR_DIR = Path(os.environ.get("LSR_JAR_DIR", PACKAGE_DIR / "java_build"))
 JAR_PATH = JAR_DIR / "lsr-lucene.jar"
 RELEASE = "17"
@@ -29,11 +35,16 @@ def _sources() -> list[Path]:
     return sorted(JAVA_SOURCES.rglob("*.java")) if JAVA_SOURCES.is_dir() else []
 
 
+def _stubs() -> list[Path]:
+    return sorted(JAVA_STUBS.rglob("*.java")) if JAVA_STUBS.is_dir() else []
+
+
 def _sources_digest(sources: list[Path]) -> str:
     digest = hashlib.sha256()
-    for src in sources:
-        digest.update(str(src.relative_to(JAVA_SOURCES)).encode())
-        digest.update(src.read_bytes())
+    for root, files in ((JAVA_SOURCES, sources), (JAVA_STUBS, _stubs())):
+        for src in files:
+            digest.update(str(src.relative_to(root.parent)).encode())
+            digest.update(src.read_bytes())
     return digest.hexdigest()
 
 
@@ -85,8 +96,9 @@ def build(force: bool = False, quiet: bool = False) -> Path:
         classes = Path(tmp, "classes")
         classes.mkdir()
         javac = _find_javac()
-        cmd = [javac, "--release", RELEASE, "-nowarn", "-encoding", "UTF-8",
-               "-cp", str(anserini_jar()), "-d", str(classes), *map(str, sources)]
+        # stubs by -sourcepath, preferred to the fat jar's Java 21 classes and never written out
+        cmd = [javac, "--release", RELEASE, "-nowarn", "-encoding", "UTF-8", "-implicit:none", "-Xprefer:source",
+               "-sourcepath", str(JAVA_STUBS), "-cp", str(anserini_jar()), "-d", str(classes), *map(str, sources)]
         if not quiet:
             print(f"building {len(sources)} Java sources into {JAR_PATH}", file=sys.stderr)
         result = subprocess.run(cmd, capture_output=True, text=True)

@@ -97,6 +97,26 @@ def prepare_environment() -> Path:
     return home
 
 
+def _jvm_options(home: Path, max_heap: str | None = None) -> list[str]:
+    options = [f"-Xmx{max_heap or os.environ.get('LSR_JVM_HEAP', '4g')}", "-Dlog4j2.level=WARN"]
+    if (_java_major(home / "bin" / "java") or 0) >= 23:
+        # Lucene 9.9's MMapDirectory calls sun.misc.Unsafe, which Java 23+ warns about on every start
+        options.append("--sun-misc-unsafe-memory-access=allow")
+    return options
+
+
+def classpath() -> str:
+    """Our jar, then Anserini's fat jar (our Anserini hooks first; Anserini's own classes come from its jar)."""
+    return os.pathsep.join([str(ensure_jar()), str(anserini_jar())])
+
+
+def java_command(main_class: str, *args: str, max_heap: str | None = None) -> list[str]:
+    """Command line running ``main_class`` (e.g. ``io.anserini.search.SearchCollection``) in a separate JVM
+    with the same runtime, options and classpath as the in-process one."""
+    home = java_home()
+    return [str(home / "bin" / "java"), *_jvm_options(home, max_heap), "-cp", classpath(), main_class, *args]
+
+
 @functools.lru_cache(maxsize=1)
 def start(max_heap: str | None = None) -> None:
     """Start the JVM once with Anserini's fat jar and our compiled jar on the classpath."""
@@ -107,11 +127,7 @@ def start(max_heap: str | None = None) -> None:
         return
     our_jar = ensure_jar()
     os.environ["JVM_PATH"] = str(_libjvm(home))
-    options = [f"-Xmx{max_heap or os.environ.get('LSR_JVM_HEAP', '4g')}", "-Dlog4j2.level=WARN"]
-    if (_java_major(home / "bin" / "java") or 0) >= 23:
-        # Lucene 9.9's MMapDirectory calls sun.misc.Unsafe, which Java 23+ warns about on every start
-        options.append("--sun-misc-unsafe-memory-access=allow")
-    jnius_config.add_options(*options)
+    jnius_config.add_options(*_jvm_options(home, max_heap))
     jnius_config.set_classpath(str(our_jar), str(anserini_jar()))
     import jnius  # noqa: F401  (starts the VM)
 

@@ -1,7 +1,8 @@
 """Search an impact index with learned sparse queries and write a TREC run file.
 
-``lsr-lucene search --index DIR --topics SPEC|--query-vectors FILE --output RUN``, and the arguments
-every searching command shares (plain, compositional, long documents).
+``lsr-lucene search --index DIR --topics SPEC|--query-vectors FILE|--specs FILE --output RUN``, and the
+arguments every searching command shares (plain, compositional, long documents). ``--write-specs FILE`` also
+writes the query specs searched, for Anserini's SearchCollection (README: "Use from Anserini").
 """
 from __future__ import annotations
 
@@ -56,13 +57,31 @@ def main(argv: list[str] | None = None) -> int:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--topics", help="topics: TSV, TREC topic file, JSONL, or an ir_datasets id (irds:...)")
     source.add_argument("--query-vectors", help="pre-encoded queries: JSONL vectors or Anserini repeated-token TSV")
+    source.add_argument("--specs", help="query specs JSONL (signed terms, pairs, windows; lsr_lucene.search.specs)")
+    parser.add_argument("--write-specs", default=None, metavar="FILE",
+                        help="also write the query specs searched (JSONL), e.g. for Anserini's SearchCollection")
     args = parser.parse_args(argv)
     if not Path(args.index).is_dir():
         raise InputError(f"{args.index}: no such index directory")
     refuse_existing(args.output, args.overwrite)
-    queries = load_queries(args)
-    missing = run_specs(args.index, plain_specs(queries), args.output, hits=args.hits, threads=args.threads,
+    if args.write_specs:
+        refuse_existing(args.write_specs, args.overwrite)
+    if args.specs:
+        from lsr_lucene.search.specs import read_query_specs
+
+        specs = read_query_specs(args.specs)
+        if not specs:
+            raise InputError(f"{args.specs}: no query specs")
+    else:
+        specs = plain_specs(load_queries(args))
+    if args.write_specs:
+        from lsr_lucene.search.specs import save_query_specs
+
+        n = save_query_specs(specs, args.write_specs, args.overwrite)
+        print(f"wrote {args.write_specs} ({n} query specs)")
+    missing = run_specs(args.index, specs, args.output, hits=args.hits, threads=args.threads,
                         tag=args.run_tag or "lsr_lucene", overwrite=args.overwrite)
-    report_unanswered(missing, len(queries))
-    print(f"wrote {args.output} ({len(queries) - len(missing)} queries with hits)")
+    report_unanswered(missing, len(specs))
+    print(f"wrote {args.output} ({len(specs) - len(missing)} queries with hits)")
     return 0
+

@@ -139,6 +139,15 @@ def write_query_specs(specs: Iterable[Mapping], path: str | Path) -> int:
     return n
 
 
+def save_query_specs(specs: Iterable[Mapping], path: str | Path, overwrite: bool = False) -> int:
+    """Write the searchable specs (some term, pair or window) as JSONL, installed when complete; returns the count."""
+    from lsr_lucene.io.output import atomic_output
+
+    searchable = [s for s in specs if s.get("terms") or s.get("pairs") or s.get("windows")]
+    with atomic_output(path, overwrite=overwrite) as tmp:
+        return write_query_specs(searchable, tmp)
+
+
 def read_query_specs(path: str | Path) -> list[dict]:
     """Specs from a JSONL file (InputError naming file:line on bad lines)."""
     from lsr_lucene.io.output import open_jsonl

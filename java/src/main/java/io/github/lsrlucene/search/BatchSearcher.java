@@ -3,6 +3,7 @@ package io.github.lsrlucene.search;
 import io.github.lsrlucene.QuerySpecException;
 import io.github.lsrlucene.index.DocIds;
 import io.github.lsrlucene.index.PositionalIndexer;
+import io.github.lsrlucene.index.PositionalSidecar;
 import io.github.lsrlucene.query.ImpactSimilarity;
 import io.github.lsrlucene.query.SignedImpactQuery;
 import io.github.lsrlucene.query.WindowQuery;
@@ -20,7 +21,6 @@ import java.util.Set;
 import org.apache.lucene.index.DirectoryReader;
 import org.apache.lucene.index.FieldInfo;
 import org.apache.lucene.index.IndexReader;
-import org.apache.lucene.index.LeafReader;
 import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.ParallelLeafReader;
 import org.apache.lucene.search.IndexSearcher;
@@ -79,7 +79,7 @@ public final class BatchSearcher implements Closeable {
       pd = FSDirectory.open(pp);
       if (DirectoryReader.indexExists(pd)) {
         pr = DirectoryReader.open(pd);
-        r = joinPositions(pr, docIds);
+        r = PositionalSidecar.join(indexPath, mainReader, pr, docIds);
         String m = pr.getIndexCommit().getUserData().get(PositionalIndexer.MAX_PAYLOAD_KEY);
         if (m != null) {
           mp = Float.parseFloat(m);
@@ -104,31 +104,6 @@ public final class BatchSearcher implements Closeable {
     searcher.setQueryCache(null);
   }
 
-  private IndexReader joinPositions(DirectoryReader pr, String[] docIds) throws IOException {
-    String where = indexPath.resolve(POSITIONS_DIR).toString();
-    if (mainReader.leaves().size() != 1) {
-      throw new IllegalStateException(where + ": the main index has " + mainReader.leaves().size()
-          + " segments, so its docids no longer match the positional field; rebuild the positional field");
-    }
-    if (pr.leaves().size() != 1) {
-      throw new IllegalStateException(where + ": the positional index has " + pr.leaves().size() + " segments (expected 1); rebuild it");
-    }
-    LeafReader m = mainReader.leaves().get(0).reader();
-    LeafReader p = pr.leaves().get(0).reader();
-    if (m.maxDoc() != p.maxDoc()) {
-      throw new IllegalStateException(where + ": holds " + p.maxDoc() + " documents but the index has " + m.maxDoc()
-          + "; rebuild the positional field");
-    }
-    String[] pids = DocIds.read(pr, PositionalIndexer.ID_FIELD);
-    for (int d = 0; d < docIds.length; d++) {
-      if (docIds[d] != null && !docIds[d].equals(pids[d])) {
-        throw new IllegalStateException(where + ": docid " + d + " is '" + docIds[d] + "' in the index but '" + pids[d]
-            + "' in the positional field; rebuild the positional field");
-      }
-    }
-    return new ParallelLeafReader(false, m, p);
-  }
-
   /** Number of live documents. */
   public int numDocs() {
     return reader.numDocs();
@@ -147,6 +122,25 @@ public final class BatchSearcher implements Closeable {
   /** External id of a Lucene docid. */
   public String docid(int luceneDocid) {
     return ids.ids[luceneDocid];
+  }
+
+  /** Lucene docids of external docids (-1 for an id not in the index), for hits handed to Python. */
+  public int[] luceneDocids(String[] docids) {
+    java.util.Map<String, Integer> map = ids.idMap();
+    int[] out = new int[docids.length];
+    for (int i = 0; i < docids.length; i++) {
+      Integer d = map.get(docids[i]);
+      out[i] = d == null ? -1 : d;
+    }
+    return out;
+  }
+
+  /** A stored field of a document by Lucene docid (e.g. Anserini's "raw"); null when not stored. */
+  public String storedField(int luceneDocid, String field) throws IOException {
+    if (luceneDocid < 0 || luceneDocid >= reader.maxDoc()) {
+      throw new IllegalArgumentException("no document with Lucene docid " + luceneDocid);
+    }
+    return reader.storedFields().document(luceneDocid, java.util.Set.of(field)).get(field);
   }
 
   public IndexSearcher getSearcher() {

@@ -1,0 +1,190 @@
+"""Pyserini-style Python searcher over an lsr_lucene impact index: ``ImpactSearcher``.
+
+``ImpactSearcher(index, encoder=...)`` follows Pyserini's ``LuceneImpactSearcher``: ``search(q, k=10)`` returns a
+list of hits best first, ``batch_search(queries, qids, k=10, threads=1)`` a dict qid → hits, and every hit has
+``.docid``, ``.score``, ``.lucene_docid`` and ``.raw`` (the stored document, read when first asked for). Queries are
+encoded and quantised exactly as ``lsr-lucene search`` does (the index's model and scale unless given), and searched
+by our Java ``BatchSearcher`` (``SpecSearcher``), so the hits equal the run that command writes: same documents,
+order (ties by docid) and scores (six decimals, as in the run file). ``search_spec`` / ``batch_search_specs`` take
+query specs (signed terms, CPT pairs, windows: ``lsr_lucene.search.specs``), e.g. composed queries written by
+``lsr-lucene compose --write-specs``.
+"""
+from __future__ import annotations
+
+import json
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from lsr_lucene.errors import InputError
+from lsr_lucene.search.specs import validate_spec
+
+
+@dataclass(frozen=True)
+class ImpactHit:
+    """One search result, like Pyserini's hits: external ``docid``, ``score``, Lucene docid and raw document."""
+
+    docid: str
+    score: float
+    lucene_docid: int
+    _load_raw: Callable[[int], str | None] = field(repr=False, compare=False)
+
+    @property
+    def raw(self) -> str | None:
+        """The stored raw document (Anserini's ``raw`` field: the vector JSON line), None when not stored."""
+        return self._load_raw(self.lucene_docid)
+
+
+def _parse_spec(spec: Mapping | str) -> dict:
+    """A spec dict from a dict or a JSON string (InputError on malformed JSON or spec)."""
+    if isinstance(spec, str):
+        try:
+            spec = json.loads(spec)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"query spec: malformed JSON ({exc.msg} at character {exc.pos})") from None
+    validate_spec(spec)
+    return dict(spec)
+
+
+class ImpactSearcher:
+    """Search an lsr_lucene (Anserini impact) index with text queries or query specs, Pyserini style."""
+
+    def __init__(self, index_dir: str | Path, encoder: Any = None, scale: float | None = None,
+                 query_max_length: int | None = None, dtype: str = "auto", threads: int | None = None):
+        """``encoder``: None (the model recorded in the index, else splade-tiny), a model name / HF id / local
+        directory, an object with ``encode_queries(texts)`` (``lsr_lucene.encode.encoder.SparseEncoder``), or a
+        Pyserini-style query encoder with ``encode(text) -> {token: weight}``. ``scale`` quantises float weights
+        (default: the index's); ``threads`` are the encoder's torch threads."""
+        from lsr_lucene.search.impact import index_settings
+        from lsr_lucene.search.spec_searcher import SpecSearcher
+
+        self.index_dir = str(index_dir)
+        self._searcher = SpecSearcher(self.index_dir)  # InputError when the index is missing
+        settings = index_settings(self.index_dir)
+        self.scale = float(scale or settings.get("scale") or 100)
+        self._encoder_spec = encoder
+        self._encoder_options = {k: settings[k] for k in ("activation", "pooling", "epsilon")
+                                 if settings.get(k) is not None}
+        if query_max_length:
+            self._encoder_options["query_max_length"] = int(query_max_length)
+        self._encoder_options.update(dtype=dtype, threads=threads)
+        self._model = settings.get("model") or "splade-tiny"
+        self._encoder = None if encoder is None or isinstance(encoder, (str, Path)) else encoder
+
+    @property
+    def num_docs(self) -> int:
+        return self._searcher.num_docs
+
+    @property
+    def query_encoder(self):
+        """The query encoder (a ``SparseEncoder`` loaded on first use unless one was given)."""
+        if self._encoder is None:
+            from lsr_lucene.encode.encoder import SparseEncoder
+
+            model = str(self._encoder_spec) if self._encoder_spec is not None else self._model
+            self._encoder = SparseEncoder(model=model, **self._encoder_options)
+        return self._encoder
+
+    def encode(self, queries: Sequence[str]) -> list[dict[str, int]]:
+        """Quantised signed query vectors {term: int}, as ``lsr-lucene search`` makes them."""
+        from lsr_lucene.io.vectors import quantise_query
+
+        for q in queries:
+            if not isinstance(q, str):
+                raise InputError(f"queries must be strings, got {type(q).__name__}")
+        encoder = self.query_encoder
+        if hasattr(encoder, "encode_queries"):
+            vectors = encoder.encode_queries(list(queries))
+            return [quantise_query(v, self.scale) for v in vectors]
+        if hasattr(encoder, "encode"):  # Pyserini query encoders return quantised {token: weight}
+            return [quantise_query(encoder.encode(q), 1.0) for q in queries]
+        raise InputError(f"encoder {type(encoder).__name__} has neither encode_queries(texts) nor encode(text)")
+
+    # ---------------------------------------------------------------------------------------------- text queries
+
+    def search(self, q: str, k: int = 10) -> list[ImpactHit]:
+        """Top-k hits of one text query, best first (no hits when no query term is in the index)."""
+        terms = self.encode([q])[0] if q.strip() else {}
+        return self.search_spec({"qid": "q", "terms": terms}, k) if terms else []
+
+    def batch_search(self, queries: Sequence[str], qids: Sequence[str], k: int = 10,
+                     threads: int = 1) -> dict[str, list[ImpactHit]]:
+        """Top-k hits of many text queries searched with ``threads`` threads: a dict qid → hits."""
+        if len(queries) != len(qids):
+            raise InputError(f"{len(queries)} queries but {len(qids)} qids")
+        vectors = self.encode(list(queries))
+        results: dict[str, list[ImpactHit]] = {str(qid): [] for qid in qids}
+        specs = [{"qid": str(qid), "terms": vec} for qid, vec in zip(qids, vectors) if vec]
+        results.update(self.batch_search_specs(specs, k=k, threads=threads))
+        return results
+
+    # ---------------------------------------------------------------------------------------------- query specs
+
+    def search_spec(self, spec: Mapping | str, k: int = 10) -> list[ImpactHit]:
+        """Top-k hits of one query spec (dict or JSON): signed terms, CPT pairs, windows, composed queries."""
+        spec = _parse_spec(spec)
+        if not _searchable(spec):
+            return []
+        return self._hits(self._searcher.search(spec, k))
+
+    def batch_search_specs(self, specs: Sequence[Mapping | str], k: int = 10,
+                           threads: int = 1) -> dict[str, list[ImpactHit]]:
+        """Top-k hits of many query specs searched in the JVM with ``threads`` threads: a dict qid → hits."""
+        parsed = [_parse_spec(s) for s in specs]
+        results: dict[str, list[ImpactHit]] = {str(s["qid"]): [] for s in parsed}
+        if len(results) != len(parsed):
+            raise InputError("duplicate qid in the query specs")
+        searchable = [s for s in parsed if _searchable(s)]
+        if not searchable:
+            return results
+        with tempfile.TemporaryDirectory(prefix="lsr-impact-searcher-") as tmp:
+            run = Path(tmp, "run")
+            self._searcher.search_to_run(searchable, run, k=k, threads=threads, tag="x")
+            rows: dict[str, list[tuple[str, float]]] = {}
+            with open(run, encoding="utf-8") as lines:
+                for line in lines:
+                    qid, _, docid, _, score, _ = line.split(" ")
+                    rows.setdefault(qid, []).append((docid, float(score)))
+        for qid, hits in rows.items():
+            results[qid] = self._hits(hits)
+        return results
+
+    # ---------------------------------------------------------------------------------------------- documents
+
+    def raw(self, docid: str) -> str | None:
+        """The stored raw document of an external docid (None when absent)."""
+        lucene = self._lucene_docids([docid])[0]
+        return None if lucene < 0 else self._raw(lucene)
+
+    def _raw(self, lucene_docid: int) -> str | None:
+        java = self._java
+        return java.storedField(int(lucene_docid), "raw")
+
+    def _lucene_docids(self, docids: Sequence[str]) -> list[int]:
+        return list(self._java.luceneDocids([str(d) for d in docids]))
+
+    @property
+    def _java(self):
+        java = getattr(self._searcher, "_java", None)
+        if java is None:
+            raise InputError(f"{self.index_dir}: the searcher is closed")
+        return java
+
+    def _hits(self, rows: Sequence[tuple[str, float]]) -> list[ImpactHit]:
+        lucene = self._lucene_docids([d for d, _ in rows]) if rows else []
+        return [ImpactHit(d, s, int(n), self._raw) for (d, s), n in zip(rows, lucene)]
+
+    def close(self) -> None:
+        self._searcher.close()
+
+    def __enter__(self) -> "ImpactSearcher":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _searchable(spec: Mapping) -> bool:
+    """Whether a spec can match anything (like ``run_specs``: some term, pair or window)."""
+    return bool(spec.get("terms") or spec.get("pairs") or spec.get("windows"))

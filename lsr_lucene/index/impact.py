@@ -221,11 +221,14 @@ def index_vector_files(files: list[Path], index_dir: Path, threads: int, optimiz
 
 
 def build_impact_index(vectors: str | Path, index: str | Path, threads: int = 2, overwrite: bool = False,
-                       optimize: bool = True, positions: str | Path | None = None) -> dict:
+                       optimize: bool = True, positions: str | Path | None = None, reorder: str | None = None,
+                       seed: int | None = None) -> dict:
     """Validate vectors and index them as an impact index at ``index``; returns the index metadata.
 
     With ``positions`` (per-position token weights JSONL) the positional weight field used by
-    WindowQuery/SDM is added too; it needs a single-segment index, so ``optimize`` is forced.
+    WindowQuery/SDM is added too; it needs a single-segment index, so ``optimize`` is forced. With
+    ``reorder="bp"`` the docids are then reordered by recursive graph bisection (seeded by ``seed``), inside
+    the same temporary output.
     """
     files = vector_files(vectors)
     refuse_existing(index, overwrite)
@@ -235,21 +238,49 @@ def build_impact_index(vectors: str | Path, index: str | Path, threads: int = 2,
             tempfile.TemporaryDirectory(dir=tmp.parent, prefix=temporary_prefix(Path(index))) as shards:
         print(f"indexing {counts['documents']} documents from {vectors}", file=sys.stderr)
         inputs = split_for_threads(files, threads, Path(shards))
-        index_vector_files(inputs, tmp, threads, optimize or bool(positions), vectors,
+        built = Path(shards) / "natural" if reorder else tmp
+        index_vector_files(inputs, built, threads, optimize or bool(positions) or bool(reorder), vectors,
                            f"; its largest document ({largest.describe()}) expands to {largest.chars} characters, "
                            "each term repeated weight times: if that is large, lower the scale or raise LSR_JVM_HEAP")
-        indexed = _num_docs(tmp)
+        indexed = _num_docs(built)
         expected = counts["documents"] - counts["empty"]
         if indexed != expected:
             raise InputError(f"{vectors}: Anserini indexed {indexed} documents, expected {expected}")
         if positions:
             from lsr_lucene.index.positional import build_positional_field
 
-            build_positional_field(tmp, positions)
+            build_positional_field(built, positions)
         metadata = {"kind": "impact", "positions": bool(positions), "vectors": str(Path(vectors).resolve()),
                     **counts, "indexed": indexed, "encoder": _vector_metadata(files)}
+        if reorder:
+            from lsr_lucene.index.reorder import reorder_into
+
+            print(f"reordering the docids ({reorder})", file=sys.stderr)
+            metadata["reorder"] = reorder_into(built, tmp, Path(shards), reorder, seed)
+            metadata["reorder"]["natural_size_bytes"] = index_size(built)
         (tmp / INDEX_METADATA).write_text(json.dumps(metadata, indent=2) + "\n")
     metadata["size_bytes"] = index_size(index)
+    return metadata
+
+
+def reorder_impact_index(index: str | Path, output: str | Path, method: str = "bp", seed: int | None = None,
+                         overwrite: bool = False, depth: int | None = None) -> dict:
+    """Write ``index`` reordered (docids by recursive graph bisection) to ``output``; returns its metadata, whose
+    ``reorder`` entry records method, seed, times and log-gap costs before and after."""
+    from lsr_lucene.index.reorder import reorder_into
+
+    if not Path(index).exists():
+        raise InputError(f"{index}: no such index")
+    if not Path(index).is_dir():
+        raise InputError(f"{index}: not an index folder")
+    refuse_existing(output, overwrite)
+    with atomic_output(output, overwrite=overwrite, directory=True) as tmp, \
+            tempfile.TemporaryDirectory(dir=tmp.parent, prefix=temporary_prefix(Path(output))) as scratch:
+        info = reorder_into(index, tmp, scratch, method, seed, depth)
+        metadata = read_index_metadata(index)
+        metadata["reorder"] = {**info, "source": str(Path(index).resolve()), "natural_size_bytes": index_size(index)}
+        (tmp / INDEX_METADATA).write_text(json.dumps(metadata, indent=2) + "\n")
+    metadata["size_bytes"] = index_size(output)
     return metadata
 
 

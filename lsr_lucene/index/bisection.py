@@ -42,15 +42,22 @@ class DocTermGraph:
         return int(self.offsets[-1])
 
     @classmethod
-    def from_doc_terms(cls, doc_terms: list[list[int]], num_terms: int | None = None) -> "DocTermGraph":
-        """Build from each document's term ids (for tests and small collections)."""
-        rows = np.repeat(np.arange(len(doc_terms), dtype=np.int64), [len(t) for t in doc_terms])
-        cols = np.fromiter((t for terms in doc_terms for t in terms), dtype=np.int64, count=len(rows))
-        shape = (len(doc_terms), int(num_terms if num_terms is not None else (cols.max() + 1 if len(cols) else 0)))
-        matrix = sparse.csc_matrix((np.ones(len(rows), dtype=np.int8), (rows, cols)), shape=shape)
+    def from_csr(cls, indptr: np.ndarray, terms: np.ndarray, num_terms: int) -> "DocTermGraph":
+        """Build from document-major CSR rows (document i's term ids ``terms[indptr[i]:indptr[i + 1]]``)."""
+        rows = sparse.csr_matrix((np.ones(len(terms), dtype=np.int8), terms, indptr),
+                                 shape=(len(indptr) - 1, num_terms))
+        matrix = rows.tocsc()
         matrix.sum_duplicates()
         matrix.sort_indices()
-        return cls(len(doc_terms), matrix.indptr.astype(np.int64), matrix.indices.astype(np.int32))
+        return cls(len(indptr) - 1, matrix.indptr.astype(np.int64), matrix.indices.astype(np.int32))
+
+    @classmethod
+    def from_doc_terms(cls, doc_terms: list[list[int]], num_terms: int | None = None) -> "DocTermGraph":
+        """Build from each document's term ids (for tests and small collections)."""
+        indptr = np.concatenate(([0], np.cumsum([len(t) for t in doc_terms]))).astype(np.int64)
+        terms = np.fromiter((t for row in doc_terms for t in row), dtype=np.int64, count=int(indptr[-1]))
+        count = int(num_terms if num_terms is not None else (terms.max() + 1 if len(terms) else 0))
+        return cls.from_csr(indptr, terms, count)
 
 
 def default_depth(num_docs: int) -> int:

@@ -65,45 +65,48 @@ def default_depth(num_docs: int) -> int:
     return max(1, int(math.log2(num_docs)) - LEAF_LOG2) if num_docs >= 2 else 0
 
 
-def _x_log_term(x: np.ndarray, log_n: np.ndarray, log_table: np.ndarray) -> np.ndarray:
-    """x·(log2 n - log2(x + 1)): the log-gap cost estimate of a term held by x of a half's n documents."""
-    return x * (log_n - log_table[np.clip(x + 1, 1, None)])
+def _move_cost_table(max_degree: int) -> np.ndarray:
+    """h(x) = x·log2(x + 1) - (x - 1)·log2(x), x = 0..max_degree + 1: with g(x) = x·log2(x + 1), moving one of
+    a slot's documents from a half of n_a documents and degree x_a to one of n_b and x_b saves
+    log2 n_a - log2 n_b - h(x_a) + h(x_b + 1), PISA's move gain of its cost x·(log2 n - log2(x + 1))."""
+    x = np.arange(max_degree + 2, dtype=np.float64)
+    g = x * np.log2(x + 1)
+    h = np.zeros_like(g)
+    h[1:] = g[1:] - g[:-1]
+    return h
 
 
-def _slot_gains(d_left, d_right, log_left, log_right, log_table) -> tuple[np.ndarray, np.ndarray]:
-    """Per slot: the cost saved by moving one of its documents left→right, and right→left (PISA's move gain)."""
-    f_l = _x_log_term(d_left, log_left, log_table)
-    f_r = _x_log_term(d_right, log_right, log_table)
-    left_to_right = (f_l - _x_log_term(d_left - 1, log_left, log_table)) + \
-                    (f_r - _x_log_term(d_right + 1, log_right, log_table))
-    right_to_left = (f_r - _x_log_term(d_right - 1, log_right, log_table)) + \
-                    (f_l - _x_log_term(d_left + 1, log_left, log_table))
-    return left_to_right.astype(np.float32), right_to_left.astype(np.float32)
+class _Slots:
+    """The slots of one level, over document-major postings that never move: ``slot`` gives each posting's
+    slot (partition, term); postings of a slot with fewer than two of them go to a last, dead slot."""
 
+    def __init__(self, doc_ptr: np.ndarray, slot: np.ndarray, slot_group: np.ndarray, num_docs: int):
+        self.slot, self.slot_group = slot, slot_group  # slot_group: the partition of each live slot
+        self.live = len(slot_group)
+        self.count = np.bincount(slot, minlength=self.live + 1)
+        ones = np.ones(len(slot), dtype=np.float32)
+        self.doc_by_slot = sparse.csr_matrix((ones, slot, doc_ptr), shape=(num_docs, self.live + 1))
 
-class _Level:
-    """The slots of one level: slot-major postings (slot i's documents ``post_doc[ptr[i]:ptr[i+1]]``)."""
-
-    def __init__(self, ptr: np.ndarray, post_doc: np.ndarray, slot_group: np.ndarray, num_docs: int):
-        self.ptr, self.post_doc, self.slot_group = ptr, post_doc, slot_group
-        self.count = np.diff(ptr)
-        ones = np.ones(len(post_doc), dtype=np.float32)
-        # slot x doc (rows: slots), and its doc-major copy for the per-document sums
-        self.slot_by_doc = sparse.csr_matrix((ones, post_doc, ptr), shape=(len(ptr) - 1, num_docs))
-        self.doc_by_slot = self.slot_by_doc.T.tocsr()
-
-    def refine(self, side: np.ndarray) -> "_Level":
-        """The next level's slots: each slot split by the documents' sides, slots with fewer than 2 postings dropped."""
-        slots = len(self.count)
-        key = np.repeat(np.arange(0, 2 * slots, 2, dtype=np.int64), self.count) + side[self.post_doc]
-        order = np.argsort(key, kind="stable")
-        counts = np.bincount(key, minlength=2 * slots)
-        keep = counts >= 2
-        post_doc = self.post_doc[order][np.repeat(keep, counts)]
-        kept = np.flatnonzero(keep)
-        ptr = np.concatenate(([0], np.cumsum(counts[kept]))).astype(np.int64)
+    def refine(self, side: np.ndarray, doc_of_posting: np.ndarray) -> "_Slots":
+        """The next level's slots: each slot split by its documents' sides; fewer than two postings: dead."""
+        key = 2 * self.slot.astype(np.int64) + side[doc_of_posting]
+        counts = np.bincount(key, minlength=2 * self.live + 2)
+        counts[2 * self.live:] = 0  # the dead slot stays dead
+        live = counts >= 2
+        remap = np.where(live, np.cumsum(live) - 1, live.sum()).astype(np.int32)
+        kept = np.flatnonzero(live)
         slot_group = 2 * self.slot_group[kept // 2] + (kept % 2)
-        return _Level(ptr, post_doc, slot_group, len(side))
+        return _Slots(self.doc_by_slot.indptr, remap[key], slot_group, len(side))
+
+    def gains(self, side: np.ndarray, log_ratio: np.ndarray, h: np.ndarray) -> np.ndarray:
+        """Every document's move gain: the sum over its slots of the cost saved by moving it to the other half."""
+        d_right = np.rint(self.doc_by_slot.T @ side.astype(np.float32)).astype(np.int64)[:self.live]
+        d_left = self.count[:self.live] - d_right
+        left_to_right = np.zeros(self.live + 1, dtype=np.float32)  # the dead slot gains nothing
+        right_to_left = np.zeros(self.live + 1, dtype=np.float32)
+        left_to_right[:self.live] = log_ratio - h[d_left] + h[d_right + 1]
+        right_to_left[:self.live] = -log_ratio - h[d_right] + h[d_left + 1]
+        return np.where(side == 1, self.doc_by_slot @ right_to_left, self.doc_by_slot @ left_to_right)
 
 
 def _initial_sides(group: np.ndarray, rank: np.ndarray, n_left: np.ndarray) -> np.ndarray:
@@ -134,27 +137,26 @@ def bisect(graph: DocTermGraph, depth: int | None = None, iterations: int = ITER
     rank = np.arange(n, dtype=np.int64)
     if seed is not None:
         rank[np.random.default_rng(seed).permutation(n)] = np.arange(n)
+    doc_major = sparse.csc_matrix((np.ones(graph.num_postings, dtype=np.int8), graph.docs, graph.offsets),
+                                  shape=(n, len(graph.offsets) - 1)).tocsr()
     df = np.diff(graph.offsets)
-    terms = np.flatnonzero(df >= 2)  # a term of one document never changes a gap
-    ptr = np.concatenate(([0], np.cumsum(df[terms]))).astype(np.int64)
-    kept = np.repeat(df >= 2, df)
-    level = _Level(ptr, graph.docs[kept], np.zeros(len(terms), dtype=np.int64), n)
+    live_terms = df >= 2  # a term of one document never changes a gap
+    term_slot = np.where(live_terms, np.cumsum(live_terms) - 1, live_terms.sum()).astype(np.int32)
+    slots = _Slots(doc_major.indptr, term_slot[doc_major.indices], np.zeros(int(live_terms.sum()), np.int64), n)
+    doc_of_posting = np.repeat(np.arange(n, dtype=np.int32), np.diff(doc_major.indptr))
+    del doc_major
     group = np.zeros(n, dtype=np.int64)
-    log_table = np.log2(np.maximum(np.arange(n + 2, dtype=np.float64), 1e-300))
-    log_table[0] = 0.0  # only reached for a degree of -1, whose gain is never used
+    h = _move_cost_table(n)
+    log2 = np.log2(np.maximum(np.arange(n + 1, dtype=np.float64), 1))
     bar = tqdm(total=depth * iterations, desc="BP", unit=" rounds", disable=not progress)
     for lv in range(depth):
-        parts = 1 << lv
-        sizes = np.bincount(group, minlength=parts)
+        sizes = np.bincount(group, minlength=1 << lv)
         n_left, n_right = sizes // 2, sizes - sizes // 2
         side = _initial_sides(group, rank, n_left)
         pair_l, pair_r = _pair_positions(n_left, n_right)
-        log_l = log_table[np.maximum(n_left, 1)][level.slot_group]
-        log_r = log_table[np.maximum(n_right, 1)][level.slot_group]
+        log_ratio = (log2[n_left] - log2[n_right])[slots.slot_group]
         for it in range(iterations):
-            d_right = np.rint(level.slot_by_doc @ side.astype(np.float32)).astype(np.int64)
-            left_to_right, right_to_left = _slot_gains(level.count - d_right, d_right, log_l, log_r, log_table)
-            gain = np.where(side == 1, level.doc_by_slot @ right_to_left, level.doc_by_slot @ left_to_right)
+            gain = slots.gains(side, log_ratio, h)
             order = np.lexsort((-gain, side, group))
             left, right = order[pair_l], order[pair_r]
             swap = gain[left] + gain[right] > 0
@@ -166,7 +168,7 @@ def bisect(graph: DocTermGraph, depth: int | None = None, iterations: int = ITER
             side[left[swap]] = 1
             side[right[swap]] = 0
         if lv + 1 < depth:
-            level = level.refine(side)
+            slots = slots.refine(side, doc_of_posting)
         group = 2 * group + side
     bar.close()
     return np.lexsort((rank, group)).astype(np.int32)

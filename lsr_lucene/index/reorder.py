@@ -32,9 +32,10 @@ def _is_lucene_file(name: str) -> bool:
 def read_doc_term_graph(index: str | Path, scratch: str | Path, field: str = FIELD) -> tuple[DocTermGraph, int]:
     """The term-major postings of ``field`` (global docids) and the index's number of segments."""
     prefix = Path(scratch) / "graph"
+    cls = java_class("index.Reorderer")  # starts the JVM our way before java_errors imports jnius
     with java_errors(str(index)):
-        max_doc, _terms, postings, deleted, segments = (int(x) for x in java_class("index.Reorderer").exportPostings(
-            str(index), field, str(prefix)))
+        max_doc, _terms, postings, deleted, segments = (int(x) for x in cls.exportPostings(str(index), field,
+                                                                                              str(prefix)))
     if deleted:
         raise InputError(f"{index}: index has {deleted} deleted documents; reordering needs an index without "
                          "deletions (rebuild it)")

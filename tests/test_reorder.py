@@ -149,6 +149,41 @@ def test_reordered_index_answers_every_query_with_the_same_run(built, tmp_path):
         assert runs["built"] == runs["natural"]
 
 
+def lucene_dir(path: Path):
+    """An FSDirectory (typed as Directory, for Java arrays of directories)."""
+    from jnius import cast
+
+    from lsr_lucene.jvm import runtime as jvm
+
+    fs = jvm.autoclass("org.apache.lucene.store.FSDirectory").open(jvm.autoclass("java.nio.file.Paths").get(str(path)))
+    return cast("org.apache.lucene.store.Directory", fs)
+
+
+def test_an_index_of_several_segments_is_merged_first(built, tmp_path):
+    from lsr_lucene.jvm import runtime as jvm
+
+    halves = []
+    for i, part in enumerate((built["docs"][::2], built["docs"][1::2])):
+        vectors, _ = write_collection(tmp_path / f"half{i}", part)
+        impact.build_impact_index(vectors, tmp_path / f"half{i}" / "index", threads=1)
+        halves.append(lucene_dir(tmp_path / f"half{i}" / "index"))
+    several = tmp_path / "several"  # the two halves' segments side by side in one index
+    writer = jvm.autoclass("org.apache.lucene.index.IndexWriter")(
+        lucene_dir(several), jvm.autoclass("org.apache.lucene.index.IndexWriterConfig")())
+    writer.addIndexes(*halves)
+    writer.close()
+    assert read_doc_term_graph(several, tmp_path)[1] == 2
+    info = impact.reorder_impact_index(several, tmp_path / "several-bp", seed=3)["reorder"]
+    assert read_doc_term_graph(several, tmp_path)[1] == 2  # the input is left as it was
+    graph, segments = read_doc_term_graph(tmp_path / "several-bp", tmp_path)
+    assert segments == 1 and graph.num_postings == info["postings"]
+    assert info["log_gap_bits_after"] < 0.85 * info["log_gap_bits_random"]
+    specs = [s for s in queries(built["docs"]) if not s.get("windows")]
+    for name, index in (("natural", built["natural"]), ("several", tmp_path / "several-bp")):
+        assert run_specs(index, specs, tmp_path / f"{name}.run", hits=50, threads=1, tag="t") == []
+    assert (tmp_path / "several.run").read_text() == (tmp_path / "natural.run").read_text()
+
+
 def test_docids_are_reordered_and_the_sidecar_follows(built):
     natural, reordered = lucene_ids(built["natural"]), lucene_ids(built["bp"])
     assert sorted(natural) == sorted(reordered) and natural != reordered

@@ -77,14 +77,16 @@ def reorder_into(src: str | Path, dst: str | Path, scratch: str | Path, method: 
     start = time.perf_counter()
     graph, segments = read_doc_term_graph(src, scratch)
     read_seconds = time.perf_counter() - start
-    if segments > 1:  # one segment is needed for one docid space; the input itself is never changed
-        merged = scratch / "merged"
+    src_index = src
+    if segments > 1:  # one segment, one docid space: merge a copy (the input is never changed), read it again
+        if (src / POSITIONS_DIR).is_dir():
+            raise InputError(f"{src / POSITIONS_DIR}: a positional field beside an index of {segments} segments no "
+                             "longer matches its docids; rebuild the index")
+        src_index = scratch / "merged"
         print(f"merging the {segments} segments of {src} into one first", file=sys.stderr)
         with java_errors(str(src)):
-            cls.mergeInto(str(src), str(merged))
-        src_index = merged
-    else:
-        src_index = src
+            cls.mergeInto(str(src), str(src_index))
+        graph, segments = read_doc_term_graph(src_index, scratch)
     depth = default_depth(graph.num_docs) if depth is None else depth
     start = time.perf_counter()
     new_to_old = bisect(graph, depth=depth, iterations=iterations, seed=seed, progress=progress)

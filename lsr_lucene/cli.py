@@ -11,6 +11,7 @@ from lsr_lucene.errors import LsrError
 SUBCOMMANDS = {
     "encode": ("lsr_lucene.encode.cli", "encode documents or queries into sparse JsonVectorCollection vectors"),
     "index": ("lsr_lucene.index.cli", "build a Lucene impact index with Anserini's IndexCollection"),
+    "reorder": ("lsr_lucene.reorder", "reorder an index's docids by recursive graph bisection (BP)"),
     "search": ("lsr_lucene.search.cli", "search an impact index and write a TREC run file"),
     "bm25": ("lsr_lucene.bm25", "BM25 (optionally RM3/SDM) baseline run with Anserini on the same corpus"),
     "eval": ("lsr_lucene.eval.cli", "trec_eval tables for several runs side by side"),

@@ -13,7 +13,7 @@ import pytest
 from lsr_lucene.bench.brute_force import BruteForce, Reference, compare, reference
 from lsr_lucene.bench.pool import Pool
 from lsr_lucene.bench.scale_report import plot_latency
-from lsr_lucene.bench.scale_runner import ENGINES, expected_rows, missing
+from lsr_lucene.bench.scale_runner import ENGINES, REORDERED, expected_rows, missing
 from lsr_lucene.bench.synthetic import df_buckets, generate, pool_df
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -90,10 +90,12 @@ def test_small_run_of_every_installed_engine(tmp_path):
     out, work = tmp_path / "out", tmp_path / "work"
     proc = subprocess.run([sys.executable, "-m", "lsr_lucene.bench.scale", "--docs", str(DOCS), "--output", str(out),
                            "--work", str(work), "--pool", "demo", "--queries", str(QUERIES), "--check", str(QUERIES),
-                           "--threads", str(THREADS), "--warmup", "1", "--ks", ",".join(map(str, KS))],
+                           "--threads", str(THREADS), "--warmup", "1", "--ks", ",".join(map(str, KS)),
+                           "--orders", "natural,bp"],
                           capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    results = pd.read_csv(out / "results.csv")
+    every = pd.read_csv(out / "results.csv")
+    results, bp = every[every.order == "natural"], every[every.order == "bp"]
     installed = [name for name in ENGINES if missing(name) is None]
     skipped = pd.read_csv(out / "skipped.csv")  # only engines (and their index families) that are not installed
     absent = {name for name in ENGINES if name not in installed} | {ENGINES[n][0] for n in ENGINES if n not in installed}
@@ -114,12 +116,24 @@ def test_small_run_of_every_installed_engine(tmp_path):
         assert rows.empty or (rows.recall >= 0.9).all(), rows.to_string()
     bmp10 = results[(results.engine == "bmp") & (results.k == 10)]
     assert bmp10.empty or bmp10.exact.astype(str).eq("True").all()
+    # BP order: ours, PISA and BMP again on reordered docids, every row and the same exactness
+    want_bp = {row for name in installed if name in REORDERED
+               for row in expected_rows(name, kinds, KS, [1, THREADS], positions=True)}
+    assert want_bp == set(bp[["engine", "kind", "k", "threads", "mode"]].itertuples(index=False, name=None))
+    exact_bp = bp[bp.engine.isin(EXACT)]
+    assert exact_bp.exact.astype(str).eq("True").all() and exact_bp.recall.eq(1.0).all()
+    assert bp[bp.engine == "ours"].same_order.astype(str).eq("True").all()
+    bmp10_bp = bp[(bp.engine == "bmp") & (bp.k == 10)]
+    assert bmp10_bp.empty or bmp10_bp.exact.astype(str).eq("True").all()
     index = pd.read_csv(out / "index.csv")
     families = {"ours", "ours-positions"} | {ENGINES[n][0] for n in installed} | (
         {"anserini"} if "anserini" in installed else set())
     assert families <= set(index.engine) and (index.size_bytes > 0).all() and (index.peak_rss_bytes > 0).all()
+    reordered = index[index.order == "bp"]
+    assert set(reordered.engine) == {"ours-positions"} | {REORDERED[n] for n in installed if n in REORDERED}
+    assert (reordered[reordered.engine != "ours-positions"].bp_s > 0).all() and index[index.order == "natural"].bp_s.isna().all()
     text = (out / "results.md").read_text()
-    assert "### Goals" in text and "CPU capability" in text and (out / f"collection-{DOCS}.png").stat().st_size > 0
+    assert "### Goals" in text and "CPU capability" in text and "with BP: ours / fastest exact engine with BP" in text and (out / f"collection-{DOCS}.png").stat().st_size > 0
 
 
 def test_an_engine_that_is_not_installed_is_named_with_its_install_hint(monkeypatch):

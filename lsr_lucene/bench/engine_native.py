@@ -38,11 +38,11 @@ def vm_peak() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-def _docs(collection, weights=None):
-    """(docid, {term: int}) of every document, from CSR arrays."""
+def _docs(collection, weights=None, order=None):
+    """(docid, {term: int}) of every document, from CSR arrays, in collection order or in ``order`` (row numbers)."""
     vocab = np.asarray(collection.vocab, dtype=object)
     values = collection.weights if weights is None else weights
-    for i in range(collection.num_docs):
+    for i in (range(collection.num_docs) if order is None else order.tolist()):
         a, b = collection.indptr[i], collection.indptr[i + 1]
         yield DOC_ID.format(i), dict(zip(vocab[collection.terms[a:b]].tolist(), values[a:b].tolist()))
 
@@ -56,16 +56,21 @@ def _quiet_pisa(module) -> None:
         pass
 
 
+def stream_order(paths: dict) -> np.ndarray | None:
+    """The document order a build is given (``paths["order"]``: a .npy of row numbers, e.g. a BP order), or None."""
+    return np.load(paths["order"]) if paths.get("order") else None
+
+
 def build_pisa(paths: dict, index_dir: Path, threads: int) -> dict:
     """PISA index from the vectors (impacts as given, no stemming or stopwords), compressed with block_simdbp
-    and its block-max data prepared (both are part of the build)."""
+    and its block-max data prepared (both are part of the build); docids follow ``stream_order``."""
     import pyterrier_pisa
     from pyterrier_pisa import PisaIndex
 
     _quiet_pisa(pyterrier_pisa)
     collection = load_arrays(paths["arrays"])
     index = PisaIndex(str(index_dir), stemmer="none", stops="none", threads=threads)
-    index.toks_indexer(scale=1.0).index({"docno": d, "toks": v} for d, v in _docs(collection))
+    index.toks_indexer(scale=1.0).index({"docno": d, "toks": v} for d, v in _docs(collection, None, stream_order(paths)))
     index.quantized(toks_scale=1.0, threads=threads)  # builds the compressed index and block-max data
     return {"size_bytes": index_size(index_dir)}
 
@@ -138,14 +143,15 @@ def bmp_query(terms: dict[str, float]) -> dict[str, int]:
 
 
 def build_bmp(paths: dict, index_dir: Path, threads: int) -> dict:
-    """BMP index (block size 32, no range compression) from the vectors, impacts fitted into 8 bits."""
+    """BMP index (block size 32, no range compression) from the vectors, impacts fitted into 8 bits; docids (and
+    so blocks) follow ``stream_order``."""
     import bmp
 
     collection = load_arrays(paths["arrays"])
     weights = bmp_doc_weights(collection.weights)
     index_dir.mkdir(parents=True, exist_ok=True)
     indexer = bmp.Indexer(str(index_dir / "index.bmp"), bsize=BMP_BLOCK, compress_range=False)
-    for doc, vector in _docs(collection, weights):
+    for doc, vector in _docs(collection, weights, stream_order(paths)):
         indexer.add_document(doc, vector)
     indexer.finish()
     rescaled = bool(weights is not collection.weights)

@@ -2,9 +2,13 @@
 Lucene path and by Pyserini, Anserini, PISA, BMP, Seismic and scipy brute force, measured in one run.
 
     python -m lsr_lucene.bench.scale --docs 10000,100000 --output runs/scale [--threads T] [--seed S]
+        [--orders natural,bp]
 
-Writes DIR/results.csv (one row per engine × query kind × k × docs × threads × mode; re-runs replace their
-rows), DIR/index.csv, DIR/collection.csv, DIR/skipped.csv, DIR/results.md (README-ready tables and goal
+With ``--orders natural,bp`` ours, PISA and BMP also run on docids reordered by recursive graph bisection: the
+BP order is computed once by our implementation (lsr_lucene.index.bisection, timed) and PISA and BMP index the
+documents in that order; ours is built with ``--reorder bp`` (its own BP over its index, inside the build).
+Writes DIR/results.csv (one row per engine × query kind × k × docs × threads × mode × order; re-runs replace
+their rows), DIR/index.csv, DIR/collection.csv, DIR/skipped.csv, DIR/results.md (README-ready tables and goal
 ratios), DIR/collection-N.png (pool vs synthetic) and DIR/latency_vs_docs.png (when several --docs were run).
 The encoded pool, the collections and the indexes go under --work (default work/scale, git-ignored).
 Every build and every engine runs in a fresh child process; exact engines are checked against brute force.
@@ -16,6 +20,7 @@ import json
 import os
 import shlex
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +32,7 @@ from lsr_lucene.bench import synthetic
 from lsr_lucene.bench.brute_force import BruteForce, compare, references
 from lsr_lucene.bench.engine_native import bmp_doc_weights, bmp_query
 from lsr_lucene.bench.scale_queries import KINDS, build_query_sets, sample_queries
-from lsr_lucene.bench.scale_runner import ENGINES, build_task, in_child, missing, search_task
+from lsr_lucene.bench.scale_runner import ENGINES, ORDERS, REORDERED, build_task, in_child, missing, search_task
 from lsr_lucene.errors import InputError
 
 
@@ -58,6 +63,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--engines", default=",".join(ENGINES), help=f"comma list of {', '.join(ENGINES)}")
     parser.add_argument("--kinds", default=",".join(KINDS), help=f"query kinds for ours: {', '.join(KINDS)}")
+    parser.add_argument("--orders", default="natural", help="comma list of docid orders: natural, bp (recursive "
+                                                             f"graph bisection, for {', '.join(REORDERED)})")
     parser.add_argument("--pool", default=",".join(pool_mod.DEFAULT_POOL),
                         help="collections pooled (names under --data, folders, or demo)")
     parser.add_argument("--data", default="../shared/data", help="where pool collection names are looked up")
@@ -73,6 +80,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args.docs_list, args.ks_list = _int_list(args.docs, "--docs"), _int_list(args.ks, "--ks")
     args.engine_list = _names(args.engines, list(ENGINES), "engine(s)")
     args.kind_list = _names(args.kinds, KINDS, "query kind(s)")
+    args.order_list = _names(args.orders, ORDERS, "order(s)")
     if args.threads < 1 or args.queries < 2 or args.check < 0 or args.warmup < 0 or args.max_length < 2:
         raise InputError("--threads must be >= 1, --queries >= 2, --check and --warmup >= 0, --max-length >= 2")
     if "plain" not in args.kind_list:
@@ -135,6 +143,57 @@ def check(row: dict, hits: dict, refs: dict) -> None:
                same_order=all(v["same_order"] for v in exact_on), recall=float(np.mean([v["recall"] for v in verdicts])))
 
 
+def bp_order(coll, work: Path) -> tuple[Path, float]:
+    """The BP order of the collection (our implementation), saved for the builds given a document stream; seconds."""
+    from lsr_lucene.index.bisection import DocTermGraph, bisect
+
+    started = time.perf_counter()
+    order = bisect(DocTermGraph.from_csr(coll.indptr, coll.terms, len(coll.vocab)))
+    seconds = time.perf_counter() - started
+    path = work / "bp-order.npy"
+    np.save(path, order)
+    return path, seconds
+
+
+def build_indexes(args, coll, paths: dict, work: Path, families: set, capability: str,
+                  skipped: list) -> tuple[list, dict]:
+    """Every index family in every order (BP only for the families in REORDERED): index rows, failures."""
+    n = coll.num_docs
+    index_rows, failed = [], {}
+    bp = None
+    if "bp" in args.order_list and families & (set(REORDERED.values()) - {"ours"}):
+        bp = bp_order(coll, work)
+        print(f"  BP order of {n:,} documents: {bp[1]:.1f} s (our implementation)", flush=True)
+    for order in args.order_list:
+        for family in [f for f in ("ours", "anserini", "pisa", "bmp", "seismic", "scipy") if f in families]:
+            if order == "bp" and family not in REORDERED.values():
+                continue
+            reason = missing(family)
+            label = family if order == "natural" else f"{family}-bp"
+            if reason is None:
+                index_dir = work / "indexes" / label
+                extra = {} if order == "natural" else {"reorder": "bp"} if family == "ours" else {"order": bp[0]}
+                got = in_child(build_task, family, {**paths, **extra, "index": index_dir}, index_dir, args.threads,
+                               threads=args.threads)
+                reason = got.get("error")
+                print(got.get("traceback", ""), end="", file=sys.stderr)
+            if reason:
+                failed[(family, order)] = reason
+                skipped.append({"docs": n, "engine": label, "stage": "index", "reason": reason})
+                print(f"  skipped {label} index: {reason}", flush=True)
+                continue
+            bp_s = float("nan") if order == "natural" else got.get("bp_s", bp[1] if bp else float("nan"))
+            for item in [{"engine": family, **got}] + got.get("extra", []):
+                index_rows.append({"docs": n, "engine": item["engine"], "order": order, "threads": args.threads,
+                                   "build_s": item["build_s"], "bp_s": bp_s if item["engine"] == family else float("nan"),
+                                   "size_bytes": item["size_bytes"], "peak_rss_bytes": item["peak_rss_bytes"],
+                                   "note": item.get("note", ""), "cpu_capability": capability})
+                print(f"  index {item['engine']:15s} {order:7s} {item['build_s']:8.1f} s  "
+                      f"{item['size_bytes'] / 2**20:9.1f} MiB  peak RSS {item['peak_rss_bytes'] / 2**20:8.0f} MiB  "
+                      f"[CPU {capability}; {report.load_note()}]", flush=True)
+    return index_rows, failed
+
+
 def run_docs(args, pool, buckets, sample, n: int, out: Path, capability: str, skipped: list) -> tuple:
     """Everything at one collection size: (result rows, index rows, collection stats)."""
     work = Path(args.work) / f"docs-{n}"
@@ -144,48 +203,31 @@ def run_docs(args, pool, buckets, sample, n: int, out: Path, capability: str, sk
     print(report.to_text(stats), flush=True)
     sets = build_query_sets(sample, tuple(args.kind_list))
     families = {ENGINES[e][0] for e in args.engine_list} | ({"anserini"} if "anserini" in args.engine_list else set())
-    index_rows, failed = [], {}
-    for family in [f for f in ("ours", "anserini", "pisa", "bmp", "seismic", "scipy") if f in families]:
-        reason = missing(family)
-        if reason is None:
-            index_dir = work / "indexes" / family
-            got = in_child(build_task, family, {**paths, "index": index_dir}, index_dir, args.threads,
-                           threads=args.threads)
-            reason = got.get("error")
-            print(got.get("traceback", ""), end="", file=sys.stderr)
-        if reason:
-            failed[family] = reason
-            skipped.append({"docs": n, "engine": family, "stage": "index", "reason": reason})
-            print(f"  skipped {family} index: {reason}", flush=True)
-            continue
-        for item in [{"engine": family, **got}] + got.get("extra", []):
-            index_rows.append({"docs": n, "engine": item["engine"], "threads": args.threads, "build_s": item["build_s"],
-                               "size_bytes": item["size_bytes"], "peak_rss_bytes": item["peak_rss_bytes"],
-                               "note": item.get("note", ""), "cpu_capability": capability})
-            print(f"  index {item['engine']:15s} {item['build_s']:8.1f} s  {item['size_bytes'] / 2**20:9.1f} MiB  "
-                  f"peak RSS {item['peak_rss_bytes'] / 2**20:8.0f} MiB  [CPU {capability}; {report.load_note()}]",
-                  flush=True)
+    index_rows, failed = build_indexes(args, coll, paths, work, families, capability, skipped)
     refs = exact_answers(args, pool, buckets, coll, sets)
     threads = sorted({1, args.threads})
     sample_ids = sorted({q["qid"] for queries in sets.values() for q in queries[:args.check]})
     rows = []
-    for name in args.engine_list:
-        family = ENGINES[name][0]
-        reason = failed.get(family) or missing(name)
-        if reason is None:
-            got = in_child(search_task, name, {**paths, "index": work / "indexes" / family}, sets, args.ks_list,
-                           threads, sample_ids, args.warmup, threads=args.threads)
-            reason = got.get("error")
-            print(got.get("traceback", ""), end="", file=sys.stderr)
-        if reason:
-            skipped.append({"docs": n, "engine": name, "stage": "search", "reason": reason})
-            print(f"  skipped {name}: {reason}", flush=True)
-            continue
-        for row in got["rows"]:
-            row.update(docs=n, peak_rss_mb=got["peak_rss_bytes"] / 2**20, cpu_capability=capability)
-            check(row, got["hits"].get((row["kind"], row["k"], row["mode"], row["threads"]), {}), refs)
-            rows.append(row)
-            print(report.row_line(row) + f"  [CPU {capability}; {report.load_note()}]", flush=True)
+    for order in args.order_list:
+        for name in [e for e in args.engine_list if order == "natural" or e in REORDERED]:
+            family = ENGINES[name][0]
+            label = name if order == "natural" else f"{name} (bp)"
+            reason = failed.get((family, order)) or missing(name)
+            if reason is None:
+                index = work / "indexes" / (family if order == "natural" else f"{family}-bp")
+                got = in_child(search_task, name, {**paths, "index": index}, sets, args.ks_list,
+                               threads, sample_ids, args.warmup, threads=args.threads)
+                reason = got.get("error")
+                print(got.get("traceback", ""), end="", file=sys.stderr)
+            if reason:
+                skipped.append({"docs": n, "engine": label, "stage": "search", "reason": reason})
+                print(f"  skipped {label}: {reason}", flush=True)
+                continue
+            for row in got["rows"]:
+                row.update(docs=n, order=order, peak_rss_mb=got["peak_rss_bytes"] / 2**20, cpu_capability=capability)
+                check(row, got["hits"].get((row["kind"], row["k"], row["mode"], row["threads"]), {}), refs)
+                rows.append(row)
+                print(report.row_line(row) + f"  [CPU {capability}; {report.load_note()}]", flush=True)
     return rows, index_rows, stats
 
 
@@ -218,7 +260,7 @@ def write_outputs(out: Path, results: pd.DataFrame, index: pd.DataFrame, stats: 
                   command: str) -> None:
     """Merge this run's rows into the CSVs, then write results.md, skipped.csv and the growth plot."""
     results = report.merge_rows(out / "results.csv", results, report.RESULT_KEYS)
-    index = report.merge_rows(out / "index.csv", index, ["docs", "engine"])
+    index = report.merge_rows(out / "index.csv", index, report.INDEX_KEYS)
     stats = report.merge_rows(out / "collection.csv", stats, ["docs_run", "collection"])
     skips = report.merge_rows(out / "skipped.csv", pd.DataFrame(skipped, columns=["docs", "engine", "stage", "reason"]),
                               ["docs", "engine", "stage"])

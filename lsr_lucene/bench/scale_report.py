@@ -14,7 +14,9 @@ from lsr_lucene.bench.synthetic import Collection
 from lsr_lucene.io.output import atomic_output
 
 DF_RANKS = (1, 10, 100, 1000, 10000)
-RESULT_KEYS = ["docs", "engine", "kind", "k", "threads", "mode"]
+RESULT_KEYS = ["docs", "engine", "kind", "k", "threads", "mode", "order"]
+INDEX_KEYS = ["docs", "engine", "order"]
+KEY_DEFAULTS = {"order": "natural"}  # rows written before a key column existed
 
 
 def _csr_stats(label: str, indptr: np.ndarray, terms: np.ndarray, weights: np.ndarray, vocab: int) -> dict:
@@ -69,6 +71,9 @@ def merge_rows(path: Path, new: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     if not path.is_file() or new.empty:
         return new
     old = pd.read_csv(path)
+    for key, value in KEY_DEFAULTS.items():
+        if key in keys and key not in old.columns:
+            old[key] = value
     if not set(keys) <= set(old.columns):
         return new
     index = pd.MultiIndex.from_frame(new[keys].astype(str))
@@ -81,10 +86,15 @@ def write_csv(df: pd.DataFrame, path: Path) -> None:
         df.to_csv(tmp, index=False, float_format="%.6g")
 
 
+def _order(df: pd.DataFrame) -> pd.Series:
+    """Each row's docid order (``natural`` for rows written before the column existed)."""
+    return df["order"].fillna("natural") if "order" in df.columns else pd.Series("natural", index=df.index)
+
+
 def _pick(results: pd.DataFrame, docs: int, engine: str, kind: str = "plain", k: int = 10, threads: int = 1,
-          mode: str = "query") -> pd.Series | None:
+          mode: str = "query", order: str = "natural") -> pd.Series | None:
     rows = results[(results.docs == docs) & (results.engine == engine) & (results.kind == kind) & (results.k == k)
-                   & (results.threads == threads) & (results["mode"] == mode)]
+                   & (results.threads == threads) & (results["mode"] == mode) & (_order(results) == order)]
     return rows.iloc[0] if len(rows) else None
 
 
@@ -115,13 +125,31 @@ def goals(results: pd.DataFrame, index: pd.DataFrame, docs: int) -> pd.DataFrame
               ours("union", k), "the cost of signed scoring itself")
         ratio(f"CPT A∩B / plain A+B, k={k}", 1.5, ours("cpt", k), ours("union", k))
         ratio(f"window rerank / plain A, k={k}", 2.0, ours("window", k), ours("plain", k))
-    rows = {r.engine: r for r in index[index.docs == docs].itertuples()} if len(index) else {}
+    at = index[index.docs == docs] if len(index) else index
+    rows = {r.engine: r for r in at[_order(at) == "natural"].itertuples()} if len(at) else {}
+    bp_rows = {r.engine: r for r in at[_order(at) == "bp"].itertuples()} if len(at) else {}
+
+    def index_ratio(goal: str, target: float, a, b, note: str = "") -> None:
+        value = float(a / b) if a is not None and b is not None else float("nan")
+        out.append({"docs": docs, "goal": goal, "ratio": value, "target": f"<= {target:g}",
+                    "met": "" if math.isnan(value) else ("yes" if value <= target else "no"), "note": note})
+
+    get = lambda r, column: None if r is None else getattr(r, column)  # noqa: E731
     for what, column, target in (("index build time", "build_s", 1.0), ("index size", "size_bytes", 1.2)):
-        a, b = rows.get("ours"), rows.get("anserini")
-        value = float(getattr(a, column) / getattr(b, column)) if a is not None and b is not None else float("nan")
-        out.append({"docs": docs, "goal": f"{what}: ours / Anserini IndexCollection", "ratio": value,
-                    "target": f"<= {target:g}", "met": "" if math.isnan(value) else ("yes" if value <= target else "no"),
-                    "note": "ours: validation, then one file per thread; sidecar timed apart" if column == "build_s" else ""})
+        index_ratio(f"{what}: ours / Anserini IndexCollection", target, get(rows.get("ours"), column),
+                    get(rows.get("anserini"), column),
+                    "ours: validation, then one file per thread; sidecar timed apart" if column == "build_s" else "")
+    if bp_rows or (len(results) and (_order(results) == "bp").any()):
+        peers = [r for r in (_pick(results, docs, e, order="bp") for e in ("pisa-maxscore", "pisa-bmw", "bmp"))
+                 if r is not None]
+        best = min(peers, key=lambda r: r["mean_ms"]) if peers else None
+        ratio("with BP: ours / fastest exact engine with BP, plain k=10, 1 thread", 1.5,
+              _pick(results, docs, "ours", order="bp"), best,
+              f"fastest: {best['engine']}" if best is not None else "no PISA/BMP row with BP")
+        index_ratio("BP time / our natural index build time", 0.5, get(bp_rows.get("ours"), "bp_s"),
+                    get(rows.get("ours"), "build_s"), "our BP inside `index --reorder bp`")
+        index_ratio("index size: ours with BP / ours natural", 1.0, get(bp_rows.get("ours"), "size_bytes"),
+                    get(rows.get("ours"), "size_bytes"), "goal: below 1")
     return pd.DataFrame(out)
 
 
@@ -137,10 +165,12 @@ def plot_latency(results: pd.DataFrame, path: Path) -> bool:
 
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
     for ax, k in zip(axes, (10, 1000)):
-        for engine, rows in plain[plain.k == k].groupby("engine"):
+        at_k = plain[plain.k == k]
+        for (engine, order), rows in at_k.groupby([at_k.engine, _order(at_k)]):
             mode = "query" if (rows["mode"] == "query").any() else "batch"
             rows = rows[rows["mode"] == mode].sort_values("docs")
-            ax.loglog(rows.docs, rows.mean_ms, marker="o", label=engine + (" (batch)" if mode == "batch" else ""))
+            label = engine + (" BP" if order == "bp" else "") + (" (batch)" if mode == "batch" else "")
+            ax.loglog(rows.docs, rows.mean_ms, marker="o", linestyle="--" if order == "bp" else "-", label=label)
         ax.set(title=f"plain queries, k={k}, 1 thread", xlabel="documents", ylabel="mean latency (ms)")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
@@ -189,16 +219,23 @@ def markdown(results: pd.DataFrame, index: pd.DataFrame, stats: pd.DataFrame, go
     verdict = search["exact"].map({True: "yes", False: "NO", "True": "yes", "False": "NO"}).fillna("")
     approx = search.get("approximate", pd.Series(False, index=search.index)).astype(str) == "True"
     search["exact"] = verdict.where(~approx, "approx.")
-    cols = ["docs", "engine", "kind", "k", "threads", "mode", "mean_ms", "p50_ms", "p99_ms", "qps", "exact",
+    search["order"] = _order(search)
+    cols = ["docs", "engine", "order", "kind", "k", "threads", "mode", "mean_ms", "p50_ms", "p99_ms", "qps", "exact",
             "recall", "peak_rss_mb", "cpu_capability"]
-    idx = index.assign(size_mb=index.size_bytes / 2**20, peak_rss_mb=index.peak_rss_bytes / 2**20)
+    idx = index.assign(size_mb=index.size_bytes / 2**20, peak_rss_mb=index.peak_rss_bytes / 2**20,
+                       order=_order(index))
+    if "bp_s" not in idx.columns:
+        idx["bp_s"] = float("nan")
     parts = [f"Machine: {machine()}  \nCommand: `{command}`\n",
              "Timed: the engine's own search call (per query: one call per query, 1 thread; batch: one call for all "
              "queries, mean = wall / queries). `exact`: top-k equals brute-force dot products on the sample checked "
              "(ties in any order; BMP on its own 8-bit quantisation); `recall`: recall@k against brute force.\n",
              "### Collection: pool vs synthetic\n", to_markdown(stats.set_index(["docs_run", "collection"]), ".3g"),
              "\n### Index builds\n",
-             to_markdown(idx[["docs", "engine", "build_s", "size_mb", "peak_rss_mb", "note"]].set_index("docs"), ".1f"),
+             "BP (recursive graph bisection, our implementation): `bp_s` is its time, included in ours' build "
+             "(`index --reorder bp`) and computed once, apart, for the BP-ordered stream PISA and BMP index.\n",
+             to_markdown(idx[["docs", "engine", "order", "build_s", "bp_s", "size_mb", "peak_rss_mb", "note"]]
+                         .set_index("docs"), ".1f"),
              "\n### Search\n", to_markdown(search[[c for c in cols if c in search.columns]].set_index("docs"), ".3g")]
     if len(goal_rows):
         parts += ["\n### Goals (ratios measured in the same run)\n", to_markdown(goal_rows.set_index("docs"), ".2f")]
@@ -217,5 +254,6 @@ def row_line(row: dict) -> str:
         verdict = "approx." if row.get("approximate") else ("yes" if row["exact"] else "NO")
         check = f"  exact {verdict} recall {row['recall']:.3f} ({row['checked']} checked)"
     p = "" if math.isnan(row["p50_ms"]) else f" p50 {row['p50_ms']:8.2f} p99 {row['p99_ms']:8.2f}"
-    return (f"  {row['engine']:14s} {row['kind']:6s} k={row['k']:<5d} {row['mode']:5s} threads={row['threads']:<2d} "
+    engine = row["engine"] + (" BP" if row.get("order") == "bp" else "")
+    return (f"  {engine:16s} {row['kind']:6s} k={row['k']:<5d} {row['mode']:5s} threads={row['threads']:<2d} "
             f"mean {row['mean_ms']:8.2f} ms{p or ' ' * 26}  {row['qps']:8.1f} q/s{check}")

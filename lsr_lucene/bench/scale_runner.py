@@ -32,6 +32,8 @@ ENGINES: dict[str, tuple[str, Callable[[], object]]] = {
     "seismic": ("seismic", native.SeismicEngine),
     "scipy": ("scipy", native.ScipyEngine),
 }
+ORDERS = ("natural", "bp")  # docid orders: as generated, or recursive graph bisection (BP)
+REORDERED = {"ours": "ours", "pisa-maxscore": "pisa", "pisa-bmw": "pisa", "bmp": "bmp"}  # engines (family) run with BP
 BUILDERS: dict[str, Callable[[dict, Path, int], dict]] = {
     "ours": lucene.build_ours, "anserini": lucene.build_anserini, "pisa": native.build_pisa,
     "bmp": native.build_bmp, "seismic": native.build_seismic, "scipy": native.build_scipy,

@@ -1,12 +1,14 @@
 """Build a Lucene impact index from JsonVectorCollection vectors (the index Anserini's IndexCollection builds).
 
-``lsr-lucene index --input VECTORS --index DIR``: the command over :func:`lsr_lucene.index.impact.build_impact_index`.
+``lsr-lucene index --input VECTORS --index DIR [--reorder bp]``: the command over
+:func:`lsr_lucene.index.impact.build_impact_index`.
 """
 from __future__ import annotations
 
 import argparse
 
 from lsr_lucene.index.impact import INDEXERS, build_impact_index
+from lsr_lucene.index.reorder import reorder_summary
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -20,10 +22,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--indexer", choices=INDEXERS, default="lsr",
                         help="lsr: ours, each term once with its weight as term frequency (default, faster); "
                              "anserini: Anserini's IndexCollection, which repeats each term weight times")
+    parser.add_argument("--reorder", choices=["bp"], help="reorder the docids after building: bp = recursive "
+                                                          "graph bisection (smaller postings, faster block-max skipping)")
+    parser.add_argument("--seed", type=int, help="shuffle the input order with this seed before --reorder "
+                                                 "(default: start from the input order)")
     parser.add_argument("--overwrite", action="store_true")
     args = parser.parse_args(argv)
+    if args.seed is not None and not args.reorder:
+        parser.error("--seed needs --reorder")
     meta = build_impact_index(args.input, args.index, threads=args.threads, overwrite=args.overwrite,
-                              optimize=not args.no_optimize, positions=args.positions, indexer=args.indexer)
+                              optimize=not args.no_optimize, positions=args.positions, indexer=args.indexer,
+                              reorder=args.reorder, seed=args.seed)
     skipped = f", {meta['empty']} empty skipped" if meta["empty"] else ""
     print(f"indexed {meta['indexed']} documents{skipped} into {args.index} ({meta['size_bytes'] / 1e6:.1f} MB)")
+    if "reorder" in meta:
+        print(reorder_summary(meta["reorder"], meta["size_bytes"]))
     return 0

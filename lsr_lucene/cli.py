@@ -19,6 +19,8 @@ SUBCOMMANDS = {
     "compose": ("lsr_lucene.compose.cli", "search set-compositional and negated queries"),
     "longdocs": ("lsr_lucene.longdocs.cli", "segment long documents; aggregations and ExactSDM/SoftSDM"),
     "train": ("lsr_lucene.train.cli", "fine-tune a (signed) sparse encoder on contrastive pairs"),
+    "fuse": ("lsr_lucene.fuse.cli", "fuse runs (RRF, min-max or z-score linear), weights fitted on training topics"),
+    "dense": ("lsr_lucene.dense.cli", "dense leg: encode with all-MiniLM-L6-v2 and search a Faiss flat index"),
     "bench": ("lsr_lucene.bench.cli", "pipeline benchmark: encoding, indexing and search latency"),
 }
 

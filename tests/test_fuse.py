@@ -272,3 +272,14 @@ def test_python_m_entry_point(tmp_path):
                           cwd=Path(__file__).resolve().parents[1])
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "f.run").read_text().split()[2] == "d1"
+
+
+def test_rankings_scored_in_chunks_equal_one_call(monkeypatch):
+    import lsr_lucene.eval.trec as trec
+
+    qrels = {"q1": {"a": 1, "b": 2}, "q2": {"c": 1}}
+    rankings = [{"q1": ["b", "a"], "q2": ["c"]}, {"q1": ["b", "x"]}, {"q2": ["x", "c"]}]
+    whole = trec.evaluate_rankings(qrels, rankings, "ndcg_cut_10")
+    monkeypatch.setattr(trec, "QUERIES_PER_CALL", 2)  # one ranking per call
+    assert trec.evaluate_rankings(qrels, rankings, "ndcg_cut_10") == pytest.approx(whole)
+    assert whole[0] == pytest.approx(1.0) and whole[1] < 1.0 and whole[2] < 1.0

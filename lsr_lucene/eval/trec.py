@@ -237,16 +237,26 @@ def evaluate(qrels_path: str | Path, runs: Mapping[str, str | Path] | Sequence[s
     return pd.DataFrame(rows, index=pd.Index(index, name="run"), columns=columns)
 
 
+QUERIES_PER_CALL = 8000  # trec_eval slows down more than linearly with the number of queries in one call
+
+
 def evaluate_rankings(qrels: Mapping[str, Mapping[str, int]], rankings: Sequence[Mapping[str, Sequence[str]]],
                       measure: str = "ndcg_cut_10") -> list[float]:
     """trec_eval ``-c`` mean of ``measure`` for each of many in-memory rankings ``{qid: [docid, ...]}`` (best
-    first) over the same qrels, in ONE trec_eval call: ranking i's queries become ``i:qid`` in one run file and
-    one qrels file (a grid search would otherwise start a JVM per candidate). Scores written are rank-based, so
-    trec_eval keeps each ranking's order exactly."""
+    first) over the same qrels, in few trec_eval calls: ranking i's queries become ``i:qid`` in one run file and
+    one qrels file (a grid search would otherwise start a JVM per candidate), up to ``QUERIES_PER_CALL`` queries
+    a call. Scores written are rank-based, so trec_eval keeps each ranking's order exactly."""
+    per_call = max(1, QUERIES_PER_CALL // max(1, len(qrels)))
+    means: list[float] = []
+    for start in range(0, len(rankings), per_call):
+        means += _evaluate_rankings_once(qrels, rankings[start:start + per_call], measure)
+    return means
+
+
+def _evaluate_rankings_once(qrels: Mapping[str, Mapping[str, int]],
+                            rankings: Sequence[Mapping[str, Sequence[str]]], measure: str) -> list[float]:
     import tempfile
 
-    if not rankings:
-        return []
     key = measure_key(measure)
     with tempfile.TemporaryDirectory(prefix="lsr-eval-") as tmp:
         qrels_path, run_path = Path(tmp, "qrels.txt"), Path(tmp, "run.txt")

@@ -1,4 +1,4 @@
-"""Grid search of fusion weights (and RRF k) on training topics only, scored by trec_eval in one call.
+"""Grid search of fusion weights (and RRF k) on training topics only, scored by trec_eval in a few calls.
 
 Only the queries of the training subset are kept from the runs and the qrels before anything is computed, so
 neither the rankings nor the judgements of other topics can influence the choice, and trec_eval sees training

@@ -10,7 +10,7 @@ from lsr_lucene.errors import LsrError
 # subcommand -> (module, one-line help)
 SUBCOMMANDS = {
     "encode": ("lsr_lucene.encode.cli", "encode documents or queries into sparse JsonVectorCollection vectors"),
-    "index": ("lsr_lucene.index.cli", "build a Lucene impact index with Anserini's IndexCollection"),
+    "index": ("lsr_lucene.index.cli", "build a Lucene impact index (the index Anserini's IndexCollection builds, faster)"),
     "reorder": ("lsr_lucene.reorder", "reorder an index's docids by recursive graph bisection (BP)"),
     "search": ("lsr_lucene.search.cli", "search an impact index and write a TREC run file"),
     "bm25": ("lsr_lucene.bm25", "BM25 (optionally RM3/SDM) baseline run with Anserini on the same corpus"),
@@ -20,6 +20,8 @@ SUBCOMMANDS = {
     "compose": ("lsr_lucene.compose.cli", "search set-compositional and negated queries"),
     "longdocs": ("lsr_lucene.longdocs.cli", "segment long documents; aggregations and ExactSDM/SoftSDM"),
     "train": ("lsr_lucene.train.cli", "fine-tune a (signed) sparse encoder on contrastive pairs"),
+    "fuse": ("lsr_lucene.fuse.cli", "fuse runs (RRF, min-max or z-score linear), weights fitted on training topics"),
+    "dense": ("lsr_lucene.dense.cli", "dense leg: encode with all-MiniLM-L6-v2 and search a Faiss flat index"),
     "bench": ("lsr_lucene.bench.cli", "pipeline benchmark: encoding, indexing and search latency"),
 }
 

@@ -237,6 +237,50 @@ def evaluate(qrels_path: str | Path, runs: Mapping[str, str | Path] | Sequence[s
     return pd.DataFrame(rows, index=pd.Index(index, name="run"), columns=columns)
 
 
+QUERIES_PER_CALL = 8000  # trec_eval slows down more than linearly with the number of queries in one call
+
+
+def evaluate_rankings(qrels: Mapping[str, Mapping[str, int]], rankings: Sequence[Mapping[str, Sequence[str]]],
+                      measure: str = "ndcg_cut_10") -> list[float]:
+    """trec_eval ``-c`` mean of ``measure`` for each of many in-memory rankings ``{qid: [docid, ...]}`` (best
+    first) over the same qrels, in few trec_eval calls: ranking i's queries become ``i:qid`` in one run file and
+    one qrels file (a grid search would otherwise start a JVM per candidate), up to ``QUERIES_PER_CALL`` queries
+    a call. Scores written are rank-based, so trec_eval keeps each ranking's order exactly."""
+    per_call = max(1, QUERIES_PER_CALL // max(1, len(qrels)))
+    means: list[float] = []
+    for start in range(0, len(rankings), per_call):
+        means += _evaluate_rankings_once(qrels, rankings[start:start + per_call], measure)
+    return means
+
+
+def _evaluate_rankings_once(qrels: Mapping[str, Mapping[str, int]],
+                            rankings: Sequence[Mapping[str, Sequence[str]]], measure: str) -> list[float]:
+    import tempfile
+
+    key = measure_key(measure)
+    with tempfile.TemporaryDirectory(prefix="lsr-eval-") as tmp:
+        qrels_path, run_path = Path(tmp, "qrels.txt"), Path(tmp, "run.txt")
+        with open(qrels_path, "w", encoding="utf-8") as out:
+            for i in range(len(rankings)):
+                out.writelines(f"{i}:{qid} 0 {doc} {gain}\n" for qid, docs in qrels.items()
+                               for doc, gain in docs.items())
+        with open(run_path, "w", encoding="utf-8") as out:
+            for i, ranked in enumerate(rankings):
+                for qid, docs in ranked.items():
+                    out.writelines(f"{i}:{qid} Q0 {doc} {r} {len(docs) - r + 1} fit\n" for r, doc in enumerate(docs, 1))
+        output = run_trec_eval(["-c", "-q", *_measure_args([measure, "num_q"]), str(qrels_path), str(run_path)])
+    parsed = _parse_trec_eval(output)
+    counted = parsed.get("all", {}).get("num_q")
+    if key not in parsed.get("all", {}) or not counted:
+        raise InputError(f"trec_eval reported no {key} (unknown measure?)")
+    per_query = int(counted) // len(rankings)  # -c: every qrels query counts, answered or not
+    sums = [0.0] * len(rankings)
+    for qid, values in parsed.items():
+        if qid != "all" and key in values:
+            sums[int(qid.partition(":")[0])] += values[key]
+    return [total / per_query for total in sums]
+
+
 # ---------------------------------------------------------------- tables
 
 

@@ -163,11 +163,12 @@ def update_json(path: str | Path, change: Callable[[dict], dict]) -> dict:
 
 
 def write_run(results: Mapping[str, Sequence[tuple[str, float]]], output: str | Path, tag: str,
-              overwrite: bool = False) -> None:
-    """TREC run file (score desc, ties by docid asc), written to a temp file and renamed."""
+              overwrite: bool = False, decimals: int = 6) -> None:
+    """TREC run file (score desc, ties by docid asc; scores with ``decimals`` decimals), written to a temp file
+    and renamed."""
     with atomic_output(output, overwrite=overwrite) as tmp:
         with open(tmp, "w", encoding="utf-8") as out:
             for qid, ranked in results.items():
                 ordered = sorted(ranked, key=lambda ds: (-ds[1], ds[0]))
                 for rank, (doc, score) in enumerate(ordered, 1):
-                    out.write(f"{qid} Q0 {doc} {rank} {score:.6f} {tag}\n")
+                    out.write(f"{qid} Q0 {doc} {rank} {score:.{decimals}f} {tag}\n")

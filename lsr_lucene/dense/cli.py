@@ -1,0 +1,99 @@
+"""Dense leg: encode a corpus with all-MiniLM-L6-v2 (or another model), search it exactly, write a TREC run.
+
+``lsr-lucene dense encode --corpus SPEC --output DIR`` writes document embeddings; ``lsr-lucene dense search
+--index DIR --topics SPEC --output RUN`` encodes the queries with the same model and searches a Faiss flat
+inner-product index (exact cosine; built in memory, meant for collections up to a few million documents).
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+from lsr_lucene.dense.encoder import DEFAULT_BATCH_SIZE, DEFAULT_MAX_LENGTH
+from lsr_lucene.encode.precision import PRECISIONS
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE)
+    parser.add_argument("--threads", type=int, default=None, help="CPU threads (default: torch's thread count)")
+    parser.add_argument("--dtype", choices=PRECISIONS, default="auto",
+                        help="encoder precision: auto (default) takes bf16 only where this CPU runs it faster; "
+                             "fp32; bf16")
+    parser.add_argument("--device", default=None, help="cpu, cuda ... (default: cuda when present)")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing output")
+
+
+def _parser() -> argparse.ArgumentParser:
+    from lsr_lucene.dense.models import DEFAULT_DENSE_MODEL
+
+    parser = argparse.ArgumentParser(prog="lsr-lucene dense", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    enc = sub.add_parser("encode", help="document embeddings (embeddings.npy, docids.txt, metadata.json)")
+    enc.add_argument("--corpus", required=True, help="documents: JSONL/TSV file, BEIR folder or irds:<id>")
+    enc.add_argument("--output", required=True, help="embeddings directory to write")
+    enc.add_argument("--model", default=DEFAULT_DENSE_MODEL,
+                     help=f"registry name ({DEFAULT_DENSE_MODEL}, from its wheel), local directory or HF id")
+    enc.add_argument("--max-length", type=int, default=DEFAULT_MAX_LENGTH,
+                     help=f"truncation in tokens (default {DEFAULT_MAX_LENGTH})")
+    _common(enc)
+    srch = sub.add_parser("search", help="exact inner-product search of an embeddings directory -> TREC run")
+    srch.add_argument("--index", required=True, help="embeddings directory written by dense encode")
+    srch.add_argument("--topics", required=True, help="topics: TSV, TREC topic file, JSONL or irds:<id>")
+    srch.add_argument("--output", required=True, help="TREC run to write")
+    srch.add_argument("--hits", type=int, default=1000)
+    srch.add_argument("--run-tag", default=None, help="run tag (default: dense-<model name>)")
+    _common(srch)
+    return parser
+
+
+def _encode(args: argparse.Namespace) -> int:
+    from lsr_lucene.dense.encoder import DenseEncoder
+    from lsr_lucene.dense.store import write_embeddings
+    from lsr_lucene.encode.precision import Precision
+    from lsr_lucene.io.corpus import check_unique, read_corpus
+    from lsr_lucene.io.output import refuse_existing
+
+    refuse_existing(args.output, args.overwrite)
+    docs = list(check_unique(read_corpus(args.corpus)))
+    encoder = DenseEncoder(args.model, args.max_length, args.threads, args.dtype, args.device)
+    started = time.perf_counter()
+    vectors = encoder.encode([d.contents for d in docs], args.batch_size, desc="encoding documents")
+    seconds = time.perf_counter() - started
+    precision: Precision = encoder.precision
+    write_embeddings(args.output, [d.id for d in docs], vectors,
+                     dict(encoder.settings(), **precision.metadata(), corpus=str(args.corpus)), args.overwrite)
+    print(f"wrote {args.output} ({len(docs)} documents, {len(docs) / max(seconds, 1e-9):.1f} docs/s)")
+    return 0
+
+
+def _search(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from lsr_lucene.dense.encoder import DenseEncoder
+    from lsr_lucene.dense.search import DECIMALS, FlatSearcher, dense_run
+    from lsr_lucene.dense.store import read_embeddings
+    from lsr_lucene.errors import InputError
+    from lsr_lucene.io.output import refuse_existing, write_run
+    from lsr_lucene.io.topics import read_topics
+
+    refuse_existing(args.output, args.overwrite)
+    if args.hits < 1:
+        raise InputError(f"--hits must be at least 1, got {args.hits}")
+    embeddings = read_embeddings(args.index)
+    topics = read_topics(args.topics)
+    meta = embeddings.metadata
+    encoder = DenseEncoder(meta.get("model"), int(meta.get("max_length", DEFAULT_MAX_LENGTH)), args.threads,
+                           args.dtype, args.device)
+    if encoder.dim != embeddings.vectors.shape[1]:
+        raise InputError(f"{args.index}: {embeddings.vectors.shape[1]}-dimensional embeddings, but model "
+                         f"{meta.get('model')} gives {encoder.dim}")
+    results = dense_run(FlatSearcher(embeddings, args.threads), encoder, topics, args.hits, args.batch_size)
+    tag = args.run_tag or f"dense-{Path(str(meta.get('model'))).name}"
+    write_run(results, args.output, tag, overwrite=args.overwrite, decimals=DECIMALS)
+    print(f"wrote {args.output} ({len(results)} queries)")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    return _encode(args) if args.command == "encode" else _search(args)

@@ -20,6 +20,7 @@ SUBCOMMANDS = {
     "longdocs": ("lsr_lucene.longdocs.cli", "segment long documents; aggregations and ExactSDM/SoftSDM"),
     "train": ("lsr_lucene.train.cli", "fine-tune a (signed) sparse encoder on contrastive pairs"),
     "bench": ("lsr_lucene.bench.cli", "pipeline benchmark: encoding, indexing and search latency"),
+    "distributed": ("lsr_lucene.distributed.cli", "encode, index and search on a Ray cluster (identical runs)"),
 }
 
 

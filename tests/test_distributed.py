@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 
+# before Ray is imported: this process runs JVMs (one-index builds and searches), whose SIGSEGV handler Ray's would
+# replace at ray.init, crashing the next JVM call (lsr_lucene.distributed.cluster.prevent_signal_handler_takeover)
+os.environ.setdefault("RAY_DISABLE_FAILURE_SIGNAL_HANDLER", "1")
 ray = pytest.importorskip("ray")
 
 from lsr_lucene.cli import main as cli  # noqa: E402

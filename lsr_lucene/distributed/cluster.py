@@ -6,6 +6,7 @@ calling process is already connected (a test, a notebook), that connection is us
 from __future__ import annotations
 
 import logging
+import os
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -44,11 +45,19 @@ def check_reachable(address: str, timeout: float = 5.0) -> None:
                          f"(is `ray start --head` running there?)") from None
 
 
+def prevent_signal_handler_takeover() -> None:
+    """Keep Ray from installing its SIGSEGV handler in this process (``RAY_DISABLE_FAILURE_SIGNAL_HANDLER``,
+    read when Ray is imported): a JVM uses SIGSEGV itself, and a process whose JVM was started before
+    ``ray.init`` replaced the handler crashes on the JVM's next implicit null check."""
+    os.environ.setdefault("RAY_DISABLE_FAILURE_SIGNAL_HANDLER", "1")
+
+
 @contextmanager
 def ray_cluster(address: str | None = None, num_cpus: int | None = None,
                 object_store_memory: int | None = LOCAL_OBJECT_STORE_BYTES) -> Iterator[dict]:
     """Connect to ``address`` (``host:port`` or ``auto``), or start a local instance with ``num_cpus`` CPUs;
     yields the cluster's resources ({"CPU": n, "GPU": n, ...}). An unreachable address is one SetupError."""
+    prevent_signal_handler_takeover()
     try:
         import ray
     except ImportError:

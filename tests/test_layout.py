@@ -164,6 +164,6 @@ def test_graph_reads_relative_lazy_and_from_imports(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("stage", ["io", "jvm", "encode", "index", "search", "compose", "longdocs", "train",
-                                   "eval", "bench", "studies", "dense", "fuse"])
+                                   "eval", "bench", "studies", "dense", "fuse", "distributed"])
 def test_stage_subpackages_exist(stage):
     assert (PACKAGE / stage / "__init__.py").is_file()

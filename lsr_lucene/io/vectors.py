@@ -30,6 +30,9 @@ METADATA = "metadata.json"
 PROGRESS = "progress.state"  # in the partial directory only (not *.json: the indexer reads *.json files)
 NEG_PREFIX = "neg_"
 SHARD_PATTERN = "part-{:05d}.jsonl"
+# documents encoded together from the start of each shard: the encoder pads length-sorted batches of them, and
+# float results can depend on a batch's padding, so a shard's windows fix its output (lsr_lucene.distributed too)
+ENCODE_WINDOW = 512
 POSITIONS_PATTERN = "positions-{:05d}.part"
 # settings that must match for a resumed run to continue an interrupted one
 RESUME_KEYS = ("model", "max_length", "activation", "pooling", "epsilon", "dtype", "scale", "shard_size",
@@ -143,7 +146,7 @@ def read_metadata(path: str | Path) -> dict:
 
 
 # ---- writing --------------------------------------------------------------------------------------------
-def _doc_fields(doc: Any, index: int) -> tuple[str, str, str]:
+def doc_fields(doc: Any, index: int) -> tuple[str, str, str]:
     """(id, text to encode, origin) of a corpus.Doc, a dict or an (id, text) pair."""
     if isinstance(doc, tuple):
         doc_id, text = doc[0], doc[1]
@@ -236,10 +239,39 @@ def _finish(partial: _Partial, metadata: dict, positions: Path | None, overwrite
     install(partial.dir, partial.final, overwrite)
 
 
+def vector_lines(encoder, pending: list[tuple[str, str, str]], scale: float, batch_size: int,
+                 positions: bool = False) -> tuple[list[str], list[str] | None, int, int]:
+    """JsonVectorCollection lines of one window of (id, text, origin) documents, encoded together (the encoder sorts
+    them by length into batches): (lines, position lines or None, postings, documents with an empty vector)."""
+    texts = [text for _, text, _ in pending]
+    if not positions:
+        vectors, tokens = encoder.encode_documents(texts, batch_size=batch_size), None
+    elif hasattr(encoder, "encode_with_token_weights"):
+        vectors, tokens = encoder.encode_with_token_weights(texts, batch_size=batch_size)
+    else:
+        vectors = encoder.encode_documents(texts, batch_size=batch_size)
+        tokens = encoder.token_weights(texts, batch_size=batch_size)
+    lines: list[str] = []
+    pos_lines: list[str] | None = [] if positions else None
+    postings = empties = 0
+    for row, ((doc_id, text, origin), vector) in enumerate(zip(pending, vectors)):
+        try:
+            quantised = quantise(vector, scale, doc_id)
+        except InputError as exc:
+            raise InputError(f"{origin}: {exc}") from None
+        postings += len(quantised)
+        empties += not quantised
+        lines.append(json.dumps({"id": doc_id, "contents": text, "vector": quantised}, ensure_ascii=False) + "\n")
+        if pos_lines is not None:
+            pos_lines.append(json.dumps({"id": doc_id, "tokens": [[t, round(w, 5)] for t, w in tokens[row]]},
+                                        ensure_ascii=False) + "\n")
+    return lines, pos_lines, postings, empties
+
+
 def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: float = DEFAULT_SCALE,
                   shard_size: int = DEFAULT_SHARD_SIZE, overwrite: bool = False, batch_size: int = 16,
                   positions: str | Path | None = None, total: int | None = None, source: str | None = None,
-                  window: int = 512) -> dict:
+                  window: int = ENCODE_WINDOW) -> dict:
     """Encode ``docs`` (corpus.Doc, dicts or (id, text) pairs) into JsonVectorCollection shards in ``out_dir``.
 
     Resumes an interrupted run with the same settings; duplicate ids and non-finite weights raise
@@ -284,25 +316,12 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
             nonlocal shard_empty_vectors, shard_postings
             if not pending:
                 return
-            texts = [text for _, text, _ in pending]
-            if pos_lines is None:
-                vectors, tokens = encoder.encode_documents(texts, batch_size=batch_size), None
-            elif hasattr(encoder, "encode_with_token_weights"):
-                vectors, tokens = encoder.encode_with_token_weights(texts, batch_size=batch_size)
-            else:
-                vectors = encoder.encode_documents(texts, batch_size=batch_size)
-                tokens = encoder.token_weights(texts, batch_size=batch_size)
-            for row, ((doc_id, text, origin), vector) in enumerate(zip(pending, vectors)):
-                try:
-                    quantised = quantise(vector, scale, doc_id)
-                except InputError as exc:
-                    raise InputError(f"{origin}: {exc}") from None
-                shard_postings += len(quantised)
-                shard_empty_vectors += not quantised
-                lines.append(json.dumps({"id": doc_id, "contents": text, "vector": quantised}, ensure_ascii=False) + "\n")
-                if pos_lines is not None:
-                    pos_lines.append(json.dumps({"id": doc_id, "tokens": [[t, round(w, 5)] for t, w in tokens[row]]},
-                                                ensure_ascii=False) + "\n")
+            new_lines, new_pos, postings, empties = vector_lines(encoder, pending, scale, batch_size, pos_lines is not None)
+            lines.extend(new_lines)
+            if pos_lines is not None:
+                pos_lines.extend(new_pos)
+            shard_postings += postings
+            shard_empty_vectors += empties
             progress.update(len(pending))
             pending.clear()
 
@@ -317,7 +336,7 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
 
         try:
             for index, doc in enumerate(docs):
-                doc_id, text, origin = _doc_fields(doc, index)
+                doc_id, text, origin = doc_fields(doc, index)
                 if doc_id in seen:
                     raise InputError(f"{origin}: duplicate document id {doc_id!r} (first seen as document "
                                      f"#{seen[doc_id]} of the input)")

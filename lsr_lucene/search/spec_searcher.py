@@ -70,6 +70,20 @@ class SpecSearcher:
             hits.append((parts[2], float(parts[4])))
         return hits
 
+    def search_exact(self, spec: Mapping, k: int = 10) -> list[tuple[str, str, float]]:
+        """Top-k of one spec, best first, as (docid, score as the run file writes it, exact score): the exact
+        scores order hits of several indexes as one index would (lsr_lucene.distributed.search)."""
+        validate_spec(spec)
+        if k <= 0:
+            raise InputError(f"k must be positive, got {k}")
+        with java_errors(f"query {spec['qid']}"):
+            text = self._java.searchExact(json.dumps(spec, allow_nan=False), int(k))
+        hits = []
+        for line in text.splitlines():
+            docid, shown, exact = line.rsplit(" ", 2)
+            hits.append((docid, shown, float(exact)))
+        return hits
+
     def score(self, spec: Mapping, docids: Sequence[str]) -> list[float]:
         """Exact scores of ``spec`` for the given docids (matching or not): Σ w·(impact − neg impact) + pairs + windows."""
         validate_spec(spec)

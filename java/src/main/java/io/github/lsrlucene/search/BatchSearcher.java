@@ -9,6 +9,7 @@ import io.github.lsrlucene.query.SignedImpactQuery;
 import io.github.lsrlucene.query.WindowQuery;
 import java.io.Closeable;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -220,6 +221,26 @@ public final class BatchSearcher implements Closeable {
     checkK(k);
     QuerySpec spec = QuerySpec.parse(queryJson, "");
     return new RunWriter(this, ids).lines(spec.qid, search(spec, k), tag);
+  }
+
+  /**
+   * Searches one query spec (JSON) for its top k: one line per hit, best first, {@code docid score exact},
+   * where {@code score} is the run file's rendering of the score and {@code exact} the score itself
+   * ({@link Double#toString}), which orders hits of several shard indexes exactly as one index would.
+   */
+  public String searchExact(String queryJson, int k) throws IOException {
+    checkK(k);
+    Hits hits = search(QuerySpec.parse(queryJson, ""), k);
+    StringBuilder out = new StringBuilder(hits.docs.length * (ids.maxIdLength + 40));
+    RunBuffer score = new RunBuffer(32);
+    for (int i = 0; i < hits.docs.length; i++) {
+      score.length = 0;
+      score.putScore(hits.scores[i]);
+      out.append(ids.ids[hits.docs[i]]).append(' ')
+          .append(new String(score.bytes, 0, score.length, StandardCharsets.UTF_8)).append(' ')
+          .append(Double.toString(hits.scores[i])).append('\n');
+    }
+    return out.toString();
   }
 
   private static void checkK(int k) {

@@ -1,0 +1,155 @@
+"""Encode, index and search on a Ray cluster, with outputs identical to the one-machine commands.
+
+``lsr-lucene distributed encode|index|search ... [--address HOST:PORT|auto] [--num-workers N]``: without
+``--address`` a local Ray instance is started for the command and stopped at its end.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from lsr_lucene.errors import InputError
+
+
+def _add_cluster_arguments(parser: argparse.ArgumentParser, workers_help: str) -> None:
+    parser.add_argument("--address", default=None,
+                        help="Ray cluster to use: HOST:PORT of `ray start --head`, or auto (default: start a local "
+                             "Ray instance for this command)")
+    parser.add_argument("--num-workers", type=int, default=2, help=workers_help)
+    parser.add_argument("--num-cpus", type=int, default=None,
+                        help="CPUs of the local Ray instance (default: all; ignored with --address)")
+
+
+def _encode_parser(sub) -> None:
+    from lsr_lucene.encode import activations as act
+    from lsr_lucene.encode.cli import add_dtype_arguments
+    from lsr_lucene.encode.encoder import DEFAULT_BATCH_SIZE
+    from lsr_lucene.io.vectors import DEFAULT_SCALE, DEFAULT_SHARD_SIZE
+
+    p = sub.add_parser("encode", help="encode a corpus into JsonVectorCollection shards with a pool of encoder actors")
+    p.add_argument("--corpus", required=True, help="documents: JSONL/TSV file, BEIR folder, JSONL directory or irds:<id>")
+    p.add_argument("--output", required=True, help="vectors directory (part-*.jsonl + metadata.json)")
+    p.add_argument("--model", default="splade-tiny", help="registry name, HF id or local model directory")
+    p.add_argument("--max-length", type=int, default=512, help="document truncation in tokens (default 512)")
+    p.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE)
+    add_dtype_arguments(p)
+    p.add_argument("--scale", type=float, default=DEFAULT_SCALE, help="weights become round(w × scale)")
+    p.add_argument("--shard-size", type=int, default=DEFAULT_SHARD_SIZE, help="documents per part-*.jsonl")
+    p.add_argument("--activation", choices=act.ACTIVATIONS, default=None)
+    p.add_argument("--pooling", choices=act.POOLINGS, default=None)
+    p.add_argument("--epsilon", type=float, default=None, help="SNReLU dead-zone half width")
+    p.add_argument("--device", default=None, help="cpu or cuda (default: cuda on workers that have a GPU)")
+    p.add_argument("--cpus-per-worker", type=int, default=1, help="CPUs (torch threads) of each encoder actor")
+    p.add_argument("--gpus-per-worker", type=float, default=None,
+                   help="GPUs of each encoder actor (default: 1 when the cluster has GPUs, else 0)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing output")
+    _add_cluster_arguments(p, "encoder actors (default 2)")
+
+
+def _index_parser(sub) -> None:
+    p = sub.add_parser("index", help="one impact index per vector shard, built by actors each in its own JVM")
+    p.add_argument("--input", required=True, help="vectors directory (lsr-lucene [distributed] encode)")
+    p.add_argument("--index", required=True, help="directory of shard indexes and shards.json")
+    p.add_argument("--threads", type=int, default=1, help="IndexCollection threads (and CPUs) per builder actor")
+    _add_cluster_arguments(p, "index builder actors (JVMs), default 2")
+
+
+def _search_parser(sub) -> None:
+    from lsr_lucene.encode.cli import add_dtype_arguments
+    from lsr_lucene.search.impact import DEFAULT_HITS
+
+    p = sub.add_parser("search", help="scatter-gather search over the shard indexes; one merged TREC run")
+    p.add_argument("--index", required=True, help="distributed index directory (with shards.json)")
+    p.add_argument("--output", required=True, help="TREC run file to write")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--topics", help="topics (TSV, TREC, JSONL, irds:...), encoded with the index's model")
+    source.add_argument("--query-vectors", help="pre-encoded queries (JSONL vectors or repeated-token TSV)")
+    source.add_argument("--specs", help="query specs JSONL (signed terms, CPT pairs, windows; lsr_lucene.search.specs)")
+    p.add_argument("--hits", type=int, default=DEFAULT_HITS, help="results per query (default 1000)")
+    p.add_argument("--run-tag", default="lsr_lucene", help="run tag (last column of the run file)")
+    p.add_argument("--encoder", default=None, help="query encoder (default: the model recorded with the vectors)")
+    p.add_argument("--query-max-length", type=int, default=None)
+    add_dtype_arguments(p)
+    p.add_argument("--scale", type=float, default=None, help="query quantisation scale (default: the index's)")
+    p.add_argument("--batch-size", type=int, default=32, help="queries per call to a shard actor")
+    p.add_argument("--overwrite", action="store_true")
+    _add_cluster_arguments(p, "searcher actors per shard (replicas sharing the query batches), default 1")
+    p.set_defaults(num_workers=1)
+
+
+def _specs(args: argparse.Namespace, encoder_settings: dict) -> list[dict]:
+    """Query specs from --specs, --query-vectors or --topics (encoded like lsr-lucene search does)."""
+    from lsr_lucene.search.impact import encode_topics, plain_specs
+
+    if args.specs:
+        from lsr_lucene.search.specs import read_query_specs
+
+        return read_query_specs(args.specs)
+    if args.query_vectors:
+        from lsr_lucene.io.topics import read_query_vectors
+
+        return plain_specs(read_query_vectors(args.query_vectors))
+    from lsr_lucene.io.topics import read_topics
+
+    topics = read_topics(args.topics)
+    if not topics:
+        raise InputError(f"{args.topics}: no topics")
+    model = args.encoder or encoder_settings.get("model") or "splade-tiny"
+    scale = args.scale or encoder_settings.get("scale") or 100
+    options = {k: encoder_settings[k] for k in ("activation", "pooling", "epsilon") if encoder_settings.get(k) is not None}
+    return plain_specs(encode_topics(topics, model, scale, args.query_max_length, dtype=args.dtype, **options))
+
+
+def _run(args: argparse.Namespace, resources: dict) -> str:
+    if args.command == "encode":
+        from lsr_lucene.distributed.encode import distributed_encode
+
+        gpus = args.gpus_per_worker
+        if gpus is None:
+            gpus = 1 if resources.get("GPU", 0) >= 1 and args.device != "cpu" else 0
+        options = {"model": args.model, "max_length": args.max_length, "dtype": args.dtype,
+                   "activation": args.activation, "pooling": args.pooling, "epsilon": args.epsilon,
+                   "device": args.device}
+        meta = distributed_encode(args.corpus, args.output, {"workers": args.num_workers, "cpus": args.cpus_per_worker,
+                                                             "gpus": gpus},
+                                  options, scale=args.scale, shard_size=args.shard_size, batch_size=args.batch_size,
+                                  overwrite=args.overwrite)
+        return f"wrote {meta['documents']} document vectors in {meta['shards']} shard(s) to {args.output}"
+    if args.command == "index":
+        from lsr_lucene.distributed.index import distributed_index
+
+        manifest = distributed_index(args.input, args.index, args.num_workers, threads=args.threads)
+        return (f"wrote {len(manifest['shards'])} shard indexes ({manifest['documents']} documents) and "
+                f"{Path(args.index) / 'shards.json'}")
+    from lsr_lucene.distributed.index import read_manifest
+    from lsr_lucene.distributed.search import distributed_search
+    from lsr_lucene.io.output import refuse_existing
+    from lsr_lucene.search.impact import report_unanswered
+
+    refuse_existing(args.output, args.overwrite)
+    manifest = read_manifest(args.index)
+    specs = _specs(args, manifest.get("encoder", {}))
+    stats = distributed_search(args.index, specs, args.output, hits=args.hits, replicas=args.num_workers,
+                               tag=args.run_tag, overwrite=args.overwrite, batch_size=args.batch_size)
+    report_unanswered(stats["unanswered"], stats["queries"])
+    return (f"wrote {args.output} ({stats['answered']} queries with hits; {stats['shards']} shards, "
+            f"{stats['qps']} queries/s)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    from lsr_lucene.distributed.cluster import ray_cluster
+
+    parser = argparse.ArgumentParser(prog="lsr-lucene distributed", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    _encode_parser(sub)
+    _index_parser(sub)
+    _search_parser(sub)
+    args = parser.parse_args(argv)
+    if args.num_workers < 1:
+        raise InputError(f"--num-workers must be at least 1, got {args.num_workers}")
+    started = time.perf_counter()
+    with ray_cluster(args.address, num_cpus=args.num_cpus) as resources:
+        message = _run(args, resources)
+    print(f"{message} ({time.perf_counter() - started:.1f}s)")
+    return 0

@@ -1,0 +1,107 @@
+"""The Ray cluster a distributed command runs on: an existing one (an address or ``auto``), or a local one.
+
+A command given no address starts a local Ray instance for its own duration and stops it at the end; when the
+calling process is already connected (a test, a notebook), that connection is used and left open.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from contextlib import contextmanager
+from typing import Iterator
+
+from lsr_lucene.errors import LsrError, SetupError
+
+# bounds of the objects a command puts in Ray's object store (shards of text, hit lists): a local instance
+# started for one command does not need Ray's default of 30% of the memory
+LOCAL_OBJECT_STORE_BYTES = 1 << 30
+RESTARTS = 3  # max_restarts of every actor, and max_task_retries of its calls
+
+
+def _quiet_ray_data() -> None:
+    """Our own tqdm bars report progress: Ray Data's bars and per-dataset log lines are turned off."""
+    import ray.data
+
+    context = ray.data.DataContext.get_current()
+    context.enable_progress_bars = False
+    context.print_on_execution_start = False
+    logging.getLogger("ray.data").setLevel(logging.WARNING)
+
+
+def check_reachable(address: str, timeout: float = 5.0) -> None:
+    """One SetupError unless ``host:port`` accepts connections (Ray itself retries an unreachable address for
+    minutes); ``auto`` is left to Ray, which fails at once when no cluster runs on this machine."""
+    import socket
+
+    if address == "auto" or "://" in address:
+        return
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise SetupError(f"--address {address!r}: expected host:port (e.g. 10.0.0.1:6379) or auto")
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise SetupError(f"cannot connect to the Ray cluster at {address}: {exc.strerror or exc} "
+                         f"(is `ray start --head` running there?)") from None
+
+
+def prevent_signal_handler_takeover() -> None:
+    """Keep Ray from installing its SIGSEGV handler in this process (``RAY_DISABLE_FAILURE_SIGNAL_HANDLER``,
+    read when Ray is imported): a JVM uses SIGSEGV itself, and a process whose JVM was started before
+    ``ray.init`` replaced the handler crashes on the JVM's next implicit null check."""
+    os.environ.setdefault("RAY_DISABLE_FAILURE_SIGNAL_HANDLER", "1")
+
+
+@contextmanager
+def ray_cluster(address: str | None = None, num_cpus: int | None = None,
+                object_store_memory: int | None = LOCAL_OBJECT_STORE_BYTES) -> Iterator[dict]:
+    """Connect to ``address`` (``host:port`` or ``auto``), or start a local instance with ``num_cpus`` CPUs;
+    yields the cluster's resources ({"CPU": n, "GPU": n, ...}). An unreachable address is one SetupError."""
+    prevent_signal_handler_takeover()
+    try:
+        import ray
+    except ImportError:
+        raise SetupError("the distributed commands need Ray: pip install 'ray[data]'") from None
+    started = False
+    if not ray.is_initialized():
+        options = {"logging_level": logging.WARNING, "log_to_driver": True, "configure_logging": True}
+        try:
+            if address:
+                check_reachable(address)
+                ray.init(address=address, **options)
+            else:
+                ray.init(num_cpus=num_cpus, object_store_memory=object_store_memory, include_dashboard=False,
+                         **options)
+        except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            where = f"the Ray cluster at {address}" if address else "a local Ray instance"
+            raise SetupError(f"cannot connect to {where}: {first}") from None
+        started = True
+    _quiet_ray_data()
+    try:
+        yield dict(ray.cluster_resources())
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def node_id() -> str:
+    """Id of the Ray node this process runs on (recorded beside the shards it wrote)."""
+    import ray
+
+    return ray.get_runtime_context().get_node_id()
+
+
+def lsr_error_in(exc: BaseException) -> LsrError | None:
+    """The user error (InputError, ...) behind a Ray task failure, if that is what it is."""
+    seen = set()
+    stack = [exc]
+    while stack:
+        current = stack.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, LsrError):
+            return current
+        stack += [current.__cause__, current.__context__, getattr(current, "cause", None)]
+    return None

@@ -1,0 +1,283 @@
+"""Distributed encode/index/search on Ray give the same shards and runs as the one-machine commands.
+
+Cranfield's first 80 documents (a subset, to keep the suite fast; two empty documents added to check their
+counting) at max length 128, shards of 30 documents: a local Ray instance, then a two-node cluster simulated
+on this machine (ray.cluster_utils.Cluster). Plain, signed and composed (disentangled A − B*, CPT pairs) runs
+are compared byte for byte with the one-index runs, also after an actor is killed mid-run.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+# before Ray is imported: this process runs JVMs (one-index builds and searches), whose SIGSEGV handler Ray's would
+# replace at ray.init, crashing the next JVM call (lsr_lucene.distributed.cluster.prevent_signal_handler_takeover)
+os.environ.setdefault("RAY_DISABLE_FAILURE_SIGNAL_HANDLER", "1")
+ray = pytest.importorskip("ray")
+
+from lsr_lucene.cli import main as cli  # noqa: E402
+from lsr_lucene.distributed.encode import ShardPlan, distributed_encode, plan_shards, windows  # noqa: E402
+from lsr_lucene.distributed.search import DistributedSearcher, distributed_search, merge_hits  # noqa: E402
+from lsr_lucene.io.vectors import vector_lines, write_vectors  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "cranfield"
+pytestmark = pytest.mark.skipif(not (DATA / "corpus.jsonl").exists(), reason="../shared/data/cranfield not present")
+DOCS, QUERIES, SHARD_SIZE, MAX_LENGTH = 80, 30, 30, 128
+RAY_OPTIONS = {"object_store_memory": 300 * 2**20, "include_dashboard": False, "configure_logging": False}
+
+
+def _encode_args(corpus, output):
+    return ["--corpus", str(corpus), "--output", str(output), "--max-length", str(MAX_LENGTH),
+            "--shard-size", str(SHARD_SIZE)]
+
+
+@pytest.fixture(scope="module")
+def single(tmp_path_factory):
+    """One-machine outputs: `lsr-lucene encode` vectors, query vectors and one index of the whole subset."""
+    root = tmp_path_factory.mktemp("single")
+    lines = (DATA / "corpus.jsonl").read_text().splitlines()[:DOCS]
+    lines.insert(37, json.dumps({"id": "empty-a", "title": "", "text": "  "}))
+    lines.append(json.dumps({"id": "empty-z", "title": "", "text": ""}))
+    (root / "corpus.jsonl").write_text("\n".join(lines) + "\n")
+    (root / "topics.tsv").write_text("\n".join((DATA / "topics.tsv").read_text().splitlines()[:QUERIES]) + "\n")
+    assert cli(["encode", *_encode_args(root / "corpus.jsonl", root / "vectors")]) == 0
+    assert cli(["encode", "--topics", str(root / "topics.tsv"), "--output", str(root / "queries.jsonl")]) == 0
+    assert cli(["index", "--input", str(root / "vectors"), "--index", str(root / "index")]) == 0
+    return root
+
+
+def _parts(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(directory.glob("part-*.jsonl"))}
+
+
+def _query_specs(root: Path) -> dict[str, list[dict]]:
+    """Plain, signed (some query terms negated) and composed (disentangled A − B*, CPT A AND B) specs."""
+    from lsr_lucene.compose.backends import make_spec
+    from lsr_lucene.compose.operations import cpt, disentangled
+    from lsr_lucene.io.topics import read_query_vectors
+
+    vectors = read_query_vectors(root / "queries.jsonl")
+    qids = list(vectors)
+    plain = [{"qid": q, "terms": dict(v)} for q, v in vectors.items()]
+    signed = [{"qid": q, "terms": {t: (-w if i % 3 == 1 else w) for i, (t, w) in enumerate(v.items())}}
+              for q, v in vectors.items()]
+    floats = {q: {t: w / 100 for t, w in v.items()} for q, v in vectors.items()}
+    composed = []
+    for a, b in zip(qids, qids[1:] + qids[:1]):
+        composed.append(make_spec(f"{a}-not-{b}", disentangled(floats[a], floats[b]), 100))
+        composed.append(make_spec(f"{a}-and-{b}", cpt(floats[a], floats[b]), 100))
+    assert any(w < 0 for s in signed for w in s["terms"].values())
+    assert any(s.get("pairs") for s in composed) and any(w < 0 for s in composed for w in s["terms"].values())
+    return {"plain": plain, "signed": signed, "composed": [s for s in composed if s is not None]}
+
+
+def _single_run(root: Path, specs: list[dict], hits: int, name: str) -> bytes:
+    from lsr_lucene.search.impact import run_specs
+
+    out = root / f"{name}-{hits}.run"
+    if not out.exists():
+        run_specs(root / "index", specs, out, hits=hits, tag="lsr_lucene")
+    return out.read_bytes()
+
+
+# ---- no cluster needed --------------------------------------------------------------------------------------
+class RecordingEncoder:
+    """Stands in for SparseEncoder and records which documents are encoded together."""
+
+    def __init__(self):
+        self.calls: list[list[str]] = []
+
+    def settings(self):
+        return {"model": "fake", "max_length": 8, "activation": "splade", "pooling": "max", "epsilon": 0.0,
+                "dtype": "fp32"}
+
+    def encode_documents(self, texts, batch_size=16):
+        self.calls.append(list(texts))
+        return [{f"t{len(t) % 5}": len(t) / 7, "x": -0.5} for t in texts]
+
+
+def test_shards_and_encoding_windows_are_those_of_one_machine(tmp_path):
+    docs = [(f"d{i}", "" if i in (3, 21, 22, 50, 51) else f"text {i} " * (i % 9 + 1)) for i in range(52)]
+    reference = RecordingEncoder()
+    write_vectors(docs, reference, tmp_path / "v", shard_size=20, window=8)
+    ours = RecordingEncoder()
+    plans = list(plan_shards(docs, 20))
+    for plan in plans:
+        lines: list[str] = []
+        for group in windows(plan.docs, 8):
+            lines += vector_lines(ours, group, 100, 16)[0]
+        assert "".join(lines) == (tmp_path / "v" / f"part-{plan.number:05d}.jsonl").read_text()
+    assert ours.calls == reference.calls
+    assert [len(p.docs) for p in plans] == [20, 20, 7]
+    assert [(p.consumed, p.skipped_empty) for p in plans] == [(21, 1), (22, 2), (9, 2)]  # trailing empties: last
+
+
+def test_merge_orders_by_exact_score_then_docid():
+    a = [("d3", "2.000000", 2.0), ("d1", "1.000000", 1.0)]
+    b = [("d2", "2.000000", 2.0), ("d0", "1.000000", 1.0000001)]
+    assert [h[0] for h in merge_hits([a, b], 3)] == ["d2", "d3", "d0"]
+
+
+def test_unreachable_address_and_missing_shard_are_one_error_line(tmp_path, capsys):
+    assert cli(["distributed", "index", "--input", str(tmp_path), "--index", str(tmp_path / "i"),
+                "--address", "127.0.0.1:9"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: cannot connect to the Ray cluster at 127.0.0.1:9")
+    (tmp_path / "dindex").mkdir()
+    (tmp_path / "dindex" / "shards.json").write_text(json.dumps({"shards": [{"path": "shard-00000"}]}))
+    from lsr_lucene.distributed.index import read_manifest
+    from lsr_lucene.errors import InputError
+
+    with pytest.raises(InputError, match="shard shard-00000 listed in shards.json is missing"):
+        read_manifest(tmp_path / "dindex")
+
+
+# ---- a local Ray instance ---------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def local_ray():
+    if ray.is_initialized():
+        ray.shutdown()
+    ray.init(num_cpus=2, **RAY_OPTIONS)
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def distributed(single, local_ray, tmp_path_factory):
+    """Distributed vectors (interrupted after one shard, resumed with an encoder actor killed) and shard indexes."""
+    root = tmp_path_factory.mktemp("distributed")
+    options = {"model": "splade-tiny", "max_length": MAX_LENGTH, "dtype": "auto", "activation": None,
+               "pooling": None, "epsilon": None, "device": None}
+    resources = {"workers": 2, "cpus": 1, "gpus": 0}
+    args = (single / "corpus.jsonl", root / "vectors", resources, options)
+    kwargs = {"scale": 100, "shard_size": SHARD_SIZE, "batch_size": 16}
+
+    def interrupt(record):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        distributed_encode(*args[:2], {**resources, "workers": 1}, options, **kwargs, on_shard=interrupt)
+    partial = root / ".vectors.partial-distributed"
+    assert len(list(partial.glob("part-*.jsonl"))) >= 1 and not (root / "vectors").exists()
+    killed = []
+
+    def kill_writer(record):  # SIGKILL the encoder actor that wrote the first shard; Ray restarts it
+        if not killed:
+            os.kill(record["pid"], signal.SIGKILL)
+            killed.append(record)
+
+    meta = distributed_encode(*args, **kwargs, on_shard=kill_writer)
+    assert meta["resumed_after_documents"] >= SHARD_SIZE and killed
+    assert cli(["distributed", "index", "--input", str(root / "vectors"), "--index", str(root / "index"),
+                "--num-workers", "2"]) == 0
+    return root
+
+
+def test_distributed_encode_equals_single_encode(single, distributed):
+    ours, theirs = _parts(distributed / "vectors"), _parts(single / "vectors")
+    assert list(ours) == ["part-00000.jsonl", "part-00001.jsonl", "part-00002.jsonl"]
+    assert ours == theirs
+    mine = json.loads((distributed / "vectors" / "metadata.json").read_text())
+    reference = json.loads((single / "vectors" / "metadata.json").read_text())
+    for key in ("model", "max_length", "dtype", "scale", "shard_size", "documents", "skipped_empty", "postings",
+                "shards", "files"):
+        assert mine[key] == reference[key], key
+    assert mine["skipped_empty"] == 2
+
+
+def test_manifest_counts_every_document(distributed):
+    manifest = json.loads((distributed / "index" / "shards.json").read_text())
+    assert [s["path"] for s in manifest["shards"]] == [f"shard-0000{i}" for i in range(3)]
+    assert manifest["documents"] == DOCS and sum(s["indexed"] for s in manifest["shards"]) == DOCS
+
+
+@pytest.fixture(scope="module")
+def searcher(distributed):
+    """Searcher actors over the three shards, kept open for the module's searches."""
+    with DistributedSearcher(distributed / "index") as opened:
+        yield opened
+
+
+@pytest.mark.parametrize("kind,hits", [("plain", 10), ("signed", 25), ("composed", 25)])
+def test_distributed_run_equals_single_index_run(single, searcher, kind, hits, tmp_path):
+    specs = _query_specs(single)[kind]
+    searcher.search_to_run(specs, tmp_path / "run", hits=hits, batch_size=8)
+    expected = _single_run(single, specs, hits, kind)
+    assert expected and (tmp_path / "run").read_bytes() == expected
+
+
+def test_cli_search_equals_lsr_lucene_search(single, distributed, tmp_path):
+    assert cli(["search", "--index", str(single / "index"), "--query-vectors", str(single / "queries.jsonl"),
+                "--output", str(tmp_path / "single.run")]) == 0
+    assert cli(["distributed", "search", "--index", str(distributed / "index"), "--query-vectors",
+                str(single / "queries.jsonl"), "--output", str(tmp_path / "dist.run")]) == 0
+    assert (tmp_path / "dist.run").read_bytes() == (tmp_path / "single.run").read_bytes()
+
+
+def test_search_survives_a_killed_searcher_actor(single, searcher, tmp_path):
+    specs = _query_specs(single)["signed"]
+    killed = []
+
+    def kill_first_shard(done, actors):
+        if not killed:
+            ray.kill(actors[0][0], no_restart=False)  # restarted (max_restarts), its calls retried
+            killed.append(done)
+
+    searcher.search_to_run(specs, tmp_path / "run", hits=25, batch_size=2, on_batch=kill_first_shard)
+    assert killed == [1]
+    assert (tmp_path / "run").read_bytes() == _single_run(single, specs, 25, "signed")
+
+
+def test_rerank_windows_are_refused(tmp_path):  # refused before any cluster or index is needed
+    from lsr_lucene.errors import InputError
+
+    spec = {"qid": "1", "terms": {"wing": 1}, "windows": [{"terms": [["wing", 1.0], ["flow", 1.0]],
+                                                           "ordered": True, "weight": 1.0}], "rerank": 100}
+    with pytest.raises(InputError, match="query 1: window clauses with rerank 100"):
+        distributed_search(tmp_path / "no-index", [spec], tmp_path / "run")
+
+
+# ---- two nodes simulated on this machine ----------------------------------------------------------------------
+def test_two_node_cluster_encode_and_search_equal_one_machine(single, tmp_path):
+    from ray.cluster_utils import Cluster
+
+    if ray.is_initialized():
+        ray.shutdown()
+    # the driver's head node gets no CPU, so every encoder and index actor must run on the other node (which of
+    # two CPU nodes takes a shard depends on timing); searchers take no CPU and are spread over both nodes
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "object_store_memory": 150 * 2**20})
+    try:
+        worker = cluster.add_node(num_cpus=2, object_store_memory=150 * 2**20)
+        ray.init(address=cluster.address, configure_logging=False)
+        assert len([n for n in ray.nodes() if n["Alive"]]) == 2
+        assert cli(["distributed", "encode", *_encode_args(single / "corpus.jsonl", tmp_path / "vectors"),
+                    "--num-workers", "2"]) == 0
+        assert _parts(tmp_path / "vectors") == _parts(single / "vectors")
+        nodes = json.loads((tmp_path / "vectors" / "metadata.json").read_text())["nodes"]
+        assert set(nodes) == {worker.node_id} != {ray.get_runtime_context().get_node_id()}
+        assert cli(["distributed", "index", "--input", str(tmp_path / "vectors"), "--index", str(tmp_path / "index"),
+                    "--num-workers", "2"]) == 0
+        specs = _query_specs(single)["composed"]
+        distributed_search(tmp_path / "index", specs, tmp_path / "run", hits=25)
+        assert (tmp_path / "run").read_bytes() == _single_run(single, specs, 25, "composed")
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+
+
+def test_shard_plan_digest_changes_with_text():
+    a, b = ShardPlan(0, [("1", "x", "o")]), ShardPlan(0, [("1", "y", "o")])
+    assert a.digest() != b.digest()
+
+
+def test_resume_with_other_settings_is_refused(tmp_path):
+    from lsr_lucene.distributed.encode import _State
+    from lsr_lucene.errors import InputError
+
+    _State(tmp_path / "vectors", {"model": "splade-tiny", "max_length": 128})
+    with pytest.raises(InputError, match="an interrupted run used max_length=128, this run 256"):
+        _State(tmp_path / "vectors", {"model": "splade-tiny", "max_length": 256})

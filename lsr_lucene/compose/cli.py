@@ -37,7 +37,7 @@ from lsr_lucene.compose.compositions import Composition, parse_topics, read_comp
 from lsr_lucene.compose.execute import DEFAULT_FUSION_DEPTH, compose, execute
 from lsr_lucene.compose.explain import explain_query
 from lsr_lucene.compose.negation_parser import explain, parse
-from lsr_lucene.compose.operations import OPERATIONS, Settings
+from lsr_lucene.compose.operations import DEFAULT_GATE, DEFAULTS, OPERATIONS, Settings
 from lsr_lucene.compose.query_encoder import QueryEncoder
 from lsr_lucene.compose.tree import MAX_DEPTH, NODE_OPS, tree_from_json
 from lsr_lucene.errors import InputError
@@ -48,12 +48,18 @@ def add_operation_arguments(parser: argparse.ArgumentParser) -> None:
     """Operation and encoder-ablation options of ``lsr-lucene compose``."""
     parser.add_argument("--operation", default=None, choices=OPERATIONS, metavar="NAME",
                         help=f"operation for every node type it applies to ({', '.join(OPERATIONS)}); other "
-                             "node types use not: disentangled, and: cpt, or: maxpool")
+                             f"node types use the defaults: not: {DEFAULTS['not']} (λ 1, gate {DEFAULT_GATE:g}; "
+                             f"the `default` of runs/compositional/transfer), and: {DEFAULTS['and']}, "
+                             f"or: {DEFAULTS['or']}")
     for node_op in NODE_OPS:
         parser.add_argument(f"--{node_op}-op", default=None, metavar="NAME",
                             help=f"operation for {node_op!r} nodes (overrides --operation)")
     parser.add_argument("--lam", type=float, default=None,
-                        help="λ of nrf (default 0.5), disentangled and fusion on not nodes (default 1)")
+                        help="λ of nrf (default 0.5), orthonrf (0.3), adaptive (0.5), disentangled and fusion on not "
+                             "nodes (default 1)")
+    parser.add_argument("--gate", type=float, default=DEFAULT_GATE,
+                        help=f"fusion-gated: share of B's scaled score below which nothing is penalised "
+                             f"(default {DEFAULT_GATE:g})")
     parser.add_argument("--top-pairs", type=int, default=5, help="CPT: pairs kept per intersection (default 5)")
     parser.add_argument("--pair-weight", type=float, default=1.0, help="CPT: multiplier of pair weights")
     ablation = parser.add_mutually_exclusive_group()
@@ -66,7 +72,7 @@ def add_operation_arguments(parser: argparse.ArgumentParser) -> None:
 def settings_from_args(args: argparse.Namespace) -> Settings:
     """Settings from parsed operation arguments (unknown names -> InputError)."""
     per_type = {op: getattr(args, f"{op}_op") for op in NODE_OPS if getattr(args, f"{op}_op")}
-    return Settings(args.operation, per_type, args.lam, args.top_pairs, args.pair_weight)
+    return Settings(args.operation, per_type, args.lam, args.top_pairs, args.pair_weight, args.gate)
 
 
 def encoder_mode(args: argparse.Namespace) -> str:

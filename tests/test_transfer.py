@@ -16,7 +16,7 @@ from lsr_lucene.eval.contrastive_metrics import excluir_metrics
 from lsr_lucene.eval.excluir import EXCLUIR_COLUMNS, excluir_runs, excluir_table
 from lsr_lucene.eval.transfer import (WORST, cross_validated, fold_choice, fold_rows, mean_figures, query_figures,
                                       selection_table)
-from tests.test_contrastive import DOCS, EXCLUIR, VECTORS, FakeEncoder
+from test_contrastive import DOCS, EXCLUIR, VECTORS, FakeEncoder  # tests/ is on sys.path (rootdir conftest)
 
 ROWS2 = [{"id": "b1", "query": "tea besides green tea", "pos_id": "t-black", "neg_id": "t-green"},
          {"id": "b2", "query": "coffee without sugar", "pos_id": "c-black", "neg_id": "c-sugar"},
@@ -250,3 +250,14 @@ def test_default_under_a_vector_operation_falls_back_to_a_vector():
         build_plan(tree, Settings(per_type={"not": "fusion-gated", "and": "cpt"}), VECTORS)
     root = build_plan(Node("not", "coffee", "sugar"), Settings(), VECTORS)
     assert isinstance(root, operations.FusionPlan) and root.gate == operations.DEFAULT_GATE
+
+
+def test_transfer_command_names_a_missing_file(tmp_path):
+    from lsr_lucene.errors import InputError
+
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "corpus.jsonl").write_text("")
+    with pytest.raises(InputError, match=r"bench/dev\.jsonl: no such file"):
+        contrastive.main(["transfer", "--data", str(tmp_path / "bench"), "--work", str(tmp_path / "w"),
+                          "--output-dir", str(tmp_path / "out")])
+    assert not (tmp_path / "out").exists()

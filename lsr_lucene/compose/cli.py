@@ -8,7 +8,9 @@ the JVM. ``fusion`` / ``fusion-scaled`` instead search each child separately: th
 documents of every fused leaf form the candidates, every leaf gets its exact score on every candidate
 (from its own hits, from one 4× deeper search when its list was cut, else by exact scoring; a leaf that
 does not match a candidate scores 0 there), the scores are fused (score(A) − λ·score(B), ·, +; min-max
-normalised per child over the candidates for fusion-scaled) and the best ``--hits`` are written.
+normalised per child over the candidates for fusion-scaled; fusion-gated penalises only the documents whose
+scaled B score is above ``--gate``) and the best ``--hits`` are written. Without ``--operation``, not nodes use
+the documented `default` (fusion-gated, λ 1, gate 0.9; README "Negation, exclusion and set compositions").
 
 Queries come from a JSONL file (``{"id", "query": {"op": "not", "a": "...", "b": "..."}, "text"?}``,
 nesting allowed; a plain string ``query`` is one atomic query; ``text``, when given, is what ``vanilla``

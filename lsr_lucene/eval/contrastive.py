@@ -12,6 +12,10 @@ set-difference operation (and the encoder ablations) on queries split by the cue
   negative). λ is chosen on dev alone: the table of the λ sweep is on dev, and the selection procedure
   (operation and λ maximising R@1 + ΔR@1 + RR) is also scored by k-fold cross-validation within dev,
   so the figure of the selected setting is measured on queries it was not chosen on.
+- transfer: ``--data DIR`` repeated (ExcluIR layout: corpus.jsonl + dev.jsonl; e.g. ExcluIR and BoolQuestions
+  NOT) runs every set-difference setting on every benchmark from cached vectors and writes one table per
+  benchmark, one with a column group per benchmark and the worst case, and the selection table
+  (:mod:`lsr_lucene.eval.transfer`).
 - NevIR: each query scores its row's two documents (exact dot products, the NevIR protocol); pairwise
   accuracy and the error categories of ``lsr_lucene.eval.contrastive_metrics.nevir_pairwise_accuracy`` (prefers doc1 for
   both, prefers doc2 for both, reversed, tie), as a table and a PNG bar chart. ``--lucene`` indexes the

@@ -133,7 +133,7 @@ def test_every_operation_lucene_equals_brute_force(operation, lucene):
 def test_fusion_is_exact_over_the_candidates(lucene):
     """Depth 1 forces deepening and exact rescoring; the fused scores equal full brute-force fusion."""
     encoder = QueryEncoder(encoder=FakeEncoder())
-    for name, combine in (("fusion", lambda a, b: a - b), ("fusion-scaled", None)):
+    for name, combine in (("fusion", lambda a, b: a - b), ("fusion-scaled", None), ("fusion-gated", None)):
         plan = compose([QUERIES[0]], Settings(name), encoder)[0]
         ranked = dict(execute(["q1"], [plan], lucene, 100, hits=10, fusion_depth=1)["q1"])
         spec_a = make_spec("a", ATOMS["tea"], 100)

@@ -102,7 +102,7 @@ def test_pairs_are_dimensions_for_linear_operations():
 
 def test_settings_select_operations_by_node_type():
     s = ops.Settings("cpt")
-    assert (s.op_for("and"), s.op_for("not"), s.op_for("or")) == ("cpt", "disentangled", "maxpool")
+    assert (s.op_for("and"), s.op_for("not"), s.op_for("or")) == ("cpt", "fusion-gated", "maxpool")
     s = ops.Settings("fusion", per_type={"and": "add"})
     assert (s.op_for("and"), s.op_for("not"), s.op_for("or")) == ("add", "fusion", "fusion")
     assert ops.Settings("nrf").lam_for("nrf") == 0.5 and ops.Settings("nrf", lam=0.2).lam_for("nrf") == 0.2

@@ -8,7 +8,9 @@ the JVM. ``fusion`` / ``fusion-scaled`` instead search each child separately: th
 documents of every fused leaf form the candidates, every leaf gets its exact score on every candidate
 (from its own hits, from one 4× deeper search when its list was cut, else by exact scoring; a leaf that
 does not match a candidate scores 0 there), the scores are fused (score(A) − λ·score(B), ·, +; min-max
-normalised per child over the candidates for fusion-scaled) and the best ``--hits`` are written.
+normalised per child over the candidates for fusion-scaled; fusion-gated penalises only the documents whose
+scaled B score is above ``--gate``) and the best ``--hits`` are written. Without ``--operation``, not nodes use
+the documented `default` (fusion-gated, λ 1, gate 0.9; README "Negation, exclusion and set compositions").
 
 Queries come from a JSONL file (``{"id", "query": {"op": "not", "a": "...", "b": "..."}, "text"?}``,
 nesting allowed; a plain string ``query`` is one atomic query; ``text``, when given, is what ``vanilla``
@@ -37,7 +39,7 @@ from lsr_lucene.compose.compositions import Composition, parse_topics, read_comp
 from lsr_lucene.compose.execute import DEFAULT_FUSION_DEPTH, compose, composed_specs, execute
 from lsr_lucene.compose.explain import explain_query
 from lsr_lucene.compose.negation_parser import explain, parse
-from lsr_lucene.compose.operations import OPERATIONS, Settings
+from lsr_lucene.compose.operations import DEFAULT_GATE, DEFAULTS, OPERATIONS, Settings
 from lsr_lucene.compose.query_encoder import QueryEncoder
 from lsr_lucene.compose.tree import MAX_DEPTH, NODE_OPS, tree_from_json
 from lsr_lucene.errors import InputError
@@ -48,12 +50,18 @@ def add_operation_arguments(parser: argparse.ArgumentParser) -> None:
     """Operation and encoder-ablation options of ``lsr-lucene compose``."""
     parser.add_argument("--operation", default=None, choices=OPERATIONS, metavar="NAME",
                         help=f"operation for every node type it applies to ({', '.join(OPERATIONS)}); other "
-                             "node types use not: disentangled, and: cpt, or: maxpool")
+                             f"node types use the defaults: not: {DEFAULTS['not']} (λ 1, gate {DEFAULT_GATE:g}; "
+                             f"the `default` of runs/compositional/transfer), and: {DEFAULTS['and']}, "
+                             f"or: {DEFAULTS['or']}")
     for node_op in NODE_OPS:
         parser.add_argument(f"--{node_op}-op", default=None, metavar="NAME",
                             help=f"operation for {node_op!r} nodes (overrides --operation)")
     parser.add_argument("--lam", type=float, default=None,
-                        help="λ of nrf (default 0.5), disentangled and fusion on not nodes (default 1)")
+                        help="λ of nrf (default 0.5), orthonrf (0.3), adaptive (0.5), disentangled and fusion on not "
+                             "nodes (default 1)")
+    parser.add_argument("--gate", type=float, default=DEFAULT_GATE,
+                        help=f"fusion-gated: share of B's scaled score below which nothing is penalised "
+                             f"(default {DEFAULT_GATE:g})")
     parser.add_argument("--top-pairs", type=int, default=5, help="CPT: pairs kept per intersection (default 5)")
     parser.add_argument("--pair-weight", type=float, default=1.0, help="CPT: multiplier of pair weights")
     ablation = parser.add_mutually_exclusive_group()
@@ -66,7 +74,7 @@ def add_operation_arguments(parser: argparse.ArgumentParser) -> None:
 def settings_from_args(args: argparse.Namespace) -> Settings:
     """Settings from parsed operation arguments (unknown names -> InputError)."""
     per_type = {op: getattr(args, f"{op}_op") for op in NODE_OPS if getattr(args, f"{op}_op")}
-    return Settings(args.operation, per_type, args.lam, args.top_pairs, args.pair_weight)
+    return Settings(args.operation, per_type, args.lam, args.top_pairs, args.pair_weight, args.gate)
 
 
 def encoder_mode(args: argparse.Namespace) -> str:

@@ -18,6 +18,9 @@ ignore          not          A (the negated part is dropped)
 nrf             not          A − λ·B (negative relevance feedback; λ default 0.5)
 orthogonal      not          A − (A·B / |B|²)·B (Widdows); A when B is empty
 disentangled    not          A − λ·B*, B* = B with every term of A zeroed (λ default 1, the paper's)
+orthonrf        not          orthogonal projection then NRF: A − (A·B / |B|² + λ)·B (λ default 0.3)
+adaptive        not          NRF with a per-query λ: A − λ·(1 − m)·B, m = share of A's mass on B's terms
+                             (B overlapping A's intent is penalised less; λ default 0.5)
 add             and, or      A + B
 maxpool         and, or      max(A_t, B_t) per term (an absent term counts as 0)
 cpt             and          maxpool(A, B) plus the top-k Combined Pseudo-Terms (a, b), a from A,
@@ -25,6 +28,9 @@ cpt             and          maxpool(A, B) plus the top-k Combined Pseudo-Terms 
                              by CombinedTermQuery as w·sqrt(impact_a·impact_b)
 fusion          all          score(A) ∘ score(B), ∘ = − (not, times λ), · (and), + (or)
 fusion-scaled   all          as fusion, each child's scores min-max normalised first
+fusion-gated    not          as fusion-scaled, but only documents that carry most of B's score pay:
+                             Â − λ·max(0, B̂ − τ)/(1 − τ) (Â, B̂ min-max scaled; gate τ default 0.7;
+                             on and/or nodes it is fusion-scaled)
 =============== ============ ===============================================================
 
 Vectors are ``dict`` of key -> float where a key is a term (``str``) or a Combined Pseudo-Term
@@ -40,7 +46,8 @@ Edge cases (documented behaviour):
 - unknown operation names, and names that do not apply to a node type, are input errors listing the
   valid names;
 - a vector operation cannot combine the output of ``fusion`` (a ranking, not a vector): once a node uses
-  fusion, its ancestors must use fusion too (input error otherwise).
+  fusion, its ancestors must use fusion too (input error otherwise); the `default` for not nodes (fusion-gated)
+  gives way to ``DEFAULT_NOT_VECTOR`` (nrf) under a node that combines vectors, so default settings never fail.
 """
 from __future__ import annotations
 
@@ -107,6 +114,28 @@ def disentangled(a: Mapping, b: Mapping, lam: float = 1.0) -> Vector:
     return nrf(a, b_star, lam)
 
 
+def orthonrf(a: Mapping, b: Mapping, lam: float = 0.3) -> Vector:
+    """Orthogonal projection then NRF: A − (A·B / |B|² + λ)·B (λ past the projection, so B always costs)."""
+    norm = dot(b, b)
+    if norm == 0:
+        return _clean(a)
+    return nrf(a, b, dot(a, b) / norm + lam)
+
+
+def mass_share(a: Mapping, b: Mapping) -> float:
+    """Share of A's positive mass on the terms B carries (0: B is disjoint from A, 1: B covers A)."""
+    total = sum(w for w in a.values() if w > 0)
+    if total == 0:
+        return 0.0
+    return sum(w for k, w in a.items() if w > 0 and b.get(k, 0) > 0) / total
+
+
+def adaptive(a: Mapping, b: Mapping, lam: float = 0.5) -> Vector:
+    """NRF with a per-query λ·(1 − m), m = :func:`mass_share` (A, B): the more of A's mass B carries, the
+    more B names A's own intent, and the less it is subtracted."""
+    return nrf(a, b, lam * (1.0 - mass_share(a, b)))
+
+
 def maxpool(a: Mapping, b: Mapping) -> Vector:
     """Element-wise max(A_t, B_t); a term absent from one side counts as 0 there."""
     out = {}
@@ -146,15 +175,23 @@ def cpt(a: Mapping, b: Mapping, top: int = 5, pair_weight: float = 1.0) -> Vecto
 
 # ------------------------------------------------------------------------------------------ selection
 VANILLA = "vanilla"
-FUSION = ("fusion", "fusion-scaled")
+FUSION = ("fusion", "fusion-scaled", "fusion-gated")
+SCALED_FUSION = ("fusion-scaled", "fusion-gated")
+DEFAULT_GATE = 0.9
 VECTOR_OPS = {
-    "not": ("subtract", "ignore", "nrf", "orthogonal", "disentangled"),
+    "not": ("subtract", "ignore", "nrf", "orthogonal", "disentangled", "orthonrf", "adaptive"),
     "and": ("add", "maxpool", "cpt"),
     "or": ("add", "maxpool"),
 }
 OPERATIONS = tuple(dict.fromkeys((VANILLA,) + VECTOR_OPS["not"] + VECTOR_OPS["and"] + FUSION))
-DEFAULTS = {"not": "disentangled", "and": "cpt", "or": "maxpool"}
-DEFAULT_LAMBDA = {"nrf": 0.5}
+# not: the `default` setting for negated queries, chosen by the cross-validated worst case over ExcluIR dev and
+# BoolQuestions dev (runs/compositional/transfer/, README "Negation, exclusion and set compositions")
+DEFAULTS = {"not": "fusion-gated", "and": "cpt", "or": "maxpool"}
+# the default's stand-in where a not node must give a vector (under an and/or node that uses a vector operation)
+DEFAULT_NOT_VECTOR = "nrf"
+DEFAULT_LAMBDA = {"nrf": 0.5, "orthonrf": 0.3, "adaptive": 0.5}
+# λ of the `default` setting when it differs from its operation's own default (None: the operation's own)
+DEFAULT_NOT_LAMBDA: float | None = None
 
 
 def valid_for(node_op: str) -> tuple[str, ...]:
@@ -186,6 +223,7 @@ class Settings:
     lam: float | None = None
     top_pairs: int = 5
     pair_weight: float = 1.0
+    gate: float = DEFAULT_GATE
 
     def __post_init__(self) -> None:
         if self.operation is not None:
@@ -199,6 +237,8 @@ class Settings:
             raise InputError(f"--top-pairs must be >= 0, got {self.top_pairs}")
         if self.lam is not None and not math.isfinite(self.lam):
             raise InputError(f"λ must be a finite number, got {self.lam}")
+        if not 0 <= self.gate < 1:
+            raise InputError(f"--gate must be in [0, 1), got {self.gate}")
 
     def op_for(self, node_op: str) -> str:
         """Operation used on ``node_op`` nodes."""
@@ -208,9 +248,18 @@ class Settings:
             return self.operation
         return DEFAULTS[node_op]
 
+    def not_is_default(self) -> bool:
+        """Whether ``not`` nodes use the `default` setting (no operation named for them)."""
+        return not self.per_type.get("not") and (self.operation is None or self.operation not in valid_for("not"))
+
     def lam_for(self, name: str) -> float:
-        """λ of operation ``name`` (explicit setting, else its default)."""
-        return self.lam if self.lam is not None else DEFAULT_LAMBDA.get(name, 1.0)
+        """λ of operation ``name`` (explicit setting, else the `default` setting's λ when ``not`` nodes use the
+        default, else the operation's own default)."""
+        if self.lam is not None:
+            return self.lam
+        if DEFAULT_NOT_LAMBDA is not None and name == DEFAULTS["not"] and self.not_is_default():
+            return DEFAULT_NOT_LAMBDA
+        return DEFAULT_LAMBDA.get(name, 1.0)
 
     def describe(self) -> str:
         """One line: the operation per node type and its parameters."""
@@ -218,10 +267,14 @@ class Settings:
         for node_op in NODE_OPS:
             name = self.op_for(node_op)
             extra = ""
-            if name in ("nrf", "disentangled") or (node_op == "not" and name in FUSION):
+            if node_op == "not" and name == "fusion-gated":
+                extra = f"(λ={self.lam_for(name):g}, gate {self.gate:g})"
+            elif name in ("nrf", "disentangled", "orthonrf", "adaptive") or (node_op == "not" and name in FUSION):
                 extra = f"(λ={self.lam_for(name):g})"
             elif name == "cpt":
                 extra = f"(top {self.top_pairs} pairs, pair weight {self.pair_weight:g})"
+            if node_op == "not" and name in FUSION and self.not_is_default():
+                extra += f" [default; {DEFAULT_NOT_VECTOR} under vector operations]"
             parts.append(f"{node_op}: {name}{extra}")
         return ", ".join(parts)
 
@@ -238,6 +291,10 @@ def apply_vector_op(name: str, node_op: str, a: Mapping, b: Mapping, settings: S
         return orthogonal(a, b)
     if name == "disentangled":
         return disentangled(a, b, settings.lam_for(name))
+    if name == "orthonrf":
+        return orthonrf(a, b, settings.lam_for(name))
+    if name == "adaptive":
+        return adaptive(a, b, settings.lam_for(name))
     if name == "add":
         return add(a, b)
     if name == "maxpool":
@@ -264,6 +321,7 @@ class FusionPlan:
     lam: float
     a: "Plan"
     b: "Plan"
+    gate: float | None = None  # fusion-gated on not nodes: only B̂ above the gate is penalised
 
 
 Plan = Union[VectorPlan, FusionPlan]
@@ -279,17 +337,24 @@ def required_texts(tree: Tree, settings: Settings, text: str | None = None) -> l
 
 
 def build_plan(tree: Tree, settings: Settings, vectors: Mapping[str, Mapping], text: str | None = None,
-               where: str = "query") -> Plan:
-    """Compose a tree into a plan, given encoded vectors of every text of :func:`required_texts`."""
+               where: str = "query", vector_only: bool = False) -> Plan:
+    """Compose a tree into a plan, given encoded vectors of every text of :func:`required_texts`.
+
+    ``vector_only``: the parent combines vectors, so a not node under the (fused) `default` setting uses
+    ``DEFAULT_NOT_VECTOR`` instead; an operation named explicitly is never replaced.
+    """
     if isinstance(tree, str):
         return VectorPlan(dict(vectors[tree]))
     name = settings.op_for(tree.op)
+    if vector_only and tree.op == "not" and name in FUSION and settings.not_is_default():
+        name = DEFAULT_NOT_VECTOR
     if name == VANILLA:
         return VectorPlan(dict(vectors[text or verbalize(tree)]))
-    a = build_plan(tree.a, settings, vectors, where=where)
-    b = build_plan(tree.b, settings, vectors, where=where)
+    a = build_plan(tree.a, settings, vectors, where=where, vector_only=name not in FUSION)
+    b = build_plan(tree.b, settings, vectors, where=where, vector_only=name not in FUSION)
     if name in FUSION:
-        return FusionPlan(tree.op, name == "fusion-scaled", settings.lam_for(name), a, b)
+        gate = settings.gate if name == "fusion-gated" and tree.op == "not" else None
+        return FusionPlan(tree.op, name in SCALED_FUSION, settings.lam_for(name), a, b, gate)
     if not isinstance(a, VectorPlan) or not isinstance(b, VectorPlan):
         raise InputError(f"{where}: {name!r} on a {tree.op!r} node cannot combine a score-fused subtree; "
                          "use fusion for its parent too")
@@ -322,11 +387,18 @@ def _fuse(plan: Plan, it) -> dict[str, float]:
     if plan.scaled:
         a, b = minmax(a), minmax(b)
     docs = a.keys() | b.keys()
+    if plan.node_op == "not" and plan.gate is not None:
+        return {d: a.get(d, 0.0) - plan.lam * gated(b.get(d, 0.0), plan.gate) for d in docs}
     if plan.node_op == "not":
         return {d: a.get(d, 0.0) - plan.lam * b.get(d, 0.0) for d in docs}
     if plan.node_op == "and":
         return {d: a.get(d, 0.0) * b.get(d, 0.0) for d in docs}
     return {d: a.get(d, 0.0) + b.get(d, 0.0) for d in docs}
+
+
+def gated(scaled: float, gate: float) -> float:
+    """max(0, x − τ)/(1 − τ) of a min-max scaled score x: 0 below the gate τ, 1 at the top score."""
+    return max(0.0, scaled - gate) / (1.0 - gate)
 
 
 def minmax(scores: Mapping[str, float]) -> dict[str, float]:
@@ -367,6 +439,8 @@ def format_plan(plan: Plan, top: int = 12, scale: float | None = None, indent: s
         return indent + format_vector(plan.vector, top, scale)
     symbol = {"not": f"score(A) − {plan.lam:g}·score(B)", "and": "score(A) · score(B)",
               "or": "score(A) + score(B)"}[plan.node_op]
+    if plan.gate is not None:
+        symbol = f"score(A) − {plan.lam:g}·max(0, score(B) − {plan.gate:g})/{1 - plan.gate:g}"
     label = ("scaled " if plan.scaled else "") + "fusion: " + symbol
     return "\n".join([indent + label, format_plan(plan.a, top, scale, indent + "  A "),
                       format_plan(plan.b, top, scale, indent + "  B ")])

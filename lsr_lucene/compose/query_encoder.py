@@ -48,3 +48,20 @@ class QueryEncoder:
             return [{t: w for t, w in vec.items() if t in own} for vec, own in
                     zip(vectors, map(set, self.tokens(texts)))]
         return vectors
+
+
+class CachedQueryEncoder(QueryEncoder):
+    """A :class:`QueryEncoder` that encodes each distinct text once: many settings evaluated on the same queries
+    (the contrastive experiments) reuse the vectors instead of running the model again."""
+
+    def __init__(self, base: QueryEncoder, cache: dict[str, dict[str, float]] | None = None):
+        super().__init__(mode=base.mode, encoder=base.encoder)
+        self.base = base
+        self.cache: dict[str, dict[str, float]] = dict(cache or {})
+
+    def encode(self, texts: Sequence[str]) -> list[dict[str, float]]:
+        """Vectors of the texts (copies of the cached ones; new texts encoded in one batch)."""
+        texts = list(texts)
+        new = [t for t in dict.fromkeys(texts) if t not in self.cache]
+        self.cache.update(zip(new, self.base.encode(new)))
+        return [dict(self.cache[t]) for t in texts]

@@ -12,6 +12,10 @@ set-difference operation (and the encoder ablations) on queries split by the cue
   negative). λ is chosen on dev alone: the table of the λ sweep is on dev, and the selection procedure
   (operation and λ maximising R@1 + ΔR@1 + RR) is also scored by k-fold cross-validation within dev,
   so the figure of the selected setting is measured on queries it was not chosen on.
+- transfer: ``--data DIR`` repeated (ExcluIR layout: corpus.jsonl + dev.jsonl; e.g. ExcluIR and BoolQuestions
+  NOT) runs every set-difference setting on every benchmark from cached vectors and writes one table per
+  benchmark, one with a column group per benchmark and the worst case, and the selection table
+  (:mod:`lsr_lucene.eval.transfer`).
 - NevIR: each query scores its row's two documents (exact dot products, the NevIR protocol); pairwise
   accuracy and the error categories of ``lsr_lucene.eval.contrastive_metrics.nevir_pairwise_accuracy`` (prefers doc1 for
   both, prefers doc2 for both, reversed, tie), as a table and a PNG bar chart. ``--lucene`` indexes the
@@ -27,9 +31,11 @@ from pathlib import Path
 
 from lsr_lucene.compose.backends import ExactBackend, LuceneBackend
 from lsr_lucene.compose.compositions import read_compositions
+from lsr_lucene.compose.operations import Settings
+from lsr_lucene.errors import InputError
 from lsr_lucene.eval.collection import collection_runs, root_operation_table, root_operations
-from lsr_lucene.eval.contrastive_configs import (MODES, NEGATION_OPS, Config, default_configs, lambda_configs,
-                                                 make_encoders)
+from lsr_lucene.eval.contrastive_configs import (DEFAULT, MODES, NEGATION_OPS, Config, default_configs,
+                                                 lambda_configs, make_encoders)
 from lsr_lucene.eval.contrastive_metrics import read_excluir, read_nevir
 from lsr_lucene.eval.excluir import (cross_validate, ensure_index, excluir_lucene_check, excluir_runs, excluir_table,
                                      select, selection_table)
@@ -105,6 +111,71 @@ def run_excluir(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_transfer(args: argparse.Namespace) -> int:
+    """The ``transfer`` subcommand: every setting on several benchmarks, the worst case and the selection table."""
+    from lsr_lucene.compose.query_encoder import CachedQueryEncoder
+    from lsr_lucene.eval.excluir import ensure_vectors
+    from lsr_lucene.eval.transfer import (benchmark_name, benchmark_tables, cross_table, query_figures,
+                                          selection_table, transfer_configs)
+
+    folders = [Path(d) for d in args.data]
+    benchmarks = {}
+    for folder in folders:
+        for name in ("corpus.jsonl", f"{args.split}.jsonl"):
+            if not (folder / name).is_file():
+                raise InputError(f"{folder / name}: no such file (a benchmark folder holds corpus.jsonl and "
+                                 f"{args.split}.jsonl)")
+        name = benchmark_name(folder, args.split)
+        if name in benchmarks:
+            raise InputError(f"{folder}: benchmark {name!r} given twice")
+        benchmarks[name] = (folder, read_excluir(folder / f"{args.split}.jsonl"))
+    slugs = {name: Path(folder).resolve().name for name, (folder, _) in benchmarks.items()}
+    out = Path(args.output_dir)
+    _refuse_existing_tables(out, ["transfer", "selection"] + [f"{s}/operations" for s in slugs.values()],
+                            args.overwrite)
+    configs = transfer_configs()
+    base = make_encoders(args.model, ("full",), threads=args.threads)["full"]
+    cache_path = Path(args.work) / f"query-vectors-{Path(args.model).name}.json"
+    encoder = CachedQueryEncoder(base, read_query_cache(cache_path))
+    runs, rows_by_bench = {}, {}
+    for name, (folder, rows) in benchmarks.items():
+        vectors = ensure_vectors(folder / "corpus.jsonl", Path(args.work) / slugs[name], args.model, args.threads)
+        print(f"== {name}: {len(rows)} queries, {len(configs)} settings (vectors {vectors})", file=sys.stderr)
+        scale = json.loads((vectors / "metadata.json").read_text()).get("scale") or 100
+        runs[name] = excluir_runs(rows, configs, ExactBackend(vectors), {"full": encoder}, scale)
+        rows_by_bench[name] = rows
+    write_query_cache(cache_path, encoder.cache)
+    tables = benchmark_tables(runs, rows_by_bench)
+    cross = cross_table(tables)
+    labels = [c.label for c in configs if c.operation not in (DEFAULT, "vanilla")]
+    figures = {name: query_figures(runs[name], rows) for name, rows in rows_by_bench.items()}
+    sel = selection_table(figures, rows_by_bench, labels, args.folds)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, df in tables.items():
+        (out / slugs[name]).mkdir(exist_ok=True)
+        _write(df, out / slugs[name] / "operations", args.overwrite)
+    _write(cross, out / "transfer", args.overwrite)
+    _write(sel, out / "selection", args.overwrite)
+    print(f"## every setting on {', '.join(benchmarks)} and the worst case (exact dot products, whole corpora)\n")
+    print(to_markdown(cross))
+    print(f"\n## selection (objective R@1 + ΔR@1 + RR; {args.folds}-fold CV)\n")
+    print(to_markdown(sel))
+    return 0
+
+
+def read_query_cache(path: Path) -> dict:
+    """Query vectors encoded by an earlier run (``{text: vector}``), or nothing."""
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def write_query_cache(path: Path, cache: dict) -> None:
+    """Keep the encoded query vectors for the next run (the work directory is a cache, so it is replaced)."""
+    from lsr_lucene.io.output import write_text_atomic
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(path, json.dumps(cache, ensure_ascii=False))
+
+
 def run_nevir(args: argparse.Namespace) -> int:
     """The ``nevir`` subcommand."""
     from lsr_lucene.io.vectors import quantise
@@ -177,7 +248,7 @@ def run_collection(args: argparse.Namespace) -> int:
     counts = {kind: sum(k == kind for k in kinds.values()) for kind in ("not", "and", "or", "atomic")}
     _write(df, out / "operations", args.overwrite)
     print(f"## {args.queries}: queries by root operation {counts}; operations that do not apply to a node type "
-          "use the defaults (not: disentangled, and: cpt, or: maxpool)\n")
+          f"use the defaults ({Settings().describe()})\n")
     print(to_markdown(df))
     return 0
 
@@ -196,6 +267,12 @@ def build_parser() -> argparse.ArgumentParser:
     nv.add_argument("--data", required=True, help="NevIR rows {id, q1, doc1, q2, doc2} (JSONL)")
     nv.add_argument("--work", required=True, help="directory for the small Lucene collection of --lucene")
     nv.add_argument("--lucene", action="store_true", help="check the exact scores through a Lucene index")
+    tr = sub.add_parser("transfer", help="several ExcluIR-layout benchmarks: every setting, worst case, selection")
+    tr.add_argument("--data", action="append", required=True,
+                    help="benchmark folder with corpus.jsonl and <split>.jsonl (repeatable: one per benchmark)")
+    tr.add_argument("--split", default="dev", help="query file of every benchmark: <split>.jsonl (default dev)")
+    tr.add_argument("--work", required=True, help="directory for the corpora's vectors (<work>/<folder>/vectors)")
+    tr.add_argument("--folds", type=int, default=5, help="cross-validation folds within each benchmark")
     co = sub.add_parser("collection", help="every operation on compositions + qrels through Lucene (nDCG@10, R@100)")
     co.add_argument("--index", required=True, help="impact index of the collection")
     co.add_argument("--queries", required=True, help="compositions JSONL")
@@ -204,7 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
     co.add_argument("--work", required=True, help="directory for the run files")
     co.add_argument("--hits", type=int, default=1000)
     co.add_argument("--ablations", action="store_true", help="also the no-expansion / no-term-weights encoders")
-    for p in (ex, nv, co):
+    for p in (ex, nv, tr, co):
         p.add_argument("--output-dir", required=True, help="tables (.md/.csv) and charts go here")
         p.add_argument("--model", default="splade-tiny")
         p.add_argument("--threads", type=int, default=2)
@@ -215,7 +292,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point."""
     args = build_parser().parse_args(argv)
-    return {"excluir": run_excluir, "nevir": run_nevir, "collection": run_collection}[args.command](args)
+    return {"excluir": run_excluir, "nevir": run_nevir, "transfer": run_transfer,
+            "collection": run_collection}[args.command](args)
 
 
 if __name__ == "__main__":

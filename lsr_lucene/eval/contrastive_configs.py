@@ -7,7 +7,9 @@ from typing import Sequence
 from lsr_lucene.compose.operations import Settings
 from lsr_lucene.compose.query_encoder import QueryEncoder
 
-NEGATION_OPS = ("vanilla", "ignore", "subtract", "nrf", "orthogonal", "disentangled", "fusion", "fusion-scaled")
+DEFAULT = "default"  # what `lsr-lucene compose` uses on not nodes when no --operation is given
+NEGATION_OPS = (DEFAULT, "vanilla", "ignore", "subtract", "nrf", "orthogonal", "disentangled", "fusion",
+                "fusion-scaled")
 LAMBDA_OPS = ("nrf", "disentangled", "fusion", "fusion-scaled")
 LAMBDA_GRID = (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0)
 MODES = ("full", "no-expansion", "no-term-weights")
@@ -20,16 +22,19 @@ class Config:
     operation: str
     lam: float | None = None
     mode: str = "full"
+    gate: float | None = None  # fusion-gated only (None: the default gate)
 
     @property
     def label(self) -> str:
         """Row label, e.g. ``disentangled λ=0.3 [no-expansion]``."""
         text = self.operation + (f" λ={self.lam:g}" if self.lam is not None else "")
+        text += f" τ={self.gate:g}" if self.gate is not None else ""
         return text + (f" [{self.mode}]" if self.mode != "full" else "")
 
     def settings(self) -> Settings:
-        """Compose settings of this configuration."""
-        return Settings(self.operation, lam=self.lam)
+        """Compose settings of this configuration (``default``: no operation named, as `lsr-lucene compose`)."""
+        extra = {"gate": self.gate} if self.gate is not None else {}
+        return Settings(None if self.operation == DEFAULT else self.operation, lam=self.lam, **extra)
 
 
 def default_configs(modes: Sequence[str] = MODES) -> list[Config]:

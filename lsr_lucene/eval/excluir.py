@@ -26,19 +26,27 @@ EXCLUIR_COLUMNS = ("R@1", "MRR@10", "ΔR@1", "ΔMRR@10", "RR")
 def ensure_index(corpus: str | Path, work: str | Path, model: str = "splade-tiny", threads: int = 2,
                  max_length: int = 512) -> tuple[Path, Path]:
     """Encode and index ``corpus`` under ``work`` (vectors/, index/) unless already there; returns both paths."""
-    from lsr_lucene.io.corpus import count_docs, read_corpus
-    from lsr_lucene.encode.encoder import SparseEncoder
     from lsr_lucene.index.impact import build_impact_index
-    from lsr_lucene.io.vectors import write_vectors
 
-    work = Path(work)
-    vectors, index = work / "vectors", work / "index"
-    if not (vectors / "metadata.json").is_file():
-        encoder = SparseEncoder(model=model, max_length=max_length, threads=threads)
-        write_vectors(read_corpus(corpus), encoder, vectors, total=count_docs(corpus), source=str(corpus))
+    vectors, index = ensure_vectors(corpus, work, model, threads, max_length), Path(work) / "index"
     if not index.is_dir():
         build_impact_index(vectors, index, threads=threads)
     return vectors, index
+
+
+def ensure_vectors(corpus: str | Path, work: str | Path, model: str = "splade-tiny", threads: int = 2,
+                   max_length: int = 512) -> Path:
+    """Encode ``corpus`` into ``work``/vectors unless already there (exact scoring needs no index); returns it."""
+    from lsr_lucene.encode.encoder import SparseEncoder
+    from lsr_lucene.io.corpus import count_docs, read_corpus
+    from lsr_lucene.io.vectors import write_vectors
+
+    vectors = Path(work) / "vectors"
+    if not (vectors / "metadata.json").is_file():
+        vectors.parent.mkdir(parents=True, exist_ok=True)
+        encoder = SparseEncoder(model=model, max_length=max_length, threads=threads)
+        write_vectors(read_corpus(corpus), encoder, vectors, total=count_docs(corpus), source=str(corpus))
+    return vectors
 
 
 def excluir_runs(rows: Sequence[Mapping], configs: Sequence[Config], backend, encoders: Mapping[str, QueryEncoder],

@@ -138,7 +138,7 @@ def goals(results: pd.DataFrame, index: pd.DataFrame, docs: int) -> pd.DataFrame
     for what, column, target in (("index build time", "build_s", 1.0), ("index size", "size_bytes", 1.2)):
         index_ratio(f"{what}: ours / Anserini IndexCollection", target, get(rows.get("ours"), column),
                     get(rows.get("anserini"), column),
-                    "ours: validation, then one file per thread; sidecar timed apart" if column == "build_s" else "")
+                    "ours: validation, then our ImpactIndexer; sidecar timed apart" if column == "build_s" else "")
     if bp_rows or (len(results) and (_order(results) == "bp").any()):
         peers = [r for r in (_pick(results, docs, e, order="bp") for e in ("pisa-maxscore", "pisa-bmw", "bmp"))
                  if r is not None]

@@ -8,6 +8,7 @@ import os
 import zipfile
 from pathlib import Path
 
+from lsr_lucene.encode.models import load_pretrained, resolve_in
 from lsr_lucene.errors import SetupError
 
 DEFAULT_DENSE_MODEL = "all-minilm-l6-v2"
@@ -41,23 +42,10 @@ REGISTRY = {DEFAULT_DENSE_MODEL: _wheel_model_dir}
 
 
 def resolve(name_or_path: str) -> str:
-    """Registry name, local directory or Hugging Face id -> what ``from_pretrained`` should load."""
-    if name_or_path in REGISTRY:
-        return str(REGISTRY[name_or_path]())
-    return name_or_path
+    """A dense model name of :data:`REGISTRY`, local directory or Hugging Face id -> what to load."""
+    return resolve_in(REGISTRY, name_or_path)
 
 
 def load(name_or_path: str = DEFAULT_DENSE_MODEL):
     """(tokenizer, transformer encoder without head) for a registry name, local directory or HF id."""
-    from transformers import AutoModel, AutoTokenizer
-
-    target = resolve(name_or_path)
-    if not Path(target).is_dir() and (target.startswith((".", "/", "~")) or Path(target).suffix):
-        raise SetupError(f"model {name_or_path!r} not found: {target} is not a directory")
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(target)
-        model = AutoModel.from_pretrained(target)
-    except (OSError, ValueError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise SetupError(f"could not load dense model {name_or_path!r} ({target}): {first}") from None
-    return tokenizer, model.eval()
+    return load_pretrained(REGISTRY, name_or_path, "AutoModel", "dense model")

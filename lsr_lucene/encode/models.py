@@ -24,27 +24,39 @@ REGISTRY = {
 }
 
 
-def resolve(name_or_path: str) -> str:
+def resolve_in(registry: dict, name_or_path: str) -> str:
     """Registry name, local directory or Hugging Face id -> what ``from_pretrained`` should load."""
-    if name_or_path in REGISTRY:
-        return str(REGISTRY[name_or_path]())
+    if name_or_path in registry:
+        return str(registry[name_or_path]())
     return name_or_path
+
+
+def load_pretrained(registry: dict, name_or_path: str, model_class: str, what: str = "model"):
+    """(tokenizer, ``transformers.<model_class>`` in eval mode) for a name of ``registry``, a local directory or a
+    Hugging Face id; one-line SetupError if none loads. Shared by the sparse and the dense encoders."""
+    import transformers
+
+    target = resolve_in(registry, name_or_path)
+    tried = [f"registry name {name_or_path!r}" if name_or_path in registry else None,
+             f"local directory {target}" if Path(target).is_dir() else f"Hugging Face id {target!r}"]
+    if not Path(target).is_dir() and (target.startswith((".", "/", "~")) or Path(target).suffix):
+        raise SetupError(f"{what} {name_or_path!r} not found: {target} is not a directory")
+    try:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(target)
+        model = getattr(transformers, model_class).from_pretrained(target)
+    except (OSError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise SetupError(f"could not load {what} {name_or_path!r} (tried {', '.join(t for t in tried if t)}): "
+                         f"{first}") from None
+    model.eval()
+    return tokenizer, model
+
+
+def resolve(name_or_path: str) -> str:
+    """A sparse model name of :data:`REGISTRY`, local directory or Hugging Face id -> what to load."""
+    return resolve_in(REGISTRY, name_or_path)
 
 
 def load(name_or_path: str = DEFAULT_MODEL):
     """(tokenizer, masked-LM model) for a registry name, local directory or HF id; one-line error if none loads."""
-    from transformers import AutoModelForMaskedLM, AutoTokenizer
-
-    target = resolve(name_or_path)
-    tried = [f"registry name {name_or_path!r}" if name_or_path in REGISTRY else None,
-             f"local directory {target}" if Path(target).is_dir() else f"Hugging Face id {target!r}"]
-    if not Path(target).is_dir() and (target.startswith((".", "/", "~")) or Path(target).suffix):
-        raise SetupError(f"model {name_or_path!r} not found: {target} is not a directory")
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(target)
-        model = AutoModelForMaskedLM.from_pretrained(target)
-    except (OSError, ValueError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise SetupError(f"could not load model {name_or_path!r} (tried {', '.join(t for t in tried if t)}): {first}") from None
-    model.eval()
-    return tokenizer, model
+    return load_pretrained(REGISTRY, name_or_path, "AutoModelForMaskedLM")

@@ -21,11 +21,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, help="shuffle the input order with this seed first "
                                                  "(default: start from the index's order)")
     parser.add_argument("--depth", type=int, help="bisection levels (default log2(documents) - 5)")
+    parser.add_argument("--threads", type=int, help="threads of the bisection (default: all cores)")
     parser.add_argument("--overwrite", action="store_true")
     args = parser.parse_args(argv)
     if args.depth is not None and args.depth < 0:
         parser.error("--depth must be >= 0")
-    meta = reorder_impact_index(args.index, args.output, args.method, args.seed, args.overwrite, args.depth)
+    if args.threads is not None and args.threads < 1:
+        parser.error("--threads must be >= 1")
+    meta = reorder_impact_index(args.index, args.output, args.method, args.seed, args.overwrite, args.depth,
+                                args.threads)
     print(reorder_summary(meta["reorder"], meta["size_bytes"]))
     return 0
 

@@ -247,8 +247,8 @@ def test_two_node_cluster_encode_and_search_equal_one_machine(single, tmp_path):
 
     if ray.is_initialized():
         ray.shutdown()
-    # the driver's head node gets no CPU, so every encoder and index actor must run on the other node (which of
-    # two CPU nodes takes a shard depends on timing); searchers take no CPU and are spread over both nodes
+    # the driver's head node gets no CPU, so every encoder actor must run on the other node (which of two CPU
+    # nodes takes a shard depends on timing)
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "object_store_memory": 150 * 2**20})
     try:
         worker = cluster.add_node(num_cpus=2, object_store_memory=150 * 2**20)
@@ -259,8 +259,21 @@ def test_two_node_cluster_encode_and_search_equal_one_machine(single, tmp_path):
         assert _parts(tmp_path / "vectors") == _parts(single / "vectors")
         nodes = json.loads((tmp_path / "vectors" / "metadata.json").read_text())["nodes"]
         assert set(nodes) == {worker.node_id} != {ray.get_runtime_context().get_node_id()}
+        # a third node; the shards are then said to be written alternately on the two CPU nodes: each index build,
+        # and each shard's searcher, must run on the node holding its shard
+        other = cluster.add_node(num_cpus=2, object_store_memory=150 * 2**20)
+        cluster.wait_for_nodes()
+        metadata_file = tmp_path / "vectors" / "metadata.json"
+        metadata = json.loads(metadata_file.read_text())
+        metadata["nodes"] = [(worker, other)[i % 2].node_id for i in range(len(nodes))]
+        metadata_file.write_text(json.dumps(metadata))
         assert cli(["distributed", "index", "--input", str(tmp_path / "vectors"), "--index", str(tmp_path / "index"),
                     "--num-workers", "2"]) == 0
+        shards = json.loads((tmp_path / "index" / "shards.json").read_text())["shards"]
+        assert [s["node"] for s in shards] == metadata["nodes"] and len(set(metadata["nodes"])) == 2
+        with DistributedSearcher(tmp_path / "index") as searcher:
+            placed = ray.get([row[0].node.remote() for row in searcher.actors])
+        assert placed == metadata["nodes"]
         specs = _query_specs(single)["composed"]
         distributed_search(tmp_path / "index", specs, tmp_path / "run", hits=25)
         assert (tmp_path / "run").read_bytes() == _single_run(single, specs, 25, "composed")

@@ -117,6 +117,18 @@ def test_bp_order_is_a_deterministic_permutation_that_beats_a_random_order():
     assert log_gap_cost(graph, bisect(graph, progress=False)) < 0.85 * random_cost  # from the input order
 
 
+def test_bp_order_does_not_depend_on_the_threads():
+    # 40,000 documents: the top levels compute gains in parallel chunks and bisect both halves at once
+    rng = np.random.default_rng(3)
+    topic = rng.integers(50, size=40_000)
+    doc_terms = [sorted({int(t) * 20 + int(j) for j in rng.choice(20, 5, replace=False)} | {1000 + int(rng.integers(30))})
+                 for t in topic]
+    graph = DocTermGraph.from_doc_terms(doc_terms)
+    one = bisect(graph, seed=1, threads=1, progress=False)
+    assert np.array_equal(one, bisect(graph, seed=1, threads=2, progress=False))
+    assert log_gap_cost(graph, one) < 0.85 * log_gap_cost(graph, random_order(40_000, 0))
+
+
 def test_log_gap_cost_by_hand():
     # term 0 in docs 0, 2, 3 (gaps 1, 2, 1), term 1 in doc 1 (gap 2): log2 of 1, 2, 1, 2 over 4 postings
     graph = DocTermGraph.from_doc_terms([[0], [1], [0], [0]])

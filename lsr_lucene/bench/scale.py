@@ -76,6 +76,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--ks", default="10,1000")
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--df-ratio", type=float, default=1.1, help="largest/smallest df inside a remapping bucket")
+    parser.add_argument("--reuse-indexes", action="store_true",
+                        help="search the indexes an earlier run of the same collection built under --work instead of "
+                             "building them again (their index rows come from that run)")
     args = parser.parse_args(argv)
     args.docs_list, args.ks_list = _int_list(args.docs, "--docs"), _int_list(args.ks, "--ks")
     args.engine_list = _names(args.engines, list(ENGINES), "engine(s)")
@@ -170,8 +173,14 @@ def build_indexes(args, coll, paths: dict, work: Path, families: set, capability
                 continue
             reason = missing(family)
             label = family if order == "natural" else f"{family}-bp"
+            index_dir = work / "indexes" / label
+            record = index_dir.with_name(f"{label}.build.json")  # written when the build completed
+            if reason is None and args.reuse_indexes and index_dir.is_dir() and record.is_file():
+                rows = json.loads(record.read_text())
+                index_rows += rows
+                print(f"  index {label}: reusing the build of {rows[0]['build_s']:.1f} s (an earlier run)", flush=True)
+                continue
             if reason is None:
-                index_dir = work / "indexes" / label
                 extra = {} if order == "natural" else {"reorder": "bp"} if family == "ours" else {"order": bp[0]}
                 got = in_child(build_task, family, {**paths, **extra, "index": index_dir}, index_dir, args.threads,
                                threads=args.threads)
@@ -183,14 +192,17 @@ def build_indexes(args, coll, paths: dict, work: Path, families: set, capability
                 print(f"  skipped {label} index: {reason}", flush=True)
                 continue
             bp_s = float("nan") if order == "natural" else got.get("bp_s", bp[1] if bp else float("nan"))
+            built = []
             for item in [{"engine": family, **got}] + got.get("extra", []):
-                index_rows.append({"docs": n, "engine": item["engine"], "order": order, "threads": args.threads,
+                built.append({"docs": n, "engine": item["engine"], "order": order, "threads": args.threads,
                                    "build_s": item["build_s"], "bp_s": bp_s if item["engine"] == family else float("nan"),
                                    "size_bytes": item["size_bytes"], "peak_rss_bytes": item["peak_rss_bytes"],
                                    "note": item.get("note", ""), "cpu_capability": capability})
                 print(f"  index {item['engine']:15s} {order:7s} {item['build_s']:8.1f} s  "
                       f"{item['size_bytes'] / 2**20:9.1f} MiB  peak RSS {item['peak_rss_bytes'] / 2**20:8.0f} MiB  "
                       f"[CPU {capability}; {report.load_note()}]", flush=True)
+            index_rows += built
+            record.write_text(json.dumps(built, allow_nan=True))
     return index_rows, failed
 
 

@@ -92,6 +92,17 @@ def node_id() -> str:
     return ray.get_runtime_context().get_node_id()
 
 
+def near(node: str | None, otherwise: str = "DEFAULT"):
+    """Scheduling strategy for work on data held by ``node``: that node while it is alive (waiting for its
+    resources rather than spilling elsewhere), else ``otherwise`` (a node that is gone, or not known)."""
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    if node and any(n["NodeID"] == node and n["Alive"] for n in ray.nodes()):
+        return NodeAffinitySchedulingStrategy(node_id=node, soft=True)
+    return otherwise
+
+
 def lsr_error_in(exc: BaseException) -> LsrError | None:
     """The user error (InputError, ...) behind a Ray task failure, if that is what it is."""
     seen = set()

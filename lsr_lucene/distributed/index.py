@@ -1,4 +1,5 @@
-"""Distributed indexing: one Lucene impact index per vector shard, each built by an actor in its own JVM.
+"""Distributed indexing: one Lucene impact index per vector shard, built in a Ray worker's own JVM on the node that
+wrote the shard (distributed encode records it), so a shard is read where it was written.
 
 ``index/shard-NNNNN/`` is ``lsr-lucene index`` of ``part-NNNNN.jsonl`` (index.impact.build_impact_index:
 validated, written to a temporary directory and renamed when complete, so a rerun skips finished shards);
@@ -22,54 +23,64 @@ MANIFEST = "shards.json"
 SHARD_DIR = "shard-{:05d}"
 
 
-class IndexBuilder:
-    """Ray actor: its own JVM (started on first use) that builds shard indexes one after another."""
+def build_shard(vectors: str, index: str, threads: int) -> dict:
+    """Ray task: ``lsr-lucene index`` of one shard in the worker's JVM (kept by the worker for its next shard)."""
+    from lsr_lucene.index.impact import build_impact_index, read_index_metadata
 
-    def build(self, vectors: str, index: str, threads: int) -> dict:
-        from lsr_lucene.index.impact import build_impact_index, read_index_metadata
+    started = time.perf_counter()
+    if Path(index).is_dir():  # complete (renamed into place when done): built by an earlier run
+        metadata, built = read_index_metadata(index), False
+    else:
+        metadata, built = build_impact_index(vectors, index, threads=threads), True
+    return {"documents": metadata.get("documents"), "indexed": metadata.get("indexed"),
+            "max_impact": metadata.get("max_impact"),
+            "postings": metadata.get("postings"), "built": built, "node": node_id(),
+            "seconds": round(time.perf_counter() - started, 3)}
 
-        started = time.perf_counter()
-        if Path(index).is_dir():  # complete (renamed into place when done): built by an earlier run
-            metadata, built = read_index_metadata(index), False
-        else:
-            metadata, built = build_impact_index(vectors, index, threads=threads), True
-        return {"documents": metadata.get("documents"), "indexed": metadata.get("indexed"),
-                "max_impact": metadata.get("max_impact"),
-                "postings": metadata.get("postings"), "built": built, "node": node_id(),
-                "seconds": round(time.perf_counter() - started, 3)}
+
+def shard_holders(vectors: str | Path, files: list[Path]) -> list[str | None]:
+    """The node that wrote each shard file (``nodes`` in the metadata of distributed encode), else None."""
+    metadata = read_metadata(vectors)
+    written = dict(zip(metadata.get("files") or [], metadata.get("nodes") or []))
+    return [written.get(f.name) for f in files]
 
 
 def distributed_index(vectors: str | Path, index: str | Path, workers: int, threads: int = 1,
                       on_shard: Callable[[dict], None] | None = None) -> dict:
-    """Build one impact index per shard of ``vectors`` under ``index`` with ``workers`` builder actors, then
-    ``shards.json``; returns the manifest. Shards already built (an interrupted run) are kept."""
+    """Build one impact index per shard of ``vectors`` under ``index``, at most ``workers`` at a time, each on
+    the node that wrote the shard while that node is alive; then ``shards.json``; returns the manifest.
+    Shards already built (an interrupted run) are kept; a build whose worker dies is retried."""
     import ray
-    from ray.util import ActorPool
     from tqdm import tqdm
 
-    from lsr_lucene.distributed.cluster import lsr_error_in
+    from lsr_lucene.distributed.cluster import lsr_error_in, near
 
     files = [f for f in vector_files(vectors) if f.suffix == ".jsonl"]
     out = Path(index)
     if (out / MANIFEST).exists():
         raise InputError(f"{out / MANIFEST}: the distributed index already exists")
     out.mkdir(parents=True, exist_ok=True)
-    builder = ray.remote(IndexBuilder).options(num_cpus=threads, max_restarts=RESTARTS, max_task_retries=RESTARTS)
-    actors = [builder.remote() for _ in range(max(1, min(workers, len(files))))]
-    jobs = [(str(f.resolve()), str((out / SHARD_DIR.format(i)).resolve())) for i, f in enumerate(files)]
+    build = ray.remote(build_shard).options(num_cpus=threads, max_retries=RESTARTS)
+    jobs = [(str(f.resolve()), str((out / SHARD_DIR.format(i)).resolve()), holder)
+            for i, (f, holder) in enumerate(zip(files, shard_holders(vectors, files)))]
+    workers = max(1, min(workers, len(jobs)))
     started = time.perf_counter()
-    shards = []
-    progress = tqdm(total=len(jobs), desc=f"indexing shards ({len(actors)} workers)", unit=" shards",
+    results: dict[int, dict] = {}
+    pending: dict = {}  # ref -> job number
+    progress = tqdm(total=len(jobs), desc=f"indexing shards ({workers} workers)", unit=" shards",
                     file=sys.stderr, dynamic_ncols=True)
     try:
-        pool = ActorPool(actors)
-        results = pool.map(lambda actor, job: actor.build.remote(job[0], job[1], threads), jobs)
-        for (file, path), result in zip(jobs, results):
-            shard = {"path": Path(path).name, "vectors": file, **result}
-            shards.append(shard)
-            progress.update(1)
-            if on_shard is not None:
-                on_shard(shard)
+        for number, (file, path, holder) in enumerate(jobs):
+            pending[build.options(scheduling_strategy=near(holder)).remote(file, path, threads)] = number
+            while len(pending) >= workers or (number == len(jobs) - 1 and pending):
+                ready, _ = ray.wait(list(pending), num_returns=1)
+                done = pending.pop(ready[0])
+                file_done, path_done, holder_done = jobs[done]
+                results[done] = {"path": Path(path_done).name, "vectors": file_done, "holder": holder_done,
+                                 **ray.get(ready[0])}
+                progress.update(1)
+                if on_shard is not None:
+                    on_shard(results[done])
     except Exception as exc:
         error = lsr_error_in(exc)
         if error is not None:
@@ -77,13 +88,12 @@ def distributed_index(vectors: str | Path, index: str | Path, workers: int, thre
         raise
     finally:
         progress.close()
-        for actor in actors:
-            ray.kill(actor)
+    shards = [results[i] for i in range(len(jobs))]
     manifest = {
         "kind": "distributed-impact", "shards": shards,
         "documents": sum(s["indexed"] or 0 for s in shards), "postings": sum(s["postings"] or 0 for s in shards),
         "vectors": str(Path(vectors).resolve()), "encoder": read_metadata(vectors),
-        "seconds": round(time.perf_counter() - started, 2), "workers": len(actors),
+        "seconds": round(time.perf_counter() - started, 2), "workers": workers,
     }
     write_text_atomic(out / MANIFEST, json.dumps(manifest, indent=2) + "\n")
     return manifest

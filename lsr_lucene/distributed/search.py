@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
-from lsr_lucene.distributed.cluster import RESTARTS
+from lsr_lucene.distributed.cluster import RESTARTS, near, node_id
 from lsr_lucene.errors import InputError
 
 QUERY_BATCH = 32  # queries per call to each shard actor
@@ -46,6 +46,10 @@ class ShardSearcher:
 
     def num_docs(self) -> int:
         return self.searcher.num_docs
+
+    def node(self) -> str:
+        """The Ray node this searcher runs on."""
+        return node_id()
 
 
 def merge_hits(lists: Sequence[Sequence[tuple[str, str, float]]], k: int) -> list[tuple[str, str, float]]:
@@ -77,10 +81,12 @@ class DistributedSearcher:
         self.shards = [str((Path(index) / s["path"]).resolve()) for s in manifest["shards"]]
         self.replicas = replicas
         # no CPU reserved: a searcher waits for queries most of the time, and reserving CPUs would leave a second
-        # searcher (another run, a restarted actor) waiting for them forever; SPREAD puts shards on different nodes
-        actor_class = ray.remote(ShardSearcher).options(num_cpus=0, scheduling_strategy="SPREAD",
-                                                        max_restarts=RESTARTS, max_task_retries=RESTARTS)
-        self.actors = [[actor_class.remote(path) for _ in range(replicas)] for path in self.shards]
+        # searcher (another run, a restarted actor) waiting for them forever. A shard's first searcher runs on the
+        # node that built its index (while alive); further replicas, and shards of unknown node, are SPREAD
+        actor_class = ray.remote(ShardSearcher).options(num_cpus=0, max_restarts=RESTARTS, max_task_retries=RESTARTS)
+        self.actors = [[actor_class.options(scheduling_strategy=near(shard.get("node"), "SPREAD") if r == 0
+                                            else "SPREAD").remote(path) for r in range(replicas)]
+                       for shard, path in zip(manifest["shards"], self.shards)]
         try:
             self.num_docs = sum(_ray_get([row[0].num_docs.remote() for row in self.actors]))  # indexes open or fail
             _ray_get([actor.num_docs.remote() for row in self.actors for actor in row[1:]])

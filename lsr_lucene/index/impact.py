@@ -206,8 +206,8 @@ def index_vector_files(files: list[Path], index_dir: Path, threads: int, optimiz
                        source: str | Path | None = None, hint: str = "") -> None:
     """Anserini's IndexCollection (``-impact -pretokenized``) over these JsonVectorCollection shards, unvalidated."""
     # IndexCollection reads every file of its input directory (metadata.json too): give it only the vectors
-    staging = index_dir.with_name(index_dir.name + "-input")
-    staging.mkdir()
+    # a fresh name: a staging folder left by a killed run never blocks the next one
+    staging = Path(tempfile.mkdtemp(dir=index_dir.parent, prefix=f".{index_dir.name}-input-"))
     try:
         for i, file in enumerate(files):
             (staging / f"{i:05d}-{file.name}").symlink_to(file.resolve())
@@ -290,7 +290,8 @@ def build_impact_index(vectors: str | Path, index: str | Path, threads: int = 2,
             from lsr_lucene.index.reorder import reorder_into
 
             print(f"reordering the docids ({reorder})", file=sys.stderr)
-            metadata["reorder"] = reorder_into(built, tmp, Path(scratch), reorder, seed)
+            metadata["reorder"] = reorder_into(built, tmp, Path(scratch), reorder, seed,
+                                               threads=threads)
             metadata["reorder"]["natural_size_bytes"] = index_size(built)
         (tmp / INDEX_METADATA).write_text(json.dumps(metadata, indent=2) + "\n")
     metadata["size_bytes"] = index_size(index)
@@ -298,7 +299,7 @@ def build_impact_index(vectors: str | Path, index: str | Path, threads: int = 2,
 
 
 def reorder_impact_index(index: str | Path, output: str | Path, method: str = "bp", seed: int | None = None,
-                         overwrite: bool = False, depth: int | None = None) -> dict:
+                         overwrite: bool = False, depth: int | None = None, threads: int | None = None) -> dict:
     """Write ``index`` reordered (docids by recursive graph bisection) to ``output``; returns its metadata, whose
     ``reorder`` entry records method, seed, times and log-gap costs before and after."""
     from lsr_lucene.index.reorder import reorder_into
@@ -310,7 +311,7 @@ def reorder_impact_index(index: str | Path, output: str | Path, method: str = "b
     refuse_existing(output, overwrite)
     with atomic_output(output, overwrite=overwrite, directory=True) as tmp, \
             tempfile.TemporaryDirectory(dir=tmp.parent, prefix=temporary_prefix(Path(output))) as scratch:
-        info = reorder_into(index, tmp, scratch, method, seed, depth)
+        info = reorder_into(index, tmp, scratch, method, seed, depth, threads=threads)
         metadata = read_index_metadata(index)
         metadata["reorder"] = {**info, "source": str(Path(index).resolve()), "natural_size_bytes": index_size(index)}
         (tmp / INDEX_METADATA).write_text(json.dumps(metadata, indent=2) + "\n")

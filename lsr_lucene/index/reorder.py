@@ -62,7 +62,8 @@ def _check_extra_entries(src: Path) -> list[Path]:
 
 
 def reorder_into(src: str | Path, dst: str | Path, scratch: str | Path, method: str = "bp", seed: int | None = None,
-                 depth: int | None = None, iterations: int = ITERATIONS, progress: bool = True) -> dict:
+                 depth: int | None = None, iterations: int = ITERATIONS, progress: bool = True,
+                 threads: int | None = None) -> dict:
     """Write the index at ``src`` into the (empty or new) folder ``dst`` in BP order, with its positional sidecar
     and its other files; ``src`` is left as it is. Returns what to record: method, seed, time, log-gap costs."""
     src, dst, scratch = Path(src), Path(dst), Path(scratch)
@@ -89,7 +90,7 @@ def reorder_into(src: str | Path, dst: str | Path, scratch: str | Path, method: 
         graph, segments = read_doc_term_graph(src_index, scratch)
     depth = default_depth(graph.num_docs) if depth is None else depth
     start = time.perf_counter()
-    new_to_old = bisect(graph, depth=depth, iterations=iterations, seed=seed, progress=progress)
+    new_to_old = bisect(graph, depth=depth, iterations=iterations, seed=seed, progress=progress, threads=threads)
     bp_seconds = time.perf_counter() - start
     perm_file = scratch / "new_to_old.i32"
     new_to_old.astype("<i4").tofile(perm_file)

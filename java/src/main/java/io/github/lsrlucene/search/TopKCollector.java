@@ -11,17 +11,18 @@ import org.apache.lucene.search.ScoreMode;
 /**
  * Top-k collector ordering by score descending, ties by external docid ascending (Anserini's
  * convention), given each document's rank in docid order. Score and docid rank are packed into one
- * long key per hit. Hits are appended to a buffer of about 1.5 k keys; when it fills, a selection
- * keeps the best k and the k-th score becomes the scorer's minimum competitive score (ties still
- * compete), so block-max WAND / MaxScore can skip documents. Amortised O(1) per competitive hit.
+ * long key per hit, kept in a min-heap of k keys (as Lucene's TopScoreDocCollector keeps its queue):
+ * once it is full, every hit that enters it raises the k-th score, which becomes the scorer's minimum
+ * competitive score at once (ties still compete), so MaxScore / block-max WAND skip documents as early
+ * as they can (an earlier version raised it only every k/2, at least 32, competitive hits:
+ * runs/scale/README.md has what the change bought).
  */
 public final class TopKCollector implements Collector {
   private final int k;
   private final int[] idOrd;
   private final int[] ordToDoc;
-  private final long[] keys;
+  private final long[] heap; // min-heap of the best keys so far; heap[0] is the k-th best once full
   private int size;
-  private long threshold = Long.MIN_VALUE; // key of the k-th best hit once known
   private float minSet = Float.NEGATIVE_INFINITY;
 
   /**
@@ -35,8 +36,7 @@ public final class TopKCollector implements Collector {
     this.idOrd = idOrd;
     this.ordToDoc = ordToDoc;
     this.k = Math.min(k, Math.max(idOrd.length, 1));
-    long cap = Math.min((long) this.k + Math.max(this.k / 2, 32), Math.max(idOrd.length, 1));
-    keys = new long[(int) cap];
+    heap = new long[this.k];
   }
 
   /** Key increasing with the score, then decreasing with the id rank. */
@@ -61,55 +61,41 @@ public final class TopKCollector implements Collector {
     return ScoreMode.TOP_SCORES;
   }
 
-  /** Moves the k largest keys of the buffer to its front (any order) and drops the rest. */
-  private void compact() {
-    if (size <= k) {
-      return;
-    }
-    select(keys, 0, size - 1, k);
-    size = k;
-    long min = Long.MAX_VALUE;
-    for (int i = 0; i < k; i++) {
-      min = Math.min(min, keys[i]);
-    }
-    threshold = min;
-  }
-
-  /** Quickselect: afterwards a[lo..lo+n) hold the n largest of a[lo..hi] (descending partition). */
-  private static void select(long[] a, int lo, int hi, int n) {
-    int target = lo + n - 1; // index that must hold the n-th largest
-    while (hi > lo) {
-      int mid = (lo + hi) >>> 1;
-      // median of three as pivot
-      long x = a[lo];
-      long y = a[mid];
-      long z = a[hi];
-      long pivot = x < y ? (y < z ? y : Math.max(x, z)) : (x < z ? x : Math.max(y, z));
-      int i = lo;
-      int j = hi;
-      while (i <= j) {
-        while (a[i] > pivot) {
-          i++;
+  /** Adds a key to the heap; returns true when the heap is full afterwards (heap[0] is then the k-th best). */
+  private boolean offer(long key) {
+    if (size < k) {
+      int i = size++;
+      while (i > 0) { // sift up
+        int parent = (i - 1) >>> 1;
+        if (heap[parent] <= key) {
+          break;
         }
-        while (a[j] < pivot) {
-          j--;
-        }
-        if (i <= j) {
-          long t = a[i];
-          a[i] = a[j];
-          a[j] = t;
-          i++;
-          j--;
-        }
+        heap[i] = heap[parent];
+        i = parent;
       }
-      if (target <= j) {
-        hi = j;
-      } else if (target >= i) {
-        lo = i;
-      } else {
-        return;
-      }
+      heap[i] = key;
+      return size == k;
     }
+    if (key <= heap[0]) {
+      return false;
+    }
+    int i = 0; // replace the smallest, sift down
+    while (true) {
+      int child = 2 * i + 1;
+      if (child >= k) {
+        break;
+      }
+      if (child + 1 < k && heap[child + 1] < heap[child]) {
+        child++;
+      }
+      if (heap[child] >= key) {
+        break;
+      }
+      heap[i] = heap[child];
+      i = child;
+    }
+    heap[i] = key;
+    return true;
   }
 
   @Override
@@ -121,41 +107,35 @@ public final class TopKCollector implements Collector {
       @Override
       public void setScorer(Scorable scorer) throws IOException {
         this.scorer = scorer;
-        if (threshold != Long.MIN_VALUE) {
-          scorer.setMinCompetitiveScore(scoreOf(threshold));
+        if (size == k) {
+          scorer.setMinCompetitiveScore(scoreOf(heap[0]));
         }
       }
 
       @Override
       public void collect(int doc) throws IOException {
-        long key = key(scorer.score(), idOrd[base + doc]);
-        if (key > threshold) {
-          keys[size++] = key;
-          if (size == keys.length) {
-            compact();
-            float min = scoreOf(threshold);
-            if (min > minSet) {
-              minSet = min;
-              scorer.setMinCompetitiveScore(min);
-            }
+        if (offer(key(scorer.score(), idOrd[base + doc]))) {
+          float min = scoreOf(heap[0]);
+          if (min > minSet) {
+            minSet = min;
+            scorer.setMinCompetitiveScore(min);
           }
         }
       }
     };
   }
 
-  /** Number of hits collected so far (at most the buffer size). */
+  /** Number of hits collected so far (at most k). */
   public int size() {
-    return Math.min(size, k);
+    return size;
   }
 
   /** The hits best first (consumes the collector); returns global docids, and fills {@code outScores}. */
   public int[] sorted(float[] outScores) {
-    compact();
-    Arrays.sort(keys, 0, size);
+    Arrays.sort(heap, 0, size);
     int[] out = new int[size];
     for (int i = 0; i < size; i++) {
-      long key = keys[size - 1 - i];
+      long key = heap[size - 1 - i];
       out[i] = ordToDoc[ordOf(key)];
       outScores[i] = scoreOf(key);
     }

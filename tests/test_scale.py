@@ -134,6 +134,15 @@ def test_small_run_of_every_installed_engine(tmp_path):
     assert (reordered[reordered.engine != "ours-positions"].bp_s > 0).all() and index[index.order == "natural"].bp_s.isna().all()
     text = (out / "results.md").read_text()
     assert "### Goals" in text and "CPU capability" in text and "with BP: ours / fastest exact engine with BP" in text and (out / f"collection-{DOCS}.png").stat().st_size > 0
+    # a later run searching the indexes already built: no new build, the index rows of the build are kept
+    again = subprocess.run([sys.executable, "-m", "lsr_lucene.bench.scale", "--docs", str(DOCS), "--output", str(out),
+                            "--work", str(work), "--pool", "demo", "--queries", str(QUERIES), "--check", "2",
+                            "--threads", str(THREADS), "--warmup", "1", "--ks", "10", "--kinds", "plain",
+                            "--engines", "ours", "--reuse-indexes"], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "index ours: reusing the build" in again.stdout
+    index_again = pd.read_csv(out / "index.csv")
+    assert index_again[index_again.engine == "ours"].build_s.tolist() == index[index.engine == "ours"].build_s.tolist()
 
 
 def test_an_engine_that_is_not_installed_is_named_with_its_install_hint(monkeypatch):

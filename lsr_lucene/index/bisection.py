@@ -3,8 +3,8 @@
 The order is computed by our Java ``index.Bisection`` (Dhulipala et al., KDD 2016, with the choices of
 Mackenzie et al., ECIR 2019 and PISA's ``reorder-docids --bp``: log-gap cost, a fixed number of swap rounds
 per level, halves in parallel), run as a separate JVM over the graph written to scratch files. It replaced a
-numpy version of the same algorithm that took about 9x longer (runs/scale/README.md). This module holds the
-graph, the cost function and the call.
+numpy version of the same algorithm, slower here (runs/scale/README.md has both timings). This module holds
+the graph, the cost function and the call.
 """
 from __future__ import annotations
 

@@ -93,13 +93,13 @@ def node_id() -> str:
 
 
 def near(node: str | None, otherwise: str = "DEFAULT"):
-    """Scheduling strategy for work on data held by ``node``: that node while it is alive (waiting for its
-    resources rather than spilling elsewhere), else ``otherwise`` (a node that is gone, or not known)."""
+    """Scheduling strategy for work on data held by ``node``: that node if it is alive now (a hard affinity: a
+    soft one let Ray place the work elsewhere while the node was busy), else ``otherwise``."""
     import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     if node and any(n["NodeID"] == node and n["Alive"] for n in ray.nodes()):
-        return NodeAffinitySchedulingStrategy(node_id=node, soft=True)
+        return NodeAffinitySchedulingStrategy(node_id=node, soft=False)
     return otherwise
 
 

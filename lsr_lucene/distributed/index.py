@@ -60,7 +60,7 @@ def distributed_index(vectors: str | Path, index: str | Path, workers: int, thre
     if (out / MANIFEST).exists():
         raise InputError(f"{out / MANIFEST}: the distributed index already exists")
     out.mkdir(parents=True, exist_ok=True)
-    build = ray.remote(build_shard).options(num_cpus=threads, max_retries=RESTARTS)
+    build = ray.remote(num_cpus=threads, max_retries=RESTARTS)(build_shard)
     jobs = [(str(f.resolve()), str((out / SHARD_DIR.format(i)).resolve()), holder)
             for i, (f, holder) in enumerate(zip(files, shard_holders(vectors, files)))]
     workers = max(1, min(workers, len(jobs)))

@@ -83,7 +83,7 @@ class DistributedSearcher:
         # no CPU reserved: a searcher waits for queries most of the time, and reserving CPUs would leave a second
         # searcher (another run, a restarted actor) waiting for them forever. A shard's first searcher runs on the
         # node that built its index (while alive); further replicas, and shards of unknown node, are SPREAD
-        actor_class = ray.remote(ShardSearcher).options(num_cpus=0, max_restarts=RESTARTS, max_task_retries=RESTARTS)
+        actor_class = ray.remote(num_cpus=0, max_restarts=RESTARTS, max_task_retries=RESTARTS)(ShardSearcher)
         self.actors = [[actor_class.options(scheduling_strategy=near(shard.get("node"), "SPREAD") if r == 0
                                             else "SPREAD").remote(path) for r in range(replicas)]
                        for shard, path in zip(manifest["shards"], self.shards)]

@@ -69,18 +69,23 @@ def distributed_index(vectors: str | Path, index: str | Path, workers: int, thre
     pending: dict = {}  # ref -> job number
     progress = tqdm(total=len(jobs), desc=f"indexing shards ({workers} workers)", unit=" shards",
                     file=sys.stderr, dynamic_ncols=True)
+
+    def collect_one() -> None:
+        ready, _ = ray.wait(list(pending), num_returns=1)
+        number = pending.pop(ready[0])
+        file, path, holder = jobs[number]
+        results[number] = {"path": Path(path).name, "vectors": file, "holder": holder, **ray.get(ready[0])}
+        progress.update(1)
+        if on_shard is not None:
+            on_shard(results[number])
+
     try:
         for number, (file, path, holder) in enumerate(jobs):
+            if len(pending) == workers:
+                collect_one()
             pending[build.options(scheduling_strategy=near(holder)).remote(file, path, threads)] = number
-            while len(pending) >= workers or (number == len(jobs) - 1 and pending):
-                ready, _ = ray.wait(list(pending), num_returns=1)
-                done = pending.pop(ready[0])
-                file_done, path_done, holder_done = jobs[done]
-                results[done] = {"path": Path(path_done).name, "vectors": file_done, "holder": holder_done,
-                                 **ray.get(ready[0])}
-                progress.update(1)
-                if on_shard is not None:
-                    on_shard(results[done])
+        while pending:
+            collect_one()
     except Exception as exc:
         error = lsr_error_in(exc)
         if error is not None:

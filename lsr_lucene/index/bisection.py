@@ -67,16 +67,19 @@ def _heap_for(graph: DocTermGraph) -> str:
 
 
 def bisect(graph: DocTermGraph, depth: int | None = None, iterations: int = ITERATIONS, seed: int | None = None,
-           progress: bool = True, threads: int | None = None) -> np.ndarray:
+           progress: bool = True, threads: int | None = None, on_disk: str | Path | None = None) -> np.ndarray:
     """BP order of the graph's documents: ``new_to_old[i]`` is the old docid of new docid i (int32). The input
     order decides ties and leaf order; with a seed it is first shuffled by that seed. Same result for any
-    ``threads`` (default: all cores)."""
+    ``threads`` (default: all cores). ``on_disk``: the prefix of the graph's files when they exist already
+    (``<prefix>.offsets`` and ``<prefix>.docs`` as the Java ``Reorderer`` exports them), so they are not written
+    again."""
     n = graph.num_docs
     depth = default_depth(n) if depth is None else depth
     with tempfile.TemporaryDirectory(prefix="lsr-bp-") as scratch:
-        prefix = Path(scratch, "graph")
-        graph.offsets.astype("<i8").tofile(f"{prefix}.offsets")
-        graph.docs.astype("<i4").tofile(f"{prefix}.docs")
+        prefix = on_disk or Path(scratch, "graph")
+        if on_disk is None:
+            graph.offsets.astype("<i8").tofile(f"{prefix}.offsets")
+            graph.docs.astype("<i4").tofile(f"{prefix}.docs")
         rank_file = "-"
         if seed is not None:
             rank = np.empty(n, dtype="<i4")

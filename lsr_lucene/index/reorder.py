@@ -22,6 +22,7 @@ from lsr_lucene.jvm.classes import java_class, java_errors
 FIELD = "contents"  # Anserini's impact field
 POSITIONS_DIR = "positions"  # the positional sidecar (PositionalIndexer.POSITIONS_DIR)
 METHODS = ("bp",)
+GRAPH_FILES = "graph"  # prefix of the exported postings in the scratch folder
 
 
 def _is_lucene_file(name: str) -> bool:
@@ -30,8 +31,9 @@ def _is_lucene_file(name: str) -> bool:
 
 
 def read_doc_term_graph(index: str | Path, scratch: str | Path, field: str = FIELD) -> tuple[DocTermGraph, int]:
-    """The term-major postings of ``field`` (global docids) and the index's number of segments."""
-    prefix = Path(scratch) / "graph"
+    """The term-major postings of ``field`` (global docids) and the index's number of segments; the exported
+    files stay in ``scratch`` as ``GRAPH_FILES`` (the bisection reads them there)."""
+    prefix = Path(scratch) / GRAPH_FILES
     cls = java_class("index.Reorderer")  # starts the JVM our way before java_errors imports jnius
     with java_errors(str(index)):
         max_doc, _terms, postings, deleted, segments = (int(x) for x in cls.exportPostings(str(index), field,
@@ -41,8 +43,6 @@ def read_doc_term_graph(index: str | Path, scratch: str | Path, field: str = FIE
                          "deletions (rebuild it)")
     offsets = np.fromfile(f"{prefix}.offsets", dtype="<i8")
     docs = np.fromfile(f"{prefix}.docs", dtype="<i4")
-    Path(f"{prefix}.offsets").unlink()
-    Path(f"{prefix}.docs").unlink()
     if len(docs) != postings:
         raise RuntimeError(f"{index}: exported {len(docs)} postings, expected {postings}")
     return DocTermGraph(max_doc, offsets, docs), segments
@@ -90,7 +90,8 @@ def reorder_into(src: str | Path, dst: str | Path, scratch: str | Path, method: 
         graph, segments = read_doc_term_graph(src_index, scratch)
     depth = default_depth(graph.num_docs) if depth is None else depth
     start = time.perf_counter()
-    new_to_old = bisect(graph, depth=depth, iterations=iterations, seed=seed, progress=progress, threads=threads)
+    new_to_old = bisect(graph, depth=depth, iterations=iterations, seed=seed, progress=progress, threads=threads,
+                        on_disk=scratch / GRAPH_FILES)
     bp_seconds = time.perf_counter() - start
     perm_file = scratch / "new_to_old.i32"
     new_to_old.astype("<i4").tofile(perm_file)

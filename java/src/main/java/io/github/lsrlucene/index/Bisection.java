@@ -54,7 +54,10 @@ public final class Bisection {
   private final ConcurrentLinkedQueue<Work> spare = new ConcurrentLinkedQueue<>();
   private final AtomicLong done = new AtomicLong();
 
-  /** The per-partition scratch arrays (vocabulary-sized, zero between uses), taken from a pool of spares. */
+  /**
+   * The per-partition scratch arrays (vocabulary-sized), taken from a pool of spares: degrees are zero
+   * between uses; move gains are set for every term of a partition before they are read.
+   */
   private final class Work {
     final int[] left = new int[numTerms];
     final int[] right = new int[numTerms];
@@ -254,8 +257,6 @@ public final class Bisection {
         int t = w.touched[j];
         w.left[t] = 0;
         w.right[t] = 0;
-        w.leftToRight[t] = 0f;
-        w.rightToLeft[t] = 0f;
       }
     }
 

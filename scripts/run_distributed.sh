@@ -17,31 +17,23 @@ if [ "$DOCS" -gt 0 ]; then head -n "$DOCS" "$DATA/corpus.jsonl" > "$CORPUS"; els
 TOPICS=$DATA/topics.tsv; [ -f "$TOPICS" ] || TOPICS=$DATA/topics.train.tsv
 CLUSTER=(); [ -n "${ADDRESS:-}" ] && CLUSTER=(--address "$ADDRESS")
 CSV=$OUT/timings.csv
-[ -f "$CSV" ] || echo "collection,docs,step,workers,seconds,rate,unit,identical_to_single,load_avg_1min,cpus" > "$CSV"
-ndocs=$(wc -l < "$CORPUS")
+. "$(dirname "$0")/timed.sh"
+[ -f "$CSV" ] || echo "$CSV_HEADER" > "$CSV"
+NDOCS=$(wc -l < "$CORPUS")
 nq=$(wc -l < "$TOPICS")
 
-timed() {  # timed STEP WORKERS COUNT UNIT CHECK_CMD -- command...
-  local step=$1 workers=$2 count=$3 unit=$4 check=$5; shift 6
-  local t0 t1 secs same
-  t0=$(date +%s.%N); "$@"; t1=$(date +%s.%N)
-  secs=$(python -c "print(round($t1 - $t0, 2))")
-  same=$(eval "$check" && echo yes || echo NO)
-  echo "$COLLECTION,$ndocs,$step,$workers,$secs,$(python -c "print(round($count / ($t1 - $t0), 2))"),$unit,$same,$(cut -d' ' -f1 /proc/loadavg),$(nproc)" | tee -a "$CSV"
-}
-
 rm -rf "$WORK"/single-* "$WORK"/dist-* "$WORK"/*.run
-timed encode single "$ndocs" docs/s true -- lsr-lucene encode --corpus "$CORPUS" --output "$WORK/single-vectors" \
+timed encode single "$NDOCS" docs/s true -- lsr-lucene encode --corpus "$CORPUS" --output "$WORK/single-vectors" \
   --max-length "$MAXLEN" --shard-size "$SHARD"
 lsr-lucene encode --topics "$TOPICS" --output "$WORK/queries.jsonl"
-timed index single "$ndocs" docs/s true -- lsr-lucene index --input "$WORK/single-vectors" --index "$WORK/single-index"
+timed index single "$NDOCS" docs/s true -- lsr-lucene index --input "$WORK/single-vectors" --index "$WORK/single-index"
 timed search single "$nq" queries/s true -- lsr-lucene search --index "$WORK/single-index" \
   --query-vectors "$WORK/queries.jsonl" --output "$WORK/single.run"
 for n in 1 2; do
-  timed encode "$n" "$ndocs" docs/s "diff -r -x metadata.json $WORK/single-vectors $WORK/dist-vectors-$n >/dev/null" -- \
+  timed encode "$n" "$NDOCS" docs/s "diff -r -x metadata.json $WORK/single-vectors $WORK/dist-vectors-$n >/dev/null" -- \
     lsr-lucene distributed encode --corpus "$CORPUS" --output "$WORK/dist-vectors-$n" --max-length "$MAXLEN" \
     --shard-size "$SHARD" --num-workers "$n" "${CLUSTER[@]}"
-  timed index "$n" "$ndocs" docs/s true -- lsr-lucene distributed index --input "$WORK/dist-vectors-$n" \
+  timed index "$n" "$NDOCS" docs/s true -- lsr-lucene distributed index --input "$WORK/dist-vectors-$n" \
     --index "$WORK/dist-index-$n" --num-workers "$n" "${CLUSTER[@]}"
   timed search "$n" "$nq" queries/s "cmp -s $WORK/single.run $WORK/dist-$n.run" -- lsr-lucene distributed search \
     --index "$WORK/dist-index-$n" --query-vectors "$WORK/queries.jsonl" --output "$WORK/dist-$n.run" \

@@ -3,7 +3,9 @@
 Cranfield's first 80 documents (a subset, to keep the suite fast; two empty documents added to check their
 counting) at max length 128, shards of 30 documents: a local Ray instance, then a two-node cluster simulated
 on this machine (ray.cluster_utils.Cluster). Plain, signed and composed (disentangled A − B*, CPT pairs) runs
-are compared byte for byte with the one-index runs, also after an actor is killed mid-run.
+are compared byte for byte with the one-index runs, also after an actor is killed mid-run; negative CPT pair
+weights and window clauses (weighted to reorder the first stage; over the whole search, or reranking its top
+N) to the last bit of the exact scores.
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ ray = pytest.importorskip("ray")
 
 from lsr_lucene.cli import main as cli  # noqa: E402
 from lsr_lucene.distributed.encode import ShardPlan, distributed_encode, plan_shards, windows  # noqa: E402
-from lsr_lucene.distributed.search import DistributedSearcher, distributed_search, merge_hits  # noqa: E402
+from lsr_lucene.distributed.search import DistributedSearcher, distributed_search, first_stage, merge_hits  # noqa: E402,E501
 from lsr_lucene.io.vectors import vector_lines, write_vectors  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "cranfield"
@@ -44,9 +46,11 @@ def single(tmp_path_factory):
     lines.append(json.dumps({"id": "empty-z", "title": "", "text": ""}))
     (root / "corpus.jsonl").write_text("\n".join(lines) + "\n")
     (root / "topics.tsv").write_text("\n".join((DATA / "topics.tsv").read_text().splitlines()[:QUERIES]) + "\n")
-    assert cli(["encode", *_encode_args(root / "corpus.jsonl", root / "vectors")]) == 0
+    assert cli(["encode", *_encode_args(root / "corpus.jsonl", root / "vectors"),
+                "--positions", str(root / "positions.jsonl")]) == 0
     assert cli(["encode", "--topics", str(root / "topics.tsv"), "--output", str(root / "queries.jsonl")]) == 0
-    assert cli(["index", "--input", str(root / "vectors"), "--index", str(root / "index")]) == 0
+    assert cli(["index", "--input", str(root / "vectors"), "--index", str(root / "index"),
+                "--positions", str(root / "positions.jsonl")]) == 0
     return root
 
 
@@ -173,7 +177,7 @@ def distributed(single, local_ray, tmp_path_factory):
     meta = distributed_encode(*args, **kwargs, on_shard=kill_writer)
     assert meta["resumed_after_documents"] >= SHARD_SIZE and killed
     assert cli(["distributed", "index", "--input", str(root / "vectors"), "--index", str(root / "index"),
-                "--num-workers", "2"]) == 0
+                "--num-workers", "2", "--positions", str(single / "positions.jsonl")]) == 0
     return root
 
 
@@ -232,13 +236,43 @@ def test_search_survives_a_killed_searcher_actor(single, searcher, tmp_path):
     assert (tmp_path / "run").read_bytes() == _single_run(single, specs, 25, "signed")
 
 
-def test_rerank_windows_are_refused(tmp_path):  # refused before any cluster or index is needed
-    from lsr_lucene.errors import InputError
+def _shard_dependent_specs(root: Path) -> list[dict]:
+    """Specs whose scoring depends on the index searched: negative CPT pair weights (shift by the max impacts of
+    irrational pair scores) and window clauses, over the whole search or reranking the first stage's top 15."""
+    from lsr_lucene.io.topics import read_query_vectors
 
-    spec = {"qid": "1", "terms": {"wing": 1}, "windows": [{"terms": [["wing", 1.0], ["flow", 1.0]],
-                                                           "ordered": True, "weight": 1.0}], "rerank": 100}
-    with pytest.raises(InputError, match="query 1: window clauses with rerank 100"):
-        distributed_search(tmp_path / "no-index", [spec], tmp_path / "run")
+    vectors = read_query_vectors(root / "queries.jsonl")
+    documents = [json.loads(line)["tokens"] for line in (root / "positions.jsonl").read_text().splitlines()]
+    documents = [[t for t, _ in tokens] for tokens in documents if len(set(t for t, _ in tokens[2:7])) > 1]
+    specs = []
+    for i, (qid, vector) in enumerate(vectors.items()):
+        top = sorted(vector, key=lambda t: (-vector[t], t))[:4]
+        specs.append({"qid": f"{qid}-pairs", "terms": dict(vector),
+                      "pairs": [[top[0], top[1], -37], [top[2], top[3], -11], [top[0], top[2], 23]]})
+        tokens = documents[i % len(documents)]  # windows that occur in some document
+        bigrams = [(a, b) for a, b in zip(tokens, tokens[1:]) if a != b][:2]
+        windows = [{"terms": [[a, 1.0], [b, 2.0]], "ordered": True, "weight": 300.0} for a, b in bigrams]
+        windows.append({"terms": [[a, 1.0] for a in dict.fromkeys(tokens[2:7])], "ordered": False, "width": 8,
+                        "weight": 150.0})
+        specs.append({"qid": f"{qid}-windows", "terms": dict(vector), "windows": windows})
+        specs.append({"qid": f"{qid}-rerank", "terms": dict(vector), "windows": windows, "rerank": 15})
+    return specs
+
+
+def test_shard_dependent_scores_equal_one_index_to_the_bit(single, searcher, tmp_path):
+    from lsr_lucene.search.spec_searcher import SpecSearcher
+
+    specs = _shard_dependent_specs(single)
+    merged = searcher.search(specs, hits=10, batch_size=7)
+    with SpecSearcher(single / "index") as one_index:
+        expected = [one_index.search_exact(spec, 10) for spec in specs]
+        first_stages = {spec["qid"]: one_index.search_exact(first_stage(spec), 10) for spec in specs}
+    assert all(expected) and merged == expected
+    # the windows reorder some first stages, so the second phase of rerank is exercised
+    assert any([h[0] for h in hits] != [h[0] for h in first_stages[spec["qid"]]]
+               for spec, hits in zip(specs, expected) if spec.get("rerank"))
+    searcher.search_to_run(specs, tmp_path / "run", hits=10)
+    assert (tmp_path / "run").read_bytes() == _single_run(single, specs, 10, "shard-dependent")
 
 
 # ---- two nodes simulated on this machine ----------------------------------------------------------------------

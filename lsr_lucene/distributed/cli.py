@@ -52,6 +52,8 @@ def _index_parser(sub) -> None:
     p.add_argument("--input", required=True, help="vectors directory (lsr-lucene [distributed] encode)")
     p.add_argument("--index", required=True, help="directory of shard indexes and shards.json")
     p.add_argument("--threads", type=int, default=1, help="IndexCollection threads (and CPUs) per builder actor")
+    p.add_argument("--positions", help="per-position token weights JSONL of the whole collection (encode "
+                   "--positions): each shard gets the positional field that window clauses read")
     _add_cluster_arguments(p, "index builder actors (JVMs), default 2")
 
 
@@ -119,7 +121,8 @@ def _run(args: argparse.Namespace, resources: dict) -> str:
     if args.command == "index":
         from lsr_lucene.distributed.index import distributed_index
 
-        manifest = distributed_index(args.input, args.index, args.num_workers, threads=args.threads)
+        manifest = distributed_index(args.input, args.index, args.num_workers, threads=args.threads,
+                                     positions=args.positions)
         return (f"wrote {len(manifest['shards'])} shard indexes ({manifest['documents']} documents) and "
                 f"{Path(args.index) / 'shards.json'}")
     from lsr_lucene.distributed.index import read_manifest

@@ -23,15 +23,16 @@ MANIFEST = "shards.json"
 SHARD_DIR = "shard-{:05d}"
 
 
-def build_shard(vectors: str, index: str, threads: int) -> dict:
-    """Ray task: ``lsr-lucene index`` of one shard in the worker's JVM (kept by the worker for its next shard)."""
+def build_shard(vectors: str, index: str, threads: int, positions: str | None = None) -> dict:
+    """Ray task: ``lsr-lucene index`` of one shard in the worker's JVM (kept by the worker for its next shard);
+    with ``positions``, the shard's positional field from its documents' lines of that file."""
     from lsr_lucene.index.impact import build_impact_index, read_index_metadata
 
     started = time.perf_counter()
     if Path(index).is_dir():  # complete (renamed into place when done): built by an earlier run
         metadata, built = read_index_metadata(index), False
     else:
-        metadata, built = build_impact_index(vectors, index, threads=threads), True
+        metadata, built = build_impact_index(vectors, index, threads=threads, positions=positions), True
     return {"documents": metadata.get("documents"), "indexed": metadata.get("indexed"),
             "max_impact": metadata.get("max_impact"),
             "postings": metadata.get("postings"), "built": built, "node": node_id(),
@@ -46,9 +47,11 @@ def shard_holders(vectors: str | Path, files: list[Path]) -> list[str | None]:
 
 
 def distributed_index(vectors: str | Path, index: str | Path, workers: int, threads: int = 1,
-                      on_shard: Callable[[dict], None] | None = None) -> dict:
+                      on_shard: Callable[[dict], None] | None = None, positions: str | Path | None = None) -> dict:
     """Build one impact index per shard of ``vectors`` under ``index``, at most ``workers`` at a time, each on
     the node that wrote the shard while that node is alive; then ``shards.json``; returns the manifest.
+    ``positions`` (per-position token weights of the whole collection, ``encode --positions``) adds each
+    shard's positional field for window clauses: every shard reads the file and keeps its own documents.
     Shards already built (an interrupted run) are kept; a build whose worker dies is retried."""
     import ray
     from tqdm import tqdm
@@ -56,6 +59,9 @@ def distributed_index(vectors: str | Path, index: str | Path, workers: int, thre
     from lsr_lucene.distributed.cluster import lsr_error_in, near
 
     files = [f for f in vector_files(vectors) if f.suffix == ".jsonl"]
+    if positions is not None and not Path(positions).is_file():
+        raise InputError(f"{positions}: no such positions file")
+    positions = str(Path(positions).resolve()) if positions is not None else None
     out = Path(index)
     if (out / MANIFEST).exists():
         raise InputError(f"{out / MANIFEST}: the distributed index already exists")
@@ -83,7 +89,7 @@ def distributed_index(vectors: str | Path, index: str | Path, workers: int, thre
         for number, (file, path, holder) in enumerate(jobs):
             if len(pending) == workers:
                 collect_one()
-            pending[build.options(scheduling_strategy=near(holder)).remote(file, path, threads)] = number
+            pending[build.options(scheduling_strategy=near(holder)).remote(file, path, threads, positions)] = number
         while pending:
             collect_one()
     except Exception as exc:
@@ -97,7 +103,7 @@ def distributed_index(vectors: str | Path, index: str | Path, workers: int, thre
     manifest = {
         "kind": "distributed-impact", "shards": shards,
         "documents": sum(s["indexed"] or 0 for s in shards), "postings": sum(s["postings"] or 0 for s in shards),
-        "vectors": str(Path(vectors).resolve()), "encoder": read_metadata(vectors),
+        "vectors": str(Path(vectors).resolve()), "encoder": read_metadata(vectors), "positions": positions,
         "seconds": round(time.perf_counter() - started, 2), "workers": workers,
     }
     write_text_atomic(out / MANIFEST, json.dumps(manifest, indent=2) + "\n")

@@ -7,14 +7,17 @@ one-index search order them, and writes the run with the scores as the one-index
 
 Why the merged run equals the one-index run: impact scores are sums of query weight × stored impact and
 use no collection statistics, so a document scores the same in its shard as in the whole collection, and
-the global top k is contained in the union of the shards' top k. Our signed queries are scored by Lucene
-as shift + signed score, with shift computed from the index searched (max impact of the negative terms),
-and the reported score has the shift taken off again; it is the true signed score exactly when shift +
-score is exact in float32, which holds for integer query weights (what our quantisers write for plain,
-signed and composed queries) while |score| + shift < 2^24. CPT pairs (w·sqrt(a·b)) are irrational: the
-shards agree with one index when the pair weights are positive (no shift), and may differ in the last
-float32 bit with negative pair weights. Window clauses with ``rerank`` (rescoring the first stage's top N)
-are refused: the union of per-shard top N is not the collection's top N.
+the global top k is contained in the union of the shards' top k. Two parts of our scoring do depend on the
+index searched, and the shards are given the collection's view of them:
+
+- Signed queries (and negative CPT pair weights) are scored by Lucene as shift + signed score, with shift =
+  Σ |w| · max impact of each subtracted term. Each shard is told the collection's max impacts of those terms
+  (the largest over the shards, gathered once per field), so it shifts by what one index would, computes the
+  same float32 sum and reports the same signed score to the bit, irrational CPT pair scores included.
+- Window clauses with ``rerank`` N rescore the first stage's top N, and a shard's top N is not the
+  collection's. They run in two phases: every shard returns its first-stage top max(k, N), the driver merges
+  them into the collection's first-stage top N, each shard adds the window scores of its documents among them,
+  and the driver sorts the rescored lists together.
 """
 from __future__ import annotations
 
@@ -27,22 +30,35 @@ from typing import Callable, Sequence
 
 from lsr_lucene.distributed.cluster import RESTARTS, near, node_id
 from lsr_lucene.errors import InputError
+from lsr_lucene.io.vectors import NEG_PREFIX
+from lsr_lucene.search.spec_searcher import exact_hits
 
 QUERY_BATCH = 32  # queries per call to each shard actor
 IN_FLIGHT = 4  # query batches outstanding at a time (per replica)
 
 
+Hit = tuple[str, str, float]  # (docid, score as the run file writes it, exact score)
+
+
 class ShardSearcher:
-    """Ray actor: one shard's index open in this process's JVM; searches batches of specs for their top k."""
+    """Ray actor: one shard's index open in this process's JVM; searches and rescores batches of specs."""
 
     def __init__(self, index: str):
         from lsr_lucene.search.spec_searcher import SpecSearcher
 
         self.searcher = SpecSearcher(index)
 
-    def search(self, specs: list[str], k: int) -> list[list[tuple[str, str, float]]]:
-        """Per spec (JSON text): [(docid, score as printed, exact score)], best first."""
-        return [self.searcher.search_exact(json.loads(spec), k) for spec in specs]
+    def search(self, batch: list[tuple[str, int, dict[str, int]]]) -> list[tuple[str, str, str]]:
+        """Per (spec JSON, k, collection max impacts of the terms it subtracts): its top k, best first, as
+        columns (SpecSearcher.search_columns: cheap to send; the driver makes them hits)."""
+        return [self.searcher.search_columns(json.loads(spec), k, bounds) for spec, k, bounds in batch]
+
+    def rescore(self, batch: list[tuple[str, list[str], list[float]]]) -> list[tuple[str, str, str]]:
+        """Per (spec JSON, docids, first-stage scores): the scores with the spec's windows added, in input order."""
+        return [self.searcher.rescore_columns(json.loads(spec), docids, scores) for spec, docids, scores in batch]
+
+    def max_impacts(self, field: str) -> dict[str, int]:
+        return self.searcher.max_impacts(field)
 
     def num_docs(self) -> int:
         return self.searcher.num_docs
@@ -52,19 +68,32 @@ class ShardSearcher:
         return node_id()
 
 
-def merge_hits(lists: Sequence[Sequence[tuple[str, str, float]]], k: int) -> list[tuple[str, str, float]]:
+def merge_hits(lists: Sequence[Sequence[Hit]], k: int) -> list[Hit]:
     """The best ``k`` of several best-first hit lists: exact score descending, then docid ascending."""
     merged = heapq.merge(*lists, key=lambda hit: (-hit[2], hit[0]))
     return list(itertools.islice(merged, k))
 
 
-def check_specs(specs: Sequence[dict]) -> None:
-    """Refuse what a scatter-gather cannot reproduce exactly: window clauses rescoring only a first-stage top N."""
-    for spec in specs:
-        if spec.get("rerank") and spec.get("windows"):
-            raise InputError(f"query {spec['qid']}: window clauses with rerank {spec['rerank']} rescore each shard's "
-                             f"top {spec['rerank']}, not the collection's; drop rerank to add the windows to the "
-                             f"whole search")
+def reranks(spec: dict) -> bool:
+    """Whether a spec rescores its first stage's top N with window clauses (searched in two phases)."""
+    return bool(spec.get("rerank")) and bool(spec.get("windows"))
+
+
+def first_stage(spec: dict) -> dict:
+    """A reranking spec without its windows: the first stage whose collection top N the windows rescore."""
+    return {key: value for key, value in spec.items() if key not in ("windows", "rerank")}
+
+
+def subtracted_terms(spec: dict) -> set[str]:
+    """Terms whose max impact shifts a signed spec: neg_t of positive weights, t of negative weights, and both
+    terms of negative CPT pairs (SignedImpactQuery.rewrite)."""
+    if spec.get("mode") == "boolean":
+        return set()
+    terms = {NEG_PREFIX + term if weight > 0 else term for term, weight in spec.get("terms", {}).items()}
+    for a, b, weight in spec.get("pairs", []):
+        if weight < 0:
+            terms.update((a, b))
+    return terms
 
 
 class DistributedSearcher:
@@ -87,6 +116,7 @@ class DistributedSearcher:
         self.actors = [[actor_class.options(scheduling_strategy=near(shard.get("node"), "SPREAD") if r == 0
                                             else "SPREAD").remote(path) for r in range(replicas)]
                        for shard, path in zip(manifest["shards"], self.shards)]
+        self._max_impacts: dict[str, dict[str, int]] = {}  # field -> the collection's max impact of each term
         try:
             self.num_docs = sum(_ray_get([row[0].num_docs.remote() for row in self.actors]))  # indexes open or fail
             _ray_get([actor.num_docs.remote() for row in self.actors for actor in row[1:]])
@@ -95,22 +125,37 @@ class DistributedSearcher:
             raise
 
     def search(self, specs: Sequence[dict], hits: int = 1000, batch_size: int = QUERY_BATCH,
-               on_batch: Callable[[int, list], None] | None = None) -> list[list[tuple[str, str, float]]]:
+               on_batch: Callable[[int, list], None] | None = None) -> list[list[Hit]]:
         """Merged top ``hits`` of every spec, in input order: [(docid, score as printed, exact score)].
 
         Batches of ``batch_size`` specs go to every shard (replicas take turns); ``on_batch(done, actors)`` is
-        called as each batch completes (``actors[shard][replica]``).
+        called as each batch completes (``actors[shard][replica]``). Specs with window ``rerank`` then get
+        their second phase (the windows added to the collection's first-stage top N).
         """
+        if hits <= 0:
+            raise InputError(f"hits must be positive, got {hits}")
+        jobs = [(json.dumps(first_stage(spec) if reranks(spec) else spec, allow_nan=False),
+                 max(hits, spec["rerank"]) if reranks(spec) else hits, self.subtracted_max_impacts(spec))
+                for spec in specs]
+        rerank_at = [i for i, spec in enumerate(specs) if reranks(spec)]
+        results = self._scatter(jobs, batch_size, on_batch, tagged=set(rerank_at))
+        for start in range(0, len(rerank_at), batch_size):
+            batch = rerank_at[start:start + batch_size]
+            rescored = self._rescore([specs[i] for i in batch], [results[i] for i in batch], start // batch_size)
+            for i, ranked in zip(batch, rescored):
+                results[i] = sorted(ranked, key=lambda hit: (-hit[2], hit[0]))[:hits]
+        return [[hit[:3] for hit in ranked] for ranked in results]
+
+    def _scatter(self, jobs: Sequence[tuple[str, int, dict]], batch_size: int,
+                 on_batch: Callable[[int, list], None] | None, tagged: set[int]) -> list[list[tuple]]:
+        """Every (spec JSON, k, bounds) searched on every shard, merged to its top k; hits of the ``tagged`` jobs
+        carry their shard number: (docid, shown, exact, shard)."""
         import ray
         from tqdm import tqdm
 
-        if hits <= 0:
-            raise InputError(f"hits must be positive, got {hits}")
-        check_specs(specs)
-        batches = [list(range(i, min(i + batch_size, len(specs)))) for i in range(0, len(specs), batch_size)]
-        texts = [[json.dumps(specs[i], allow_nan=False) for i in batch] for batch in batches]
-        results: list[list] = [[] for _ in specs]
-        progress = tqdm(total=len(specs), desc=f"searching {len(self.shards)} shards", unit=" queries",
+        batches = [list(range(i, min(i + batch_size, len(jobs)))) for i in range(0, len(jobs), batch_size)]
+        results: list[list] = [[] for _ in jobs]
+        progress = tqdm(total=len(jobs), desc=f"searching {len(self.shards)} shards", unit=" queries",
                         file=sys.stderr, dynamic_ncols=True)
         pending: dict = {}  # shard result ref -> batch number
         batch_refs: dict[int, list] = {}
@@ -119,8 +164,8 @@ class DistributedSearcher:
             while next_batch < len(batches) or pending:
                 while next_batch < len(batches) and len(batch_refs) < IN_FLIGHT * self.replicas:
                     replica = next_batch % self.replicas
-                    batch_refs[next_batch] = [row[replica].search.remote(texts[next_batch], hits)
-                                              for row in self.actors]
+                    batch = [jobs[i] for i in batches[next_batch]]
+                    batch_refs[next_batch] = [row[replica].search.remote(batch) for row in self.actors]
                     pending.update(dict.fromkeys(batch_refs[next_batch], next_batch))
                     next_batch += 1
                 ready, _ = ray.wait(list(pending), num_returns=1)
@@ -128,8 +173,11 @@ class DistributedSearcher:
                 if any(ref in pending for ref in batch_refs[number]):
                     continue  # other shards of this batch still searching
                 per_shard = _ray_get(batch_refs.pop(number))
-                for row, spec_index in enumerate(batches[number]):
-                    results[spec_index] = merge_hits([shard[row] for shard in per_shard], hits)
+                for row, job in enumerate(batches[number]):
+                    shard_hits = [exact_hits(lists[row]) for lists in per_shard]
+                    if job in tagged:
+                        shard_hits = [[(*hit, shard) for hit in hits] for shard, hits in enumerate(shard_hits)]
+                    results[job] = merge_hits(shard_hits, jobs[job][1])
                 done += 1
                 progress.update(len(batches[number]))
                 if on_batch is not None:
@@ -137,6 +185,45 @@ class DistributedSearcher:
         finally:
             progress.close()
         return results
+
+    def _rescore(self, specs: Sequence[dict], first_stages: Sequence[list], replica: int) -> list[list[Hit]]:
+        """Second phase of window rerank: each shard adds the windows to its documents among each spec's
+        collection first-stage top N (hits tagged with their shard); per spec, all shards' rescored hits."""
+        calls, refs = [], []  # the spec numbers of each call, its result
+        for shard, row in enumerate(self.actors):
+            items, numbers = [], []
+            for number, (spec, ranked) in enumerate(zip(specs, first_stages)):
+                held = [hit for hit in ranked if hit[3] == shard]
+                if held:
+                    items.append((json.dumps(spec, allow_nan=False), [h[0] for h in held], [h[2] for h in held]))
+                    numbers.append(number)
+            if items:
+                calls.append(numbers)
+                refs.append(row[replica % self.replicas].rescore.remote(items))
+        rescored: list[list[Hit]] = [[] for _ in specs]
+        for numbers, lists in zip(calls, _ray_get(refs)):
+            for number, columns in zip(numbers, lists):
+                rescored[number].extend(exact_hits(columns))
+        return rescored
+
+    def subtracted_max_impacts(self, spec: dict) -> dict[str, int]:
+        """The collection's max impact of each term a signed spec subtracts (what its shift is made of)."""
+        terms = subtracted_terms(spec)
+        if not terms:
+            return {}
+        table = self.collection_max_impacts(spec.get("field", "contents"))
+        return {term: table[term] for term in terms if term in table}
+
+    def collection_max_impacts(self, field: str) -> dict[str, int]:
+        """Max impact of every term of ``field`` over all shards (gathered from the shards once per field)."""
+        if field not in self._max_impacts:
+            table: dict[str, int] = {}
+            for shard in _ray_get([row[0].max_impacts.remote(field) for row in self.actors]):
+                for term, value in shard.items():
+                    if value > table.get(term, 0):
+                        table[term] = value
+            self._max_impacts[field] = table
+        return self._max_impacts[field]
 
     def search_to_run(self, specs: Sequence[dict], output: str | Path, hits: int = 1000, tag: str = "lsr_lucene",
                       overwrite: bool = False, batch_size: int = QUERY_BATCH,
@@ -202,6 +289,5 @@ def distributed_search(index: str | Path, specs: Sequence[dict], output: str | P
     from lsr_lucene.io.output import refuse_existing
 
     refuse_existing(output, overwrite)
-    check_specs(specs)
     with DistributedSearcher(index, replicas) as searcher:
         return searcher.search_to_run(specs, output, hits, tag, overwrite, batch_size, on_batch)

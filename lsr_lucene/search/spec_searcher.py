@@ -70,19 +70,39 @@ class SpecSearcher:
             hits.append((parts[2], float(parts[4])))
         return hits
 
-    def search_exact(self, spec: Mapping, k: int = 10) -> list[tuple[str, str, float]]:
+    def search_exact(self, spec: Mapping, k: int = 10,
+                     collection_max_impacts: Mapping[str, int] | None = None) -> list[tuple[str, str, float]]:
         """Top-k of one spec, best first, as (docid, score as the run file writes it, exact score): the exact
-        scores order hits of several indexes as one index would (lsr_lucene.distributed.search)."""
+        scores order hits of several indexes as one index would (lsr_lucene.distributed.search). On one shard
+        of a collection, ``collection_max_impacts`` (term -> max impact in the whole collection, for the terms
+        the spec subtracts) makes signed scores the same bits as on one index of the collection."""
+        return exact_hits(self.search_columns(spec, k, collection_max_impacts))
+
+    def search_columns(self, spec: Mapping, k: int = 10,
+                       collection_max_impacts: Mapping[str, int] | None = None) -> tuple[str, str, str]:
+        """``search_exact``'s hits as three newline-separated columns (docids, scores as written, exact scores),
+        which cost next to nothing to pass between processes (``exact_hits`` makes them hits)."""
         validate_spec(spec)
         if k <= 0:
             raise InputError(f"k must be positive, got {k}")
+        bounds = dict(collection_max_impacts or {})
         with java_errors(f"query {spec['qid']}"):
-            text = self._java.searchExact(json.dumps(spec, allow_nan=False), int(k))
-        hits = []
-        for line in text.splitlines():
-            docid, shown, exact = line.rsplit(" ", 2)
-            hits.append((docid, shown, float(exact)))
-        return hits
+            return tuple(self._java.searchColumns(json.dumps(spec, allow_nan=False), int(k), list(bounds),
+                                                  [int(v) for v in bounds.values()]))
+
+    def rescore_columns(self, spec: Mapping, docids: Sequence[str], scores: Sequence[float]) -> tuple[str, str, str]:
+        """The spec's window scores added to first-stage ``scores`` of ``docids`` (this index's share of a
+        collection's first-stage top N), as ``search_columns``'s columns in input order."""
+        validate_spec(spec)
+        with java_errors(f"query {spec['qid']}"):
+            return tuple(self._java.rescoreColumns(json.dumps(spec, allow_nan=False), [str(d) for d in docids],
+                                                   [float(v) for v in scores]))
+
+    def max_impacts(self, field: str = "contents") -> dict[str, int]:
+        """Max impact of every term of ``field`` in this index (a shard's part of the collection's bounds)."""
+        with java_errors(self.index_dir):
+            text = self._java.maxImpacts(str(field))
+        return {term: int(value) for term, value in (line.rsplit("\t", 1) for line in text.splitlines())}
 
     def score(self, spec: Mapping, docids: Sequence[str]) -> list[float]:
         """Exact scores of ``spec`` for the given docids (matching or not): Σ w·(impact − neg impact) + pairs + windows."""
@@ -100,3 +120,12 @@ class SpecSearcher:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+
+def exact_hits(columns: Sequence[str]) -> list[tuple[str, str, float]]:
+    """(docid, score as written, exact score) hits of ``search_columns``'s three columns."""
+    docids, shown, exact = columns
+    if not docids:
+        return []
+    return list(zip(docids.split("\n"), shown.split("\n"), map(float, exact.split("\n"))))

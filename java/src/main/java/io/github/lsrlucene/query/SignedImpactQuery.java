@@ -48,6 +48,8 @@ public final class SignedImpactQuery extends Query {
   private final Map<String, Float> terms;
   private final List<SignedPair> pairs;
   private final List<Query> positives;
+  /** Max impacts of the whole collection when the index searched is one shard of it (null: the index's own). */
+  private final Map<String, Long> collectionMaxImpacts;
 
   /** A signed combined-pair clause: w &middot; sqrt(impact_a &middot; impact_b). */
   public static final class SignedPair {
@@ -80,14 +82,16 @@ public final class SignedImpactQuery extends Query {
 
   /** Terms only: term &rarr; signed weight. */
   public SignedImpactQuery(String field, Map<String, ? extends Number> weights) {
-    this(field, toFloats(weights), List.of(), List.of());
+    this(field, toFloats(weights), List.of(), List.of(), null);
   }
 
-  private SignedImpactQuery(String field, Map<String, Float> terms, List<SignedPair> pairs, List<Query> positives) {
+  private SignedImpactQuery(String field, Map<String, Float> terms, List<SignedPair> pairs, List<Query> positives,
+      Map<String, Long> collectionMaxImpacts) {
     this.field = Objects.requireNonNull(field, "field");
     this.terms = Collections.unmodifiableMap(terms);
     this.pairs = List.copyOf(pairs);
     this.positives = List.copyOf(positives);
+    this.collectionMaxImpacts = collectionMaxImpacts == null ? null : Map.copyOf(collectionMaxImpacts);
   }
 
   private static Map<String, Float> toFloats(Map<String, ? extends Number> weights) {
@@ -108,6 +112,7 @@ public final class SignedImpactQuery extends Query {
     private final LinkedHashMap<String, Float> terms = new LinkedHashMap<>();
     private final List<SignedPair> pairs = new ArrayList<>();
     private final List<Query> positives = new ArrayList<>();
+    private Map<String, Long> collectionMaxImpacts;
 
     public Builder(String field) {
       this.field = field;
@@ -146,8 +151,18 @@ public final class SignedImpactQuery extends Query {
       return this;
     }
 
+    /**
+     * Shifts by the max impacts of the whole collection (term &rarr; max impact; absent terms: this index's own)
+     * when the index searched is one shard of it: every shard then scores shift + score with the shift of one
+     * index of the whole collection, so the float sums, and the signed scores, are the same bits.
+     */
+    public Builder collectionMaxImpacts(Map<String, Long> maxImpacts) {
+      collectionMaxImpacts = maxImpacts;
+      return this;
+    }
+
     public SignedImpactQuery build() {
-      return new SignedImpactQuery(field, new LinkedHashMap<>(terms), pairs, positives);
+      return new SignedImpactQuery(field, new LinkedHashMap<>(terms), pairs, positives, collectionMaxImpacts);
     }
   }
 
@@ -182,7 +197,7 @@ public final class SignedImpactQuery extends Query {
       if (w > 0 || ImpactBounds.maxFreq(reader, field, posTerm) > 0) { // skip absent neg_ terms early
         pos.add(new BoostQuery(new TermQuery(new Term(field, posTerm)), aw));
       }
-      long maxNeg = ImpactBounds.maxFreq(reader, field, negTerm);
+      long maxNeg = negativeBound(reader, negTerm);
       if (maxNeg > 0) {
         negTerms.add(negTerm);
         negTermW.add(aw);
@@ -194,8 +209,8 @@ public final class SignedImpactQuery extends Query {
       if (p.w > 0) {
         pos.add(new CombinedTermQuery(field, p.a, p.b, p.w));
       } else {
-        long ma = ImpactBounds.maxFreq(reader, field, p.a);
-        long mb = ImpactBounds.maxFreq(reader, field, p.b);
+        long ma = negativeBound(reader, p.a);
+        long mb = negativeBound(reader, p.b);
         if (ma > 0 && mb > 0) {
           negPairs.add(new SignedPair(p.a, p.b, -p.w));
           shift += (double) -p.w * Math.sqrt((double) ma * mb);
@@ -231,6 +246,12 @@ public final class SignedImpactQuery extends Query {
       tw[i] = negTermW.get(order[i]);
     }
     return new Shifted(field, positive, tn, tw, negPairs, shift);
+  }
+
+  /** Max impact of a term a negative clause subtracts: the index's own, or the collection's when one is given. */
+  private long negativeBound(IndexReader reader, String term) throws IOException {
+    long own = ImpactBounds.maxFreq(reader, field, term);
+    return collectionMaxImpacts == null ? own : Math.max(own, collectionMaxImpacts.getOrDefault(term, 0L));
   }
 
   @Override
@@ -274,12 +295,13 @@ public final class SignedImpactQuery extends Query {
       return false;
     }
     SignedImpactQuery o = (SignedImpactQuery) other;
-    return field.equals(o.field) && terms.equals(o.terms) && pairs.equals(o.pairs) && positives.equals(o.positives);
+    return field.equals(o.field) && terms.equals(o.terms) && pairs.equals(o.pairs) && positives.equals(o.positives)
+        && Objects.equals(collectionMaxImpacts, o.collectionMaxImpacts);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(classHash(), field, terms, pairs, positives);
+    return Objects.hash(classHash(), field, terms, pairs, positives, collectionMaxImpacts);
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ import io.github.lsrlucene.QuerySpecException;
 import io.github.lsrlucene.index.DocIds;
 import io.github.lsrlucene.index.PositionalIndexer;
 import io.github.lsrlucene.index.PositionalSidecar;
+import io.github.lsrlucene.query.ImpactBounds;
 import io.github.lsrlucene.query.ImpactSimilarity;
 import io.github.lsrlucene.query.SignedImpactQuery;
 import io.github.lsrlucene.query.WindowQuery;
@@ -16,18 +17,24 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import org.apache.lucene.index.DirectoryReader;
 import org.apache.lucene.index.FieldInfo;
 import org.apache.lucene.index.IndexReader;
 import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.ParallelLeafReader;
+import org.apache.lucene.index.Terms;
+import org.apache.lucene.index.TermsEnum;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.Query;
 import org.apache.lucene.store.Directory;
 import org.apache.lucene.store.FSDirectory;
+import org.apache.lucene.util.BytesRef;
 
 /**
  * Multi-threaded batch search of query specs ({@link QuerySpec}) over an Anserini impact index,
@@ -127,7 +134,7 @@ public final class BatchSearcher implements Closeable {
 
   /** Lucene docids of external docids (-1 for an id not in the index), for hits handed to Python. */
   public int[] luceneDocids(String[] docids) {
-    java.util.Map<String, Integer> map = ids.idMap();
+    Map<String, Integer> map = ids.idMap();
     int[] out = new int[docids.length];
     for (int i = 0; i < docids.length; i++) {
       Integer d = map.get(docids[i]);
@@ -173,10 +180,18 @@ public final class BatchSearcher implements Closeable {
 
   /** Searches one parsed spec for its top k. */
   public Hits search(QuerySpec spec, int k) throws IOException {
+    return search(spec, k, null);
+  }
+
+  /**
+   * Searches one parsed spec for its top k, signed parts shifted by {@code collectionMaxImpacts} (term &rarr; max
+   * impact in the whole collection; null: this index's own) when this index is one shard of a collection.
+   */
+  public Hits search(QuerySpec spec, int k, Map<String, Long> collectionMaxImpacts) throws IOException {
     checkSpec(spec);
     boolean rerank = spec.rerank > 0 && !spec.windows.isEmpty();
     int n = rerank ? Math.max(k, spec.rerank) : k;
-    Query q = searcher.rewrite(spec.firstStage(PositionalIndexer.FIELD, maxPayload));
+    Query q = searcher.rewrite(spec.firstStage(PositionalIndexer.FIELD, maxPayload, collectionMaxImpacts));
     double shift = q instanceof SignedImpactQuery.Shifted ? ((SignedImpactQuery.Shifted) q).getShift() : 0.0;
     TopKCollector c = new TopKCollector(n, ids.idOrd, ids.ordToDoc);
     searcher.search(q, c);
@@ -224,23 +239,86 @@ public final class BatchSearcher implements Closeable {
   }
 
   /**
-   * Searches one query spec (JSON) for its top k: one line per hit, best first, {@code docid score exact},
-   * where {@code score} is the run file's rendering of the score and {@code exact} the score itself
-   * ({@link Double#toString}), which orders hits of several shard indexes exactly as one index would.
+   * Searches one query spec (JSON) for its top k, best first, as three columns of newline-separated values:
+   * docids, scores as the run file writes them, and the exact scores ({@link Double#toString}), which order hits
+   * of several shard indexes exactly as one index would. On one shard of a collection, {@code terms[i]}'s max
+   * impact in the whole collection is {@code maxImpacts[i]} (from {@link #maxImpacts} of every shard; none: this
+   * index's own), so that signed queries are shifted, and scored to the bit, as on one index of the collection.
    */
-  public String searchExact(String queryJson, int k) throws IOException {
+  public String[] searchColumns(String queryJson, int k, String[] terms, long[] maxImpacts) throws IOException {
     checkK(k);
-    Hits hits = search(QuerySpec.parse(queryJson, ""), k);
-    StringBuilder out = new StringBuilder(hits.docs.length * (ids.maxIdLength + 40));
-    RunBuffer score = new RunBuffer(32);
-    for (int i = 0; i < hits.docs.length; i++) {
-      score.length = 0;
-      score.putScore(hits.scores[i]);
-      out.append(ids.ids[hits.docs[i]]).append(' ')
-          .append(new String(score.bytes, 0, score.length, StandardCharsets.UTF_8)).append(' ')
-          .append(Double.toString(hits.scores[i])).append('\n');
+    if (terms.length != maxImpacts.length) {
+      throw new IllegalArgumentException(terms.length + " terms but " + maxImpacts.length + " max impacts");
+    }
+    Map<String, Long> collection = null;
+    if (terms.length > 0) {
+      collection = new HashMap<>(terms.length * 2);
+      for (int i = 0; i < terms.length; i++) {
+        collection.put(terms[i], maxImpacts[i]);
+      }
+    }
+    Hits hits = search(QuerySpec.parse(queryJson, ""), k, collection);
+    return columns(hits.docs, hits.scores);
+  }
+
+  /**
+   * Second phase of a window {@code rerank} over shards: adds the spec's window scores to the first-stage
+   * {@code scores} of {@code docids} (the collection's first-stage top N held by this shard) and returns them
+   * as {@link #searchColumns} does, in input order; the caller sorts the shards' hits together.
+   */
+  public String[] rescoreColumns(String queryJson, String[] docids, double[] scores) throws IOException {
+    QuerySpec spec = QuerySpec.parse(queryJson, "");
+    checkSpec(spec);
+    if (docids.length != scores.length) {
+      throw new IllegalArgumentException(docids.length + " docids but " + scores.length + " scores");
+    }
+    int[] docs = luceneDocids(docids);
+    for (int i = 0; i < docs.length; i++) {
+      if (docs[i] < 0) {
+        throw new IllegalArgumentException("document " + docids[i] + " is not in " + indexPath);
+      }
+    }
+    double[] out = scores.clone();
+    new WindowRescorer(PositionalIndexer.FIELD, spec.windows).addScores(reader, docs, WindowRescorer.docOrder(docs), out);
+    return columns(docs, out);
+  }
+
+  /** Max impact of every term of {@code field} in this index, one {@code term<TAB>max} line each. */
+  public String maxImpacts(String field) throws IOException {
+    Map<String, Long> max = new TreeMap<>();
+    for (LeafReaderContext ctx : reader.leaves()) {
+      Terms terms = ctx.reader().terms(field);
+      if (terms == null) {
+        continue;
+      }
+      TermsEnum te = terms.iterator();
+      for (BytesRef t = te.next(); t != null; t = te.next()) {
+        String term = t.utf8ToString();
+        max.merge(term, ImpactBounds.maxFreq(ctx.reader(), field, term), Math::max);
+      }
+    }
+    StringBuilder out = new StringBuilder(max.size() * 16);
+    for (Map.Entry<String, Long> e : max.entrySet()) {
+      out.append(e.getKey()).append('\t').append(e.getValue()).append('\n');
     }
     return out.toString();
+  }
+
+  /** Docids, scores as written and exact scores, each column newline-separated (see {@link #searchColumns}). */
+  private String[] columns(int[] docs, double[] scores) {
+    StringBuilder docids = new StringBuilder(docs.length * (ids.maxIdLength + 1));
+    StringBuilder shown = new StringBuilder(docs.length * 16);
+    StringBuilder exact = new StringBuilder(docs.length * 24);
+    RunBuffer score = new RunBuffer(32);
+    for (int i = 0; i < docs.length; i++) {
+      String sep = i == 0 ? "" : "\n";
+      score.length = 0;
+      score.putScore(scores[i]);
+      docids.append(sep).append(ids.ids[docs[i]]);
+      shown.append(sep).append(new String(score.bytes, 0, score.length, StandardCharsets.UTF_8));
+      exact.append(sep).append(Double.toString(scores[i]));
+    }
+    return new String[] {docids.toString(), shown.toString(), exact.toString()};
   }
 
   private static void checkK(int k) {

@@ -282,6 +282,14 @@ public final class QuerySpec {
 
   /** The first-stage query: signed (or Anserini-style boolean) impact part, pairs, and windows when not reranking. */
   public Query firstStage(String windowField, float maxPayload) {
+    return firstStage(windowField, maxPayload, null);
+  }
+
+  /**
+   * The first-stage query, signed parts shifted by the collection's max impacts when the index searched is one
+   * shard of the collection (null: the index's own; see {@link SignedImpactQuery.Builder#collectionMaxImpacts}).
+   */
+  public Query firstStage(String windowField, float maxPayload, Map<String, Long> collectionMaxImpacts) {
     boolean windowsHere = rerank == 0 && !windows.isEmpty();
     if (booleanMode) {
       BooleanQuery.Builder b = new BooleanQuery.Builder();
@@ -302,7 +310,7 @@ public final class QuerySpec {
       }
       return n == 0 ? new MatchNoDocsQuery() : b.build();
     }
-    SignedImpactQuery.Builder b = SignedImpactQuery.builder(field);
+    SignedImpactQuery.Builder b = SignedImpactQuery.builder(field).collectionMaxImpacts(collectionMaxImpacts);
     for (Map.Entry<String, Float> e : terms.entrySet()) {
       b.term(e.getKey(), e.getValue());
     }

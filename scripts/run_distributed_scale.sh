@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Distributed index and search of the scale benchmark's synthetic collection (issue 16): its vector parts regrouped
-# into SHARDS shard files, `lsr-lucene distributed index` with 2 workers, then `distributed search` with 1 and 2
-# workers (replicas per shard) against `lsr-lucene search` on the one-machine index the scale benchmark built
+# into SHARDS shard files, then `lsr-lucene distributed index` and `distributed search` with 1 and 2 workers (builders;
+# replicas per shard), the runs against `lsr-lucene search` on the one-machine index the scale benchmark built
 # (ours, natural order); checks the runs are identical and appends to runs/distributed/timings.csv.
 # Needs `scripts/run_scale.sh DOCS` first (its vectors, index and encoded pool queries under WORK).
 #   scripts/run_distributed_scale.sh [DOCS]   (default 1000000)
@@ -26,7 +26,7 @@ CSV=$OUT/timings.csv
 mkdir -p "$OUT" "$DIST"
 [ -f "$CSV" ] || echo "$CSV_HEADER" > "$CSV"
 CLUSTER=(); [ -n "${ADDRESS:-}" ] && CLUSTER=(--address "$ADDRESS")
-rm -rf "$DIST"/vectors "$DIST"/index "$DIST"/*.run
+rm -rf "$DIST"/vectors "$DIST"/index-* "$DIST"/*.run
 head -n "${QUERIES:-300}" "$QUERY_POOL" > "$DIST/queries.jsonl"
 nq=$(wc -l < "$DIST/queries.jsonl")
 
@@ -41,10 +41,10 @@ cp "$SOURCE/vectors/metadata.json" "$DIST/vectors/"
 
 timed search single "$nq" queries/s true -- lsr-lucene search --index "$SOURCE/indexes/ours" \
   --query-vectors "$DIST/queries.jsonl" --output "$DIST/single.run" --hits "$HITS"
-timed index 2 "$NDOCS" docs/s true -- lsr-lucene distributed index --input "$DIST/vectors" --index "$DIST/index" \
-  --num-workers 2 "${CLUSTER[@]}"
 for n in 1 2; do
+  timed index "$n" "$NDOCS" docs/s true -- lsr-lucene distributed index --input "$DIST/vectors" \
+    --index "$DIST/index-$n" --num-workers "$n" "${CLUSTER[@]}"
   timed search "$n" "$nq" queries/s "cmp -s $DIST/single.run $DIST/dist-$n.run" -- lsr-lucene distributed search \
-    --index "$DIST/index" --query-vectors "$DIST/queries.jsonl" --output "$DIST/dist-$n.run" --hits "$HITS" \
+    --index "$DIST/index-$n" --query-vectors "$DIST/queries.jsonl" --output "$DIST/dist-$n.run" --hits "$HITS" \
     --num-workers "$n" "${CLUSTER[@]}"
 done

@@ -32,6 +32,7 @@ from lsr_lucene.distributed.cluster import RESTARTS, near, node_id
 from lsr_lucene.errors import InputError
 from lsr_lucene.io.vectors import NEG_PREFIX
 from lsr_lucene.search.spec_searcher import exact_hits
+from lsr_lucene.search.specs import validate_spec
 
 QUERY_BATCH = 32  # queries per call to each shard actor
 IN_FLIGHT = 4  # query batches outstanding at a time (per replica)
@@ -134,6 +135,8 @@ class DistributedSearcher:
         """
         if hits <= 0:
             raise InputError(f"hits must be positive, got {hits}")
+        for spec in specs:  # a bad spec is one error line before any shard is asked
+            validate_spec(spec)
         jobs = [(json.dumps(first_stage(spec) if reranks(spec) else spec, allow_nan=False),
                  max(hits, spec["rerank"]) if reranks(spec) else hits, self.subtracted_max_impacts(spec))
                 for spec in specs]

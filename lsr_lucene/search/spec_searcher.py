@@ -122,7 +122,6 @@ class SpecSearcher:
         self.close()
 
 
-
 def exact_hits(columns: Sequence[str]) -> list[tuple[str, str, float]]:
     """(docid, score as written, exact score) hits of ``search_columns``'s three columns."""
     docids, shown, exact = columns

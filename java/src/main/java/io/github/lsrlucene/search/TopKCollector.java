@@ -1,18 +1,18 @@
 package io.github.lsrlucene.search;
 
 import java.io.IOException;
-import java.util.Arrays;
 import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.search.Collector;
 import org.apache.lucene.search.LeafCollector;
 import org.apache.lucene.search.Scorable;
 import org.apache.lucene.search.ScoreMode;
+import org.apache.lucene.util.LongHeap;
 
 /**
  * Top-k collector ordering by score descending, ties by external docid ascending (Anserini's
  * convention), given each document's rank in docid order. Score and docid rank are packed into one
- * long key per hit, kept in a min-heap of k keys (as Lucene's TopScoreDocCollector keeps its queue):
- * once it is full, every hit that enters it raises the k-th score, which becomes the scorer's minimum
+ * long key per hit, kept in a min-heap of k keys (Lucene's {@link LongHeap}, as TopScoreDocCollector keeps
+ * its queue): once it is full, every hit that enters it raises the k-th score, which becomes the scorer's minimum
  * competitive score at once (ties still compete), so MaxScore / block-max WAND skip documents as early
  * as they can (an earlier version raised it only every k/2, at least 32, competitive hits:
  * runs/scale/README.md has what the change bought).
@@ -21,8 +21,7 @@ public final class TopKCollector implements Collector {
   private final int k;
   private final int[] idOrd;
   private final int[] ordToDoc;
-  private final long[] heap; // min-heap of the best keys so far; heap[0] is the k-th best once full
-  private int size;
+  private final LongHeap heap; // min-heap of the best keys so far; its top is the k-th best once full
   private float minSet = Float.NEGATIVE_INFINITY;
 
   /**
@@ -36,7 +35,7 @@ public final class TopKCollector implements Collector {
     this.idOrd = idOrd;
     this.ordToDoc = ordToDoc;
     this.k = Math.min(k, Math.max(idOrd.length, 1));
-    heap = new long[this.k];
+    heap = new LongHeap(this.k);
   }
 
   /** Key increasing with the score, then decreasing with the id rank. */
@@ -61,43 +60,6 @@ public final class TopKCollector implements Collector {
     return ScoreMode.TOP_SCORES;
   }
 
-  /** Adds a key to the heap; returns true when the heap is full afterwards (heap[0] is then the k-th best). */
-  private boolean offer(long key) {
-    if (size < k) {
-      int i = size++;
-      while (i > 0) { // sift up
-        int parent = (i - 1) >>> 1;
-        if (heap[parent] <= key) {
-          break;
-        }
-        heap[i] = heap[parent];
-        i = parent;
-      }
-      heap[i] = key;
-      return size == k;
-    }
-    if (key <= heap[0]) {
-      return false;
-    }
-    int i = 0; // replace the smallest, sift down
-    while (true) {
-      int child = 2 * i + 1;
-      if (child >= k) {
-        break;
-      }
-      if (child + 1 < k && heap[child + 1] < heap[child]) {
-        child++;
-      }
-      if (heap[child] >= key) {
-        break;
-      }
-      heap[i] = heap[child];
-      i = child;
-    }
-    heap[i] = key;
-    return true;
-  }
-
   @Override
   public LeafCollector getLeafCollector(LeafReaderContext context) {
     final int base = context.docBase;
@@ -107,15 +69,16 @@ public final class TopKCollector implements Collector {
       @Override
       public void setScorer(Scorable scorer) throws IOException {
         this.scorer = scorer;
-        if (size == k) {
-          scorer.setMinCompetitiveScore(scoreOf(heap[0]));
+        if (heap.size() == k) {
+          scorer.setMinCompetitiveScore(scoreOf(heap.top()));
         }
       }
 
       @Override
       public void collect(int doc) throws IOException {
-        if (offer(key(scorer.score(), idOrd[base + doc]))) {
-          float min = scoreOf(heap[0]);
+        // keys are distinct (the id rank is part of them): a key enters when it beats the k-th best
+        if (heap.insertWithOverflow(key(scorer.score(), idOrd[base + doc])) && heap.size() == k) {
+          float min = scoreOf(heap.top());
           if (min > minSet) {
             minSet = min;
             scorer.setMinCompetitiveScore(min);
@@ -127,15 +90,14 @@ public final class TopKCollector implements Collector {
 
   /** Number of hits collected so far (at most k). */
   public int size() {
-    return size;
+    return heap.size();
   }
 
   /** The hits best first (consumes the collector); returns global docids, and fills {@code outScores}. */
   public int[] sorted(float[] outScores) {
-    Arrays.sort(heap, 0, size);
-    int[] out = new int[size];
-    for (int i = 0; i < size; i++) {
-      long key = heap[size - 1 - i];
+    int[] out = new int[heap.size()];
+    for (int i = out.length - 1; i >= 0; i--) { // the heap pops the worst first
+      long key = heap.pop();
       out[i] = ordToDoc[ordOf(key)];
       outScores[i] = scoreOf(key);
     }

@@ -5,28 +5,28 @@ the library is lsr_lucene.search.bm25.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 
+from lsr_lucene import cli_options as opt
 from lsr_lucene.search.bm25 import B, K1, bm25_run, ensure_bm25_index
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="lsr-lucene bm25", description=__doc__.splitlines()[0])
-    parser.add_argument("--index", required=True, help="BM25 index directory (built from --corpus when missing)")
+    parser = opt.Parser(prog="lsr-lucene bm25", description=__doc__.splitlines()[0])
+    opt.add_index(parser, "BM25 index folder (built from --corpus when missing)")
     parser.add_argument("--corpus", help="corpus to index: JSONL, BEIR folder, TSV or ir_datasets id")
-    parser.add_argument("--topics", help="topics: TSV, TREC topic file, JSONL, or an ir_datasets id")
-    parser.add_argument("--output", help="TREC run file to write")
-    parser.add_argument("--hits", type=int, default=1000)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--k1", type=float, default=K1)
-    parser.add_argument("--b", type=float, default=B)
+    opt.add_topics(parser)
+    opt.add_output(parser, "TREC run file to write (with --topics)", required=False)
+    opt.add_hits(parser)
+    opt.add_threads(parser, help="indexing and search threads")
+    opt.add_number(parser, "--k1", kind=opt.NON_NEGATIVE_NUMBER, default=K1, help="BM25 k1")
+    opt.add_number(parser, "--b", kind=opt.SHARE, default=B, help="BM25 b")
     expansion = parser.add_mutually_exclusive_group()
     expansion.add_argument("--rm3", action="store_true", help="RM3 query expansion (Anserini defaults)")
     expansion.add_argument("--sdm", action="store_true", help="Anserini's sequential dependence model query")
-    parser.add_argument("--run-tag", default=None)
+    opt.add_run_tag(parser)
     parser.add_argument("--rebuild-index", action="store_true", help="rebuild the index from --corpus even if it exists")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing run file")
+    opt.add_overwrite(parser)
     args = parser.parse_args(argv)
     if bool(args.topics) != bool(args.output):
         parser.error("--topics and --output go together")

@@ -1,11 +1,13 @@
 """The ``lsr-lucene`` command: one subcommand per module, each also runnable as ``python -m lsr_lucene.<module>``."""
 from __future__ import annotations
 
+import contextlib
 import importlib
+import os
 import sys
 from typing import Callable
 
-from lsr_lucene.errors import LsrError
+from lsr_lucene.errors import Interrupted, LsrError
 
 # subcommand -> (module, one-line help)
 SUBCOMMANDS = {
@@ -17,6 +19,7 @@ SUBCOMMANDS = {
     "eval": ("lsr_lucene.eval.cli", "trec_eval tables for several runs side by side"),
     "demo": ("lsr_lucene.demo", "encode, index, search and evaluate the shipped demo collection"),
     "build-java": ("lsr_lucene.jvm.cli", "compile java/ into the lsr_lucene jar"),
+    "java-home": ("lsr_lucene.jvm.home", "print the Java 21+ runtime's home (--export: lines for Pyserini's CLI)"),
     "compose": ("lsr_lucene.compose.cli", "search set-compositional and negated queries"),
     "longdocs": ("lsr_lucene.longdocs.cli", "segment long documents; aggregations and ExactSDM/SoftSDM"),
     "train": ("lsr_lucene.train.cli", "fine-tune a (signed) sparse encoder on contrastive pairs"),
@@ -27,26 +30,93 @@ SUBCOMMANDS = {
 }
 
 
-def run_main(main: Callable[[list[str] | None], int], argv: list[str] | None = None) -> int:
-    """Run a module's ``main`` and turn user errors into one ``error: ...`` line and exit status 2."""
+def run_main(main: Callable[[list[str] | None], int], argv: list[str] | None = None,
+             exit_process: bool | None = None) -> int:
+    """Run a module's ``main``: a user error or a Java exception becomes one ``error: ...`` line and exit status 2,
+    an interrupt one line saying what was kept and how to resume (exit status 130).
+
+    ``exit_process`` (default: when ``argv`` is None, i.e. the real command line) ends the process at once after an
+    interrupt, so that no C++ thread of torch or the JVM dies noisily while the interpreter shuts down.
+    """
+    from lsr_lucene.verbosity import quiet_libraries
+
+    quiet_libraries()  # library logs and bars only with -v/--verbose
     try:
         return main(argv)
+    except BrokenPipeError:  # the reader went away (`... | head`): stop quietly, as Unix tools do
+        _silence_stdout()
+        return 0
     except LsrError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("interrupted; partial outputs were removed", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        print(interrupt_message(exc), file=sys.stderr)
+        if exit_process or (exit_process is None and argv is None):
+            _exit_now(130)
         return 130
+    except Exception as exc:
+        jnius = sys.modules.get("jnius")
+        if jnius is None or not isinstance(exc, jnius.JavaException):
+            raise
+        from lsr_lucene.jvm.classes import java_exception_line
+
+        print(f"error: {java_exception_line(exc)}", file=sys.stderr)
+        return 2
+
+
+def interrupt_message(exc: KeyboardInterrupt) -> str:
+    """What an interrupt left: what a resumable command kept (lsr_lucene.errors.Interrupted), else that nothing
+    unfinished was installed."""
+    if isinstance(exc, Interrupted) and str(exc):
+        return f"interrupted; {exc}"
+    return "interrupted; outputs not yet complete were not installed (their temporaries were removed)"
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so that flushing it at exit raises no second BrokenPipeError."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+def _exit_now(status: int) -> None:
+    """Flush, stop a local Ray instance, and end the process without interpreter shutdown (os._exit)."""
+    ray = sys.modules.get("ray")
+    if ray is not None:
+        with contextlib.suppress(Exception):
+            if ray.is_initialized():
+                ray.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(status)
 
 
 def _usage() -> str:
-    lines = ["usage: lsr-lucene <command> [options]   (lsr-lucene <command> --help for its options)", "", "commands:"]
+    lines = ["usage: lsr-lucene [-v] <command> [options]   (lsr-lucene <command> --help for its options)",
+             "  -v, --verbose  show library logs, warnings and the model loading bar (hidden by default)", "",
+             "commands:"]
     lines += [f"  {name:<11} {help_text}" for name, (_, help_text) in SUBCOMMANDS.items()]
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``lsr-lucene [-v] <command> ...``: run one command; stdout closed early by its reader ends quietly."""
+    try:
+        return _dispatch(argv)
+    except BrokenPipeError:
+        _silence_stdout()
+        return 0
+
+
+def _dispatch(argv: list[str] | None) -> int:
+    argv_given = argv
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("-v", "--verbose"):  # lsr-lucene -v <command>: the same as <command> -v
+        from lsr_lucene.verbosity import set_verbose
+
+        set_verbose(True)
+        argv = argv[1:]
     if not argv or argv[0] in ("-h", "--help"):
         print(_usage())
         return 0 if argv else 2
@@ -66,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: command {name!r} is not available in this version", file=sys.stderr)
             return 2
         raise
-    return run_main(module.main, rest)
+    return run_main(module.main, rest, exit_process=argv_given is None)
 
 
 if __name__ == "__main__":

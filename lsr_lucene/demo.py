@@ -6,7 +6,6 @@ replaces the files it wrote there.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -23,8 +22,8 @@ def demo_files() -> dict[str, Path]:
 
 
 def run_demo(output_dir: Path, model: str = DEFAULT_MODEL, threads: int = 2, max_length: int = 256,
-             dtype: str = "auto"):
-    """Run the whole pipeline into ``output_dir`` (encoder precision ``dtype``); returns the results table."""
+             dtype: str = "fp32"):
+    """Run the whole pipeline into ``output_dir`` (documents encoded in ``dtype``); returns the results table."""
     from lsr_lucene import bm25
     from lsr_lucene.encode import cli as encode
     from lsr_lucene.eval import trec as evaluation
@@ -43,7 +42,7 @@ def run_demo(output_dir: Path, model: str = DEFAULT_MODEL, threads: int = 2, max
         ("index", index.main, ["--input", str(vectors), "--index", str(impact_index), "--threads", str(threads),
                                "--overwrite"]),
         ("search", search.main, ["--index", str(impact_index), "--topics", str(files["topics"]), "--output", str(run),
-                                 "--threads", str(threads), "--run-tag", name, "--dtype", dtype, "--overwrite"]),
+                                 "--threads", str(threads), "--run-tag", name, "--overwrite"]),
         ("bm25", bm25.main, ["--corpus", str(files["corpus"]), "--index", str(bm25_index), "--rebuild-index",
                              "--topics", str(files["topics"]), "--output", str(bm25_run), "--overwrite"]),
     ]
@@ -61,15 +60,18 @@ def main(argv: list[str] | None = None) -> int:
     """CLI: the demo pipeline into ``--output-dir``."""
     from lsr_lucene.encode.cli import add_dtype_arguments
 
-    parser = argparse.ArgumentParser(prog="lsr-lucene demo", description=__doc__.splitlines()[0])
-    parser.add_argument("--output-dir", default="work/demo", help="where vectors, indexes, runs and the table go")
-    parser.add_argument("--model", default=DEFAULT_MODEL)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--max-length", type=int, default=256)
+    from lsr_lucene import cli_options as opt
+
+    parser = opt.Parser(prog="lsr-lucene demo", description=__doc__.splitlines()[0])
+    opt.add_output(parser, "folder where vectors, indexes, runs and the table go", "--output-dir",
+                   required=False, default="work/demo")
+    opt.add_encoder(parser, DEFAULT_MODEL, "sparse encoder: registry name, HF id or local model folder", dest="model")
+    opt.add_threads(parser, help="threads of every step")
+    opt.add_max_length(parser)
     add_dtype_arguments(parser)
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    output_dir = Path(args.output_dir)
+    output_dir = Path(args.output)
     table = run_demo(output_dir, args.model, args.threads, args.max_length, args.dtype)
     print(table.to_string(float_format=lambda x: f"{x:.4f}"))
     print(f"\nrun files: {', '.join(str(p) for p in sorted(output_dir.glob('*.run')))}")

@@ -15,3 +15,11 @@ class SetupError(LsrError):
 
 class OutputError(LsrError):
     """An output another writer holds, or created while this run worked (the message says where ours went)."""
+
+
+class JavaError(LsrError):
+    """A Java exception that is not about the user's input (the message names it; one line, not a stack trace)."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """An interrupt after which a resumable command kept its finished work (the message says what, and how to resume)."""

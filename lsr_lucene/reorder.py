@@ -1,35 +1,39 @@
 """Reorder the docids of an existing impact index by recursive graph bisection (BP), into a new index.
 
-``lsr-lucene reorder --index IN --output OUT`` (also ``python -m lsr_lucene.reorder``): the same documents,
+``lsr-lucene reorder --input IN --index OUT`` (like ``lsr-lucene index``; the older ``--index IN --output OUT``
+is still accepted; also ``python -m lsr_lucene.reorder``): the same documents,
 scores and runs, with docids clustered so that postings are smaller and block-max skipping faster; the
 positional sidecar follows the same order. The library is lsr_lucene.index.reorder.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 
+from lsr_lucene import cli_options as opt
+from lsr_lucene.errors import InputError
 from lsr_lucene.index.impact import reorder_impact_index
 from lsr_lucene.index.reorder import METHODS, reorder_summary
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="lsr-lucene reorder", description=__doc__.splitlines()[0])
-    parser.add_argument("--index", required=True, help="index folder to read (left unchanged)")
-    parser.add_argument("--output", required=True, help="reordered index folder to create")
+    parser = opt.Parser(prog="lsr-lucene reorder", description=__doc__.splitlines()[0])
+    opt.add_input(parser, "index folder to read (left unchanged)", required=False)
+    opt.add_index(parser, "reordered index folder to create (with --output: the index to read, the older form)")
+    opt.add_output(parser, "older form: the reordered index folder to create (with --index IN)", required=False)
     parser.add_argument("--method", choices=METHODS, default="bp", help="bp: recursive graph bisection")
-    parser.add_argument("--seed", type=int, help="shuffle the input order with this seed first "
-                                                 "(default: start from the index's order)")
-    parser.add_argument("--depth", type=int, help="bisection levels (default log2(documents) - 5)")
-    parser.add_argument("--threads", type=int, help="threads of the bisection (default: all cores)")
-    parser.add_argument("--overwrite", action="store_true")
+    opt.add_number(parser, "--seed", kind=opt.INTEGER, help="shuffle the input order with this seed first "
+                                                            "(default: start from the index's order)")
+    opt.add_number(parser, "--depth", kind=opt.NON_NEGATIVE_INT,
+                   help="bisection levels (default: log2(documents) - 5)")
+    opt.add_threads(parser, None, "threads of the bisection (default: all cores)")
+    opt.add_overwrite(parser)
     args = parser.parse_args(argv)
-    if args.depth is not None and args.depth < 0:
-        parser.error("--depth must be >= 0")
-    if args.threads is not None and args.threads < 1:
-        parser.error("--threads must be >= 1")
-    meta = reorder_impact_index(args.index, args.output, args.method, args.seed, args.overwrite, args.depth,
-                                args.threads)
+    source, target = (args.index, args.output) if args.output else (args.input, args.index)
+    if args.output and args.input:
+        raise InputError("give --input IN --index OUT (or the older --index IN --output OUT), not both forms")
+    if source is None:
+        raise InputError("give the index to read: --input IN --index OUT")
+    meta = reorder_impact_index(source, target, args.method, args.seed, args.overwrite, args.depth, args.threads)
     print(reorder_summary(meta["reorder"], meta["size_bytes"]))
     return 0
 

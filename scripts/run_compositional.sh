@@ -18,12 +18,12 @@ for f in "$data/excluir/corpus.jsonl" "$data/excluir/dev.jsonl" "$data/nevir/dev
 done
 
 echo "== ExcluIR dev (corpus: all $(wc -l < "$data/excluir/corpus.jsonl") documents)" >&2
-python -m lsr_lucene.eval.contrastive excluir --corpus "$data/excluir/corpus.jsonl" --queries "$data/excluir/dev.jsonl" \
+python -m lsr_lucene.experiments.contrastive excluir --corpus "$data/excluir/corpus.jsonl" --queries "$data/excluir/dev.jsonl" \
   --work work/excluir --output-dir "$out/excluir" --model "$model" --threads "$threads" --lucene --overwrite \
   > "$out/excluir/summary.md.tmp" && mv "$out/excluir/summary.md.tmp" "$out/excluir/summary.md"
 
 echo "== NevIR dev" >&2
-python -m lsr_lucene.eval.contrastive nevir --data "$data/nevir/dev.jsonl" --work work/nevir \
+python -m lsr_lucene.experiments.contrastive nevir --data "$data/nevir/dev.jsonl" --work work/nevir \
   --output-dir "$out/nevir" --model "$model" --threads "$threads" --lucene --overwrite \
   > "$out/nevir/summary.md.tmp" && mv "$out/nevir/summary.md.tmp" "$out/nevir/summary.md"
 
@@ -34,7 +34,7 @@ demo=lsr_lucene/data/demo
     --max-length 256 --threads "$threads"
 [ -d work/demo/index ] || python -m lsr_lucene.index --input work/demo/vectors --index work/demo/index --threads "$threads"
 mkdir -p "$out/demo"
-python -m lsr_lucene.eval.contrastive collection --index work/demo/index --queries "$demo/compositions.jsonl" \
+python -m lsr_lucene.experiments.contrastive collection --index work/demo/index --queries "$demo/compositions.jsonl" \
   --topics "$demo/topics.tsv" --qrels "$demo/qrels.txt" --work work/demo/runs --output-dir "$out/demo" \
   --ablations --threads "$threads" --overwrite > "$out/demo/summary.md.tmp" && mv "$out/demo/summary.md.tmp" "$out/demo/summary.md"
 

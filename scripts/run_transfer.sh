@@ -16,7 +16,7 @@ for f in "$data/excluir/corpus.jsonl" "$data/excluir/dev.jsonl" "$data/boolquest
          "$data/boolquestions_not/dev.jsonl"; do
   [ -f "$f" ] || { echo "error: $f not found" >&2; exit 2; }
 done
-python -m lsr_lucene.eval.contrastive transfer --data "$data/excluir" --data "$data/boolquestions_not" \
+python -m lsr_lucene.experiments.contrastive transfer --data "$data/excluir" --data "$data/boolquestions_not" \
   --work work --output-dir "$out" --model "${MODEL:-splade-tiny}" --threads "${THREADS:-2}" \
   --folds "${FOLDS:-5}" --overwrite > "$out/summary.md.tmp" && mv "$out/summary.md.tmp" "$out/summary.md"
 echo "done: tables in $out" >&2

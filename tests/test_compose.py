@@ -15,7 +15,7 @@ from lsr_lucene.compose.query_encoder import QueryEncoder
 from lsr_lucene.compose.tree import Node
 from lsr_lucene.index import impact as index
 from lsr_lucene.errors import InputError
-from lsr_lucene.io.output import write_run
+from lsr_lucene.io.runs import write_run
 
 # hand-made quantised document vectors (neg_ = negative document weight)
 DOCS = {

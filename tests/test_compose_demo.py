@@ -17,11 +17,9 @@ DEMO = Path(__file__).resolve().parents[1] / "lsr_lucene" / "data" / "demo"
 
 
 def read_run(path: Path) -> dict[str, list[tuple[str, float]]]:
-    run: dict[str, list] = {}
-    for line in path.read_text().splitlines():
-        qid, _, doc, _, score, _ = line.split()
-        run.setdefault(qid, []).append((doc, float(score)))
-    return run
+    from lsr_lucene.io.runs import read_hits
+
+    return read_hits(path)
 
 
 @pytest.fixture(scope="module")

@@ -7,12 +7,12 @@ import pytest
 
 from lsr_lucene.compose.backends import ExactBackend
 from lsr_lucene.compose.query_encoder import QueryEncoder
-from lsr_lucene.eval import contrastive
-from lsr_lucene.eval.contrastive_configs import MODES, NEGATION_OPS, Config, default_configs
+from lsr_lucene.experiments import contrastive, contrastive_runs
+from lsr_lucene.experiments.contrastive_configs import MODES, NEGATION_OPS, Config, default_configs
 from lsr_lucene.eval.contrastive_metrics import excluir_metrics, nevir_pairwise_accuracy
-from lsr_lucene.eval.excluir import EXCLUIR_COLUMNS, cross_validate, excluir_runs, excluir_table, objective, select
-from lsr_lucene.eval.nevir import nevir_chart, nevir_scores, nevir_table, plan_scores
-from lsr_lucene.eval.parser_coverage import excluir_coverage
+from lsr_lucene.experiments.excluir import EXCLUIR_COLUMNS, cross_validate, excluir_runs, excluir_table, objective, select
+from lsr_lucene.experiments.nevir import nevir_chart, nevir_scores, nevir_table, plan_scores
+from lsr_lucene.experiments.parser_coverage import excluir_coverage
 
 # atomic and whole-query vectors; the parser splits "X without Y" into X and Y
 VECTORS = {
@@ -144,8 +144,8 @@ def test_excluir_command_names_the_split_it_ran_on(tmp_path, monkeypatch, capsys
     corpus.write_text("".join(json.dumps({"id": d, "title": d.replace("-", " "), "text": "x"}) + "\n" for d in DOCS))
     queries = tmp_path / "test.jsonl"
     queries.write_text("".join(json.dumps(row) + "\n" for row in EXCLUIR))
-    monkeypatch.setattr(contrastive, "ensure_index", lambda *args, **kwargs: (vectors, tmp_path / "index"))
-    monkeypatch.setattr(contrastive, "make_encoders", fake_encoders)
+    monkeypatch.setattr(contrastive_runs, "ensure_index", lambda *args, **kwargs: (vectors, tmp_path / "index"))
+    monkeypatch.setattr(contrastive_runs, "make_encoders", fake_encoders)
     out = tmp_path / "out"
     assert contrastive.main(["excluir", "--corpus", str(corpus), "--queries", str(queries), "--work", str(tmp_path),
                              "--output-dir", str(out), "--folds", "3"]) == 0
@@ -160,7 +160,7 @@ def test_nevir_command_names_the_split_it_ran_on(tmp_path, monkeypatch, capsys):
     data = tmp_path / "test.jsonl"
     data.write_text(json.dumps({"id": "n1", "q1": "coffee without sugar", "doc1": "coffee sugar",
                                 "q2": "plain coffee", "doc2": "coffee"}) + "\n")
-    monkeypatch.setattr(contrastive, "make_encoders", fake_encoders)
+    monkeypatch.setattr(contrastive_runs, "make_encoders", fake_encoders)
     out = tmp_path / "out"
     assert contrastive.main(["nevir", "--data", str(data), "--work", str(tmp_path), "--output-dir", str(out)]) == 0
     printed = capsys.readouterr().out

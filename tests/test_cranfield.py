@@ -6,38 +6,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
-import scipy.sparse as sp
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "cranfield"
 pytestmark = pytest.mark.skipif(not (DATA / "corpus.jsonl").exists(), reason="../shared/data/cranfield not present")
 
 
 def brute_force_run(doc_vectors: list[tuple[str, dict]], query_vectors: dict[str, dict], path: Path, k: int) -> None:
-    """Exact dot products with scipy; ranks ties by docid like Anserini; candidates need a positive term."""
-    vocab: dict[str, int] = {}
-    def matrix(vectors):
-        rows, cols, vals = [], [], []
-        for i, vec in enumerate(vectors):
-            for term, weight in vec.items():
-                rows.append(i)
-                cols.append(vocab.setdefault(term, len(vocab)))
-                vals.append(weight)
-        return rows, cols, vals
-    d_rows, d_cols, d_vals = matrix([v for _, v in doc_vectors])
-    qids = list(query_vectors)
-    q_rows, q_cols, q_vals = matrix([query_vectors[q] for q in qids])
-    docs = sp.csr_matrix((d_vals, (d_rows, d_cols)), shape=(len(doc_vectors), len(vocab)), dtype=np.float64)
-    queries = sp.csr_matrix((q_vals, (q_rows, q_cols)), shape=(len(qids), len(vocab)), dtype=np.float64)
-    scores = (queries @ docs.T).toarray()
-    matches = ((queries > 0).astype(np.float64) @ (docs > 0).astype(np.float64).T).toarray() > 0
-    doc_ids = [d for d, _ in doc_vectors]
-    with path.open("w") as out:
-        for qi, qid in enumerate(qids):
-            hits = sorted(((-scores[qi, j], doc_ids[j]) for j in np.flatnonzero(matches[qi])))[:k]
-            for rank, (neg, doc) in enumerate(hits, 1):
-                out.write(f"{qid} Q0 {doc} {rank} {-neg:.6f} brute\n")
+    """The project's signed brute-force reference (exact double dot products, ties by docid), written as a run."""
+    from lsr_lucene.compose.backends import ExactBackend
+    from lsr_lucene.io.runs import write_run
+
+    backend = ExactBackend(doc_vectors)
+    write_run({qid: backend.search({"terms": q}, k) for qid, q in query_vectors.items()}, path, "brute",
+              overwrite=True)
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +39,7 @@ def cranfield(tmp_path_factory):
 
 
 def test_lucene_scores_equal_brute_force(cranfield):
-    from lsr_lucene.eval.trec import read_run
+    from lsr_lucene.io.runs import read_run
     from lsr_lucene.io.topics import read_query_vectors
     from lsr_lucene.io.vectors import read_vectors
 

@@ -13,7 +13,7 @@ from lsr_lucene.cli import run_main
 from lsr_lucene.dense.cli import main as dense_main
 from lsr_lucene.dense.search import FlatSearcher
 from lsr_lucene.dense.store import Embeddings, read_embeddings
-from lsr_lucene.eval.trec import read_run
+from lsr_lucene.io.runs import read_run
 from lsr_lucene.io.corpus import read_corpus
 from lsr_lucene.io.topics import read_topics
 
@@ -34,8 +34,7 @@ def small(tmp_path_factory, one_torch_thread):
     assert run_main(dense_main, ["encode", "--corpus", str(corpus), "--output", str(tmp / "emb"), "--threads",
                                  "1", "--dtype", "fp32"]) == 0
     assert run_main(dense_main, ["search", "--index", str(tmp / "emb"), "--topics", str(tmp / "topics.tsv"),
-                                 "--output", str(tmp / "dense.run"), "--hits", "15", "--threads", "1",
-                                 "--dtype", "fp32"]) == 0
+                                 "--output", str(tmp / "dense.run"), "--hits", "15", "--threads", "1"]) == 0
     return {"docs": docs, "topics": topics, "dir": tmp}
 
 
@@ -112,3 +111,21 @@ def test_not_an_embeddings_directory_is_one_error_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: ") and "not a dense embeddings directory" in err[0]
     assert not (tmp_path / "r.run").exists()
+
+
+def test_blocked_search_of_the_memory_mapped_store_equals_brute_force(small):
+    """The store is memory-mapped and searched block by block: small blocks (ties across blocks) stay exact."""
+    stored = read_embeddings(small["dir"] / "emb")
+    assert isinstance(stored.vectors, np.memmap)
+    queries = stored.vectors[:5] * 0.5 + stored.vectors[5:10] * 0.5
+    for block_rows in (1, 3, 7):
+        searcher = FlatSearcher(stored, threads=1, block_rows=block_rows)
+        for k in (1, 7, len(stored.docids)):
+            for query, got in zip(queries, searcher.search(queries, k)):
+                assert [d for d, _ in got] == [d for d, _ in brute_force(stored.vectors, query, stored.docids, k)]
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=8).astype(np.float32)
+    tied = np.tile(base / np.linalg.norm(base), (40, 1))
+    docids = [f"d{i}" for i in range(40)]
+    (hits,) = FlatSearcher(Embeddings(list(reversed(docids)), tied, {}), threads=1, block_rows=6).search(tied[:1], 5)
+    assert [d for d, _ in hits] == sorted(docids)[:5]

@@ -154,7 +154,7 @@ def local_ray():
 def distributed(single, local_ray, tmp_path_factory):
     """Distributed vectors (interrupted after one shard, resumed with an encoder actor killed) and shard indexes."""
     root = tmp_path_factory.mktemp("distributed")
-    options = {"model": "splade-tiny", "max_length": MAX_LENGTH, "dtype": "auto", "activation": None,
+    options = {"model": "splade-tiny", "max_length": MAX_LENGTH, "dtype": "fp32", "activation": None,
                "pooling": None, "epsilon": None, "device": None}
     resources = {"workers": 2, "cpus": 1, "gpus": 0}
     args = (single / "corpus.jsonl", root / "vectors", resources, options)

@@ -230,10 +230,21 @@ def test_excluir_metrics_by_hand(tmp_path):
     assert m["MRR@10"] == pytest.approx(mrr_pos)
     assert m["ΔMRR@10"] == pytest.approx(mrr_pos - mrr_neg)
     assert m["RR"] == pytest.approx(3 / n)                                  # qa, qd, qg
+    assert m["RR ties"] == pytest.approx(2 / n)                             # qc, qe: neither retrieved
+    assert m["RR losses"] == pytest.approx(2 / n)                           # qb, qf
     path = write(tmp_path / "run.txt", "".join(
         f"{q} Q0 {d} {r} {s} t\n" for q, docs in run.items()
         for r, (d, s) in enumerate(sorted(docs.items(), key=lambda kv: (-kv[1], kv[0])), 1)))
     assert excluir_metrics(path, rows) == m
+
+
+def test_excluir_rr_counts_equal_scores_as_ties_whatever_the_docids():
+    rows = [{"id": q, "query": "t", "pos_id": pos, "neg_id": neg}
+            for q, pos, neg in (("q1", "a", "b"), ("q2", "b", "a"), ("q3", "a", "b"))]
+    run = {"q1": {"a": 2.0, "b": 2.0}, "q2": {"a": 2.0, "b": 2.0}, "q3": {"a": 3.0, "b": 1.0}}
+    m = excluir_metrics(run, rows)
+    # q1 and q2 tie (docid order would have made one a win and the other a loss); q3 is a win
+    assert (m["RR"], m["RR ties"], m["RR losses"]) == pytest.approx((1 / 3, 2 / 3, 0.0))
 
 
 def test_contrastive_readers(tmp_path):
@@ -247,3 +258,108 @@ def test_contrastive_readers(tmp_path):
         rows = read_excluir(SHARED / "excluir" / "dev.jsonl")
         assert all(r["pos_id"] != r["neg_id"] for r in rows)
         assert len(read_nevir(SHARED / "nevir" / "dev.jsonl")) > 0
+
+
+# ---- in-process measures against trec_eval itself (Pyserini's bundled trec_eval, run through Java: the only
+# place it still runs) on runs made from the shared collections
+
+REFERENCE_MEASURES = ["ndcg_cut.10", "ndcg_cut.100", "map", "recall.100", "recall.1000", "P.10", "recip_rank",
+                      "bpref", "Rprec", "num_q", "num_rel", "num_rel_ret", "gm_map", "success.1"]
+COLLECTIONS = {"cranfield": ("topics.tsv", "qrels.txt"), "scifact": ("topics.train.tsv", "qrels.train.txt"),
+               "npl": ("topics.tsv", "qrels.txt")}
+
+
+def tfidf_run(folder: Path, topics_name: str, path: Path) -> Path:
+    """A TF-IDF run (top 1000, scores rounded to 2 decimals so that many tie) from a shared collection; every
+    seventh query is left out (trec_eval -c counts it as zero) and one unjudged query is added."""
+    import json
+    import re
+
+    import numpy as np
+    import scipy.sparse as sp
+
+    docs = [json.loads(line) for line in (folder / "corpus.jsonl").open(encoding="utf-8")]
+    topics = [line.rstrip("\n").split("\t", 1) for line in (folder / topics_name).open(encoding="utf-8")]
+    vocab: dict[str, int] = {}
+
+    def bag(text: str) -> dict[int, int]:
+        out: dict[int, int] = {}
+        for token in re.findall(r"\w+", text.lower()):
+            col = vocab.setdefault(token, len(vocab))
+            out[col] = out.get(col, 0) + 1
+        return out
+
+    def matrix(bags: list[dict[int, int]]):
+        rows = [i for i, b in enumerate(bags) for _ in b]
+        cols = [c for b in bags for c in b]
+        vals = [float(v) for b in bags for v in b.values()]
+        return sp.csr_matrix((vals, (rows, cols)), shape=(len(bags), len(vocab)))
+
+    doc_bags = [bag(f"{d.get('title', '')} {d['text']}") for d in docs]
+    query_bags = [bag(text) for _, text in topics]
+    d, q = matrix(doc_bags), matrix(query_bags)
+    idf = np.log(len(docs) / (1 + np.asarray((d > 0).sum(axis=0)).ravel()))
+    scores = (q.multiply(idf) @ d.T).toarray()
+    lines = []
+    for i, (qid, _) in enumerate(topics + [["unjudged-query", ""]]):
+        if i % 7 == 3 or i >= len(topics):
+            continue
+        rounded = np.round(scores[i], 2)
+        for rank, row in enumerate(np.lexsort((np.arange(len(docs)), -rounded))[:1000], 1):
+            lines.append(f"{qid} Q0 {docs[row]['id']} {rank} {rounded[row]:.2f} tfidf")
+    lines.append(f"unjudged-query Q0 {docs[0]['id']} 1 1.00 tfidf")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def trec_eval_reference(args: list[str]) -> dict[str, dict[str, float]]:
+    """``{qid or "all": {measure: value}}`` printed by Pyserini's trec_eval (run through Java)."""
+    import subprocess
+
+    from lsr_lucene.jvm import runtime as jvm
+
+    home = jvm.prepare_environment()
+    proc = subprocess.run([str(home / "bin" / "java"), "-cp", str(jvm.anserini_jar()), "trec_eval", *args],
+                          capture_output=True, text=True, timeout=600, check=True)
+    parsed: dict[str, dict[str, float]] = {}
+    for line in proc.stdout.splitlines():
+        measure, qid, value = line.split()
+        if measure != "runid":
+            parsed.setdefault(qid, {})[measure] = float(value)
+    return parsed
+
+
+@pytest.mark.parametrize("collection", sorted(COLLECTIONS))
+def test_in_process_measures_equal_trec_eval(collection, tmp_path):
+    folder = SHARED / collection
+    topics_name, qrels_name = COLLECTIONS[collection]
+    if not (folder / qrels_name).exists():
+        pytest.skip("shared data not present")
+    run = tfidf_run(folder, topics_name, tmp_path / f"{collection}.run")
+    qrels = folder / qrels_name
+    measure_args = [arg for m in ("ndcg_cut.10,100", "map", "recall.100,1000", "P.10", "recip_rank", "bpref",
+                                  "Rprec", "num_q", "num_rel", "num_rel_ret", "gm_map", "success.1")
+                    for arg in ("-m", m)]
+    reference = trec_eval_reference(["-c", *measure_args, str(qrels), str(run)])["all"]
+    ours = evaluate(qrels, {"tfidf": run}, REFERENCE_MEASURES).loc["tfidf"]
+    assert reference["num_q"] == len(read_qrels(qrels)) and 0 < reference["map"] < 1
+    for measure in REFERENCE_MEASURES:  # trec_eval prints 4 decimals
+        key = measure.replace(".", "_")
+        assert ours[column_name(measure)] == pytest.approx(reference[key], abs=5.01e-5), measure
+    per_query_ref = trec_eval_reference(["-c", "-q", "-m", "ndcg_cut.10", "-m", "map", str(qrels), str(run)])
+    per_query = evaluate(qrels, {"tfidf": run}, ["ndcg_cut.10", "map"], per_query=True).loc["tfidf"]
+    assert sorted(per_query.index) == sorted(q for q in per_query_ref if q != "all")
+    for qid, row in per_query.iterrows():
+        assert row["nDCG@10"] == pytest.approx(per_query_ref[qid]["ndcg_cut_10"], abs=5.01e-5)
+        assert row["MAP"] == pytest.approx(per_query_ref[qid]["map"], abs=5.01e-5)
+
+
+def test_eval_command_starts_no_jvm(hand):
+    import subprocess
+    import sys
+
+    qrels, run = hand
+    code = ("import sys; from lsr_lucene.eval.cli import main; rc = main(['--qrels', sys.argv[1], '--run', "
+            "sys.argv[2]]); print('jnius' in sys.modules, rc)")
+    proc = subprocess.run([sys.executable, "-c", code, str(qrels), str(run)], capture_output=True, text=True)
+    assert proc.stdout.splitlines()[-1] == "False 0", proc.stderr

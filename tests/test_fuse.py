@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from lsr_lucene.cli import run_main
-from lsr_lucene.eval.trec import evaluate, read_run
+from lsr_lucene.eval.trec import evaluate
+from lsr_lucene.io.runs import read_run
 from lsr_lucene.fuse import fit as fit_module
 from lsr_lucene.fuse.cli import main as fuse_main
 from lsr_lucene.fuse.topics import split_ids
@@ -155,13 +156,17 @@ def fit_fixture(tmp_path: Path) -> dict[str, Path]:
 def test_fit_sees_training_topics_only(tmp_path, monkeypatch, capsys):
     paths = fit_fixture(tmp_path)
     seen: list[set] = []
-    real = fit_module.evaluate_rankings
+    real = fit_module.evaluator
 
-    def spy(qrels, rankings, measure):
-        seen.append(set(qrels) | {q for ranking in rankings for q in ranking})
-        return real(qrels, rankings, measure)
+    class Spy:  # trec_eval's judge as fit uses it: the qrels it is made with and every run it scores
+        def __init__(self, qrels, measures):
+            self.judge, self.qrels = real(qrels, measures), set(qrels)
 
-    monkeypatch.setattr(fit_module, "evaluate_rankings", spy)
+        def evaluate(self, run):
+            seen.append(self.qrels | set(run))
+            return self.judge.evaluate(run)
+
+    monkeypatch.setattr(fit_module, "evaluator", Spy)
     eval_qrels = tmp_path / "qrels.eval.txt"  # evaluation judgements exist only in qrels.all, never passed
     setting = tmp_path / "setting.json"
     assert run_main(fuse_main, ["--run", f"a={paths['a']}", "--run", f"b={paths['b']}", "--method", "linear",
@@ -274,12 +279,47 @@ def test_python_m_entry_point(tmp_path):
     assert (tmp_path / "f.run").read_text().split()[2] == "d1"
 
 
-def test_rankings_scored_in_chunks_equal_one_call(monkeypatch):
+def test_rankings_scored_together_equal_one_by_one_and_by_hand():
+    import math
+
     import lsr_lucene.eval.trec as trec
 
     qrels = {"q1": {"a": 1, "b": 2}, "q2": {"c": 1}}
     rankings = [{"q1": ["b", "a"], "q2": ["c"]}, {"q1": ["b", "x"]}, {"q2": ["x", "c"]}]
     whole = trec.evaluate_rankings(qrels, rankings, "ndcg_cut_10")
-    monkeypatch.setattr(trec, "QUERIES_PER_CALL", 2)  # one ranking per call
-    assert trec.evaluate_rankings(qrels, rankings, "ndcg_cut_10") == pytest.approx(whole)
-    assert whole[0] == pytest.approx(1.0) and whole[1] < 1.0 and whole[2] < 1.0
+    assert whole == pytest.approx([trec.evaluate_rankings(qrels, [r], "ndcg_cut_10")[0] for r in rankings])
+    ideal_q1 = 2 + 1 / math.log2(3)
+    # -c: a query a ranking does not answer counts as 0 in the mean over both qrels queries
+    assert whole == pytest.approx([1.0, (2 / ideal_q1) / 2, (1 / math.log2(3)) / 2])
+
+
+@pytest.mark.parametrize("method,measure", [("rrf", "ndcg_cut_10"), ("linear", "map"), ("linear", "gm_map")])
+def test_streamed_fit_scores_equal_whole_rankings_evaluated_at_once(monkeypatch, method, measure):
+    """fit scores a few queries' candidate rankings at a time; its means equal trec_eval -c of whole rankings."""
+    import numpy as np
+
+    from lsr_lucene.eval.trec import evaluate_rankings
+    from lsr_lucene.fuse.methods import features, ranked_ids
+    from lsr_lucene.fuse.pools import build_pools
+
+    rng = random.Random(3)
+    docs = [f"d{i}" for i in range(30)]
+    runs = {name: {f"q{q}": {d: round(rng.random(), 3) for d in rng.sample(docs, 12)} for q in range(9)}
+            for name in ("a", "b", "c")}
+    qrels = {f"q{q}": {d: rng.randint(0, 2) for d in rng.sample(docs, 6)} for q in range(11)}  # q9, q10 unanswered
+    monkeypatch.setattr(fit_module, "QUERY_CHUNK", 2)
+    result = fit_module.fit(runs, qrels, method, measure=measure, step=0.5, rrf_ks=(10.0, 60.0), hits=20,
+                            progress=False)
+    pools = build_pools(runs, fit_module.DEFAULT_DEPTH)
+    grid = fit_module.simplex_grid(3, 0.5)
+    rankings = []
+    for rrf_k in ((10.0, 60.0) if method == "rrf" else (fit_module.DEFAULT_RRF_K,)):
+        per = [{} for _ in grid]
+        for qid, pool in pools.items():
+            for c, ids in enumerate(ranked_ids(pool, features(pool, method, rrf_k, "minmax"), grid,
+                                               min(fit_module.cutoff(measure) or 20, 20))):
+                per[c][qid] = ids
+        rankings += per
+    expected = evaluate_rankings(qrels, rankings, measure)
+    assert [score for _, score in result.tried] == pytest.approx(expected, abs=1e-12)
+    assert len(set(np.round(expected, 9))) > 1  # the candidates differ: the comparison means something

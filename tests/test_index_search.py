@@ -35,21 +35,18 @@ def small_index(tmp_path_factory) -> Path:
 
 
 def brute_force(query: dict[str, float]) -> list[tuple[str, float]]:
-    scores = {}
-    for doc in DOCS:
-        vec = doc["vector"]
-        if not any(vec.get(t) for t in query if query[t] > 0):
-            continue
-        scores[doc["id"]] = sum(w * (vec.get(t, 0) - vec.get(f"neg_{t}", 0)) for t, w in query.items())
-    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+    """The project's signed brute-force reference (neg_ impacts subtract, ties by docid)."""
+    from lsr_lucene.compose.backends import ExactBackend
+
+    return ExactBackend([(d["id"], d["vector"]) for d in DOCS]).search({"terms": query}, len(DOCS))
 
 
 def read_run(path: Path) -> dict[str, list[tuple[str, int, float, str]]]:
+    from lsr_lucene.io.runs import iter_run
+
     run: dict[str, list] = {}
-    for line in path.read_text().splitlines():
-        qid, q0, docid, rank, score, tag = line.split()
-        assert q0 == "Q0"
-        run.setdefault(qid, []).append((docid, int(rank), float(score), tag))
+    for row in iter_run(path):
+        run.setdefault(row.qid, []).append((row.docid, row.rank, row.score, row.tag))
     return run
 
 
@@ -226,3 +223,35 @@ def test_our_indexer_builds_the_index_anserini_builds(tmp_path):
     assert ours == theirs
     assert ours["postings"][("apple", "x5")] == 15 and ("neg_bad", "d1") in ours["postings"]
     assert '"apple" : 120' in dict(ours["stored"]["d1"])["raw"]
+
+
+def _docid_order(index_dir: Path) -> list[str]:
+    """External ids in Lucene docid order."""
+    from lsr_lucene.jvm import runtime as jvm
+
+    directory = jvm.autoclass("org.apache.lucene.store.FSDirectory").open(
+        jvm.autoclass("java.nio.file.Paths").get(str(index_dir)))
+    reader = jvm.autoclass("org.apache.lucene.index.DirectoryReader").open(directory)
+    try:
+        return list(jvm.autoclass("io.github.lsrlucene.index.DocIds").read(reader, "id"))
+    finally:
+        reader.close()
+        directory.close()
+
+
+def test_docids_follow_the_input_order_for_any_threads(tmp_path):
+    """Workers parse in parallel but one writer adds in input order: every 2-thread build has the input's order."""
+    import random
+
+    rng = random.Random(4)
+    ids = [f"doc{i:05d}" for i in range(3000)]
+    rng.shuffle(ids)  # input order differs from id order
+    rows = [{"id": d, "contents": "", "vector": {f"t{rng.randrange(50)}": rng.randint(1, 9) for _ in range(12)}}
+            for d in ids]
+    write_jsonl(tmp_path / "vectors" / "part-00000.jsonl", rows[:1700])
+    write_jsonl(tmp_path / "vectors" / "part-00001.jsonl", rows[1700:])
+    orders = []
+    for build in range(2):
+        index.build_impact_index(tmp_path / "vectors", tmp_path / f"index{build}", threads=2)
+        orders.append(_docid_order(tmp_path / f"index{build}"))
+    assert orders[0] == orders[1] == ids

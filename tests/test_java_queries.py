@@ -74,10 +74,14 @@ def build_index(java, workdir: Path, docs: list[tuple[str, dict]], tokens: dict 
 # --------------------------------------------------------------------------------------------- brute force
 
 def brute_terms(vec: dict, spec: dict) -> tuple[float, bool]:
-    """(score, is candidate) of one document vector for the term and pair part of a spec."""
+    """(score, is candidate) of one document vector for the term and pair part of a spec, in double.
+
+    Signed mode subtracts ``neg_`` impacts; boolean mode (Anserini's BooleanQuery) scores a term's own impacts only.
+    """
     score, candidate = 0.0, False
+    boolean = spec.get("mode") == "boolean"
     for t, w in spec.get("terms", {}).items():
-        f, fn = vec.get(t, 0), vec.get("neg_" + t, 0)
+        f, fn = vec.get(t, 0), 0 if boolean else vec.get("neg_" + t, 0)
         score += w * (f - fn)
         candidate |= (w > 0 and f > 0) or (w < 0 and fn > 0)
     for a, b, w in spec.get("pairs", []):
@@ -137,9 +141,17 @@ def brute_topk(docs: list[tuple[str, dict]], spec: dict, k: int, tokens: dict | 
 
 
 def assert_same(got: list[tuple[str, float]], expected: list[tuple[str, float]], spec: dict) -> None:
+    """Same docids in the same order and the same double scores (summed in the same order: to the last bits)."""
     assert [d for d, _ in got] == [d for d, _ in expected], (spec, got, expected)
     for (_, g), (_, e) in zip(got, expected):
-        assert g == pytest.approx(e, rel=1e-5, abs=1e-4), (spec, got, expected)
+        assert g == pytest.approx(e, rel=1e-12, abs=1e-12), (spec, got, expected)
+
+
+def exact_search(searcher: SpecSearcher, spec: dict, k: int) -> list[tuple[str, float]]:
+    """Top k with exact (double) scores; the run-file hits are the same documents, scores printed ``%.6f``."""
+    hits = searcher.search_exact(spec, k)
+    assert searcher.search(spec, k) == [(d, float(f"{s:.6f}")) for d, _, s in hits]
+    return [(d, s) for d, _, s in hits]
 
 
 # --------------------------------------------------------------------------------------------- strategies
@@ -148,13 +160,14 @@ def assert_same(got: list[tuple[str, float]], expected: list[tuple[str, float]],
 def collections(draw, squares=False, neg_share=0.3, max_docs=25):
     """(docs in index order, ids shuffled) with random sparse vectors; some terms negative (neg_ terms).
 
-    Impacts come from a small pool (many ties); ``squares`` uses perfect squares so that pair scores
-    w·sqrt(a·b) stay exact.
+    Impacts come from a small pool (many ties), a perfect-square pool (exact pair scores w·sqrt(a·b) and ties),
+    or a wide one (large impacts: negative clauses then shift scores by up to ~10^5, where float32 would round).
     """
     n = draw(st.integers(1, max_docs))
     ids = draw(st.permutations([f"doc{i:02d}" for i in range(n)]))
     rng = random.Random(draw(st.integers(0, 2**32 - 1)))
-    pool = [1, 4, 9, 16, 25] if squares else [1, 2, 3, 4, 5]
+    pools = {"small": [1, 2, 3, 4, 5], "squares": [1, 4, 9, 16, 25], "wide": [1, 2, 3, 7, 100, 999, 5000]}
+    pool = pools[draw(st.sampled_from(["squares", "wide"] if squares else ["small", "wide"]))]
     docs = []
     for docid in ids:
         vec = {}
@@ -165,13 +178,19 @@ def collections(draw, squares=False, neg_share=0.3, max_docs=25):
     return docs
 
 
-query_weights = st.one_of(st.integers(-6, 6), st.sampled_from([-1.5, -0.5, 0.5, 2.5]))
+# integers, halves, and arbitrary doubles (1.0001, 0.1: not float32 numbers), of either sign
+float_weights = st.floats(0.01, 8.0, allow_nan=False, allow_infinity=False)
+query_weights = st.one_of(st.integers(-6, 6), st.sampled_from([-1.5, -0.5, 0.5, 2.5, 1.0001, -100.0]),
+                          float_weights, float_weights.map(lambda w: -w))
 
 
 @st.composite
 def term_specs(draw, qid="q"):
+    """A signed spec, or (one in four) a boolean one: Anserini's BooleanQuery of the terms (weights > 0)."""
     terms = draw(st.dictionaries(st.sampled_from(VOCAB + ["unknown"]), query_weights, min_size=1, max_size=6))
     terms = {t: w for t, w in terms.items() if w != 0} or {"a": 1}
+    if draw(st.integers(0, 3)) == 0:
+        return {"qid": qid, "terms": {t: abs(w) for t, w in terms.items()}, "mode": "boolean"}
     return {"qid": qid, "terms": terms}
 
 
@@ -185,7 +204,7 @@ def test_signed_impact_query_matches_brute_force(java, workdir, docs, data):
         for i in range(6):
             spec = data.draw(term_specs(qid=f"q{i}"))
             k = data.draw(st.integers(1, len(docs) + 2))
-            assert_same(searcher.search(spec, k), brute_topk(docs, spec, k), spec)
+            assert_same(exact_search(searcher, spec, k), brute_topk(docs, spec, k), spec)
             # exact scores of arbitrary documents (candidates or not, in any order, repeated)
             some = [d for d, _ in docs[:5]][::-1] + [docs[0][0]]
             exact = [brute_terms(dict(docs)[d], spec)[0] for d in some]
@@ -202,15 +221,18 @@ def test_combined_term_query_matches_brute_force(java, workdir, docs, data):
             if data.draw(st.booleans()):
                 spec["terms"] = {}
             pairs = data.draw(st.lists(st.tuples(st.sampled_from(VOCAB + ["unknown"]), st.sampled_from(VOCAB),
-                                                 st.sampled_from([-2, -1, 1, 2, 3, 0.5])), min_size=1, max_size=4))
+                                                 st.one_of(st.sampled_from([-2, -1, 1, 2, 3, 0.5]), float_weights)),
+                                       min_size=1, max_size=4))
             spec["pairs"] = [list(p) for p in pairs]
             if not spec["terms"] and not any(w > 0 for *_, w in pairs):
                 spec["pairs"].append(["a", "b", 1])
+            if spec.get("mode") == "boolean" and not all(p[2] > 0 for p in spec["pairs"]):
+                del spec["mode"]
             if all(w > 0 for w in spec["terms"].values()) and all(p[2] > 0 for p in spec["pairs"]) \
                     and data.draw(st.booleans()):
                 spec["mode"] = "boolean"  # plain BooleanQuery of TermQuery and CombinedTermQuery clauses
             k = data.draw(st.integers(1, len(docs) + 2))
-            assert_same(searcher.search(spec, k), brute_topk(docs, spec, k), spec)
+            assert_same(exact_search(searcher, spec, k), brute_topk(docs, spec, k), spec)
 
 
 @st.composite
@@ -262,7 +284,7 @@ def test_window_query_matches_brute_force(java, workdir, collection, data):
             else:
                 spec = data.draw(term_specs(qid=f"r{i}"))
                 spec.update(windows=windows, rerank=data.draw(st.integers(1, len(docs) + 1)))
-            assert_same(searcher.search(spec, k), brute_topk(docs, spec, k, tokens), spec)
+            assert_same(exact_search(searcher, spec, k), brute_topk(docs, spec, k, tokens), spec)
 
 
 # --------------------------------------------------------------------------------------------- larger collection
@@ -307,7 +329,7 @@ def test_large_collection_pruned_search_is_exact(big):
     with SpecSearcher(index) as searcher:
         for spec in specs:
             for k in (10, 100):
-                assert_same(searcher.search(spec, k), brute_topk(docs, spec, k), spec)
+                assert_same(exact_search(searcher, spec, k), brute_topk(docs, spec, k), spec)
 
 
 def test_batch_run_equals_pyserini_impact_searcher(big, workdir):

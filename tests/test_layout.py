@@ -105,8 +105,9 @@ def test_no_module_over_the_line_limit():
 
 
 def is_command_module(path: Path) -> bool:
-    """A command module parses argv: cli.py, __main__.py, or a module that defines or imports ``main``."""
-    if path.name in ("cli.py", "__main__.py"):
+    """A command module parses argv: cli.py, cli_*.py (what several commands share), __main__.py, or a module
+    that defines or imports ``main``."""
+    if path.name in ("cli.py", "__main__.py") or path.name.startswith("cli_"):
         return True
     tree = ast.parse(path.read_text(encoding="utf-8"))
     return any(isinstance(n, ast.FunctionDef) and n.name == "main" for n in tree.body) or any(
@@ -164,6 +165,42 @@ def test_graph_reads_relative_lazy_and_from_imports(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("stage", ["io", "jvm", "encode", "index", "search", "compose", "longdocs", "train",
-                                   "eval", "bench", "studies", "dense", "fuse", "distributed"])
+                                   "eval", "experiments", "bench", "studies", "dense", "fuse", "distributed"])
 def test_stage_subpackages_exist(stage):
     assert (PACKAGE / stage / "__init__.py").is_file()
+
+
+# --- layering: eval measures runs and sits low; experiments sit above compose --------------------------------
+
+EVAL_MAY_NOT_IMPORT = ("compose", "encode", "index", "search", "experiments", "longdocs", "dense", "distributed")
+ABOVE_EXPERIMENTS = ("experiments", "bench", "studies")
+
+
+def stage_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def layering_offenders(graph: dict[str, set[str]]) -> list[str]:
+    """Imports that break the layering: eval importing a pipeline stage, or a lower stage importing experiments."""
+    offenders = []
+    for name, deps in sorted(graph.items()):
+        for dep in sorted(deps):
+            if stage_of(name) == "eval" and stage_of(dep) in EVAL_MAY_NOT_IMPORT:
+                offenders.append(f"{name} imports {dep}")
+            if stage_of(dep) == "experiments" and stage_of(name) not in ABOVE_EXPERIMENTS:
+                offenders.append(f"{name} imports {dep}")
+    return offenders
+
+
+def test_eval_holds_metrics_only_and_experiments_sit_on_top():
+    offenders = layering_offenders(import_graph())
+    assert not offenders, "layering broken: " + ", ".join(offenders)
+
+
+def test_layering_check_can_fail():
+    graph = {"lsr_lucene.eval.trec": {"lsr_lucene.search.impact", "lsr_lucene.io.runs"},
+             "lsr_lucene.fuse.fit": {"lsr_lucene.experiments.excluir"},
+             "lsr_lucene.experiments.excluir": {"lsr_lucene.compose.execute", "lsr_lucene.eval.trec"}}
+    assert layering_offenders(graph) == ["lsr_lucene.eval.trec imports lsr_lucene.search.impact",
+                                         "lsr_lucene.fuse.fit imports lsr_lucene.experiments.excluir"]

@@ -14,7 +14,8 @@ from lsr_lucene.longdocs import store as segment_store
 from lsr_lucene.longdocs.cli import main
 from lsr_lucene.longdocs.indexes import aggregate_vectors, build_aggregate_index, build_segment_index
 from lsr_lucene.longdocs.queries import Query, encode_queries
-from lsr_lucene.longdocs.runs import collapse, read_run_lines, with_tail
+from lsr_lucene.io.runs import read_hits
+from lsr_lucene.longdocs.runs import collapse, with_tail
 from lsr_lucene.longdocs.sdm_features import SdmSettings
 from lsr_lucene.longdocs.segment import parse_segment_id
 from lsr_lucene.longdocs.segment_search import SegmentSearch, segment_hits
@@ -148,7 +149,7 @@ def tiny(tmp_path_factory):
     from lsr_lucene.longdocs.segment import Segmenter, write_segments
 
     root = tmp_path_factory.mktemp("tiny")
-    encoder = SparseEncoder("splade-tiny", threads=2)
+    encoder = SparseEncoder("splade-tiny", threads=2, dtype="fp32")
     counts = write_segments([Doc(i, t) for i, t in TEXT.items()], Segmenter(encoder.tokenizer, max_tokens=40),
                             root / "segments.jsonl")
     assert counts["empty_documents"] == 1 and counts["long_segments"] >= 1
@@ -205,7 +206,7 @@ def test_aggregations_and_score_max_through_lucene_equal_brute_force(tiny, tmp_p
         index = tmp_path / f"index-{method}"
         build_aggregate_index(root / "encoded", method, k, index, threads=1)
         run_specs(index, plain_specs({"q": query}), tmp_path / f"{method}.run", hits=10, threads=1)
-        got = {d: s for d, s in read_run_lines(tmp_path / f"{method}.run")["q"]}
+        got = {d: s for d, s in read_hits(tmp_path / f"{method}.run")["q"]}
         docs = dict(aggregate_vectors(segs.items(), method, k))
         want = {d: dot(query, v) for d, v in docs.items() if dot(query, v) > 0}
         assert got == pytest.approx(want)
@@ -233,13 +234,13 @@ def test_exact_sdm_rerank_full_search_and_one_term_queries(tiny, tmp_path):
     lam = (1.0, 0.5, 0.25)
     # segment pooling computed in Python from the Lucene features = one Lucene query with the windows inside
     search.full_exact_sdm(lam, tmp_path / "full.run")
-    full = {d: s for d, s in read_run_lines(tmp_path / "full.run")["q"]}
+    full = {d: s for d, s in read_hits(tmp_path / "full.run")["q"]}
     python = sdm.score_documents(feats["q"], lam, None, "segment")
     assert set(full) == set(python)
     assert full == pytest.approx(python, rel=1e-4)
     # BatchSearcher's own rerank of the top segments gives the same scores when every segment is reranked
     search.full_exact_sdm(lam, tmp_path / "rerank.run", java_rerank=1000)
-    rerank = {d: s for d, s in read_run_lines(tmp_path / "rerank.run")["q"]}
+    rerank = {d: s for d, s in read_hits(tmp_path / "rerank.run")["q"]}
     assert rerank == pytest.approx(python, rel=1e-4)
     # proximity features are present for the phrase-matching document
     assert max(v[1] for v in feats["q"]["d1"].values()) > 0
@@ -270,14 +271,14 @@ def test_cli_search_and_fit(tiny, tmp_path):
     base = ["--index", str(root / "index-segments"), "--topics", str(tmp_path / "topics.tsv"), "--threads", "1"]
     assert main(["search", *base, "--method", "score-max", "--segments", "2",
                           "--output", str(tmp_path / "sm.run")]) == 0
-    run = read_run_lines(tmp_path / "sm.run")
+    run = read_hits(tmp_path / "sm.run")
     assert run["q1"][0][0] == "d1" and all("@@" not in d for d, _ in run["q1"])  # one hit per document
     assert main(["fit", *base, "--method", "exact-sdm", "--qrels", str(tmp_path / "qrels.txt"),
                           "--train", "all"]) == 0
     saved = json.loads((root / "index-segments" / sdm.LAMBDAS_FILE).read_text())
     assert "exact-sdm/feature/k=all" in saved
     assert main(["search", *base, "--method", "exact-sdm", "--output", str(tmp_path / "sdm.run")]) == 0
-    assert read_run_lines(tmp_path / "sdm.run")["q1"][0][0] == "d1"
+    assert read_hits(tmp_path / "sdm.run")["q1"][0][0] == "d1"
     with pytest.raises(InputError):
         main(["search", *base, "--method", "exact-sdm", "--segments", "0", "--output", str(tmp_path / "x")])
     with pytest.raises(InputError):

@@ -90,7 +90,7 @@ def test_saved_head_model_encodes_alike_in_trainer_encoder_and_naive_path(tmp_pa
     assert any(w < 0 for v in want for w in v.values()) and any(w > 0 for v in want for w in v.values())
     model.save(tmp_path / "m")
     assert (tmp_path / "m" / nh.HEAD_FILE).is_file()
-    encoder = SparseEncoder(model=str(tmp_path / "m"), max_length=32, device="cpu")
+    encoder = SparseEncoder(model=str(tmp_path / "m"), max_length=32, device="cpu", dtype="fp32")
     for got in (encoder.encode_documents(TEXTS), encoder.encode_naive(TEXTS)):
         for g, w in zip(got, want):
             assert g.keys() == w.keys()

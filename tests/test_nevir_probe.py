@@ -119,10 +119,14 @@ def test_command_writes_the_table_and_refuses_bad_input(tmp_path, capsys):
 def test_mean_hidden_does_not_depend_on_padding():
     from lsr_lucene.encode.encoder import SparseEncoder
 
-    encoder = SparseEncoder("splade-tiny", threads=1)
+    encoder = SparseEncoder("splade-tiny", threads=1, dtype="fp32")
     short = "which film was not released"
+    longer = short + " in any theatre during the first year of the war"
     alone = encoder.mean_hidden([short])
-    padded = encoder.mean_hidden([short, short + " in any theatre during the first year of the war"])
+    padded = encoder.mean_hidden([short, longer])
     assert alone.shape == (1, encoder.mean_hidden(["x"]).shape[1])
     np.testing.assert_allclose(alone[0], padded[0], atol=1e-5)
     assert not np.allclose(padded[0], padded[1])
+    # as queries (the probe's features): unpadded, so not even the last bit depends on the batch
+    as_query = encoder.mean_hidden([short], queries=True)
+    assert np.array_equal(encoder.mean_hidden([longer, short, "x"], queries=True)[1], as_query[0])

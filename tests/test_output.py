@@ -164,3 +164,92 @@ def test_overwrite_replaces_whole_output_and_leaves_nothing_aside(tmp_path, dire
     else:
         assert final.read_text() == "new"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+RACER = """
+import os, sys, time
+from pathlib import Path
+from lsr_lucene.errors import OutputError
+from lsr_lucene.io.claims import claim_output
+go = Path(sys.argv[2])
+while not go.exists():
+    time.sleep(0.005)
+try:
+    with claim_output(sys.argv[1]):
+        print("won", flush=True)
+        time.sleep(float(sys.argv[3]))
+except OutputError as exc:
+    print("lost", exc, flush=True)
+"""
+
+
+def _dead_identity() -> str:
+    """A writer identity of a process that has exited (on this host)."""
+    from lsr_lucene.io.claims import this_host
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    return f"{int(dead.stdout)}@{this_host()}"
+
+
+def test_many_processes_racing_for_a_stale_lock_exactly_one_wins(tmp_path):
+    """The kernel lock decides: of 12 processes released at once at a lock left by a dead writer, one wins."""
+    final = tmp_path / "run.txt"
+    lock = tmp_path / ".run.txt.lock"
+    lock.write_text(_dead_identity() + "\n")  # what a SIGKILLed writer leaves (the kernel dropped its lock)
+    go = tmp_path / "go"
+    racers = [subprocess.Popen([sys.executable, "-c", RACER, str(final), str(go), "3"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True) for _ in range(12)]
+    time.sleep(1.0)
+    go.touch()
+    results = [r.communicate(timeout=120) for r in racers]
+    outs = [out.strip() for out, _ in results]
+    assert sum(out == "won" for out in outs) == 1, outs
+    assert all(out == "won" or (out.startswith("lost") and "is being written by process" in out) for out in outs)
+    notices = [err for _, err in results if err.strip()]
+    assert len(notices) == 1 and "removed the stale lock of process" in notices[0] and len(notices[0].splitlines()) == 1
+    assert not lock.exists()
+
+
+def test_a_stale_lock_alone_is_removed_with_a_one_line_notice(tmp_path, capsys):
+    from lsr_lucene.io.claims import claim_output
+
+    final = tmp_path / "run.txt"
+    dead = _dead_identity()
+    (tmp_path / ".run.txt.lock").write_text(dead + "\n")
+    with atomic_output(final) as tmp:
+        tmp.write_text("ok")
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"stale lock of process {dead.split('@')[0]}" in err[0] and str(final) in err[0]
+    with claim_output(final):  # released normally: the next writer says nothing
+        pass
+    assert capsys.readouterr().err == "" and not (tmp_path / ".run.txt.lock").exists()
+
+
+HOLDER_AS = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_CREAT | os.O_RDWR)
+fcntl.flock(fd, fcntl.LOCK_EX)
+os.write(fd, (sys.argv[2] + "\\n").encode())
+print("held", flush=True)
+time.sleep(30)
+"""
+
+
+def test_a_lock_and_temporaries_of_a_writer_on_another_host_are_respected(tmp_path):
+    """A pid from another host means nothing here: its lock is not judged by it, its temporaries are kept."""
+    final = tmp_path / "run.txt"
+    dead_pid = _dead_identity().split("@")[0]
+    theirs = tmp_path / f".run.txt{TEMP_MARK}{dead_pid}.12345@otherhost-abc"
+    theirs.write_text("in progress")
+    assert remove_stale_temporaries(final) == [] and theirs.exists()
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER_AS, str(tmp_path / ".run.txt.lock"),
+                               f"{dead_pid}.12345@otherhost"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(OutputError, match=f"is being written by process {dead_pid} on host otherhost"):
+            with atomic_output(final) as tmp:
+                tmp.write_text("mine")
+        assert not final.exists() and theirs.exists()
+    finally:
+        holder.kill()
+        holder.wait()

@@ -1,5 +1,6 @@
-"""Encoder precision (issue 22): auto's choice (capability, native bf16, calibration), the --dtype flags, metadata,
-resumption, the SoftSDM top-k projection, and bf16/auto vectors within tolerance of fp32."""
+"""Encoder precision (issues 22, 28): fp32 by default, queries always fp32 and unpadded, auto's choice (capability,
+native bf16, calibration), the --dtype flags, metadata, the mixed-precision note, resumption, the SoftSDM top-k
+projection, and bf16/auto vectors within tolerance of fp32 (where bf16 is native)."""
 import argparse
 import json
 import math
@@ -17,6 +18,9 @@ from lsr_lucene.errors import InputError
 from lsr_lucene.io.vectors import write_vectors
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
+native_bf16_only = pytest.mark.skipif(
+    not prec.native_bf16(prec.cpu_features()),
+    reason="bf16 is emulated on this CPU (no AMX or AVX512_BF16): the bf16 path is tested where it is native")
 CRANFIELD = Path(__file__).resolve().parents[2] / "shared" / "data" / "cranfield"
 MAX_LENGTH = 64
 FALLBACK = ["the boundary layer on a flat plate in supersonic flow with heat transfer",
@@ -100,12 +104,30 @@ def test_gpu_keeps_the_earlier_rule():
     assert (chosen.dtype, chosen.topk) == ("fp32", "bf16")
 
 
-def test_announced_once(capsys):
+def test_announced_once_and_never_for_plain_fp32(capsys, monkeypatch):
+    monkeypatch.setattr(prec, "_announced", set())
     chosen = prec.Precision("auto", "fp32", "fp32", "TESTCAP", "test line")
     prec.announce(chosen)
     prec.announce(chosen)
     err = capsys.readouterr().err.splitlines()
-    assert err == [chosen.line()] and "CPU capability TESTCAP" in err[0]
+    assert err == [chosen.line()] and "CPU TESTCAP" in err[0] and "test line" in err[0]
+    prec.announce(prec.Precision("fp32", "fp32", "fp32", "TESTCAP", "as requested"))
+    assert capsys.readouterr().err == ""
+    SparseEncoder("splade-tiny", max_length=MAX_LENGTH, threads=1)  # the default: fp32, nothing to say
+    assert "precision:" not in capsys.readouterr().err
+    SparseEncoder("splade-tiny", max_length=MAX_LENGTH, dtype="bf16", threads=1)
+    assert capsys.readouterr().err.count("precision: bf16 (requested bf16; CPU ") == 1
+
+
+def test_mixed_precision_note_once(capsys, monkeypatch):
+    monkeypatch.setattr(prec, "_announced", set())
+    for documents in ("fp32", None, "fp16", {}):
+        prec.note_documents_precision(documents)
+    assert capsys.readouterr().err == ""
+    prec.note_documents_precision("bf16")
+    prec.note_documents_precision("bf16")
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("note: documents were encoded in bf16, queries in fp32")
 
 
 # ---- the encoder -------------------------------------------------------------------------------------------
@@ -118,12 +140,13 @@ def _close(a: dict, b: dict, atol: float = 0.1) -> None:
     assert all(k in b for k, v in a.items() if v > atol)
 
 
+@native_bf16_only
 def test_bf16_and_auto_vectors_within_tolerance_of_fp32(fp32, texts, monkeypatch):
     reference = fp32.encode_documents(texts)
-    auto = SparseEncoder("splade-tiny", max_length=MAX_LENGTH, threads=1)
+    auto = SparseEncoder("splade-tiny", max_length=MAX_LENGTH, dtype="auto", threads=1)
     assert auto.precision.requested == "auto" and auto.dtype in ("fp32", "bf16")
     _native(monkeypatch)
-    native = SparseEncoder("splade-tiny", max_length=MAX_LENGTH, threads=1)
+    native = SparseEncoder("splade-tiny", max_length=MAX_LENGTH, dtype="auto", threads=1)
     assert (native.dtype, native.precision.topk, native.settings()["dtype"]) == ("bf16", "bf16", "bf16")
     for encoder in (auto, native):
         for got, expected in zip(encoder.encode_documents(texts), reference):
@@ -134,8 +157,8 @@ def test_bf16_and_auto_vectors_within_tolerance_of_fp32(fp32, texts, monkeypatch
                 _close(expected, got)
 
 
-def test_topk_projection_follows_the_precision(fp32, texts, monkeypatch):
-    """fp32 top-k equals the fp32 logits' top-k (no more hard-coded bf16); bf16 stays close."""
+def test_topk_projection_follows_the_precision(fp32, texts):
+    """fp32 top-k equals the fp32 logits' top-k (no more hard-coded bf16)."""
     few = texts[:2]
     tops = fp32.position_topk(few, top_k=5)
     assert fp32.precision.topk == "fp32"
@@ -147,22 +170,47 @@ def test_topk_projection_follows_the_precision(fp32, texts, monkeypatch):
         assert np.allclose(weights.astype(float), best.values.numpy(), rtol=1e-3, atol=1e-3)  # float16 storage
         clear = best.values[:, 0] - best.values[:, 1] > 1e-2
         assert (ids[:, 0][clear.numpy()] == best.indices[:, 0][clear].numpy()).all()
+
+
+@native_bf16_only
+def test_bf16_topk_projection_stays_close(fp32, texts, monkeypatch):
+    few = texts[:2]
+    tops = fp32.position_topk(few, top_k=5)
     _native(monkeypatch)
-    bf16 = SparseEncoder("splade-tiny", max_length=MAX_LENGTH, threads=1)
+    bf16 = SparseEncoder("splade-tiny", max_length=MAX_LENGTH, dtype="auto", threads=1)
+    assert bf16.precision.topk == "bf16"
     for (ids, weights), (ref_ids, ref_weights) in zip(bf16.position_topk(few, top_k=5), tops):
         assert np.allclose(weights.astype(float), ref_weights.astype(float), atol=0.1)
         assert (ids[:, 0] == ref_ids[:, 0]).mean() >= 0.9
 
 
-def test_default_is_auto_and_adopt_dtype():
-    encoder = SparseEncoder("splade-tiny", max_length=MAX_LENGTH, threads=1)
-    assert encoder.precision.requested == "auto"
-    other = "bf16" if encoder.dtype == "fp32" else "fp32"
-    assert encoder.adopt_dtype(other) and encoder.dtype == other and encoder.settings()["dtype"] == other
-    assert encoder.precision.topk == other
-    assert not encoder.adopt_dtype(None) and not encoder.adopt_dtype("fp16")
-    explicit = SparseEncoder("splade-tiny", max_length=MAX_LENGTH, dtype="fp32", threads=1)
-    assert not explicit.adopt_dtype("bf16") and explicit.dtype == "fp32"
+def test_default_is_fp32_whatever_the_cpu_and_only_auto_adopts(monkeypatch):
+    _native(monkeypatch)  # even where bf16 is native, the default stays fp32
+    default = SparseEncoder("splade-tiny", max_length=MAX_LENGTH, threads=1)
+    assert (default.precision.requested, default.dtype, default.precision.topk) == ("fp32", "fp32", "fp32")
+    assert not default.adopt_dtype("bf16") and default.dtype == "fp32"
+    auto = SparseEncoder("splade-tiny", max_length=MAX_LENGTH, dtype="auto", threads=1)
+    assert auto.dtype == "bf16"
+    assert auto.adopt_dtype("fp32") and auto.dtype == "fp32" and auto.settings()["dtype"] == "fp32"
+    assert auto.precision.topk == "fp32"
+    assert not auto.adopt_dtype(None) and not auto.adopt_dtype("fp16")
+
+
+def test_queries_are_fp32_and_do_not_depend_on_their_batch(fp32, texts):
+    """A bf16 document encoder encodes queries exactly as the fp32 one, and a query alone exactly as in a batch."""
+    queries = ["heat transfer in hypersonic flow", "boundary layer", texts[0][:120], "shock waves on a wing",
+               "flow"]
+    bf16 = SparseEncoder("splade-tiny", max_length=MAX_LENGTH, dtype="bf16", threads=1)
+    alone = [fp32.encode_queries([q])[0] for q in queries]
+    assert fp32.encode_queries(queries) == alone
+    assert bf16.encode_queries(queries, batch_size=2) == alone
+    assert bf16.token_weights(queries, queries=True) == fp32.token_weights(queries, queries=True)
+    assert np.array_equal(bf16.mean_hidden(queries, queries=True), fp32.mean_hidden(queries, queries=True))
+    assert [fp32.token_weights([q], queries=True)[0] for q in queries] == fp32.token_weights(queries, queries=True)
+    # documents are padded in their batch: fp32 stays within rounding, bf16 within its tolerance
+    for single, batched in zip([fp32.encode_documents([q])[0] for q in queries], fp32.encode_documents(queries)):
+        assert single.keys() == batched.keys()
+        assert list(single.values()) == pytest.approx(list(batched.values()), abs=1e-5)
 
 
 # ---- outputs, resumption and command lines --------------------------------------------------------------------
@@ -190,7 +238,7 @@ def test_resume_compares_the_resolved_dtype(fp32, texts, tmp_path, monkeypatch):
     explicit = SparseEncoder("splade-tiny", max_length=MAX_LENGTH, dtype="bf16", threads=1)
     with pytest.raises(InputError, match="dtype='fp32'"):
         write_vectors(docs, explicit, out, shard_size=2)
-    auto = SparseEncoder("splade-tiny", max_length=MAX_LENGTH, threads=1)
+    auto = SparseEncoder("splade-tiny", max_length=MAX_LENGTH, dtype="auto", threads=1)
     assert auto.dtype == "bf16"
     meta = write_vectors(docs, auto, out, shard_size=2)  # auto keeps the interrupted run's fp32
     assert (meta["dtype"], meta["dtype_requested"], meta["resumed_after_documents"]) == ("fp32", "auto", 2)
@@ -205,17 +253,20 @@ def _corpus(path: Path, texts) -> Path:
 def test_encode_cli_dtype_flag_alias_and_metadata(texts, tmp_path):
     corpus = _corpus(tmp_path / "corpus.jsonl", texts[:3])
     common = ["--corpus", str(corpus), "--max-length", "32", "--threads", "1"]
-    assert encode_main(common + ["--output", str(tmp_path / "auto")]) == 0
+    assert encode_main(common + ["--output", str(tmp_path / "default")]) == 0
+    meta = json.loads((tmp_path / "default" / "metadata.json").read_text())
+    assert (meta["dtype"], meta["dtype_requested"]) == ("fp32", "fp32")
+    assert meta["cpu_capability"] == prec.capability_string()
+    assert encode_main(common + ["--output", str(tmp_path / "auto"), "--dtype", "auto"]) == 0
     meta = json.loads((tmp_path / "auto" / "metadata.json").read_text())
     assert meta["dtype_requested"] == "auto" and meta["dtype"] in ("fp32", "bf16")
-    assert meta["cpu_capability"] == prec.capability_string()
     assert encode_main(common + ["--output", str(tmp_path / "alias"), "--bf16"]) == 0
     meta = json.loads((tmp_path / "alias" / "metadata.json").read_text())
     assert (meta["dtype"], meta["dtype_requested"]) == ("bf16", "bf16")
     assert encode_main(common + ["--output", str(tmp_path / "fp32"), "--dtype", "fp32"]) == 0
     assert json.loads((tmp_path / "fp32" / "metadata.json").read_text())["dtype"] == "fp32"
     with pytest.raises(SystemExit):
-        encode_main(common + ["--output", str(tmp_path / "both"), "--bf16", "--dtype", "fp32"])
+        encode_main(common + ["--output", str(tmp_path / "both"), "--bf16", "--dtype", "auto"])
     with pytest.raises(SystemExit):
         encode_main(common + ["--output", str(tmp_path / "bad"), "--dtype", "fp16"])
 
@@ -232,18 +283,39 @@ def test_longdocs_encode_cli_dtype_and_resume(texts, tmp_path, monkeypatch):
     meta = json.loads((tmp_path / "enc" / "vectors" / "metadata.json").read_text())
     assert state["settings"]["dtype"] == "fp32" and meta["dtype_requested"] == "fp32"
     _native(monkeypatch)  # auto would now pick bf16: rerunning on the fp32 encoding keeps fp32
-    assert longdocs_main(argv) == 0
+    assert longdocs_main(argv + ["--dtype", "auto"]) == 0
+    assert json.loads((tmp_path / "enc" / "state.json").read_text())["settings"]["dtype"] == "fp32"
+    assert longdocs_main(argv) == 0  # the default, fp32
     with pytest.raises(InputError, match="dtype='fp32'"):
         longdocs_main(argv + ["--dtype", "bf16"])
 
 
-def test_search_and_compose_take_dtype():
+def test_query_commands_have_no_dtype_and_note_bf16_documents(tmp_path, capsys, monkeypatch):
+    """Queries are always fp32: search and compose take no --dtype; searching an index of bf16 documents says so."""
     from lsr_lucene.compose.cli import build_parser
-    from lsr_lucene.search.cli import add_search_arguments
+    from lsr_lucene.index.impact import INDEX_METADATA
+    from lsr_lucene.search.cli import add_search_arguments, load_queries
 
     parser = argparse.ArgumentParser()
     add_search_arguments(parser)
-    assert parser.parse_args(["--index", "i", "--output", "o"]).dtype == "auto"
-    assert parser.parse_args(["--index", "i", "--output", "o", "--dtype", "bf16"]).dtype == "bf16"
-    args = build_parser().parse_args(["--index", "i", "--output", "o", "--query", "a not b", "--dtype", "fp32"])
-    assert args.dtype == "fp32"
+    assert "dtype" not in vars(parser.parse_args(["--index", "i", "--output", "o"]))
+    for argv in (["--index", "i", "--output", "o", "--dtype", "bf16"],):
+        with pytest.raises(SystemExit):
+            parser.parse_args(argv)
+        with pytest.raises(SystemExit):
+            build_parser().parse_args(argv + ["--query", "a not b"])
+    monkeypatch.setattr(prec, "_announced", set())
+    topics = tmp_path / "topics.tsv"
+    topics.write_text("1\tboundary layer\n")
+    for documents in ("fp32", "bf16"):
+        index = tmp_path / documents
+        index.mkdir()
+        (index / INDEX_METADATA).write_text(json.dumps({"encoder": {"model": "splade-tiny", "dtype": documents,
+                                                                    "scale": 100}}))
+        args = argparse.Namespace(index=str(index), query_vectors=None, topics=str(topics), encoder=None,
+                                  scale=None, query_max_length=None, threads=1)
+        assert load_queries(args)["1"]
+        notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note:")]
+        assert notes == ([] if documents == "fp32" else
+                         ["note: documents were encoded in bf16, queries in fp32 (scores differ slightly from an "
+                          "all-fp32 index)"])

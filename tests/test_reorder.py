@@ -253,3 +253,65 @@ def test_reorder_verb_is_wired_both_ways(capsys):
     with pytest.raises(SystemExit):
         lsr_main(["index", "--input", "x", "--index", "y", "--seed", "1"])  # --seed needs --reorder
     assert "--seed needs --reorder" in capsys.readouterr().err
+
+
+def postings(index: Path) -> list[tuple[int, str, int, int]]:
+    """(leaf, term, docid, impact) of every posting of ``contents``, in Lucene's order."""
+    from lsr_lucene.jvm import runtime as jvm
+
+    directory = lucene_dir(index)
+    reader = jvm.autoclass("org.apache.lucene.index.DirectoryReader").open(directory)
+    end = jvm.autoclass("org.apache.lucene.search.DocIdSetIterator").NO_MORE_DOCS
+    out = []
+    try:
+        for leaf_no, context in enumerate(reader.leaves().toArray()):
+            terms = context.reader().terms("contents").iterator()
+            while (term := terms.next()) is not None:
+                docs = terms.postings(None, jvm.autoclass("org.apache.lucene.index.PostingsEnum").FREQS)
+                while (d := docs.nextDoc()) != end:
+                    out.append((leaf_no, term.utf8ToString(), d, docs.freq()))
+    finally:
+        reader.close()
+        directory.close()
+    return out
+
+
+def test_two_threaded_bp_builds_with_one_seed_are_identical(tmp_path):
+    """Docids follow the input for any --threads, so BP from a seed gives the same index every time."""
+    vectors, _ = write_collection(tmp_path, clustered_docs(1500, seed=2))
+    builds = []
+    for name in ("one", "two"):
+        impact.build_impact_index(vectors, tmp_path / name, threads=2, reorder="bp", seed=3)
+        builds.append((lucene_ids(tmp_path / name), postings(tmp_path / name)))
+    assert builds[0] == builds[1]
+    assert sorted(builds[0][0]) == [f"doc{i:04d}" for i in range(1500)]
+    assert builds[0][0] != [f"doc{i:04d}" for i in range(1500)]  # BP did reorder
+
+
+def test_positional_sidecar_from_a_shuffled_token_file_with_long_lines(built, tmp_path):
+    """Token lines are read back by offset in docid order: a shuffled file, CRLF ends and a line longer than the
+    reader's 64 KiB window give the sidecar (and window runs) of the file in index order."""
+    from lsr_lucene.index.positional import build_positional_field
+
+    docs = built["docs"]
+    rng = np.random.default_rng(11)
+    lines = [json.dumps({"id": d["id"], "tokens": d["tokens"], "pad": "x" * (200_000 if i == 5 else 0)})
+             for i, d in enumerate(docs)]
+    shuffled = tmp_path / "tokens.jsonl"
+    shuffled.write_bytes("".join(lines[i] + ("\r\n" if i % 2 else "\n") for i in rng.permutation(len(lines)))
+                         .encode() + b'{"id": "not-in-index", "tokens": []}')
+    index = tmp_path / "index"
+    impact.build_impact_index(built["root"] / "vectors", index, threads=1)
+    assert build_positional_field(index, shuffled) == {"documents": len(docs), "with_tokens": len(docs),
+                                                       "unknown_ids": 1}
+    specs = [s for s in queries(docs) if s["qid"].startswith(("win", "rerank"))]
+    runs = []
+    for name, where in (("sidecar", index), ("natural", built["natural"])):
+        assert run_specs(where, specs, tmp_path / f"{name}.run", hits=100, threads=1, tag="t") == []
+        runs.append((tmp_path / f"{name}.run").read_text())
+    assert runs[0] == runs[1] and runs[0]
+    dup = tmp_path / "dup.jsonl"
+    dup.write_text(lines[0] + "\n\n" + lines[0] + "\n")
+    from lsr_lucene.errors import InputError
+    with pytest.raises(InputError, match=r"dup.jsonl:3: duplicate id 'doc0000'"):
+        build_positional_field(index, dup)

@@ -14,7 +14,7 @@ from lsr_lucene.longdocs import sdm
 from lsr_lucene.longdocs import store as segment_store
 from lsr_lucene.longdocs.indexes import build_segment_index
 from lsr_lucene.longdocs.queries import Query, encode_queries
-from lsr_lucene.longdocs.runs import write_run
+from lsr_lucene.io.runs import write_run
 from lsr_lucene.longdocs.sdm import Clause
 from lsr_lucene.longdocs.sdm_features import SdmSettings, exact_features
 
@@ -243,7 +243,7 @@ def test_metrics_match_trec_eval(tmp_path):
     # no tied scores: trec_eval breaks ties by docid descending, run files by docid ascending
     run = {"q1": {"a": 3.0, "b": 2.5, "c": 2.0, "d": 1.0}, "q2": {"a": 1.0, "b": 0.5}}
     (tmp_path / "qrels").write_text("".join(f"{q} 0 {d} {g}\n" for q, ds in qrels.items() for d, g in ds.items()))
-    write_run(run, tmp_path / "run", "t")
+    write_run(run, tmp_path / "run", "t", hits=1000)
     table = evaluate(tmp_path / "qrels", {"r": tmp_path / "run"}, measures=("map", "ndcg_cut_10"), per_query=True)
     for q in qrels:
         ranking = sdm.rank(run[q])

@@ -196,7 +196,7 @@ def test_tiny_training_run_lowers_the_loss_and_reloads_identically(tmp_path):
 
     # SparseEncoder picks up activation/pooling/epsilon from lsr_lucene.json and gives the training vectors
     texts = [ex.docs[0] for ex in examples[:3]]
-    encoder = SparseEncoder(model=str(tmp_path / "model"), max_length=64, device="cpu")
+    encoder = SparseEncoder(model=str(tmp_path / "model"), max_length=64, device="cpu", dtype="fp32")
     assert (encoder.activation, encoder.pooling, encoder.epsilon) == ("snrelu", "sum", 10.0)
     encoded = encoder.encode_documents(texts)
     reference = trained.to_dicts(trained.encode(texts, 64))
@@ -205,7 +205,8 @@ def test_tiny_training_run_lowers_the_loss_and_reloads_identically(tmp_path):
         assert all(abs(got[t] - want[t]) < 1e-4 for t in want)
     # saving the reloaded model again gives identical vectors
     trained.save(tmp_path / "again")
-    again = SparseEncoder(model=str(tmp_path / "again"), max_length=64, device="cpu").encode_documents(texts)
+    again = SparseEncoder(model=str(tmp_path / "again"), max_length=64, device="cpu",
+                          dtype="fp32").encode_documents(texts)
     assert again == encoded
 
 

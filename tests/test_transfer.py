@@ -10,11 +10,11 @@ from lsr_lucene.compose import operations
 from lsr_lucene.compose.backends import ExactBackend
 from lsr_lucene.compose.operations import Settings, adaptive, mass_share, orthogonal, orthonrf
 from lsr_lucene.compose.query_encoder import CachedQueryEncoder, QueryEncoder
-from lsr_lucene.eval import contrastive
-from lsr_lucene.eval.contrastive_configs import DEFAULT, Config
+from lsr_lucene.experiments import contrastive, contrastive_runs
+from lsr_lucene.experiments.contrastive_configs import DEFAULT, Config
 from lsr_lucene.eval.contrastive_metrics import excluir_metrics
-from lsr_lucene.eval.excluir import EXCLUIR_COLUMNS, excluir_runs, excluir_table
-from lsr_lucene.eval.transfer import (WORST, cross_validated, fold_choice, fold_rows, mean_figures, query_figures,
+from lsr_lucene.experiments.excluir import EXCLUIR_COLUMNS, excluir_runs, excluir_table
+from lsr_lucene.experiments.transfer import (WORST, cross_validated, fold_choice, fold_rows, mean_figures, query_figures,
                                       selection_table)
 from test_contrastive import DOCS, EXCLUIR, VECTORS, FakeEncoder  # tests/ is on sys.path (rootdir conftest)
 
@@ -48,7 +48,7 @@ def test_default_row_equals_the_explicit_setting(monkeypatch):
     runs = excluir_runs(EXCLUIR, configs, backend(), enc, 100, progress=False)
     assert runs["default"] == runs["nrf λ=0.7"] and runs["default"] != runs["nrf"]
     table = excluir_table(runs, EXCLUIR)
-    assert list(table.columns) == ["R@1", "MRR@10", "ΔR@1", "ΔMRR@10", "RR"]
+    assert list(table.columns) == ["R@1", "MRR@10", "ΔR@1", "ΔMRR@10", "RR", "RR ties"]
     assert table.loc["default"].equals(table.loc["nrf λ=0.7"])
 
 
@@ -192,7 +192,7 @@ def write_benchmark(folder, rows):
 def test_transfer_command_on_tiny_benchmarks(tmp_path, monkeypatch, capsys):
     write_benchmark(tmp_path / "excluir", EXCLUIR)
     write_benchmark(tmp_path / "boolq", ROWS2)
-    monkeypatch.setattr(contrastive, "make_encoders",
+    monkeypatch.setattr(contrastive_runs, "make_encoders",
                         lambda model, modes, threads=None: {m: QueryEncoder(mode=m, encoder=FakeEncoder())
                                                             for m in modes})
     out = tmp_path / "out"
@@ -203,8 +203,9 @@ def test_transfer_command_on_tiny_benchmarks(tmp_path, monkeypatch, capsys):
     assert "ExcluIR dev" in printed and "boolq dev" in printed
     for slug in ("excluir", "boolq"):
         lines = (out / slug / "operations.csv").read_text().splitlines()
-        assert lines[0] == "operation,R@1,MRR@10,ΔR@1,ΔMRR@10,RR"
+        assert lines[0] == "operation,R@1,MRR@10,ΔR@1,ΔMRR@10,RR,RR ties"
         assert any(line.startswith("default,") for line in lines)
+        assert "RR ties: share where the two score the same" in (out / slug / "operations.md").read_text()
     header = (out / "transfer.csv").read_text().splitlines()[0].split(",")
     assert header[:2] == ["operation", "ExcluIR dev: R@1"] and "worst case: RR" in header
     assert (out / "selection.md").read_text().count("3-fold CV") == 3

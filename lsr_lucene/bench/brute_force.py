@@ -56,12 +56,9 @@ class BruteForce:
 
     def top(self, scores: np.ndarray, matched: np.ndarray, k: int) -> list[tuple[int, float]]:
         """The k best matching documents as (row, score): score descending, then row (= docid order)."""
-        candidates = np.flatnonzero(matched)
-        if len(candidates) > k:
-            part = candidates[np.argpartition(-scores[candidates], k - 1)[:k]]
-            candidates = candidates[scores[candidates] >= scores[part].min()]  # keep ties for the docid order
-        order = np.lexsort((candidates, -scores[candidates]))[:k]
-        return [(int(candidates[i]), float(scores[candidates[i]])) for i in order]
+        from lsr_lucene.io.ranking import top_k
+
+        return [(int(row), float(scores[row])) for row in top_k(scores, k, candidates=np.flatnonzero(matched))]
 
     def search(self, terms: Mapping[str, float], k: int) -> Hits:
         """Exact top-k (docid, score) of a weighted term query."""

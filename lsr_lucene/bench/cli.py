@@ -20,10 +20,11 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from lsr_lucene import cli_options as opt
 from lsr_lucene.errors import InputError
-from lsr_lucene.io.output import write_run
+from lsr_lucene.io.runs import write_run
 
-DEFAULT_HITS = 1000
+DEFAULT_HITS = opt.DEFAULT_HITS
 
 
 # ---- helpers -------------------------------------------------------------------------------------------
@@ -127,20 +128,24 @@ def main(argv: list[str] | None = None) -> int:
         from lsr_lucene.bench.scale import main as scale_main
 
         return scale_main(argv[1:])
+    if argv and argv[0] == "real":  # the same engines on a real corpus and topics (lsr_lucene.bench.real)
+        from lsr_lucene.bench.real import main as real_main
+
+        return real_main(argv[1:])
     from lsr_lucene.encode.cli import add_dtype_arguments
 
-    parser = argparse.ArgumentParser(prog="lsr-lucene bench", description=__doc__.splitlines()[0])
+    parser = opt.Parser(prog="lsr-lucene bench", description=__doc__.splitlines()[0])
     parser.add_argument("--collection", required=True, help="folder with corpus.jsonl, topics(.train).tsv, qrels")
     parser.add_argument("--work", default=None, help="where vectors and indexes go (default: a temporary folder)")
-    parser.add_argument("--model", default="splade-tiny")
-    parser.add_argument("--max-length", type=int, default=256)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--batch-size", type=int, default=16)
+    opt.add_encoder(parser, "splade-tiny", "sparse encoder: registry name, HF id or local model folder", dest="model")
+    opt.add_max_length(parser)
+    opt.add_threads(parser, help="threads of every part")
+    opt.add_batch_size(parser, 16)
     add_dtype_arguments(parser)  # precision of the vectors that are indexed and searched
-    parser.add_argument("--throughput-sample", type=int, default=1000, help="documents timed per encoder variant")
-    parser.add_argument("--naive-sample", type=int, default=200, help="documents timed for the naive loop")
-    parser.add_argument("--hits", type=int, default=DEFAULT_HITS)
-    parser.add_argument("--max-queries", type=int, default=None, help="time at most this many queries")
+    opt.add_number(parser, "--throughput-sample", default=1000, help="documents timed per encoder variant")
+    opt.add_number(parser, "--naive-sample", default=200, help="documents timed for the naive loop")
+    opt.add_hits(parser)
+    opt.add_number(parser, "--max-queries", default=None, help="time at most this many queries")
     parser.add_argument("--skip", default="",
                         help="comma list of parts to skip: encode,bf16 (the other-precision vectors),ours,"
                              "pyserini,scipy,seismic")
@@ -281,45 +286,12 @@ def brute_force(doc_vectors: list[tuple[str, dict]], query_vectors: dict[str, di
 
 
 def brute_force_searcher(doc_vectors: list[tuple[str, dict]], k: int) -> Callable[[dict], list[tuple[str, float]]]:
-    """A function query vector -> exact top-k (docid, score): scipy CSR product, ties by docid.
+    """A function query vector -> exact top-k (docid, score): the project's one signed brute-force reference
+    (lsr_lucene.compose.backends.ExactBackend: ``neg_<t>`` columns subtract, ties by docid)."""
+    from lsr_lucene.compose.backends import ExactBackend
 
-    Documents need a positive-weight matching term to be returned (as in an inverted index).
-    """
-    import numpy as np
-    import scipy.sparse as sp
-
-    vocab: dict[str, int] = {}
-    rows, cols, vals = [], [], []
-    for row, (_, vector) in enumerate(doc_vectors):
-        for term, weight in vector.items():
-            rows.append(row)
-            cols.append(vocab.setdefault(term, len(vocab)))
-            vals.append(weight)
-    matrix = sp.csr_matrix((np.array(vals, dtype=np.float64), (rows, cols)), shape=(len(doc_vectors), len(vocab)))
-    matrix_t = matrix.T.tocsr()  # term -> postings: one row per term
-    ids = np.array([doc_id for doc_id, _ in doc_vectors])
-
-    def search(query: dict) -> list[tuple[str, float]]:
-        terms = [(vocab[t], w) for t, w in query.items() if t in vocab]
-        if not terms:
-            return []
-        index = np.array([t for t, _ in terms])
-        weights = np.array([w for _, w in terms], dtype=np.float64)
-        sub = matrix_t[index]
-        scores = sub.T @ weights
-        matched = np.zeros(len(ids), dtype=bool)
-        positive = index[weights > 0]
-        if len(positive):
-            matched[np.unique(matrix_t[positive].indices)] = True
-        candidates = np.flatnonzero(matched)
-        if len(candidates) > k:
-            top = candidates[np.argpartition(-scores[candidates], k - 1)[:k]]
-            threshold = scores[top].min()
-            candidates = candidates[scores[candidates] >= threshold]  # keep ties for the docid order
-        ranked = sorted(zip(-scores[candidates], ids[candidates]))[:k]
-        return [(str(doc), float(-neg)) for neg, doc in ranked]
-
-    return search
+    backend = ExactBackend(doc_vectors)
+    return lambda query: backend.search({"terms": query}, k)
 
 
 def pyserini_search(index_dir: Path, query_vectors: dict[str, dict], qids: list[str], k: int):

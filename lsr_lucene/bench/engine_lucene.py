@@ -15,7 +15,7 @@ from pathlib import Path
 
 from lsr_lucene.bench.engine_native import vm_peak
 from lsr_lucene.index.impact import index_size
-from lsr_lucene.longdocs.runs import read_run_lines
+from lsr_lucene.io.runs import read_hits
 
 Hits = list[tuple[str, float]]
 
@@ -87,7 +87,7 @@ class OursEngine:
         return run
 
     def batch_hits(self, raw: Path) -> dict[str, Hits]:
-        return read_run_lines(raw)
+        return read_hits(raw)
 
     def close(self) -> None:
         self._searcher.close()
@@ -172,7 +172,7 @@ class AnseriniEngine:
         return run
 
     def batch_hits(self, raw: Path) -> dict[str, Hits]:
-        return read_run_lines(raw)
+        return read_hits(raw)
 
     def close(self) -> None:
         shutil.rmtree(self._work, ignore_errors=True)

@@ -114,10 +114,10 @@ def prepare_collection(args, pool, buckets, n: int, work: Path) -> tuple[synthet
     return coll, paths
 
 
-def exact_answers(args, pool, buckets, coll, sets) -> dict:
-    """Exact answers of the checked queries: {(kind, k, qid): Reference}, and BMP's own on its quantisation."""
+def exact_answers(args, coll, sets, rows=None) -> dict:
+    """Exact answers of the checked queries: {(kind, k, qid): Reference}, and BMP's own on its quantisation;
+    ``rows`` gives documents' positions (window queries only)."""
     brute = BruteForce(coll)
-    rows = lambda r: synthetic.positions_of(pool, coll, buckets, r)  # noqa: E731
     refs: dict = {}
     for kind, queries in sets.items():
         for q in queries[:args.check]:
@@ -214,9 +214,19 @@ def run_docs(args, pool, buckets, sample, n: int, out: Path, capability: str, sk
     report.plot_collection(pool, coll, out / f"collection-{n}.png")
     print(report.to_text(stats), flush=True)
     sets = build_query_sets(sample, tuple(args.kind_list))
+    positions = lambda r: synthetic.positions_of(pool, coll, buckets, r)  # noqa: E731
+    rows, index_rows = measure(args, coll, paths, work, sets, capability, skipped, positions)
+    return rows, index_rows, stats
+
+
+def measure(args, coll, paths: dict, work: Path, sets: dict, capability: str, skipped: list,
+            positions=None) -> tuple[list, list]:
+    """Build every index of one collection, then time every engine on ``sets`` and check it against brute force:
+    (result rows, index rows). Shared by the synthetic (this module) and the real-text benchmark (bench.real)."""
+    n = coll.num_docs
     families = {ENGINES[e][0] for e in args.engine_list} | ({"anserini"} if "anserini" in args.engine_list else set())
     index_rows, failed = build_indexes(args, coll, paths, work, families, capability, skipped)
-    refs = exact_answers(args, pool, buckets, coll, sets)
+    refs = exact_answers(args, coll, sets, positions)
     threads = sorted({1, args.threads})
     sample_ids = sorted({q["qid"] for queries in sets.values() for q in queries[:args.check]})
     rows = []
@@ -240,7 +250,7 @@ def run_docs(args, pool, buckets, sample, n: int, out: Path, capability: str, sk
                 check(row, got["hits"].get((row["kind"], row["k"], row["mode"], row["threads"]), {}), refs)
                 rows.append(row)
                 print(report.row_line(row) + f"  [CPU {capability}; {report.load_note()}]", flush=True)
-    return rows, index_rows, stats
+    return rows, index_rows
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -195,10 +195,11 @@ def machine() -> str:
 
 
 def cpu_capability() -> str:
+    """torch's CPU capability with the native bf16 sets (``AVX512+AVX512_BF16``), as the encoder reports it."""
     try:
-        import torch
+        from lsr_lucene.encode.precision import capability_string
 
-        return str(torch.backends.cpu.get_cpu_capability())
+        return capability_string()
     except Exception:  # torch missing or too old: say so rather than fail the benchmark
         return "unknown"
 
@@ -215,6 +216,21 @@ def markdown(results: pd.DataFrame, index: pd.DataFrame, stats: pd.DataFrame, go
     """README-ready Markdown: machine, command, collections, index builds, search latency, goals."""
     from lsr_lucene.eval.trec import to_markdown
 
+    parts = [f"Machine: {machine()}  \nCommand: `{command}`\n",
+             "Timed: the engine's own search call (per query: one call per query, 1 thread; batch: one call for all "
+             "queries, mean = wall / queries). `exact`: top-k equals brute-force dot products on the sample checked "
+             "(ties in any order; BMP on its own 8-bit quantisation); `recall`: recall@k against brute force.\n",
+             "### Collection: pool vs synthetic\n", to_markdown(stats.set_index(["docs_run", "collection"]), ".3g"),
+             "\n" + index_table(index), "\n" + search_table(results)]
+    if len(goal_rows):
+        parts += ["\n### Goals (ratios measured in the same run)\n", to_markdown(goal_rows.set_index("docs"), ".2f")]
+    return "\n".join(parts)
+
+
+def search_table(results: pd.DataFrame) -> str:
+    """Markdown: every search row (latency, QPS, exactness, recall, peak memory, CPU capability)."""
+    from lsr_lucene.eval.trec import to_markdown
+
     search = results.copy()
     verdict = search["exact"].map({True: "yes", False: "NO", "True": "yes", "False": "NO"}).fillna("")
     approx = search.get("approximate", pd.Series(False, index=search.index)).astype(str) == "True"
@@ -222,24 +238,23 @@ def markdown(results: pd.DataFrame, index: pd.DataFrame, stats: pd.DataFrame, go
     search["order"] = _order(search)
     cols = ["docs", "engine", "order", "kind", "k", "threads", "mode", "mean_ms", "p50_ms", "p99_ms", "qps", "exact",
             "recall", "peak_rss_mb", "cpu_capability"]
+    return "\n".join(["### Search\n", to_markdown(search[[c for c in cols if c in search.columns]].set_index("docs"),
+                                                   ".3g")])
+
+
+def index_table(index: pd.DataFrame) -> str:
+    """Markdown: every index build (time, BP time, size, peak memory, note)."""
+    from lsr_lucene.eval.trec import to_markdown
+
     idx = index.assign(size_mb=index.size_bytes / 2**20, peak_rss_mb=index.peak_rss_bytes / 2**20,
                        order=_order(index))
     if "bp_s" not in idx.columns:
         idx["bp_s"] = float("nan")
-    parts = [f"Machine: {machine()}  \nCommand: `{command}`\n",
-             "Timed: the engine's own search call (per query: one call per query, 1 thread; batch: one call for all "
-             "queries, mean = wall / queries). `exact`: top-k equals brute-force dot products on the sample checked "
-             "(ties in any order; BMP on its own 8-bit quantisation); `recall`: recall@k against brute force.\n",
-             "### Collection: pool vs synthetic\n", to_markdown(stats.set_index(["docs_run", "collection"]), ".3g"),
-             "\n### Index builds\n",
-             "BP (recursive graph bisection, our implementation): `bp_s` is its time, included in ours' build "
-             "(`index --reorder bp`) and computed once, apart, for the BP-ordered stream PISA and BMP index.\n",
-             to_markdown(idx[["docs", "engine", "order", "build_s", "bp_s", "size_mb", "peak_rss_mb", "note"]]
-                         .set_index("docs"), ".1f"),
-             "\n### Search\n", to_markdown(search[[c for c in cols if c in search.columns]].set_index("docs"), ".3g")]
-    if len(goal_rows):
-        parts += ["\n### Goals (ratios measured in the same run)\n", to_markdown(goal_rows.set_index("docs"), ".2f")]
-    return "\n".join(parts)
+    return "\n".join(["### Index builds\n",
+                      "BP (recursive graph bisection, our implementation): `bp_s` is its time, included in ours' build "
+                      "(`index --reorder bp`) and computed once, apart, for the BP-ordered stream PISA and BMP index.\n",
+                      to_markdown(idx[["docs", "engine", "order", "build_s", "bp_s", "size_mb", "peak_rss_mb", "note"]]
+                                  .set_index("docs"), ".1f")])
 
 
 def to_text(stats: pd.DataFrame) -> str:

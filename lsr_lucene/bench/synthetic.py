@@ -118,13 +118,13 @@ def _gather(indptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 def generate(pool: Pool, n: int, seed: int, buckets: Buckets) -> Collection:
     """``n`` documents from ``pool`` (rows sorted by term id within each document)."""
-    from tqdm import tqdm
+    from lsr_lucene.progress import progress_bar
 
     if n < 1:
         raise InputError(f"--docs must be positive, got {n}")
     source = sources_for(n, pool.num_docs, seed)
     parts_t, parts_w, lengths = [], [], []
-    for lo in tqdm(range(0, n, CHUNK), desc=f"synthesising {n} documents", unit=" chunks", file=sys.stderr):
+    for lo in progress_bar(range(0, n, CHUNK), desc=f"synthesising {n} documents", unit=" chunks", file=sys.stderr):
         rows = source[lo:lo + CHUNK]
         flat, length = _gather(pool.indptr, rows)
         docs = np.repeat(np.arange(lo, lo + len(rows), dtype=np.int64), length)
@@ -157,12 +157,12 @@ def positions_of(pool: Pool, collection: Collection, buckets: Buckets, docs: np.
 def write_shards(collection: Collection, out_dir: Path, shard_size: int = 100_000, scale: float = 100,
                  metadata: dict | None = None) -> None:
     """JsonVectorCollection shards ``part-NNNNN.jsonl`` (empty contents) and ``metadata.json``, installed at once."""
-    from tqdm import tqdm
+    from lsr_lucene.progress import progress_bar
 
     vocab = np.asarray(collection.vocab, dtype=object)
     n = collection.num_docs
     with atomic_output(out_dir, overwrite=True, directory=True) as tmp:
-        with tqdm(total=n, desc=f"writing {out_dir.name}", unit=" docs", file=sys.stderr) as bar:
+        with progress_bar(total=n, desc=f"writing {out_dir.name}", unit=" docs", file=sys.stderr) as bar:
             for shard, lo in enumerate(range(0, n, shard_size)):
                 with open(tmp / f"part-{shard:05d}.jsonl", "w", encoding="utf-8") as out:
                     for i in range(lo, min(n, lo + shard_size)):
@@ -177,12 +177,12 @@ def write_shards(collection: Collection, out_dir: Path, shard_size: int = 100_00
 
 def write_positions(pool: Pool, collection: Collection, buckets: Buckets, path: Path, chunk: int = 2000) -> None:
     """Per-position token weights JSONL ``{"id", "tokens"}`` of every synthetic document (for the sidecar)."""
-    from tqdm import tqdm
+    from lsr_lucene.progress import progress_bar
 
     n = collection.num_docs
     with atomic_output(path, overwrite=True) as tmp:
         with open(tmp, "w", encoding="utf-8") as out:
-            for lo in tqdm(range(0, n, chunk), desc="writing positions", unit=" chunks", file=sys.stderr):
+            for lo in progress_bar(range(0, n, chunk), desc="writing positions", unit=" chunks", file=sys.stderr):
                 docs = np.arange(lo, min(n, lo + chunk))
                 for doc, tokens in zip(docs, positions_of(pool, collection, buckets, docs)):
                     out.write(json.dumps({"id": DOC_ID.format(int(doc)), "tokens": [[t, round(w, 5)] for t, w in tokens]},

@@ -40,16 +40,15 @@ class LuceneBackend:
         """Top-k hits of every spec, searched as one multi-threaded batch in the JVM."""
         import tempfile
 
+        from lsr_lucene.io.runs import read_hits
+
         out: dict[str, list[tuple[str, float]]] = {str(s["qid"]): [] for s in specs}
         if not specs:
             return out
         with tempfile.TemporaryDirectory(prefix="compose-") as tmp:
             run = Path(tmp) / "leaves.run"
             self.searcher.search_to_run(list(specs), run, k=k, threads=self.threads, tag="x")
-            with run.open() as handle:
-                for line in handle:
-                    qid, _, doc, _, score, _ = line.split()
-                    out[qid].append((doc, float(score)))
+            out.update(read_hits(run))
         return out
 
     def search(self, spec: Mapping, k: int) -> list[tuple[str, float]]:
@@ -67,10 +66,12 @@ class LuceneBackend:
 
 
 class ExactBackend:
-    """Exact dot products over quantised document vectors in memory (brute force; reference and small sets).
+    """The brute-force reference for signed models: exact double dot products over quantised document vectors in
+    memory (tests, benchmarks and small sets score against it).
 
-    Mirrors the Java scoring: score = Σ q_t·(impact_t − impact_neg_t) + Σ_pairs w·sqrt(impact_a·impact_b);
-    candidates are documents with at least one positive contribution; ties by docid ascending.
+    Mirrors the Java scoring: score = Σ q_t·(impact_t − impact_neg_t) + Σ_pairs w·sqrt(impact_a·impact_b)
+    (``neg_<t>`` columns subtract: lsr_lucene.io.vectors.signed); candidates are documents with at least one
+    positive contribution; top-k by lsr_lucene.io.ranking.top_k (score descending, ties by docid ascending).
     """
 
     def __init__(self, vectors: str | Path | Iterable[tuple[str, Mapping[str, float]]]):
@@ -127,12 +128,11 @@ class ExactBackend:
         """Top-k (doc, score) of one spec over the whole collection."""
         import numpy as np
 
+        from lsr_lucene.io.ranking import top_k
+
         scores, matched = self._scores(spec)
-        rows = np.nonzero(matched)[0]
-        if rows.size == 0:
-            return []
-        order = np.lexsort((self.id_rank[rows], -scores[rows]))[:k]
-        return [(self.ids[r], float(scores[r])) for r in rows[order]]
+        rows = top_k(scores, k, self.id_rank, np.flatnonzero(matched))
+        return [(self.ids[r], float(scores[r])) for r in rows]
 
     def search_many(self, specs: Sequence[Mapping], k: int) -> dict[str, list[tuple[str, float]]]:
         """Top-k hits of every spec."""

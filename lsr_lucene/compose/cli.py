@@ -34,6 +34,7 @@ import sys
 import time
 from pathlib import Path
 
+from lsr_lucene import cli_options as opt
 from lsr_lucene.compose.backends import ExactBackend, LuceneBackend
 from lsr_lucene.compose.compositions import Composition, parse_topics, read_compositions
 from lsr_lucene.compose.execute import DEFAULT_FUSION_DEPTH, compose, composed_specs, execute
@@ -43,7 +44,7 @@ from lsr_lucene.compose.operations import DEFAULT_GATE, DEFAULTS, OPERATIONS, Se
 from lsr_lucene.compose.query_encoder import QueryEncoder
 from lsr_lucene.compose.tree import MAX_DEPTH, NODE_OPS, tree_from_json
 from lsr_lucene.errors import InputError
-from lsr_lucene.io.output import write_run
+from lsr_lucene.io.runs import write_run
 
 
 def add_operation_arguments(parser: argparse.ArgumentParser) -> None:
@@ -56,14 +57,15 @@ def add_operation_arguments(parser: argparse.ArgumentParser) -> None:
     for node_op in NODE_OPS:
         parser.add_argument(f"--{node_op}-op", default=None, metavar="NAME",
                             help=f"operation for {node_op!r} nodes (overrides --operation)")
-    parser.add_argument("--lam", type=float, default=None,
+    opt.add_number(parser, "--lam", kind=opt.NUMBER, default=None,
                         help="λ of nrf (default 0.5), orthonrf (0.3), adaptive (0.5), disentangled and fusion on not "
                              "nodes (default 1)")
-    parser.add_argument("--gate", type=float, default=DEFAULT_GATE,
+    opt.add_number(parser, "--gate", kind=opt.SHARE, default=DEFAULT_GATE,
                         help=f"fusion-gated: share of B's scaled score below which nothing is penalised "
                              f"(default {DEFAULT_GATE:g})")
-    parser.add_argument("--top-pairs", type=int, default=5, help="CPT: pairs kept per intersection (default 5)")
-    parser.add_argument("--pair-weight", type=float, default=1.0, help="CPT: multiplier of pair weights")
+    opt.add_number(parser, "--top-pairs", default=5, help="CPT: pairs kept per intersection")
+    opt.add_number(parser, "--pair-weight", kind=opt.NON_NEGATIVE_NUMBER, default=1.0,
+                   help="CPT: multiplier of pair weights")
     ablation = parser.add_mutually_exclusive_group()
     ablation.add_argument("--no-expansion", action="store_true",
                           help="query encoder ablation: keep only the query's own tokens (learned weights)")
@@ -114,28 +116,30 @@ def build_parser() -> argparse.ArgumentParser:
     """Argument parser of ``lsr-lucene compose``."""
     from lsr_lucene.search.cli import add_search_arguments
 
-    parser = argparse.ArgumentParser(prog="lsr-lucene compose", description=__doc__.splitlines()[0])
+    parser = opt.Parser(prog="lsr-lucene compose", description=__doc__.splitlines()[0])
     add_search_arguments(parser)
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--queries", help="compositions JSONL {id, query: {op, a, b}, text?}")
-    source.add_argument("--topics", help="natural-language topics (TSV, JSONL, ...) parsed with the cue parser")
+    opt.add_topics(source, help="natural-language topics (TSV, JSONL, ...) parsed with the cue parser")
     source.add_argument("--query", action="append", help="a natural-language query (repeatable; ids 1, 2, ...)")
     source.add_argument("--composition", action="append", help="a composition as JSON (repeatable)")
     add_operation_arguments(parser)
-    parser.add_argument("--fusion-depth", type=int, default=DEFAULT_FUSION_DEPTH,
-                        help="fusion: hits per fused leaf that form the candidates (default 1000)")
+    opt.add_number(parser, "--fusion-depth", default=DEFAULT_FUSION_DEPTH,
+                   help="fusion: hits per fused leaf that form the candidates")
     parser.add_argument("--vectors", default=None,
                         help="score by exact in-memory dot products over these document vectors instead of Lucene")
     parser.add_argument("--write-specs", default=None, metavar="FILE",
                         help="also write the composed query specs (JSONL), e.g. for Anserini's SearchCollection")
     parser.add_argument("--explain", action="store_true",
                         help="print each query's parse, composed representation and its top documents' term scores")
-    parser.add_argument("--explain-docs", type=int, default=3, help="documents explained per query (default 3)")
+    opt.add_number(parser, "--explain-docs", kind=opt.NON_NEGATIVE_INT, default=3,
+                   help="documents explained per query")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """CLI: compose, search and write a TREC run."""
+    from lsr_lucene.encode.precision import note_documents_precision
     from lsr_lucene.io.output import refuse_existing
     from lsr_lucene.search.impact import index_settings, report_unanswered
 
@@ -145,8 +149,6 @@ def main(argv: list[str] | None = None) -> int:
     refuse_existing(args.output, args.overwrite)
     if args.write_specs:
         refuse_existing(args.write_specs, args.overwrite)
-    if args.fusion_depth < 1 or args.hits < 1:
-        raise InputError("--hits and --fusion-depth must be at least 1")
     settings = settings_from_args(args)
     comps, reports = load_compositions(args)
     info = index_settings(args.index)
@@ -154,8 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     scale = args.scale or info.get("scale") or 100
     options = {k: info[k] for k in ("activation", "pooling", "epsilon") if info.get(k) is not None}
     started = time.perf_counter()
-    encoder = QueryEncoder(model, encoder_mode(args), args.query_max_length, threads=args.threads,
-                           dtype=args.dtype, **options)
+    encoder = QueryEncoder(model, encoder_mode(args), args.query_max_length, threads=args.threads, **options)
+    note_documents_precision(info.get("dtype"))  # queries are always encoded in fp32
     plans = compose(comps, settings, encoder)
     print(f"composed {len(comps)} queries ({settings.describe()}; encoder {encoder.mode})", file=sys.stderr)
     if args.write_specs:

@@ -18,6 +18,7 @@ from lsr_lucene.compose.operations import (FusionPlan, Plan, Settings, VectorPla
                                            required_texts)
 from lsr_lucene.compose.query_encoder import QueryEncoder
 from lsr_lucene.errors import InputError
+from lsr_lucene.io.ranking import top_hits
 
 DEFAULT_FUSION_DEPTH = 1000
 DEEPEN = 4  # fusion: a cut leaf list is searched once more this many times deeper before exact rescoring
@@ -108,7 +109,7 @@ def _fused_ranking(qid: str, plan: FusionPlan, specs: Sequence[dict | None], lea
             scores.update(zip(missing, backend.score(s, missing)))
         per_leaf.append(scores)
     fused = fuse(plan, per_leaf)
-    return sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[:hits]
+    return top_hits(fused, hits)
 
 
 def run_one(qid: str, plan: Plan, backend, scale: float, hits: int = 1000,

@@ -16,7 +16,7 @@ class QueryEncoder:
     """Sparse query encoder with the paper's Table 3 ablations (``full``, ``no-expansion``, ``no-term-weights``)."""
 
     def __init__(self, model: str = "splade-tiny", mode: str = "full", query_max_length: int | None = None,
-                 encoder=None, dtype: str = "auto", **options):
+                 encoder=None, **options):
         if mode not in ENCODER_MODES:
             raise InputError(f"unknown encoder mode {mode!r}; expected one of {', '.join(ENCODER_MODES)}")
         if encoder is None:
@@ -24,7 +24,7 @@ class QueryEncoder:
 
             if query_max_length:
                 options["query_max_length"] = query_max_length
-            encoder = SparseEncoder(model=model, dtype=dtype, **options)
+            encoder = SparseEncoder(model=model, **options)  # queries: always fp32
         self.encoder = encoder
         self.mode = mode
 

@@ -3,45 +3,44 @@
 ``lsr-lucene dense encode --corpus SPEC --output DIR`` writes document embeddings; ``lsr-lucene dense search
 --index DIR --topics SPEC --output RUN`` encodes the queries with the same model and searches a Faiss flat
 inner-product index (exact cosine; built in memory, meant for collections up to a few million documents).
+Documents are encoded in fp32 unless ``--dtype`` says otherwise; queries always in fp32.
 """
 from __future__ import annotations
 
 import argparse
 import time
 
+from lsr_lucene import cli_options as opt
 from lsr_lucene.dense.encoder import DEFAULT_BATCH_SIZE, DEFAULT_MAX_LENGTH
-from lsr_lucene.encode.precision import PRECISIONS
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE)
-    parser.add_argument("--threads", type=int, default=None, help="CPU threads (default: torch's thread count)")
-    parser.add_argument("--dtype", choices=PRECISIONS, default="auto",
-                        help="encoder precision: auto (default) takes bf16 only where this CPU runs it faster; "
-                             "fp32; bf16")
+    opt.add_batch_size(parser, DEFAULT_BATCH_SIZE)
+    opt.add_threads(parser, None, "CPU threads (default: torch's thread count)")
     parser.add_argument("--device", default=None, help="cpu, cuda ... (default: cuda when present)")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing output")
+    opt.add_overwrite(parser)
 
 
 def _parser() -> argparse.ArgumentParser:
     from lsr_lucene.dense.models import DEFAULT_DENSE_MODEL
+    from lsr_lucene.encode.cli import add_dtype_arguments
 
-    parser = argparse.ArgumentParser(prog="lsr-lucene dense", description=__doc__.splitlines()[0])
+    parser = opt.Parser(prog="lsr-lucene dense", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     enc = sub.add_parser("encode", help="document embeddings (embeddings.npy, docids.txt, metadata.json)")
     enc.add_argument("--corpus", required=True, help="documents: JSONL/TSV file, BEIR folder or irds:<id>")
-    enc.add_argument("--output", required=True, help="embeddings directory to write")
-    enc.add_argument("--model", default=DEFAULT_DENSE_MODEL,
-                     help=f"registry name ({DEFAULT_DENSE_MODEL}, from its wheel), local directory or HF id")
-    enc.add_argument("--max-length", type=int, default=DEFAULT_MAX_LENGTH,
-                     help=f"truncation in tokens (default {DEFAULT_MAX_LENGTH})")
+    opt.add_output(enc, "embeddings folder to write")
+    opt.add_encoder(enc, DEFAULT_DENSE_MODEL, f"dense encoder: registry name ({DEFAULT_DENSE_MODEL}, from its "
+                                              "wheel), local folder or HF id", dest="model")
+    opt.add_max_length(enc, DEFAULT_MAX_LENGTH, "truncation in tokens")
     _common(enc)
+    add_dtype_arguments(enc)  # documents only: queries are always encoded in fp32
     srch = sub.add_parser("search", help="exact inner-product search of an embeddings directory -> TREC run")
-    srch.add_argument("--index", required=True, help="embeddings directory written by dense encode")
-    srch.add_argument("--topics", required=True, help="topics: TSV, TREC topic file, JSONL or irds:<id>")
-    srch.add_argument("--output", required=True, help="TREC run to write")
-    srch.add_argument("--hits", type=int, default=1000)
-    srch.add_argument("--run-tag", default=None, help="run tag (default: dense-<model name>)")
+    opt.add_index(srch, "embeddings folder written by dense encode")
+    opt.add_topics(srch, required=True)
+    opt.add_output(srch, "TREC run file to write")
+    opt.add_hits(srch)
+    opt.add_run_tag(srch, help="run tag, the last column of the run file (default: dense-<model name>)")
     _common(srch)
     return parser
 
@@ -72,18 +71,19 @@ def _search(args: argparse.Namespace) -> int:
     from lsr_lucene.dense.encoder import DenseEncoder
     from lsr_lucene.dense.search import DECIMALS, FlatSearcher, dense_run
     from lsr_lucene.dense.store import read_embeddings
+    from lsr_lucene.encode.precision import QUERY_DTYPE, note_documents_precision
     from lsr_lucene.errors import InputError
-    from lsr_lucene.io.output import refuse_existing, write_run
+    from lsr_lucene.io.output import refuse_existing
+    from lsr_lucene.io.runs import write_run
     from lsr_lucene.io.topics import read_topics
 
     refuse_existing(args.output, args.overwrite)
-    if args.hits < 1:
-        raise InputError(f"--hits must be at least 1, got {args.hits}")
     embeddings = read_embeddings(args.index)
     topics = read_topics(args.topics)
     meta = embeddings.metadata
     encoder = DenseEncoder(meta.get("model"), int(meta.get("max_length", DEFAULT_MAX_LENGTH)), args.threads,
-                           args.dtype, args.device)
+                           QUERY_DTYPE, args.device)
+    note_documents_precision(meta.get("dtype"))
     if encoder.dim != embeddings.vectors.shape[1]:
         raise InputError(f"{args.index}: {embeddings.vectors.shape[1]}-dimensional embeddings, but model "
                          f"{meta.get('model')} gives {encoder.dim}")

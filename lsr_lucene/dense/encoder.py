@@ -1,7 +1,9 @@
 """DenseEncoder: texts -> L2-normalised mean-pooled transformer embeddings (sentence-transformers' recipe for
-all-MiniLM-L6-v2: mean over non-padding tokens, then unit length), in length-sorted batches, order restored."""
+all-MiniLM-L6-v2: mean over non-padding tokens, then unit length), in length-sorted batches, order restored.
+Documents in fp32 (default) or bf16; queries always in fp32 and unpadded (lsr_lucene.encode.precision)."""
 from __future__ import annotations
 
+import itertools
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -17,10 +19,11 @@ DEFAULT_BATCH_SIZE = 32
 
 
 class DenseEncoder:
-    """Mean pooling + L2 normalisation over a Hugging Face encoder; fp32 or bf16 (``dtype="auto"`` decides)."""
+    """Mean pooling + L2 normalisation over a Hugging Face encoder; documents in fp32 (default) or bf16
+    (``dtype="bf16"``, or ``"auto"``: the faster), queries (``encode_queries``) always in fp32."""
 
     def __init__(self, model: str | None = None, max_length: int = DEFAULT_MAX_LENGTH, threads: int | None = None,
-                 dtype: str = "auto", device: str | None = None):
+                 dtype: str = prec.DEFAULT, device: str | None = None):
         from lsr_lucene.dense.models import DEFAULT_DENSE_MODEL, load
 
         self.model_name = model or DEFAULT_DENSE_MODEL
@@ -52,11 +55,11 @@ class DenseEncoder:
         return {"model": model, "max_length": self.max_length, "dtype": self.dtype, "dim": self.dim,
                 "pooling": "mean", "normalised": True}
 
-    def _batch(self, texts: Sequence[str]) -> np.ndarray:
+    def _batch(self, texts: Sequence[str], dtype: str) -> np.ndarray:
         enc = self.tokenizer(list(texts), max_length=self.max_length, truncation=True, padding=True,
                              return_tensors="pt").to(self.device)
         with torch.inference_mode(), torch.autocast(self.device.type, dtype=torch.bfloat16,
-                                                    enabled=self.dtype == "bf16"):
+                                                    enabled=dtype == "bf16"):
             hidden = self.net(**enc)[0]
         mask = enc["attention_mask"].unsqueeze(-1).to(torch.float32)
         pooled = (hidden.float() * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
@@ -64,25 +67,41 @@ class DenseEncoder:
 
     def encode(self, texts: Sequence[str], batch_size: int = DEFAULT_BATCH_SIZE, desc: str | None = None
                ) -> np.ndarray:
-        """(len(texts) × dim) float32 unit vectors, rows in input order."""
+        """(len(texts) × dim) float32 unit vectors of documents (in the encoder's precision), rows in input order."""
+        return self._encode(texts, batch_size, desc, queries=False)
+
+    def encode_queries(self, texts: Sequence[str], batch_size: int = DEFAULT_BATCH_SIZE, desc: str | None = None
+                       ) -> np.ndarray:
+        """Like ``encode``, for queries: in fp32 and in batches of equal token length (no padding), so that a
+        query's vector does not depend on the precision of the documents or the queries it is batched with."""
+        return self._encode(texts, batch_size, desc, queries=True)
+
+    def _encode(self, texts: Sequence[str], batch_size: int, desc: str | None, queries: bool) -> np.ndarray:
+        """Unit vectors in input order, in length-sorted batches (``queries``: fp32, one token length a batch)."""
         if batch_size < 1:
             raise InputError(f"batch size must be at least 1, got {batch_size}")
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
-        lengths = [len(t) for t in texts]
+        if queries:  # token lengths: batches of one length each
+            lengths = [len(x) for x in self.tokenizer(list(texts), max_length=self.max_length, truncation=True,
+                                                      return_attention_mask=False)["input_ids"]]
+        else:
+            lengths = [len(t) for t in texts]
         order = sorted(range(len(texts)), key=lambda i: (-lengths[i], i))
+        runs = [list(g) for _, g in itertools.groupby(order, key=lambda i: lengths[i])] if queries else [order]
+        batches = [run[start:start + batch_size] for run in runs for start in range(0, len(run), batch_size)]
+        dtype = prec.QUERY_DTYPE if queries else self.dtype
         progress = None
         if desc:
-            from tqdm import tqdm
+            from lsr_lucene.progress import progress_bar
 
-            progress = tqdm(total=len(texts), desc=desc, unit=" texts", file=sys.stderr, leave=False)
+            progress = progress_bar(total=len(texts), desc=desc, unit=" texts", file=sys.stderr, leave=False)
         previous = torch.get_num_threads()
         torch.set_num_threads(self.threads)
         try:
-            for start in range(0, len(order), batch_size):
-                rows = order[start:start + batch_size]
-                out[rows] = self._batch([texts[i] for i in rows])
+            for rows in batches:
+                out[rows] = self._batch([texts[i] for i in rows], dtype)
                 if progress is not None:
                     progress.update(len(rows))
         finally:

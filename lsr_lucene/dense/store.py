@@ -46,8 +46,10 @@ def read_embeddings(path: str | Path) -> Embeddings:
         metadata = json.loads((path / METADATA).read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise InputError(f"{path / METADATA}:{exc.lineno}: malformed JSON ({exc.msg})") from None
-    vectors = np.load(path / EMBEDDINGS)
+    vectors = np.load(path / EMBEDDINGS, mmap_mode="r")  # memory-mapped: searched block by block, never whole
     docids = (path / DOCIDS).read_text(encoding="utf-8").splitlines()
     if vectors.ndim != 2 or len(docids) != vectors.shape[0]:
         raise InputError(f"{path}: {len(docids)} document ids for an embeddings array of shape {vectors.shape}")
-    return Embeddings(docids, vectors.astype(np.float32, copy=False), metadata)
+    if vectors.dtype != np.float32:
+        raise InputError(f"{path / EMBEDDINGS}: embeddings of type {vectors.dtype}, not float32")
+    return Embeddings(docids, vectors, metadata)

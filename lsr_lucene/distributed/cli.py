@@ -9,6 +9,7 @@ import argparse
 import time
 from pathlib import Path
 
+from lsr_lucene import cli_options as opt
 from lsr_lucene.errors import InputError
 
 
@@ -16,8 +17,8 @@ def _add_cluster_arguments(parser: argparse.ArgumentParser, workers_help: str) -
     parser.add_argument("--address", default=None,
                         help="Ray cluster to use: HOST:PORT of `ray start --head`, or auto (default: start a local "
                              "Ray instance for this command)")
-    parser.add_argument("--num-workers", type=int, default=2, help=workers_help)
-    parser.add_argument("--num-cpus", type=int, default=None,
+    opt.add_number(parser, "--num-workers", default=2, help=workers_help)
+    opt.add_number(parser, "--num-cpus", default=None,
                         help="CPUs of the local Ray instance (default: all; ignored with --address)")
 
 
@@ -29,59 +30,64 @@ def _encode_parser(sub) -> None:
 
     p = sub.add_parser("encode", help="encode a corpus into JsonVectorCollection shards with a pool of encoder actors")
     p.add_argument("--corpus", required=True, help="documents: JSONL/TSV file, BEIR folder, JSONL directory or irds:<id>")
-    p.add_argument("--output", required=True, help="vectors directory (part-*.jsonl + metadata.json)")
-    p.add_argument("--model", default="splade-tiny", help="registry name, HF id or local model directory")
-    p.add_argument("--max-length", type=int, default=512, help="document truncation in tokens (default 512)")
-    p.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE)
+    opt.add_output(p, "vectors directory (part-*.jsonl + metadata.json)")
+    opt.add_encoder(p, "splade-tiny", "sparse encoder: registry name, HF id or local model folder", dest="model")
+    opt.add_max_length(p)
+    opt.add_batch_size(p, DEFAULT_BATCH_SIZE)
     add_dtype_arguments(p)
-    p.add_argument("--scale", type=float, default=DEFAULT_SCALE, help="weights become round(w × scale)")
-    p.add_argument("--shard-size", type=int, default=DEFAULT_SHARD_SIZE, help="documents per part-*.jsonl")
-    p.add_argument("--activation", choices=act.ACTIVATIONS, default=None)
-    p.add_argument("--pooling", choices=act.POOLINGS, default=None)
-    p.add_argument("--epsilon", type=float, default=None, help="SNReLU dead-zone half width")
+    opt.add_number(p, "--scale", kind=opt.POSITIVE_NUMBER, default=DEFAULT_SCALE,
+                   help="weights become round(w × scale)")
+    opt.add_number(p, "--shard-size", default=DEFAULT_SHARD_SIZE, help="documents per part-*.jsonl")
+    p.add_argument("--activation", choices=act.ACTIVATIONS, default=None,
+                   help="default: the model's lsr_lucene.json, else splade")
+    p.add_argument("--pooling", choices=act.POOLINGS, default=None,
+                   help="default: the model's lsr_lucene.json, else max")
+    opt.add_number(p, "--epsilon", kind=opt.NON_NEGATIVE_NUMBER, default=None,
+                   help="SNReLU dead-zone half width (default: the model's)")
     p.add_argument("--device", default=None, help="cpu or cuda (default: cuda on workers that have a GPU)")
-    p.add_argument("--cpus-per-worker", type=int, default=1, help="CPUs (torch threads) of each encoder actor")
-    p.add_argument("--gpus-per-worker", type=float, default=None,
+    opt.add_number(p, "--cpus-per-worker", default=1, help="CPUs (torch threads) of each encoder actor")
+    opt.add_number(p, "--gpus-per-worker", kind=opt.NON_NEGATIVE_NUMBER, default=None,
                    help="GPUs of each encoder actor (default: 1 when the cluster has GPUs, else 0)")
-    p.add_argument("--overwrite", action="store_true", help="replace an existing output")
+    opt.add_overwrite(p)
     _add_cluster_arguments(p, "encoder actors (default 2)")
 
 
 def _index_parser(sub) -> None:
     p = sub.add_parser("index", help="one impact index per vector shard, built by actors each in its own JVM")
-    p.add_argument("--input", required=True, help="vectors directory (lsr-lucene [distributed] encode)")
-    p.add_argument("--index", required=True, help="directory of shard indexes and shards.json")
-    p.add_argument("--threads", type=int, default=1, help="IndexCollection threads (and CPUs) per builder actor")
+    opt.add_input(p, "vectors directory (lsr-lucene [distributed] encode)")
+    opt.add_index(p, "folder of shard indexes and shards.json to create")
+    opt.add_threads(p, 1, "indexing threads (and CPUs) per builder actor")
     p.add_argument("--positions", help="per-position token weights JSONL of the whole collection (encode "
                    "--positions): each shard gets the positional field that window clauses read")
     _add_cluster_arguments(p, "index builder actors (JVMs), default 2")
 
 
 def _search_parser(sub) -> None:
-    from lsr_lucene.encode.cli import add_dtype_arguments
     from lsr_lucene.search.impact import DEFAULT_HITS
 
     p = sub.add_parser("search", help="scatter-gather search over the shard indexes; one merged TREC run")
-    p.add_argument("--index", required=True, help="distributed index directory (with shards.json)")
-    p.add_argument("--output", required=True, help="TREC run file to write")
+    opt.add_index(p, "distributed index folder (with shards.json)")
+    opt.add_output(p, "TREC run file to write")
     source = p.add_mutually_exclusive_group(required=True)
-    source.add_argument("--topics", help="topics (TSV, TREC, JSONL, irds:...), encoded with the index's model")
+    opt.add_topics(source, help="topics (TSV, TREC, JSONL, irds:...), encoded with the index's model")
     source.add_argument("--query-vectors", help="pre-encoded queries (JSONL vectors or repeated-token TSV)")
     source.add_argument("--specs", help="query specs JSONL (signed terms, CPT pairs, windows; lsr_lucene.search.specs)")
-    p.add_argument("--hits", type=int, default=DEFAULT_HITS, help="results per query (default 1000)")
-    p.add_argument("--run-tag", default="lsr_lucene", help="run tag (last column of the run file)")
-    p.add_argument("--encoder", default=None, help="query encoder (default: the model recorded with the vectors)")
-    p.add_argument("--query-max-length", type=int, default=None)
-    add_dtype_arguments(p)
-    p.add_argument("--scale", type=float, default=None, help="query quantisation scale (default: the index's)")
-    p.add_argument("--batch-size", type=int, default=32, help="queries per call to a shard actor")
-    p.add_argument("--overwrite", action="store_true")
+    opt.add_hits(p, default=DEFAULT_HITS)
+    opt.add_run_tag(p, "lsr_lucene")
+    opt.add_encoder(p, None, "query encoder (default: the model recorded with the vectors)")
+    opt.add_number(p, "--query-max-length", default=None, metavar="N",
+                   help="query truncation in tokens (default: the encoder's, 64)")
+    opt.add_number(p, "--scale", kind=opt.POSITIVE_NUMBER, default=None,
+                   help="query quantisation scale (default: the index's)")
+    opt.add_batch_size(p, 32, "queries per call to a shard actor")
+    opt.add_overwrite(p)
     _add_cluster_arguments(p, "searcher actors per shard (replicas sharing the query batches), default 1")
     p.set_defaults(num_workers=1)
 
 
 def _specs(args: argparse.Namespace, encoder_settings: dict) -> list[dict]:
     """Query specs from --specs, --query-vectors or --topics (encoded like lsr-lucene search does)."""
+    from lsr_lucene.encode.precision import note_documents_precision
     from lsr_lucene.search.impact import encode_topics, plain_specs
 
     if args.specs:
@@ -100,7 +106,22 @@ def _specs(args: argparse.Namespace, encoder_settings: dict) -> list[dict]:
     model = args.encoder or encoder_settings.get("model") or "splade-tiny"
     scale = args.scale or encoder_settings.get("scale") or 100
     options = {k: encoder_settings[k] for k in ("activation", "pooling", "epsilon") if encoder_settings.get(k) is not None}
-    return plain_specs(encode_topics(topics, model, scale, args.query_max_length, dtype=args.dtype, **options))
+    note_documents_precision(encoder_settings.get("dtype"))  # queries are always encoded in fp32
+    return plain_specs(encode_topics(topics, model, scale, args.query_max_length, **options))
+
+
+def _check_before_starting(args: argparse.Namespace) -> None:
+    """Input errors that need no cluster (an index of the wrong kind, a repeated document id) fail before one starts."""
+    if args.command == "search":
+        from lsr_lucene.distributed.index import read_manifest
+
+        read_manifest(args.index)
+    elif args.command == "encode":
+        from lsr_lucene.io.corpus import check_corpus
+        from lsr_lucene.io.output import refuse_existing
+
+        refuse_existing(args.output, args.overwrite)
+        check_corpus(args.corpus)
 
 
 def _run(args: argparse.Namespace, resources: dict) -> str:
@@ -143,14 +164,13 @@ def _run(args: argparse.Namespace, resources: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     from lsr_lucene.distributed.cluster import ray_cluster
 
-    parser = argparse.ArgumentParser(prog="lsr-lucene distributed", description=__doc__.splitlines()[0])
+    parser = opt.Parser(prog="lsr-lucene distributed", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     _encode_parser(sub)
     _index_parser(sub)
     _search_parser(sub)
     args = parser.parse_args(argv)
-    if args.num_workers < 1:
-        raise InputError(f"--num-workers must be at least 1, got {args.num_workers}")
+    _check_before_starting(args)
     started = time.perf_counter()
     with ray_cluster(args.address, num_cpus=args.num_cpus) as resources:
         message = _run(args, resources)

@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from lsr_lucene.distributed.cluster import lsr_error_in, node_id
-from lsr_lucene.errors import InputError
+from lsr_lucene.errors import InputError, Interrupted
 from lsr_lucene.io.output import write_text_atomic
-from lsr_lucene.io.vectors import ENCODE_WINDOW, METADATA, SHARD_PATTERN, doc_fields, vector_lines
+from lsr_lucene.io.vectors import ENCODE_WINDOW, METADATA, SHARD_PATTERN, ResumeMismatch, doc_fields, vector_lines
 
 STATE = "distributed.state"  # progress record in the partial directory (not *.json: the indexer reads those)
 WAVE_DOCUMENTS = 200_000  # documents handed to Ray Data at a time, so the driver never holds a whole corpus
@@ -201,7 +201,7 @@ def _check_settings(state: _State) -> dict:
     """Every shard's encoder settings, which must agree (e.g. no mix of fp32 and bf16 workers)."""
     first_number, first = None, None
     for number, record in sorted(state.shards.items(), key=lambda kv: int(kv[0])):
-        settings = {k: v for k, v in record["settings"].items() if k not in ("cpu_capability", "dtype_reason")}
+        settings = {k: v for k, v in record["settings"].items() if k not in ("cpu_capability", "precision_reason")}
         if first is None:
             first_number, first = number, settings
         elif settings != first:
@@ -221,7 +221,7 @@ def distributed_encode(corpus: str, output: str | Path, resources: dict, encoder
     ``resources``: {"workers": encoder actors, "cpus": CPUs per actor, "gpus": GPUs per actor}. ``on_shard``
     is called with each finished shard's record (its ``pid`` says which actor wrote it). Returns the metadata.
     """
-    from tqdm import tqdm
+    from lsr_lucene.progress import progress_bar
 
     from lsr_lucene.io.claims import claim_output
     from lsr_lucene.io.corpus import count_docs, read_corpus
@@ -237,7 +237,7 @@ def distributed_encode(corpus: str, output: str | Path, resources: dict, encoder
         done_before = sum(r["documents"] for r in state.shards.values())
         actor_args = {"out_dir": str(state.dir), "encoder_options": encoder_options, "scale": scale,
                       "batch_size": batch_size, "window": window}
-        progress = tqdm(total=count_docs(corpus), desc=f"encoding {final.name} ({resources['workers']} workers)",
+        progress = progress_bar(total=count_docs(corpus), desc=f"encoding {final.name} ({resources['workers']} workers)",
                         unit=" docs", file=sys.stderr, dynamic_ncols=True)
         if state.shards:
             progress.write(f"resuming {final}: {len(state.shards)} complete shard(s), {done_before} documents",
@@ -250,8 +250,8 @@ def distributed_encode(corpus: str, output: str | Path, resources: dict, encoder
                 record = state.shards.get(str(plan.number))
                 if record is not None:
                     if record["digest"] != plan.digest():
-                        raise InputError(f"{corpus}: input differs from the interrupted run in {state.dir} "
-                                         f"(shard {plan.number} has other documents); delete it to start again")
+                        raise ResumeMismatch(f"{corpus}: input differs from the interrupted run in {state.dir} "
+                                             f"(shard {plan.number} has other documents); delete it to start again")
                     progress.update(plan.consumed)
                     continue
                 wave.append(plan)
@@ -260,8 +260,16 @@ def distributed_encode(corpus: str, output: str | Path, resources: dict, encoder
                     wave = []
             if wave:
                 _encode_wave(wave, state, actor_args, resources, progress, on_shard)
-        except BaseException:
+        except KeyboardInterrupt:
             if not state.shards:  # nothing finished: no run to resume, so leave nothing behind
+                shutil.rmtree(state.dir, ignore_errors=True)
+                raise
+            kept = sum(r["documents"] for r in state.shards.values())
+            raise Interrupted(f"kept {len(state.shards)} complete shard(s) ({kept} documents) in {state.dir}: run "
+                              "the same command again to resume, or delete it to start over") from None
+        except BaseException as exc:
+            # bad input leaves nothing; other failures (and input that differs from an interrupted run's) keep them
+            if not state.shards or (isinstance(exc, InputError) and not isinstance(exc, ResumeMismatch)):
                 shutil.rmtree(state.dir, ignore_errors=True)
             raise
         finally:

@@ -16,10 +16,11 @@ from typing import Callable
 
 from lsr_lucene.distributed.cluster import RESTARTS, node_id
 from lsr_lucene.errors import InputError
+from lsr_lucene.index.kind import DISTRIBUTED, DISTRIBUTED_MANIFEST, require_index_kind
 from lsr_lucene.io.output import write_text_atomic
 from lsr_lucene.io.vectors import read_metadata, vector_files
 
-MANIFEST = "shards.json"
+MANIFEST = DISTRIBUTED_MANIFEST
 SHARD_DIR = "shard-{:05d}"
 
 
@@ -54,7 +55,7 @@ def distributed_index(vectors: str | Path, index: str | Path, workers: int, thre
     shard's positional field for window clauses: every shard reads the file and keeps its own documents.
     Shards already built (an interrupted run) are kept; a build whose worker dies is retried."""
     import ray
-    from tqdm import tqdm
+    from lsr_lucene.progress import progress_bar
 
     from lsr_lucene.distributed.cluster import lsr_error_in, near
 
@@ -73,7 +74,7 @@ def distributed_index(vectors: str | Path, index: str | Path, workers: int, thre
     started = time.perf_counter()
     results: dict[int, dict] = {}
     pending: dict = {}  # ref -> job number
-    progress = tqdm(total=len(jobs), desc=f"indexing shards ({workers} workers)", unit=" shards",
+    progress = progress_bar(total=len(jobs), desc=f"indexing shards ({workers} workers)", unit=" shards",
                     file=sys.stderr, dynamic_ncols=True)
 
     def collect_one() -> None:
@@ -112,6 +113,7 @@ def distributed_index(vectors: str | Path, index: str | Path, workers: int, thre
 
 def read_manifest(index: str | Path) -> dict:
     """``shards.json`` of a distributed index, every shard checked to exist (one InputError naming a missing one)."""
+    require_index_kind(index, DISTRIBUTED, "distributed search")
     path = Path(index) / MANIFEST
     if not path.is_file():
         raise InputError(f"{index}: no {MANIFEST} (not a distributed index, or its build did not finish)")

@@ -21,8 +21,6 @@ index searched, and the shards are given the collection's view of them:
 """
 from __future__ import annotations
 
-import heapq
-import itertools
 import json
 import sys
 from pathlib import Path
@@ -30,6 +28,8 @@ from typing import Callable, Sequence
 
 from lsr_lucene.distributed.cluster import RESTARTS, near, node_id
 from lsr_lucene.errors import InputError
+from lsr_lucene.io.ranking import ordered
+from lsr_lucene.io.runs import merge_hits as merge_run_hits, write_lines
 from lsr_lucene.io.vectors import NEG_PREFIX
 from lsr_lucene.search.spec_searcher import exact_hits
 from lsr_lucene.search.specs import validate_spec
@@ -71,8 +71,7 @@ class ShardSearcher:
 
 def merge_hits(lists: Sequence[Sequence[Hit]], k: int) -> list[Hit]:
     """The best ``k`` of several best-first hit lists: exact score descending, then docid ascending."""
-    merged = heapq.merge(*lists, key=lambda hit: (-hit[2], hit[0]))
-    return list(itertools.islice(merged, k))
+    return merge_run_hits(lists, k, score_index=2)
 
 
 def reranks(spec: dict) -> bool:
@@ -146,7 +145,7 @@ class DistributedSearcher:
             batch = rerank_at[start:start + batch_size]
             rescored = self._rescore([specs[i] for i in batch], [results[i] for i in batch], start // batch_size)
             for i, ranked in zip(batch, rescored):
-                results[i] = sorted(ranked, key=lambda hit: (-hit[2], hit[0]))[:hits]
+                results[i] = ordered(ranked, score_index=2)[:hits]
         return [[hit[:3] for hit in ranked] for ranked in results]
 
     def _scatter(self, jobs: Sequence[tuple[str, int, dict]], batch_size: int,
@@ -154,11 +153,11 @@ class DistributedSearcher:
         """Every (spec JSON, k, bounds) searched on every shard, merged to its top k; hits of the ``tagged`` jobs
         carry their shard number: (docid, shown, exact, shard)."""
         import ray
-        from tqdm import tqdm
+        from lsr_lucene.progress import progress_bar
 
         batches = [list(range(i, min(i + batch_size, len(jobs)))) for i in range(0, len(jobs), batch_size)]
         results: list[list] = [[] for _ in jobs]
-        progress = tqdm(total=len(jobs), desc=f"searching {len(self.shards)} shards", unit=" queries",
+        progress = progress_bar(total=len(jobs), desc=f"searching {len(self.shards)} shards", unit=" queries",
                         file=sys.stderr, dynamic_ncols=True)
         pending: dict = {}  # shard result ref -> batch number
         batch_refs: dict[int, list] = {}
@@ -244,9 +243,8 @@ class DistributedSearcher:
         seconds = time.perf_counter() - started
         with atomic_output(output, overwrite=overwrite) as tmp:
             with open(tmp, "w", encoding="utf-8") as out:
-                for spec, ranked in zip(searchable, ranked_lists):
-                    out.writelines(f"{spec['qid']} Q0 {docid} {rank} {shown} {tag}\n"
-                                   for rank, (docid, shown, _) in enumerate(ranked, 1))
+                write_lines(out, {spec["qid"]: [(docid, shown) for docid, shown, _ in ranked]
+                                  for spec, ranked in zip(searchable, ranked_lists)}, tag, sort=False)
         answered = {spec["qid"] for spec, ranked in zip(searchable, ranked_lists) if ranked}
         return {"queries": len(specs), "answered": len(answered), "shards": len(self.shards),
                 "replicas": self.replicas, "seconds": round(seconds, 3),

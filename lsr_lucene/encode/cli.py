@@ -8,19 +8,21 @@ from __future__ import annotations
 import argparse
 import time
 
+from lsr_lucene import cli_options as opt
 from lsr_lucene.encode import activations as act
 from lsr_lucene.encode.encoder import DEFAULT_BATCH_SIZE, SparseEncoder
-from lsr_lucene.encode.precision import PRECISIONS
+from lsr_lucene.encode.precision import DEFAULT, PRECISIONS
 from lsr_lucene.errors import InputError
 
 
 def add_dtype_arguments(parser: argparse.ArgumentParser, bf16_alias: bool = False) -> None:
-    """``--dtype {auto,fp32,bf16}`` (default auto) of every encoding command; ``--bf16`` as its alias when asked."""
+    """``--dtype {fp32,bf16,auto}`` (default fp32) of every command that encodes documents; ``--bf16`` as its alias
+    when asked. Queries are always encoded in fp32."""
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--dtype", choices=PRECISIONS, default="auto",
-                       help="encoder precision: auto (default) takes bf16 only where this CPU runs it natively "
-                            "(AMX, AVX512_BF16) or a start-up calibration finds it faster; fp32; bf16 (weights "
-                            "differ slightly from fp32)")
+    group.add_argument("--dtype", choices=PRECISIONS, default=DEFAULT,
+                       help="precision of document encoding: fp32 (default); bf16 (10-20%% faster on CPUs with AMX or "
+                            "AVX512_BF16; weights differ slightly from fp32's); auto (bf16 only where this CPU runs "
+                            "it faster). Queries are always encoded in fp32")
     if bf16_alias:
         group.add_argument("--bf16", dest="dtype", action="store_const", const="bf16", help="alias of --dtype bf16")
 
@@ -35,35 +37,31 @@ def main(argv: list[str] | None = None) -> int:
     """CLI: ``--corpus SPEC --output DIR`` (documents) or ``--topics SPEC --output FILE.jsonl`` (queries)."""
     from lsr_lucene.io.vectors import DEFAULT_SCALE, DEFAULT_SHARD_SIZE, encode_topics_file, write_vectors
 
-    parser = argparse.ArgumentParser(prog="lsr-lucene encode", description=__doc__.splitlines()[0])
+    parser = opt.Parser(prog="lsr-lucene encode", description=__doc__.splitlines()[0])
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--corpus", help="documents: JSONL/TSV file, BEIR folder, JSONL directory or irds:<id>")
-    source.add_argument("--topics", help="queries: TSV, TREC topics, JSONL or irds:<id>")
-    parser.add_argument("--output", required=True,
-                        help="documents: vectors directory (part-*.jsonl + metadata.json); queries: a JSONL file")
-    parser.add_argument("--model", default="splade-tiny", help="registry name, HF id or local model directory")
-    parser.add_argument("--max-length", type=int, default=512, help="document truncation in tokens (default 512)")
-    parser.add_argument("--query-max-length", type=int, default=64, help="query truncation in tokens (default 64)")
-    parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE)
-    parser.add_argument("--threads", type=int, default=None,
-                        help="CPU threads: batches encoded in parallel (default: torch's thread count)")
+    opt.add_topics(source, help="queries: TSV, TREC topics, JSONL or irds:<id>")
+    opt.add_output(parser, "documents: vectors directory (part-*.jsonl + metadata.json); queries: a JSONL file")
+    opt.add_encoder(parser, "splade-tiny", "sparse encoder: registry name, HF id or local model folder", dest="model")
+    opt.add_max_length(parser)
+    opt.add_number(parser, "--query-max-length", default=64, metavar="N", help="query truncation in tokens")
+    opt.add_batch_size(parser, DEFAULT_BATCH_SIZE)
+    opt.add_threads(parser, None, "CPU threads: batches encoded in parallel (default: torch's thread count)")
     add_dtype_arguments(parser, bf16_alias=True)
-    parser.add_argument("--scale", type=float, default=DEFAULT_SCALE, help="weights become round(w × scale)")
-    parser.add_argument("--shard-size", type=int, default=DEFAULT_SHARD_SIZE, help="documents per part-*.jsonl")
+    opt.add_number(parser, "--scale", kind=opt.POSITIVE_NUMBER, default=DEFAULT_SCALE,
+                   help="weights become round(w × scale)")
+    opt.add_number(parser, "--shard-size", default=DEFAULT_SHARD_SIZE, help="documents per part-*.jsonl")
     parser.add_argument("--activation", choices=act.ACTIVATIONS, default=None,
                         help="default: the model's lsr_lucene.json, else splade")
     parser.add_argument("--pooling", choices=act.POOLINGS, default=None,
                         help="default: the model's lsr_lucene.json, else max")
-    parser.add_argument("--epsilon", type=float, default=None, help="SNReLU dead-zone half width")
+    opt.add_number(parser, "--epsilon", kind=opt.NON_NEGATIVE_NUMBER, default=None,
+                   help="SNReLU dead-zone half width (default: the model's)")
     parser.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (default: cuda when present)")
     parser.add_argument("--positions", default=None,
                         help="also write per-position token weights JSONL {id, tokens: [[tok, w], ...]} (documents)")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing output")
+    opt.add_overwrite(parser)
     args = parser.parse_args(argv)
-    if args.scale <= 0:
-        raise InputError(f"--scale must be positive, got {args.scale}")
-    if args.batch_size < 1 or args.shard_size < 1:
-        raise InputError("--batch-size and --shard-size must be at least 1")
     from lsr_lucene.io.output import refuse_existing
 
     started = time.perf_counter()
@@ -79,16 +77,18 @@ def main(argv: list[str] | None = None) -> int:
                                    batch_size=max(args.batch_size, 64))
         print(f"wrote {count} query vectors to {args.output} ({time.perf_counter() - started:.1f}s)")
         return 0
-    from lsr_lucene.io.corpus import count_docs, read_corpus
+    from lsr_lucene.io.corpus import check_corpus, count_docs, read_corpus
 
     refuse_existing(args.output, args.overwrite)
     if args.positions:
         refuse_existing(args.positions, args.overwrite)
-    docs = read_corpus(args.corpus)
+    total = check_corpus(args.corpus)  # bad lines and repeated ids fail now, before the model is loaded
+    if total is None:  # an ir_datasets id: checked while it streams
+        total = count_docs(args.corpus)
     encoder = _encoder_from_args(args)
-    meta = write_vectors(docs, encoder, args.output, scale=args.scale, shard_size=args.shard_size,
-                         overwrite=args.overwrite, batch_size=args.batch_size, positions=args.positions,
-                         total=count_docs(args.corpus), source=str(args.corpus))
+    meta = write_vectors(read_corpus(args.corpus), encoder, args.output, scale=args.scale,
+                         shard_size=args.shard_size, overwrite=args.overwrite, batch_size=args.batch_size,
+                         positions=args.positions, total=total, source=str(args.corpus))
     elapsed = time.perf_counter() - started
     skipped = f", skipped {meta['skipped_empty']} empty" if meta["skipped_empty"] else ""
     print(f"wrote {meta['documents']} document vectors in {meta['shards']} shard(s) to {args.output}{skipped} "

@@ -5,8 +5,9 @@ RAW logits (activations are monotone, so pooling commutes with them), never mate
 batch × length × vocabulary tensor; texts are encoded in length-sorted batches (order restored).
 On CPUs with native bf16, a bf16 projection screens out the terms that are provably zero and only
 the few hundred remaining terms per text are computed in fp32 (see ``SparseEncoder._screened``).
-The transformer and the SoftSDM top-k projection run in fp32 or bf16: ``dtype="auto"`` (the default) takes
-whichever is faster on this machine (lsr_lucene.encode.precision).
+Documents' transformer and SoftSDM top-k projection run in fp32 (the default) or bf16 (``dtype="bf16"``, or
+``"auto"``: whichever is faster on this machine); queries always in fp32, so that a query's vector does not depend
+on the batch it is padded in (lsr_lucene.encode.precision).
 With ``threads`` > 1, batches run in parallel worker threads (one torch thread each).
 The result equals the naive ``pool(activate(model(...).logits))`` computation (``encode_naive``).
 
@@ -14,6 +15,7 @@ CLI: ``lsr-lucene encode`` (lsr_lucene.encode.cli).
 """
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -60,7 +62,7 @@ class SparseEncoder:
     """SPLADE-style sparse encoder: text -> {WordPiece term: weight}, with SPLADE or signed SNReLU activation."""
 
     def __init__(self, model: str = "splade-tiny", max_length: int = 512, query_max_length: int = 64,
-                 threads: int | None = None, dtype: str = "auto", activation: str | None = None,
+                 threads: int | None = None, dtype: str = prec.DEFAULT, activation: str | None = None,
                  pooling: str | None = None, epsilon: float | None = None, device: str | None = None,
                  screen: bool | None = None):
         from lsr_lucene.encode.models import load
@@ -155,9 +157,11 @@ class SparseEncoder:
             mask[row, :len(seq)] = 1
         return input_ids.to(self.device), mask.to(self.device)
 
-    def _hidden(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """Transformed hidden states fed to the vocabulary projection (batch, length, hidden)."""
-        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.dtype == "bf16"):
+    def _hidden(self, input_ids: torch.Tensor, mask: torch.Tensor, queries: bool = False) -> torch.Tensor:
+        """Transformed hidden states fed to the vocabulary projection (batch, length, hidden); for ``queries``
+        always in fp32, for documents in the encoder's precision."""
+        dtype = prec.QUERY_DTYPE if queries else self.dtype
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=dtype == "bf16"):
             out = self.net(input_ids=input_ids, attention_mask=mask)
         return out.logits if hasattr(out, "logits") else out[0]
 
@@ -243,14 +247,20 @@ class SparseEncoder:
         weights.scatter_(1, index, torch.where(valid, exact, torch.zeros_like(exact)))
         return weights
 
-    def _run_batches(self, ids: list[list[int]], batch_size: int, work, progress=None) -> list:
+    def _run_batches(self, ids: list[list[int]], batch_size: int, work, progress=None,
+                     unpadded: bool = False) -> list:
         """Apply ``work(input_ids, mask) -> per-row results`` to length-sorted batches; results in input order.
 
+        ``unpadded``: each batch holds texts of one length only (queries), so no text is padded and its result
+        does not depend on the texts it is batched with (padding moves fp32 results by an ulp or so).
         On CPU with several threads, batches run in parallel Python threads with one torch thread each:
         independent batches scale better than intra-op threads (no barrier per small operation).
         """
-        order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
-        batches = [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
+        order = sorted(range(len(ids)), key=lambda i: (-len(ids[i]), i))
+        runs = [order]
+        if unpadded:
+            runs = [list(group) for _, group in itertools.groupby(order, key=lambda i: len(ids[i]))]
+        batches = [run[start:start + batch_size] for run in runs for start in range(0, len(run), batch_size)]
 
         def run(rows: list[int]) -> list:
             with torch.inference_mode():
@@ -282,15 +292,16 @@ class SparseEncoder:
                 torch.set_num_threads(previous)
         return results
 
-    def _encode_ids(self, ids: list[list[int]], batch_size: int, desc: str | None = None) -> list[dict[str, float]]:
+    def _encode_ids(self, ids: list[list[int]], batch_size: int, desc: str | None = None,
+                    queries: bool = False) -> list[dict[str, float]]:
         progress = None
         if desc:
-            from tqdm import tqdm
+            from lsr_lucene.progress import progress_bar
 
-            progress = tqdm(total=len(ids), desc=desc, unit=" texts", file=sys.stderr, leave=False)
+            progress = progress_bar(total=len(ids), desc=desc, unit=" texts", file=sys.stderr, leave=False)
         try:
             return self._run_batches(ids, batch_size, lambda input_ids, mask: self._to_dicts(
-                self._weights(self._hidden(input_ids, mask), mask, input_ids)), progress)
+                self._weights(self._hidden(input_ids, mask, queries), mask, input_ids)), progress, unpadded=queries)
         finally:
             if progress is not None:
                 progress.close()
@@ -314,10 +325,12 @@ class SparseEncoder:
         return self._encode_ids(ids, batch_size, "encoding" if progress else None)
 
     def encode_queries(self, texts: Sequence[str], batch_size: int = 64) -> list[dict[str, float]]:
-        """Sparse vectors {term: float weight} of queries (truncated at ``query_max_length``), in input order."""
+        """Sparse vectors {term: float weight} of queries (truncated at ``query_max_length``), in input order;
+        always in fp32 (whatever the documents' precision) and unpadded, so a query's vector does not depend on
+        the queries it is encoded with."""
         if not texts:
             return []
-        return self._encode_ids(self._tokenize(texts, self.query_max_length), batch_size)
+        return self._encode_ids(self._tokenize(texts, self.query_max_length), batch_size, queries=True)
 
     def encode_naive(self, texts: Sequence[str], max_length: int | None = None,
                      batch_size: int = DEFAULT_BATCH_SIZE) -> list[dict[str, float]]:
@@ -340,19 +353,21 @@ class SparseEncoder:
         return out
 
     def mean_hidden(self, texts: Sequence[str], max_length: int | None = None,
-                    batch_size: int = DEFAULT_BATCH_SIZE) -> np.ndarray:
+                    batch_size: int = DEFAULT_BATCH_SIZE, queries: bool = False) -> np.ndarray:
         """Per text, the mean of its transformed hidden states (float32, texts × hidden size): the input of the
-        mean negative head, and the features of lsr_lucene.studies.nevir_probe."""
+        mean negative head, and the features of lsr_lucene.studies.nevir_probe (``queries``: as ``encode_queries``,
+        fp32 and unpadded)."""
         if not texts:
             return np.zeros((0, self._weight.shape[1]), dtype=np.float32)
         ids = self._tokenize(texts, max_length or self.max_length)
         rows = self._run_batches(ids, batch_size, lambda input_ids, mask: list(
-            nh.mean_state(self._hidden(input_ids, mask).float(), mask).cpu().numpy()))
+            nh.mean_state(self._hidden(input_ids, mask, queries).float(), mask).cpu().numpy()), unpadded=queries)
         return np.stack(rows)
 
     def token_weights(self, texts: Sequence[str], max_length: int | None = None,
-                      batch_size: int = DEFAULT_BATCH_SIZE) -> list[list[tuple[str, float]]]:
-        """Per position (special tokens excluded): the WordPiece token and the weight given to it at its own position.
+                      batch_size: int = DEFAULT_BATCH_SIZE, queries: bool = False) -> list[list[tuple[str, float]]]:
+        """Per position (special tokens excluded): the WordPiece token and the weight given to it at its own position
+        (``queries``: fp32 and unpadded, as ``encode_queries``).
 
         The weight is the positive part of the activation of the token's own logit at that position
         (log(1+ReLU(x)) for SPLADE, log(1+ReLU(x-eps)) for SNReLU), so it is never negative.
@@ -362,7 +377,7 @@ class SparseEncoder:
         ids = self._tokenize(texts, max_length)
 
         return self._run_batches(ids, batch_size, lambda input_ids, mask: self._own_weights(
-            self._hidden(input_ids, mask), input_ids, mask))
+            self._hidden(input_ids, mask, queries), input_ids, mask), unpadded=queries)
 
     def encode_with_token_weights(self, texts: Sequence[str], batch_size: int = DEFAULT_BATCH_SIZE
                                   ) -> tuple[list[dict[str, float]], list[list[tuple[str, float]]]]:

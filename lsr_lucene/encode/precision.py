@@ -1,11 +1,14 @@
-"""Encoder precision (fp32 or bf16), with ``auto`` choosing whichever is faster on this machine.
+"""Encoder precision: fp32 (the default) or bf16, with ``auto`` choosing whichever is faster on this machine.
 
-bf16 pays only where the CPU computes it natively (AMX, AVX512_BF16); elsewhere it is emulated and slower than
-fp32 (AVX2 here: SciFact encoding 30 docs/s in bf16 against 53 in fp32, a SoftSDM top-k segment 360 ms against
-64). ``auto`` takes bf16 on native hardware, fp32 where oneDNN has no bf16 kernels at all
-(``projection.bf16_matmul_is_fast``), and otherwise (e.g. AVX512 without BF16, Arm) times a matmul of the
-model's projection shape once and keeps the faster. On a GPU ``auto`` keeps the earlier rule: an fp32
-transformer, a bf16 top-k projection.
+fp32 is the default for documents and the only precision for queries: bf16 vectors depend on whether and how the
+CPU computes bf16, and on the batch a text is padded in (bf16 rounds each padded shape differently), so the same
+command would give another index (and a query other scores) from one machine or batch to the next. bf16
+(``--dtype bf16``, or ``auto``) trades that for 10-20 % speed, and pays only where the CPU computes it natively
+(AMX, AVX512_BF16); elsewhere it is emulated and slower than fp32 (AVX2: SciFact encoding 30 docs/s in bf16
+against 53 in fp32, a SoftSDM top-k segment 360 ms against 64). ``auto`` takes bf16 on native hardware, fp32
+where oneDNN has no bf16 kernels at all (``projection.bf16_matmul_is_fast``), and otherwise (e.g. AVX512 without
+BF16, Arm) times a matmul of the model's projection shape once and keeps the faster. On a GPU ``auto`` keeps the
+earlier rule: an fp32 transformer, a bf16 top-k projection.
 """
 from __future__ import annotations
 
@@ -21,6 +24,8 @@ from lsr_lucene.errors import InputError
 
 PRECISIONS = ("auto", "fp32", "bf16")
 DTYPES = ("fp32", "bf16")
+DEFAULT = "fp32"  # documents, unless asked otherwise: vectors independent of the CPU's bf16 support
+QUERY_DTYPE = "fp32"  # queries, always: a query's vector must not depend on its batch
 TORCH_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 # torch.cpu.get_capabilities() keys of native bf16 arithmetic, reported by name
 NATIVE_BF16 = (("amx_bf16", "AMX_BF16"), ("avx512_bf16", "AVX512_BF16"))
@@ -28,7 +33,7 @@ CALIBRATION_ROWS = 64  # positions in the calibration matmul (a short segment)
 CALIBRATION_VOCAB = 8192  # vocabulary rows timed: the ratio, not the full product, decides
 BF16_MARGIN = 0.9  # bf16 must be this much faster in the calibration (autocast adds conversions)
 _calibrated: dict[tuple[int, int], tuple[float, float]] = {}
-_announced: set[str] = set()
+_announced: set[object] = set()  # lines (and notes) already printed
 
 
 @dataclass(frozen=True)
@@ -42,9 +47,14 @@ class Precision:
     reason: str
 
     def line(self) -> str:
-        """The one line printed at start-up."""
-        return (f"precision: {self.dtype} (requested {self.requested}; CPU capability {self.capability}; "
-                f"{self.reason})")
+        """The one line printed at start-up (when not the plain fp32 default)."""
+        reason = "" if self.reason == "as requested" else f"; {self.reason}"
+        return f"precision: {self.dtype} (requested {self.requested}; CPU {self.capability}{reason})"
+
+    @property
+    def plain(self) -> bool:
+        """fp32 asked for and used throughout: nothing worth a start-up line."""
+        return self.requested == "fp32" and self.dtype == "fp32" and self.topk == "fp32"
 
     def metadata(self) -> dict:
         """What outputs record beside the resolved ``dtype`` (which is part of the encoder settings)."""
@@ -127,11 +137,19 @@ def resolve(requested: str, device: torch.device | str, hidden: int, vocab: int,
 
 
 def announce(precision: Precision) -> None:
-    """Print the precision line on stderr, once per process for each distinct choice."""
+    """Print the precision line on stderr, once per process for each distinct choice; silent for plain fp32."""
     line = precision.line()
-    if line not in _announced:
+    if not precision.plain and line not in _announced:
         _announced.add(line)
         print(line, file=sys.stderr, flush=True)
+
+
+def note_documents_precision(documents: object) -> None:
+    """Say once on stderr when an index's documents were encoded in another precision than queries (fp32)."""
+    if documents in DTYPES and documents != QUERY_DTYPE and ("note", documents) not in _announced:
+        _announced.add(("note", documents))
+        print(f"note: documents were encoded in {documents}, queries in {QUERY_DTYPE} (scores differ slightly "
+              f"from an all-{QUERY_DTYPE} index)", file=sys.stderr, flush=True)
 
 
 def clear_calibration() -> None:

@@ -1,1 +1,2 @@
-"""Evaluation: trec_eval tables and the contrastive metrics of NevIR, ExcluIR and QUEST."""
+"""Evaluation, metrics only: trec_eval's measures in process and the NevIR / ExcluIR metrics (experiments that
+encode, index and search live in lsr_lucene.experiments, above compose)."""

@@ -1,4 +1,4 @@
-"""Evaluate TREC runs with trec_eval (the binary bundled in Pyserini's Anserini fat jar): runs side by side.
+"""Evaluate TREC runs with trec_eval's measures (in process, pytrec_eval; no JVM): runs side by side.
 
 ``lsr-lucene eval --qrels qrels.txt --run bm25=runs/bm25.txt --run splade=runs/splade.txt`` prints a Markdown
 table (rows = runs; columns nDCG@10, MAP, R@100, R@1000 by default, ``trec_eval -c``).
@@ -9,9 +9,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from lsr_lucene import cli_options as opt
 from lsr_lucene.errors import InputError, LsrError
 from lsr_lucene.eval.trec import DEFAULT_MEASURES, evaluate, table_paths, to_markdown, write_table
 from lsr_lucene.io.output import refuse_existing
+from lsr_lucene.io.runs import read_run
 
 
 def _parse_run(spec: str) -> tuple[str, str]:
@@ -21,9 +23,20 @@ def _parse_run(spec: str) -> tuple[str, str]:
     return Path(spec).stem, spec
 
 
+def warn_unjudged(qrels_path: str, runs: dict[str, dict[str, dict[str, float]]]) -> None:
+    """One warning line per run whose queries (or documents) the qrels do not judge (lsr_lucene.eval.judged)."""
+    from lsr_lucene.eval.judged import judged_warnings
+    from lsr_lucene.eval.trec import read_qrels
+
+    qrels = read_qrels(qrels_path)
+    for name, run in runs.items():
+        for line in judged_warnings(qrels, run, name, qrels_path):
+            print(line, file=sys.stderr)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Arguments of ``lsr-lucene eval``."""
-    parser = argparse.ArgumentParser(prog="lsr-lucene eval", description=__doc__.splitlines()[0])
+    parser = opt.Parser(prog="lsr-lucene eval", description=__doc__.splitlines()[0])
     parser.add_argument("--qrels", required=True, help="TREC qrels file (qid 0 docid gain)")
     parser.add_argument("--run", action="append", required=True, metavar="NAME=PATH",
                         help="a TREC run, optionally named (repeat for several runs)")
@@ -31,8 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="trec_eval measures: ndcg_cut_10 ndcg_cut.10 nDCG@10 map recall_100 R@1000 P_10 "
                              f"recip_rank ... (comma lists ok; default: {' '.join(DEFAULT_MEASURES)})")
     parser.add_argument("--per-query", action="store_true", help="one row per (run, query) instead of means")
-    parser.add_argument("--output", metavar="STEM", help="also write STEM.csv and STEM.md")
-    parser.add_argument("--overwrite", action="store_true", help="replace existing output files")
+    opt.add_output(parser, "also write the table as STEM.csv and STEM.md", required=False, metavar="STEM")
+    opt.add_overwrite(parser)
     return parser
 
 
@@ -49,8 +62,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.output:  # refuse before spending time on trec_eval
             for path in table_paths(args.output):
                 refuse_existing(path, args.overwrite)
-        table = evaluate(args.qrels, runs, args.measures, per_query=args.per_query)
+        loaded = {name: read_run(path) for name, path in runs.items()}  # each file read once
+        table = evaluate(args.qrels, loaded, args.measures, per_query=args.per_query)
         sys.stdout.write(to_markdown(table))
+        warn_unjudged(args.qrels, loaded)
         if args.output:
             for path in write_table(table, args.output, overwrite=args.overwrite):
                 print(f"wrote {path}", file=sys.stderr)

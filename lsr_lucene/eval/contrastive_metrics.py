@@ -11,7 +11,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from lsr_lucene.errors import InputError
-from lsr_lucene.eval.trec import ranking, read_run
+from lsr_lucene.io.ranking import ranking
+from lsr_lucene.io.runs import read_run
 from lsr_lucene.io.corpus import jsonl_objects
 
 NEVIR_CATEGORIES = ("correct", "prefers doc1 for both", "prefers doc2 for both", "reversed", "tie")
@@ -63,33 +64,40 @@ def excluir_metrics(run: Mapping[str, Mapping[str, float]] | str | Path, rows: I
     """ExcluIR metrics: R@1, MRR@10 of the positive, ΔR@1 / ΔMRR@10 (positive minus negative), RR.
 
     ``run`` is ``{qid: {docid: score}}`` or a run file; ``rows`` carry ``id``, ``pos_id``, ``neg_id``.
-    RR is the share of queries ranking the positive above the negative, comparing only the two documents;
-    a document missing from the run ranks below every retrieved one (both missing: not counted as above).
-    All figures are fractions in [0, 1] (Δ in [-1, 1]); queries missing from the run count as misses.
+    RR is the share of queries whose positive scores strictly above the negative (a win), comparing only the
+    two documents' scores; ties are counted apart, as NevIR counts them: ``RR ties`` is the share where the two
+    scores are equal or neither document is retrieved, ``RR losses`` the rest (RR + ties + losses = 1). A
+    document missing from the run scores below every retrieved one. Ranks (R@1, MRR@10) follow the run
+    convention (ties by docid). All figures are fractions in [0, 1] (Δ in [-1, 1]); queries missing from the
+    run count as misses.
     """
     if isinstance(run, (str, Path)):
         run = read_run(run)
-    sums = dict.fromkeys(("pos_r1", "neg_r1", "pos_rr10", "neg_rr10", "rr"), 0.0)
+    sums = dict.fromkeys(("pos_r1", "neg_r1", "pos_rr10", "neg_rr10", "rr", "rr_ties"), 0.0)
     n = 0
     for row in rows:
         try:
             qid, pos, neg = str(row["id"]), str(row["pos_id"]), str(row["neg_id"])
         except KeyError as exc:
             raise InputError(f"ExcluIR row {row.get('id', '?')} lacks field {exc.args[0]!r}") from None
-        order = {doc: rank for rank, doc in enumerate(ranking(run.get(qid, {})), 1)}
+        scores = run.get(qid, {})
+        order = {doc: rank for rank, doc in enumerate(ranking(scores), 1)}
         pos_rank, neg_rank = _rank_of(order, pos), _rank_of(order, neg)
         sums["pos_r1"] += pos_rank == 1
         sums["neg_r1"] += neg_rank == 1
         sums["pos_rr10"] += 1 / pos_rank if pos_rank <= 10 else 0.0
         sums["neg_rr10"] += 1 / neg_rank if neg_rank <= 10 else 0.0
-        sums["rr"] += pos_rank < neg_rank
+        pos_score, neg_score = scores.get(pos, -math.inf), scores.get(neg, -math.inf)
+        sums["rr"] += pos_score > neg_score
+        sums["rr_ties"] += pos_score == neg_score
         n += 1
     if n == 0:
         raise InputError("no ExcluIR rows to score")
     mean = {k: v / n for k, v in sums.items()}
     return {"queries": n, "R@1": mean["pos_r1"], "MRR@10": mean["pos_rr10"],
             "ΔR@1": mean["pos_r1"] - mean["neg_r1"], "ΔMRR@10": mean["pos_rr10"] - mean["neg_rr10"],
-            "RR": mean["rr"], "R@1 (neg)": mean["neg_r1"], "MRR@10 (neg)": mean["neg_rr10"]}
+            "RR": mean["rr"], "RR ties": mean["rr_ties"], "RR losses": 1.0 - mean["rr"] - mean["rr_ties"],
+            "R@1 (neg)": mean["neg_r1"], "MRR@10 (neg)": mean["neg_rr10"]}
 
 
 def read_nevir(path: str | Path) -> list[dict[str, str]]:

@@ -1,20 +1,22 @@
-"""Evaluate TREC runs with trec_eval (the binary bundled in Pyserini's Anserini fat jar): measures, run and qrels
-files, and the result tables (CSV and Markdown).
+"""Evaluate TREC runs in process with trec_eval's own code (``pytrec_eval``): measures, qrels, and the result
+tables (CSV and Markdown).
 
-:func:`evaluate` gives a DataFrame with rows = runs and columns nDCG@10, MAP, R@100, R@1000 by default
-(``trec_eval -c``); the command is ``lsr-lucene eval`` (:mod:`lsr_lucene.eval.cli`).
+:func:`evaluate` gives a DataFrame with rows = runs and columns nDCG@10, MAP, R@100, R@1000 by default, averaged
+as ``trec_eval -c`` averages (every query of the qrels counts; a query the run does not answer is evaluated as
+an empty ranking, so it scores 0); the command is ``lsr-lucene eval`` (:mod:`lsr_lucene.eval.cli`). Run files
+are read by :mod:`lsr_lucene.io.runs`.
 """
 from __future__ import annotations
 
 import math
 import re
-import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from lsr_lucene.errors import InputError, SetupError
+from lsr_lucene.errors import InputError
 from lsr_lucene.io.corpus import open_text
 from lsr_lucene.io.output import atomic_output, refuse_existing
+from lsr_lucene.io.runs import read_run
 
 DEFAULT_MEASURES = ("ndcg_cut_10", "map", "recall_100", "recall_1000")
 # trec_eval measures that take a cutoff/parameter: ``-m base.k`` reports ``base_k``.
@@ -82,55 +84,19 @@ def column_name(name: str) -> str:
     return measure_key(name)
 
 
-def _measure_args(measures: Sequence[str]) -> list[str]:
-    """``-m`` arguments, grouping parameters per measure (trec_eval keeps only the last ``-m`` of a measure)."""
+def measure_specs(measures: Sequence[str]) -> set[str]:
+    """trec_eval ``-m`` names with each measure's parameters grouped (``ndcg_cut.5,10``): trec_eval keeps only
+    the last ``-m`` of a measure, and so does pytrec_eval."""
     grouped: dict[str, list[str]] = {}
     for name in measures:
         base, param = canonical_measure(name)
         params = grouped.setdefault(base, [])
         if param is not None and param not in params:
             params.append(param)
-    args: list[str] = []
-    for base, params in grouped.items():
-        args += ["-m", f"{base}.{','.join(params)}" if params else base]
-    return args
+    return {f"{base}.{','.join(params)}" if params else base for base, params in grouped.items()}
 
 
-# ---------------------------------------------------------------- file validation
-
-
-def read_run(path: str | Path) -> dict[str, dict[str, float]]:
-    """Read a TREC run ``qid Q0 docid rank score tag`` into ``{qid: {docid: score}}``; bad lines raise InputError."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"{path}: no such run file")
-    run: dict[str, dict[str, float]] = {}
-    with open_text(path) as handle:
-        for line_no, line in enumerate(handle, 1):
-            cols = line.split()
-            if not cols:
-                continue
-            where = f"{path}:{line_no}"
-            if len(cols) != 6:
-                raise InputError(f"{where}: expected 6 columns 'qid Q0 docid rank score tag', got {len(cols)}")
-            qid, _, docid, rank, score, _ = cols
-            try:
-                int(rank)
-            except ValueError:
-                raise InputError(f"{where}: rank {rank!r} is not an integer") from None
-            try:
-                value = float(score)
-            except ValueError:
-                raise InputError(f"{where}: score {score!r} is not a number") from None
-            if not math.isfinite(value):
-                raise InputError(f"{where}: score {score!r} is not finite")
-            docs = run.setdefault(qid, {})
-            if docid in docs:
-                raise InputError(f"{where}: document {docid} appears twice for query {qid}")
-            docs[docid] = value
-    if not run:
-        raise InputError(f"{path}: empty run file")
-    return run
+# ---------------------------------------------------------------- qrels
 
 
 def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
@@ -156,54 +122,45 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
     return qrels
 
 
-def ranking(scores: Mapping[str, float]) -> list[str]:
-    """Doc ids by score descending, ties by doc id ascending (the Anserini run-file convention)."""
-    return sorted(scores, key=lambda doc: (-scores[doc], doc))
+# ---------------------------------------------------------------- trec_eval measures (pytrec_eval)
 
 
-# ---------------------------------------------------------------- trec_eval
+def evaluator(qrels: Mapping[str, Mapping[str, int]], measures: Sequence[str]):
+    """A ``pytrec_eval.RelevanceEvaluator`` (trec_eval's C code in process) for ``measures``; unknown: InputError."""
+    import pytrec_eval
 
-
-def trec_eval_command(args: Sequence[str]) -> list[str]:
-    """``java -cp <anserini fat jar> trec_eval <args>``: Pyserini's bundled trec_eval, run as Pyserini runs it."""
-    from lsr_lucene.jvm import runtime as jvm
-
-    home = jvm.prepare_environment()
-    return [str(home / "bin" / "java"), "-cp", str(jvm.anserini_jar()), "trec_eval", *args]
-
-
-def run_trec_eval(args: Sequence[str]) -> str:
-    """Run trec_eval and return its stdout; a trec_eval complaint becomes an InputError."""
     try:
-        proc = subprocess.run(trec_eval_command(args), capture_output=True, text=True, timeout=3600)
-    except OSError as exc:
-        raise SetupError(f"cannot run trec_eval through Java: {exc}") from None
-    # Anserini's wrapper exits 0 even when trec_eval fails, so look at stderr as well.
-    errors = [line for line in proc.stderr.splitlines() if line.strip() and "WARNING" not in line]
-    if proc.returncode != 0 or (errors and not proc.stdout.strip()):
-        raise InputError(f"trec_eval failed: {' / '.join(errors) or f'exit status {proc.returncode}'}")
-    return proc.stdout
+        return pytrec_eval.RelevanceEvaluator({q: dict(d) for q, d in qrels.items()}, measure_specs(measures))
+    except ValueError as exc:
+        raise InputError(f"trec_eval measure: {exc}") from None
 
 
-def _parse_trec_eval(output: str) -> dict[str, dict[str, float]]:
-    """``{qid or "all": {measure: value}}`` from trec_eval's ``measure\\tqid\\tvalue`` lines."""
-    parsed: dict[str, dict[str, float]] = {}
-    for line in output.splitlines():
-        cols = line.split()
-        if len(cols) != 3:
-            continue
-        try:
-            parsed.setdefault(cols[1], {})[cols[0]] = float(cols[2])
-        except ValueError:
-            continue  # runid line
-    return parsed
+def evaluate_complete(judge, qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[str, float]]
+                      ) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]:
+    """(per-query values of the queries the run answers, per-query values of every qrels query) as ``trec_eval
+    -c`` counts them: a qrels query without a run line is evaluated as an empty ranking (0 for the usual measures,
+    its relevant documents still counted in ``num_rel``)."""
+    answered = judge.evaluate({q: dict(docs) for q, docs in run.items() if docs})
+    missing = {q: {} for q in qrels if q not in answered}
+    complete = {**answered, **(judge.evaluate(missing) if missing else {})}
+    return answered, complete
 
 
-def evaluate(qrels_path: str | Path, runs: Mapping[str, str | Path] | Sequence[str | Path],
+def aggregate(per_query: Mapping[str, Mapping[str, float]], key: str) -> float:
+    """trec_eval's summary of one measure over queries: sum for ``num_*``, geometric mean for ``gm_*``, else mean."""
+    import pytrec_eval
+
+    values = [values[key] for values in per_query.values() if key in values]
+    return pytrec_eval.compute_aggregated_measure(key, values) if values else float("nan")
+
+
+def evaluate(qrels_path: str | Path, runs: Mapping[str, str | Path | Mapping] | Sequence[str | Path],
              measures: Sequence[str] = DEFAULT_MEASURES, per_query: bool = False):
-    """trec_eval ``-c`` of each run: a DataFrame with rows = run names and columns nDCG@10, MAP, ...
+    """trec_eval ``-c`` of each run (a run file, or one already read by lsr_lucene.io.runs.read_run): a DataFrame
+    with rows = run names and columns nDCG@10, MAP, ...
 
-    ``per_query=True`` returns rows indexed by (run, qid) instead (queries the run does not answer are absent).
+    ``per_query=True`` returns rows indexed by (run, qid) instead (queries the run does not answer are absent,
+    as in ``trec_eval -q``).
     """
     import pandas as pd
 
@@ -217,69 +174,45 @@ def evaluate(qrels_path: str | Path, runs: Mapping[str, str | Path] | Sequence[s
     measures = expand_measures(measures)
     if not measures:
         raise InputError("no measure to compute")
-    read_qrels(qrels_path)  # clear file:line errors before trec_eval sees the files
+    qrels = read_qrels(qrels_path)
+    judge = evaluator(qrels, measures)
     keys = [measure_key(m) for m in measures]
     columns = [column_name(m) for m in measures]
-    args = ["-c", *(["-q"] if per_query else []), *_measure_args(measures)]
     rows, index = [], []
     for name, run_path in runs.items():
-        read_run(run_path)
-        parsed = _parse_trec_eval(run_trec_eval([*args, str(qrels_path), str(run_path)]))
-        missing = [k for k in keys if k not in parsed.get("all", {})]
+        run = run_path if isinstance(run_path, Mapping) else read_run(run_path)
+        answered, complete = evaluate_complete(judge, qrels, run)
+        missing = [k for k in keys if not any(k in values for values in complete.values())]
         if missing:
-            raise InputError(f"trec_eval reported no {', '.join(missing)} for {run_path} (unknown measure?)")
-        qids = [q for q in parsed if q != "all"] if per_query else ["all"]
-        for qid in qids:
-            rows.append([parsed[qid].get(k, float("nan")) for k in keys])
-            index.append((name, qid) if per_query else name)
+            raise InputError(f"trec_eval reports no {', '.join(missing)} (unknown measure or parameter?)")
+        if per_query:
+            for qid, values in answered.items():
+                rows.append([values.get(k, float("nan")) for k in keys])
+                index.append((name, qid))
+        else:
+            rows.append([aggregate(complete, k) for k in keys])
+            index.append(name)
     if per_query:
         return pd.DataFrame(rows, index=pd.MultiIndex.from_tuples(index, names=["run", "qid"]), columns=columns)
     return pd.DataFrame(rows, index=pd.Index(index, name="run"), columns=columns)
 
 
-QUERIES_PER_CALL = 8000  # trec_eval slows down more than linearly with the number of queries in one call
-
-
 def evaluate_rankings(qrels: Mapping[str, Mapping[str, int]], rankings: Sequence[Mapping[str, Sequence[str]]],
                       measure: str = "ndcg_cut_10") -> list[float]:
     """trec_eval ``-c`` mean of ``measure`` for each of many in-memory rankings ``{qid: [docid, ...]}`` (best
-    first) over the same qrels, in few trec_eval calls: ranking i's queries become ``i:qid`` in one run file and
-    one qrels file (a grid search would otherwise start a JVM per candidate), up to ``QUERIES_PER_CALL`` queries
-    a call. Scores written are rank-based, so trec_eval keeps each ranking's order exactly."""
-    per_call = max(1, QUERIES_PER_CALL // max(1, len(qrels)))
-    means: list[float] = []
-    for start in range(0, len(rankings), per_call):
-        means += _evaluate_rankings_once(qrels, rankings[start:start + per_call], measure)
-    return means
-
-
-def _evaluate_rankings_once(qrels: Mapping[str, Mapping[str, int]],
-                            rankings: Sequence[Mapping[str, Sequence[str]]], measure: str) -> list[float]:
-    import tempfile
-
+    first) over the same qrels, in process. Scores given to trec_eval are rank-based, so it keeps each ranking's
+    order exactly."""
+    judge = evaluator(qrels, [measure])
     key = measure_key(measure)
-    with tempfile.TemporaryDirectory(prefix="lsr-eval-") as tmp:
-        qrels_path, run_path = Path(tmp, "qrels.txt"), Path(tmp, "run.txt")
-        with open(qrels_path, "w", encoding="utf-8") as out:
-            for i in range(len(rankings)):
-                out.writelines(f"{i}:{qid} 0 {doc} {gain}\n" for qid, docs in qrels.items()
-                               for doc, gain in docs.items())
-        with open(run_path, "w", encoding="utf-8") as out:
-            for i, ranked in enumerate(rankings):
-                for qid, docs in ranked.items():
-                    out.writelines(f"{i}:{qid} Q0 {doc} {r} {len(docs) - r + 1} fit\n" for r, doc in enumerate(docs, 1))
-        output = run_trec_eval(["-c", "-q", *_measure_args([measure, "num_q"]), str(qrels_path), str(run_path)])
-    parsed = _parse_trec_eval(output)
-    counted = parsed.get("all", {}).get("num_q")
-    if key not in parsed.get("all", {}) or not counted:
-        raise InputError(f"trec_eval reported no {key} (unknown measure?)")
-    per_query = int(counted) // len(rankings)  # -c: every qrels query counts, answered or not
-    sums = [0.0] * len(rankings)
-    for qid, values in parsed.items():
-        if qid != "all" and key in values:
-            sums[int(qid.partition(":")[0])] += values[key]
-    return [total / per_query for total in sums]
-
+    means = []
+    for ranked in rankings:
+        run = {qid: {doc: float(len(docs) - r) for r, doc in enumerate(docs)} for qid, docs in ranked.items()}
+        _, complete = evaluate_complete(judge, qrels, run)
+        value = aggregate(complete, key)
+        if math.isnan(value):
+            raise InputError(f"trec_eval reports no {key} (unknown measure or parameter?)")
+        means.append(value)
+    return means
 
 # ---------------------------------------------------------------- tables
 

@@ -2,5 +2,6 @@
 
 ``lsr-lucene fuse`` (``python -m lsr_lucene.fuse``, :mod:`lsr_lucene.fuse.cli`); library: ``pools`` (each query's
 documents across runs), ``methods`` (normalisation, fused scores, top-k with ties by docid), ``setting`` (a fitted
-setting as JSON), ``fit`` (grid search through trec_eval), ``topics`` (topic subsets and the fixed-seed split).
+setting as JSON), ``fit`` (grid search scored by lsr_lucene.eval.trec), ``topics`` (topic subsets and the fixed-seed
+split).
 """

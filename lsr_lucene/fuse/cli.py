@@ -10,27 +10,29 @@ from __future__ import annotations
 import argparse
 import json
 
+from lsr_lucene import cli_options as opt
 from lsr_lucene.errors import InputError
 from lsr_lucene.fuse.setting import DEFAULT_DEPTH, DEFAULT_RRF_K, METHODS, NORMALISATIONS, Setting
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="lsr-lucene fuse", description=__doc__.splitlines()[0])
+    parser = opt.Parser(prog="lsr-lucene fuse", description=__doc__.splitlines()[0])
     parser.add_argument("--run", action="append", default=[], metavar="NAME=FILE",
                         help="an input TREC run and its name (two or more)")
     parser.add_argument("--method", choices=METHODS, default=None,
                         help="rrf: Σ w/(k + rank); linear: Σ w·normalised score; zscore: linear on z-scores "
                              "(default rrf)")
-    parser.add_argument("--rrf-k", type=float, default=None, help=f"RRF's k (default {DEFAULT_RRF_K:g})")
+    opt.add_number(parser, "--rrf-k", "--rrf.k", kind=opt.NON_NEGATIVE_NUMBER, default=None,
+                   help=f"RRF's k (default: {DEFAULT_RRF_K:g}; Pyserini's --rrf.k)")
     parser.add_argument("--weight", action="append", default=[], metavar="NAME=W",
                         help="weight of a run (default 1 each); rrf weights each run's 1/(k + rank)")
     parser.add_argument("--normalisation", "--normalization", choices=NORMALISATIONS, default=None,
                         help="score normalisation per query for --method linear (default minmax)")
-    parser.add_argument("--depth", type=int, default=None,
-                        help=f"documents of each run considered per query (default {DEFAULT_DEPTH})")
-    parser.add_argument("--hits", type=int, default=1000, help="documents written per query (default 1000)")
-    parser.add_argument("--output", help="fused TREC run to write")
-    parser.add_argument("--run-tag", default=None, help="run tag (default fuse-<method>)")
+    opt.add_number(parser, "--depth", default=None,
+                   help=f"documents of each run considered per query (default: {DEFAULT_DEPTH})")
+    opt.add_hits(parser, "--k", help="documents written per query (Pyserini's --k)")
+    opt.add_output(parser, "fused TREC run to write", required=False)
+    opt.add_run_tag(parser, help="run tag, the last column of the run file (default: fuse-<method>)")
     parser.add_argument("--topics-subset", metavar="FILE",
                         help="only these topics (a topics file): the training topics of --fit, or the topics "
                              "written by an apply")
@@ -38,10 +40,11 @@ def _parser() -> argparse.ArgumentParser:
     fit = parser.add_argument_group("fitting on training topics")
     fit.add_argument("--fit", metavar="QRELS", help="choose weights (and RRF k) by grid search on --topics-subset")
     fit.add_argument("--metric", default="ndcg_cut_10", help="trec_eval measure the fit maximises (default ndcg_cut_10)")
-    fit.add_argument("--grid-step", type=float, default=0.1, help="weight grid step on the simplex (default 0.1)")
+    opt.add_number(fit, "--grid-step", kind=opt.POSITIVE_NUMBER, default=0.1,
+                   help="weight grid step on the simplex")
     fit.add_argument("--rrf-k-grid", default="5,10,20,40,60,80,100", help="RRF k values tried by --fit")
     fit.add_argument("--save-setting", metavar="FILE", help="write the fitted setting as JSON (for --setting)")
-    parser.add_argument("--overwrite", action="store_true", help="replace existing outputs")
+    opt.add_overwrite(parser)
     return parser
 
 
@@ -64,8 +67,6 @@ def _check_modes(args: argparse.Namespace) -> None:
                              "leave those options out")
     if args.normalisation and (args.method or "rrf") != "linear":
         raise InputError("--normalisation goes with --method linear (zscore normalises by z-scores, rrf by ranks)")
-    if args.hits < 1:
-        raise InputError(f"--hits must be at least 1, got {args.hits}")
 
 
 def _rrf_ks(text: str) -> list[float]:
@@ -121,7 +122,8 @@ def _apply(args: argparse.Namespace, paths: dict[str, str]) -> int:
     from lsr_lucene.fuse.methods import DECIMALS, fuse_pools
     from lsr_lucene.fuse.pools import build_pools, parse_named, read_runs
     from lsr_lucene.fuse.setting import read_setting, weights_for
-    from lsr_lucene.io.output import refuse_existing, write_run
+    from lsr_lucene.io.output import refuse_existing
+    from lsr_lucene.io.runs import write_run
 
     refuse_existing(args.output, args.overwrite)
     names = list(paths)

@@ -1,4 +1,4 @@
-"""Grid search of fusion weights (and RRF k) on training topics only, scored by trec_eval in a few calls.
+"""Grid search of fusion weights (and RRF k) on training topics only, scored by trec_eval's measures in process.
 
 Only the queries of the training subset are kept from the runs and the qrels before anything is computed, so
 neither the rankings nor the judgements of other topics can influence the choice, and trec_eval sees training
@@ -8,7 +8,6 @@ each k of ``rrf_ks``. Equal scores go to the setting with the most even weights,
 from __future__ import annotations
 
 import itertools
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -16,7 +15,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from lsr_lucene.errors import InputError
-from lsr_lucene.eval.trec import canonical_measure, evaluate_rankings, measure_key, read_qrels
+from lsr_lucene.eval.trec import canonical_measure, evaluator, measure_key, read_qrels
 from lsr_lucene.fuse.methods import features, ranked_ids
 from lsr_lucene.fuse.pools import build_pools, read_runs
 from lsr_lucene.fuse.setting import DEFAULT_DEPTH, DEFAULT_RRF_K, Setting
@@ -56,6 +55,49 @@ def _evenness(weights: np.ndarray) -> float:
     return -float(((weights - 1 / len(weights)) ** 2).sum())
 
 
+QUERY_CHUNK = 64  # queries whose candidate rankings exist at once: memory is a chunk's, not the topic set's
+
+
+def _streamed_means(qrels: Mapping[str, Mapping[str, int]], pools: Mapping, method: str, normalisation: str,
+                    ks: Sequence[float], grid: np.ndarray, k: int, measure: str, bar) -> list[float]:
+    """trec_eval ``-c`` mean of ``measure`` of every candidate (each k of ``ks`` × each weight row of ``grid``).
+
+    Rankings are made and scored a chunk of queries at a time and only each query's measure value is kept (a
+    float per candidate and query), so memory does not grow with candidates × queries × depth. A qrels query
+    a candidate does not answer counts as an empty ranking, as with ``trec_eval -c``.
+    """
+    import pytrec_eval
+
+    judge = evaluator(qrels, [measure])
+    key = measure_key(measure)
+    qids = list(qrels)
+    column = {q: i for i, q in enumerate(qids)}
+    empty = judge.evaluate({q: {} for q in qids})
+    values = np.tile(np.array([empty.get(q, {}).get(key, np.nan) for q in qids]), (len(ks) * len(grid), 1))
+    answered = [q for q in pools if q in column and pools[q].docids]
+    for start in range(0, len(answered), QUERY_CHUNK):
+        part = answered[start:start + QUERY_CHUNK]
+        for r, rrf_k in enumerate(ks):
+            rankings: list[dict[str, dict[str, float]]] = [{} for _ in grid]
+            for qid in part:
+                feats = features(pools[qid], method, rrf_k, normalisation)
+                for c, ids in enumerate(ranked_ids(pools[qid], feats, grid, k)):
+                    if ids:  # scores given to trec_eval are rank-based: it keeps each ranking's order exactly
+                        rankings[c][qid] = {doc: float(len(ids) - i) for i, doc in enumerate(ids)}
+            for c, run in enumerate(rankings):
+                for qid, measures in (judge.evaluate(run) if run else {}).items():
+                    values[r * len(grid) + c, column[qid]] = measures.get(key, np.nan)
+        if bar is not None:
+            bar.update(len(part) * len(ks))
+    means = []
+    for row in values:
+        present = row[~np.isnan(row)]
+        if present.size == 0:
+            raise InputError(f"trec_eval reports no {key} (unknown measure or parameter?)")
+        means.append(float(pytrec_eval.compute_aggregated_measure(key, present.tolist())))
+    return means
+
+
 def fit(runs: Mapping[str, Mapping[str, Mapping[str, float]]], qrels: Mapping[str, Mapping[str, int]],
         method: str, measure: str = "ndcg_cut_10", normalisation: str = "minmax",
         depth: int | None = DEFAULT_DEPTH, hits: int = 1000, step: float = WEIGHT_STEP,
@@ -66,27 +108,15 @@ def fit(runs: Mapping[str, Mapping[str, Mapping[str, float]]], qrels: Mapping[st
     pools = build_pools(runs, depth)
     k = min(cutoff(measure) or hits, hits)
     ks = [float(x) for x in rrf_ks] if method == "rrf" else [DEFAULT_RRF_K]
-    candidates: list[tuple[float, np.ndarray]] = []
-    rankings: list[dict[str, list[str]]] = []
+    candidates = [(rrf_k, row) for rrf_k in ks for row in grid]
     bar = None
     if progress:
-        from tqdm import tqdm
+        from lsr_lucene.progress import progress_bar
 
-        bar = tqdm(total=len(ks) * len(pools), desc=f"fit {method}", unit=" queries", file=sys.stderr, leave=False)
-    for rrf_k in ks:
-        per_candidate: list[dict[str, list[str]]] = [{} for _ in grid]
-        for qid, pool in pools.items():
-            if pool.docids:
-                feats = features(pool, method, rrf_k, normalisation)
-                for c, ids in enumerate(ranked_ids(pool, feats, grid, k)):
-                    per_candidate[c][qid] = ids
-            if bar is not None:
-                bar.update(1)
-        rankings += per_candidate
-        candidates += [(rrf_k, row) for row in grid]
+        bar = progress_bar(total=len(ks) * len(pools), desc=f"fit {method}", unit=" queries", leave=False)
+    scores = _streamed_means(qrels, pools, method, normalisation, ks, grid, k, measure, bar)
     if bar is not None:
         bar.close()
-    scores = evaluate_rankings(qrels, rankings, measure)
     tried = [(Setting(method, dict(zip(names, row.tolist())), rrf_k, normalisation, depth), score)
              for (rrf_k, row), score in zip(candidates, scores)]
     best = max(range(len(tried)), key=lambda i: (round(scores[i], 10), _evenness(candidates[i][1]),

@@ -15,6 +15,7 @@ from typing import Mapping
 import numpy as np
 
 from lsr_lucene.fuse.pools import Pool
+from lsr_lucene.io.ranking import top_k  # ties by index: pools list docids ascending, so ties by docid
 from lsr_lucene.fuse.setting import Setting
 
 DECIMALS = 9  # fused scores are rounded (and written) to this many decimals
@@ -57,17 +58,6 @@ def weighted_sums(feats: np.ndarray, weights: np.ndarray) -> np.ndarray:
     for col in range(feats.shape[1]):
         total += feats[:, col:col + 1] * weights[None, :, col]
     return np.round(total, DECIMALS)
-
-
-def top_k(scores: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the ``k`` highest scores, ties by index (pools list docids ascending, so: ties by docid)."""
-    n = len(scores)
-    if k < n:
-        kth = np.partition(-scores, k - 1)[k - 1]
-        keep = np.flatnonzero(-scores <= kth)  # all documents tied with the k-th, then ordered exactly
-    else:
-        keep = np.arange(n)
-    return keep[np.lexsort((keep, -scores[keep]))][:k]
 
 
 def fuse_pools(pools: Mapping[str, Pool], setting: Setting, hits: int = 1000

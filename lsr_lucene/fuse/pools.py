@@ -8,7 +8,8 @@ from typing import Collection, Mapping, Sequence
 import numpy as np
 
 from lsr_lucene.errors import InputError
-from lsr_lucene.eval.trec import ranking, read_run
+from lsr_lucene.io.ranking import ranking
+from lsr_lucene.io.runs import read_run
 
 MIN_RUNS = 2
 

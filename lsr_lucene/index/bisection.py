@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 from scipy import sparse
-from tqdm import tqdm
+from lsr_lucene.progress import progress_bar
 
 from lsr_lucene.jvm.runtime import java_command
 
@@ -90,7 +90,7 @@ def bisect(graph: DocTermGraph, depth: int | None = None, iterations: int = ITER
         command = java_command("io.github.lsrlucene.index.Bisection", str(prefix), str(n), rank_file, str(depth),
                                str(iterations), str(threads or os.cpu_count() or 1), str(output),
                                max_heap=_heap_for(graph))
-        with tqdm(total=n * depth, desc="BP", unit=" doc-levels", unit_scale=True, disable=not progress) as bar, \
+        with progress_bar(total=n * depth, desc="BP", unit=" doc-levels", unit_scale=True, disable=not progress) as bar, \
                 tempfile.TemporaryFile(mode="w+") as errors:
             job = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, text=True)
             for line in job.stdout:

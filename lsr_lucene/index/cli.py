@@ -5,17 +5,17 @@
 """
 from __future__ import annotations
 
-import argparse
 
+from lsr_lucene import cli_options as opt
 from lsr_lucene.index.impact import INDEXERS, build_impact_index
 from lsr_lucene.index.reorder import reorder_summary
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="lsr-lucene index", description=__doc__.splitlines()[0])
-    parser.add_argument("--input", required=True, help="JsonVectorCollection JSONL file or directory (from lsr-lucene encode)")
-    parser.add_argument("--index", required=True, help="index directory to create")
-    parser.add_argument("--threads", type=int, default=2)
+    parser = opt.Parser(prog="lsr-lucene index", description=__doc__.splitlines()[0])
+    opt.add_input(parser, "JsonVectorCollection JSONL file or directory (from lsr-lucene encode)")
+    opt.add_index(parser, "index folder to create")
+    opt.add_threads(parser, help="indexing threads")
     parser.add_argument("--positions", help="per-position token weights JSONL (encode --positions) to add the "
                                             "positional weight field used by WindowQuery/SDM")
     parser.add_argument("--no-optimize", action="store_true", help="skip merging the index into one segment")
@@ -24,9 +24,9 @@ def main(argv: list[str] | None = None) -> int:
                              "anserini: Anserini's IndexCollection, which repeats each term weight times")
     parser.add_argument("--reorder", choices=["bp"], help="reorder the docids after building: bp = recursive "
                                                           "graph bisection (smaller postings, faster block-max skipping)")
-    parser.add_argument("--seed", type=int, help="shuffle the input order with this seed before --reorder "
+    opt.add_number(parser, "--seed", kind=opt.INTEGER, help="shuffle the input order with this seed before --reorder "
                                                  "(default: start from the input order)")
-    parser.add_argument("--overwrite", action="store_true")
+    opt.add_overwrite(parser)
     args = parser.parse_args(argv)
     if args.seed is not None and not args.reorder:
         parser.error("--seed needs --reorder")

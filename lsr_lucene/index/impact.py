@@ -20,14 +20,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tqdm import tqdm
+from lsr_lucene.progress import progress_bar
 
 from lsr_lucene.errors import InputError
+from lsr_lucene.index.kind import IMPACT, INDEX_METADATA, require_index_kind
 from lsr_lucene.io.claims import temporary_prefix
 from lsr_lucene.io.output import atomic_output, open_jsonl, refuse_existing
 from lsr_lucene.io.vectors import METADATA as VECTOR_METADATA, vector_files
 
-INDEX_METADATA = "lsr_lucene.json"
 # Limits of Anserini 1.7.1's JsonVectorCollection -impact -pretokenized indexing (Lucene 9.9 underneath):
 MAX_WEIGHT = 2**31 - 1  # JsonNode.asInt(): a larger weight wraps around to (weight mod 2^32) as a 32-bit int
 MAX_TERM_CHARS = 255  # WhitespaceTokenizer (CharTokenizer.DEFAULT_MAX_WORD_LEN) splits longer tokens, in UTF-16 units
@@ -85,7 +85,17 @@ def _check_term(where: str, doc_id: str, term: str) -> tuple[int, bool]:
     return length + 1, all(ord(ch) < 256 for ch in term)
 
 
-def _check_document(where: str, obj: dict, seen: dict[str, str]) -> tuple[str, dict]:
+def _first_seen(files: list[Path], doc_id: str) -> str:
+    """``file:line`` of ``doc_id``'s first occurrence, found by reading again (only when a duplicate is met, so
+    validation keeps one id per document in memory, not a location string)."""
+    for file in files:
+        for line_no, obj in open_jsonl(file):
+            if str(obj.get("id")) == doc_id:
+                return f"{file}:{line_no}"
+    return "?"
+
+
+def _check_document(where: str, obj: dict, seen: set[str], files: list[Path]) -> tuple[str, dict]:
     """Validate one JsonVectorCollection line's id and vector object; returns (id, vector)."""
     doc_id = obj.get("id")
     if doc_id is None or isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)) or str(doc_id) == "":
@@ -94,8 +104,8 @@ def _check_document(where: str, obj: dict, seen: dict[str, str]) -> tuple[str, d
     if any(ch.isspace() for ch in doc_id):
         raise InputError(f"{where}: document id {doc_id!r} contains whitespace (TREC run files cannot hold it)")
     if doc_id in seen:
-        raise InputError(f"{where}: duplicate document id {doc_id!r} (first seen at {seen[doc_id]})")
-    seen[doc_id] = where
+        raise InputError(f"{where}: duplicate document id {doc_id!r} (first seen at {_first_seen(files, doc_id)})")
+    seen.add(doc_id)
     vector = obj.get("vector")
     if not isinstance(vector, dict):
         raise InputError(f"{where}: document {doc_id!r} has no 'vector' object")
@@ -126,15 +136,15 @@ def _text_size(where: str, doc_id: str, vector: dict, terms: dict[str, tuple[int
 
 
 def _validate(files: list[Path]) -> tuple[dict, _Largest]:
-    seen: dict[str, str] = {}
+    seen: set[str] = set()  # ids only: a duplicate's first location is found by reading again
     terms: dict[str, tuple[int, bool]] = {}
     counts = {"documents": 0, "empty": 0, "postings": 0, "max_impact": 0}
     largest = _Largest()
     for file in files:
         name = str(file)
-        for line_no, obj in tqdm(open_jsonl(file), desc=f"checking {file.name}", unit=" docs", leave=False):
+        for line_no, obj in progress_bar(open_jsonl(file), desc=f"checking {file.name}", unit=" docs", leave=False):
             where = f"{name}:{line_no}"
-            doc_id, vector = _check_document(where, obj, seen)
+            doc_id, vector = _check_document(where, obj, seen, files)
             size = _text_size(where, doc_id, vector, terms)
             if size.text_bytes > largest.text_bytes:
                 largest = size
@@ -234,7 +244,7 @@ def index_weighted_terms(files: list[Path], index_dir: Path, threads: int, docum
     job = java_class("index.ImpactIndexer").start([str(f) for f in files], str(index_dir), threads, optimize,
                                                   float(min(4096, max(64, heap_mb // 2))))
     try:
-        with tqdm(total=documents, desc="indexing", unit=" docs", leave=False) as bar:
+        with progress_bar(total=documents, desc="indexing", unit=" docs", leave=False) as bar:
             while not job.isDone():
                 time.sleep(0.2)
                 bar.update(job.indexed() + job.empty() - bar.n)
@@ -304,10 +314,7 @@ def reorder_impact_index(index: str | Path, output: str | Path, method: str = "b
     ``reorder`` entry records method, seed, times and log-gap costs before and after."""
     from lsr_lucene.index.reorder import reorder_into
 
-    if not Path(index).exists():
-        raise InputError(f"{index}: no such index")
-    if not Path(index).is_dir():
-        raise InputError(f"{index}: not an index folder")
+    require_index_kind(index, IMPACT, "reorder")
     refuse_existing(output, overwrite)
     with atomic_output(output, overwrite=overwrite, directory=True) as tmp, \
             tempfile.TemporaryDirectory(dir=tmp.parent, prefix=temporary_prefix(Path(output))) as scratch:
@@ -324,11 +331,15 @@ def _num_docs(index_dir: Path) -> int:
 
     FSDirectory = jvm.autoclass("org.apache.lucene.store.FSDirectory")
     Paths = jvm.autoclass("java.nio.file.Paths")
-    reader = jvm.autoclass("org.apache.lucene.index.DirectoryReader").open(FSDirectory.open(Paths.get(str(index_dir))))
+    directory = FSDirectory.open(Paths.get(str(index_dir)))
     try:
-        return reader.numDocs()
+        reader = jvm.autoclass("org.apache.lucene.index.DirectoryReader").open(directory)
+        try:
+            return reader.numDocs()
+        finally:
+            reader.close()
     finally:
-        reader.close()
+        directory.close()  # a reader does not close the Directory it was opened on
 
 
 def read_index_metadata(index: str | Path) -> dict:

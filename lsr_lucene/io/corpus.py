@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import gzip
+import lzma
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Iterable, Iterator
@@ -11,9 +13,12 @@ from lsr_lucene.errors import InputError
 from lsr_lucene.io.output import open_jsonl as jsonl_objects
 
 IRDS_PREFIX = "irds:"
-JSONL_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz")
-TSV_SUFFIXES = (".tsv", ".tsv.gz", ".txt", ".txt.gz")
+JSONL_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz", ".jsonl.xz", ".json.xz")
+TSV_SUFFIXES = (".tsv", ".tsv.gz", ".txt", ".txt.gz", ".tsv.xz", ".txt.xz")
 ID_KEYS = ("id", "_id", "docid")
+# first columns that make a TSV file's first line a header row, not a document or query
+HEADER_NAMES = frozenset({"id", "_id", "qid", "docid", "doc_id", "pid", "query_id", "query-id", "queryid", "topic",
+                          "topic_id", "topicid", "corpus-id", "corpus_id", "num", "number"})
 TEXT_KEYS = ("text", "contents")
 
 
@@ -40,9 +45,11 @@ def doc_contents(title: str, text: str) -> str:
 
 
 def open_text(path: Path) -> IO[str]:
-    """Open a UTF-8 text file, transparently gunzipping ``*.gz``."""
+    """Open a UTF-8 text file, transparently decompressing ``*.gz`` and ``*.xz``."""
     if path.suffix == ".gz":
         return gzip.open(path, "rt", encoding="utf-8")
+    if path.suffix == ".xz":
+        return lzma.open(path, "rt", encoding="utf-8")
     return path.open(encoding="utf-8")
 
 
@@ -155,12 +162,27 @@ def _jsonl_docs(path: Path) -> Iterator[Doc]:
         yield Doc(str(doc_id), text, title, f"{path}:{line_no}")
 
 
+def header_row(path: Path, line_no: int, line: str, what: str) -> bool:
+    """Whether a TSV file's first non-blank line is a header row (its first column a known column name such as
+    ``qid``, ``id`` or ``query-id``, not an id); says so in one warning line, since it is skipped."""
+    if line.split("\t", 1)[0].strip().lower() not in HEADER_NAMES:
+        return False
+    shown = line if len(line) <= 60 else line[:57] + "..."
+    print(f"warning: {path}:{line_no}: skipped a header row {shown!r} (not {what})", file=sys.stderr)
+    return True
+
+
 def _tsv_docs(path: Path) -> Iterator[Doc]:
     with open_text(path) as handle:
+        first = True
         for line_no, line in enumerate(handle, 1):
             line = line.rstrip("\r\n")
             if not line.strip():
                 continue
+            if first:
+                first = False
+                if header_row(path, line_no, line, "a document"):
+                    continue
             cols = line.split("\t")
             if len(cols) == 2:
                 doc_id, title, text = cols[0], "", cols[1]
@@ -231,10 +253,30 @@ def check_unique(docs: Iterable[Doc]) -> Iterator[Doc]:
         yield doc
 
 
+def check_corpus(spec: str | Path) -> int | None:
+    """A first pass over a local corpus before any model is loaded: every line parsed and every id checked unique
+    (InputError naming both places of a repeated id), so that bad input fails at once and not after hours of
+    encoding; returns the number of documents. ir_datasets ids (None) are checked while they stream."""
+    if irds_id(spec) is not None:
+        return None
+    seen: dict[str, int] = {}  # id -> document number (not its origin: a corpus can have millions of ids)
+    count = 0
+    for doc in read_corpus(spec):
+        count += 1
+        first = seen.setdefault(doc.id, count)
+        if first != count:
+            where = next((d.origin for n, d in enumerate(read_corpus(spec), 1) if n == first), "")
+            raise InputError(f"{doc.origin or spec}: duplicate document id {doc.id!r} "
+                             f"(first seen at {where or f'document #{first}'})")
+    return count
+
+
 def _count_lines(path: Path) -> int:
     """Number of lines (a final line without newline counts) — cheap: counts bytes, parses nothing."""
     if path.suffix == ".gz":
         opener = gzip.open(path, "rb")
+    elif path.suffix == ".xz":
+        opener = lzma.open(path, "rb")
     else:
         opener = path.open("rb")
     count, last = 0, b"\n"

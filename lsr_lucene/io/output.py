@@ -1,4 +1,5 @@
-"""Safe output (claimed, built in a temporary, installed only when complete) and line-numbered JSONL reading."""
+"""Safe output (claimed, built in a temporary, installed only when complete) and line-numbered JSONL reading
+(run files: lsr_lucene.io.runs)."""
 from __future__ import annotations
 
 import contextlib
@@ -10,7 +11,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Callable, Iterator, Mapping, Sequence
+from typing import Callable, Iterator
 
 import orjson
 
@@ -19,9 +20,26 @@ from lsr_lucene.io.claims import claim_output, remove_path, remove_stale_tempora
 
 
 def refuse_existing(path: str | Path, overwrite: bool) -> None:
-    """Raise InputError when ``path`` exists and ``overwrite`` is false."""
+    """Raise InputError when ``path`` exists and ``overwrite`` is false; create its missing parent folders.
+
+    Every writer calls this before its work starts, so an output's folder is made (or found impossible to make,
+    one InputError line) before a model is loaded or anything is computed, and its lock and temporaries have
+    somewhere to go.
+    """
     if Path(path).exists() and not overwrite:
         raise InputError(f"{path} already exists; pass --overwrite to replace it")
+    make_parent(path)
+
+
+def make_parent(path: str | Path) -> None:
+    """Create the missing parent folders of an output ``path``; InputError (one line) when that is impossible."""
+    parent = Path(path).parent
+    if parent.is_dir():
+        return
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot create its folder {parent} ({exc.strerror or exc})") from None
 
 
 _AT_FDCWD, _RENAME_NOREPLACE = -100, 1
@@ -94,8 +112,7 @@ def atomic_output(path: str | Path, overwrite: bool = False, directory: bool = F
     ``path`` is replaced unless ``overwrite`` is true, and temporaries of killed runs are removed first.
     """
     final = Path(path)
-    refuse_existing(final, overwrite)
-    final.parent.mkdir(parents=True, exist_ok=True)
+    refuse_existing(final, overwrite)  # creates the parent folders
     with claim_output(final):
         refuse_existing(final, overwrite)
         remove_stale_temporaries(final)
@@ -116,7 +133,7 @@ def atomic_output(path: str | Path, overwrite: bool = False, directory: bool = F
 
 
 def open_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
-    """Yield (line number, object) for each non-blank line of a (possibly gzipped) JSONL file.
+    """Yield (line number, object) for each non-blank line of a (possibly gzipped or xz) JSONL file.
 
     Parsed with orjson (2-3x faster than json on vector files), falling back to json for what orjson refuses
     (NaN, integers of 64 bits and more) so that later checks can name them. A bad line raises InputError naming
@@ -125,7 +142,12 @@ def open_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
     path = Path(path)
     if not path.exists():
         raise InputError(f"{path}: no such file")
-    opened = gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else path.open(encoding="utf-8")
+    if path.suffix == ".xz":
+        import lzma
+
+        opened = lzma.open(path, "rt", encoding="utf-8")
+    else:
+        opened = gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else path.open(encoding="utf-8")
     with opened as handle:
         for line_no, line in enumerate(handle, 1):
             if not line.strip():
@@ -156,19 +178,9 @@ def update_json(path: str | Path, change: Callable[[dict], dict]) -> dict:
     """Read a small JSON object file, change it and write it back under its lock (concurrent updaters keep
     each other's keys); a missing file reads as {}. Returns what was written."""
     path = Path(path)
+    make_parent(path)
     with claim_output(path):
         data = change(json.loads(path.read_text(encoding="utf-8")) if path.exists() else {})
         write_text_atomic(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
     return data
 
-
-def write_run(results: Mapping[str, Sequence[tuple[str, float]]], output: str | Path, tag: str,
-              overwrite: bool = False, decimals: int = 6) -> None:
-    """TREC run file (score desc, ties by docid asc; scores with ``decimals`` decimals), written to a temp file
-    and renamed."""
-    with atomic_output(output, overwrite=overwrite) as tmp:
-        with open(tmp, "w", encoding="utf-8") as out:
-            for qid, ranked in results.items():
-                ordered = sorted(ranked, key=lambda ds: (-ds[1], ds[0]))
-                for rank, (doc, score) in enumerate(ordered, 1):
-                    out.write(f"{qid} Q0 {doc} {rank} {score:.{decimals}f} {tag}\n")

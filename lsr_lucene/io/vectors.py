@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
-from lsr_lucene.errors import InputError
+from lsr_lucene.errors import InputError, Interrupted
 from lsr_lucene.io.output import write_text_atomic
 
 DEFAULT_SCALE = 100
@@ -37,6 +37,10 @@ POSITIONS_PATTERN = "positions-{:05d}.part"
 # settings that must match for a resumed run to continue an interrupted one
 RESUME_KEYS = ("model", "max_length", "activation", "pooling", "epsilon", "dtype", "scale", "shard_size",
                "positions")
+
+
+class ResumeMismatch(InputError):
+    """This input or these settings differ from the interrupted run's (whose complete shards are kept)."""
 
 
 def _check_finite(term: str, weight: float, doc_id: str | None) -> float:
@@ -193,6 +197,12 @@ class _Partial:
             if leftover.name not in listed:
                 leftover.unlink()
 
+    def kept(self) -> str:
+        """What an interrupted run leaves for the next to resume, and how."""
+        documents = sum(s["documents"] for s in self.shards)
+        return (f"kept {len(self.shards)} complete shard(s) ({documents} documents) in {self.dir}: run the same "
+                f"command again to resume, or delete it to start over")
+
     def save(self) -> None:
         write_text_atomic(self.dir / PROGRESS, json.dumps({"settings": self.settings, "shards": self.shards}))
 
@@ -279,7 +289,7 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
     ``positions`` also writes per-position token weights JSONL ``{"id", "tokens": [[tok, w], ...]}``.
     Returns the metadata written to ``metadata.json``.
     """
-    from tqdm import tqdm
+    from lsr_lucene.progress import progress_bar
 
     from lsr_lucene.io.claims import claim_output, remove_path
     from lsr_lucene.io.output import refuse_existing
@@ -301,7 +311,7 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
         done_iter = (row for s in partial.shards for row in read_vectors(partial.dir / s["file"], with_contents=True))
         seen: dict[str, int] = {}  # id -> 1-based input position (ints: corpora can have millions of ids)
         started = time.perf_counter()
-        progress = tqdm(total=total, desc=f"encoding {final.name}", unit=" docs", file=sys.stderr, dynamic_ncols=True)
+        progress = progress_bar(total=total, desc=f"encoding {final.name}", unit=" docs")
         if done_consumed:
             progress.write(f"resuming {final}: {len(partial.shards)} complete shard(s), {done_docs} documents",
                            file=sys.stderr)
@@ -347,8 +357,8 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
                     if not empty:
                         previous = next(done_iter, None)
                         if previous is None or previous[0] != doc_id or previous[2] != text:
-                            raise InputError(f"{origin}: input differs from the interrupted run in {partial.dir} "
-                                             f"(document {doc_id!r} is not as it was); delete it to start again")
+                            raise ResumeMismatch(f"{origin}: input differs from the interrupted run in {partial.dir} "
+                                                 f"(document {doc_id!r} is not as it was); delete it to start again")
                     progress.update(1)
                     continue
                 shard_consumed += 1
@@ -362,8 +372,8 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
                 elif len(pending) >= window:
                     flush_pending()
             if consumed < done_consumed:
-                raise InputError(f"{source or 'input'}: has {consumed} documents, fewer than the {done_consumed} "
-                                 f"already encoded in {partial.dir}; delete it to start again")
+                raise ResumeMismatch(f"{source or 'input'}: has {consumed} documents, fewer than the {done_consumed} "
+                                     f"already encoded in {partial.dir}; delete it to start again")
             if pending or lines or shard_consumed:
                 if pending or lines:
                     close_shard()
@@ -371,8 +381,15 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
                     partial.shards[-1]["consumed"] += shard_consumed
                     partial.shards[-1]["skipped_empty"] += shard_skipped
                     partial.save()
-        except BaseException:
-            if not partial.shards:  # nothing finished: no run to resume, so leave nothing behind
+        except KeyboardInterrupt:
+            if not partial.shards:
+                remove_path(partial.dir)
+                raise
+            raise Interrupted(partial.kept()) from None
+        except BaseException as exc:
+            # bad input leaves nothing; other failures keep complete shards to resume (an input that differs from
+            # the interrupted run's is not this input's fault: its shards stay, as the message says)
+            if not partial.shards or (isinstance(exc, InputError) and not isinstance(exc, ResumeMismatch)):
                 remove_path(partial.dir)
             raise
         finally:

@@ -1,14 +1,14 @@
 """``lsr-lucene build-java``: compile java/ into the lsr_lucene jar."""
 from __future__ import annotations
 
-import argparse
 import sys
 
+from lsr_lucene import cli_options as opt
 from lsr_lucene.jvm.build import build
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="lsr-lucene build-java", description=__doc__.splitlines()[0])
+    parser = opt.Parser(prog="lsr-lucene build-java", description=__doc__.splitlines()[0])
     parser.add_argument("--force", action="store_true", help="rebuild even when sources are unchanged")
     args = parser.parse_args(argv)
     print(build(force=args.force))

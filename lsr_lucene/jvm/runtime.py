@@ -13,12 +13,14 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 from lsr_lucene.errors import SetupError
 from lsr_lucene.jvm.build import anserini_jar, ensure_jar
 
 MIN_JAVA = 21
+OPENAI_PLACEHOLDER = "placeholder-not-used"  # Pyserini 1.6.0 imports an OpenAI client that wants a key; never used
 
 
 @functools.lru_cache(maxsize=None)
@@ -87,7 +89,7 @@ def _prepare_environment(home: Path) -> None:
         os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
     # Pyserini 1.6.0's impact searcher imports an OpenAI client at module import, which
     # fails without OPENAI_API_KEY; no OpenAI call is ever made, so a placeholder suffices.
-    os.environ.setdefault("OPENAI_API_KEY", "placeholder-not-used")
+    os.environ.setdefault("OPENAI_API_KEY", OPENAI_PLACEHOLDER)
 
 
 def prepare_environment() -> Path:
@@ -97,8 +99,33 @@ def prepare_environment() -> Path:
     return home
 
 
+# java.util.logging for commands: Lucene's notes that name no action the user can take (the "You are running with
+# Java 22 or later" and vectorization notices of MemorySegmentIndexInputProvider and VectorizationProvider) are
+# hidden; other libraries' warnings still show. -v/--verbose (lsr_lucene.verbosity) keeps Java's defaults.
+QUIET_JUL = """handlers=java.util.logging.ConsoleHandler
+.level=WARNING
+java.util.logging.ConsoleHandler.level=ALL
+org.apache.lucene.level=SEVERE
+"""
+
+
+def _quiet_logging_options() -> list[str]:
+    """JVM options that silence library notes the user cannot act on (none with -v/--verbose)."""
+    from lsr_lucene.verbosity import is_verbose
+
+    if is_verbose():
+        return ["-Dlog4j2.level=INFO"]
+    config = Path(tempfile.gettempdir()) / f"lsr_lucene-{os.getuid() if hasattr(os, 'getuid') else 0}-jul.properties"
+    if not config.is_file() or config.read_text(encoding="utf-8") != QUIET_JUL:
+        tmp = config.with_name(f"{config.name}.{os.getpid()}.tmp")
+        tmp.write_text(QUIET_JUL, encoding="utf-8")
+        os.replace(tmp, config)
+    # slf4j.internal.verbosity: SLF4J 2's own "No SLF4J providers were found" notice
+    return [f"-Djava.util.logging.config.file={config}", "-Dlog4j2.level=WARN", "-Dslf4j.internal.verbosity=ERROR"]
+
+
 def _jvm_options(home: Path, max_heap: str | None = None) -> list[str]:
-    options = [f"-Xmx{max_heap or os.environ.get('LSR_JVM_HEAP', '4g')}", "-Dlog4j2.level=WARN"]
+    options = [f"-Xmx{max_heap or os.environ.get('LSR_JVM_HEAP', '4g')}", *_quiet_logging_options()]
     if (_java_major(home / "bin" / "java") or 0) >= 23:
         # Lucene 9.9's MMapDirectory calls sun.misc.Unsafe, which Java 23+ warns about on every start
         options.append("--sun-misc-unsafe-memory-access=allow")

@@ -27,6 +27,7 @@ import json
 import sys
 from pathlib import Path
 
+from lsr_lucene import cli_options as opt
 from lsr_lucene.encode.cli import add_dtype_arguments
 from lsr_lucene.errors import InputError
 from lsr_lucene.longdocs import segment
@@ -34,7 +35,8 @@ from lsr_lucene.longdocs.collections import QUERY_MODES, Collection, load_collec
 from lsr_lucene.longdocs.experiment import Experiment, ExperimentConfig
 from lsr_lucene.longdocs.indexes import AGGREGATIONS, build_aggregate_index, build_segment_index
 from lsr_lucene.longdocs.queries import QUERY_COMBINE, Query, encode_queries, split_queries
-from lsr_lucene.longdocs.runs import with_tail, write_run
+from lsr_lucene.io.runs import write_run
+from lsr_lucene.longdocs.runs import with_tail
 from lsr_lucene.longdocs.sdm_features import SdmSettings
 from lsr_lucene.longdocs.segment import DEFAULT_MAX_TOKENS, LONG_SENTENCE_MODES, Segmenter, write_segments
 from lsr_lucene.longdocs.segment_search import SegmentSearch, index_encoder_settings
@@ -43,14 +45,14 @@ from lsr_lucene.longdocs.store import DEFAULT_SHARD, STATE, encode_segments_dir,
 
 def _add_segment_arguments(parser: argparse.ArgumentParser) -> None:
     """Segmentation options of ``longdocs segment``."""
-    parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS,
+    opt.add_number(parser, "--max-tokens", kind=opt.POSITIVE_INT, default=DEFAULT_MAX_TOKENS,
                         help="segment size limit in model (WordPiece) tokens (default 400)")
-    parser.add_argument("--max-segments", type=int, default=None,
+    opt.add_number(parser, "--max-segments", kind=opt.POSITIVE_INT, default=None,
                         help="keep at most this many segments per document (default: all)")
     parser.add_argument("--long-sentences", choices=LONG_SENTENCE_MODES, default="own",
                         help="a sentence over --max-tokens: its own segment (paper; the encoder truncates it) "
                              "or split into --max-tokens pieces")
-    parser.add_argument("--model", default="splade-tiny", help="model whose tokenizer counts tokens")
+    opt.add_encoder(parser, "splade-tiny", "sparse encoder whose tokenizer counts tokens", dest="model")
 
 
 def _segmenter_from_args(args: argparse.Namespace) -> Segmenter:
@@ -69,11 +71,11 @@ def _cmd_segment(argv: list[str]) -> int:
     """CLI: ``--corpus SPEC --output segments.jsonl`` (a corpus that ``lsr-lucene encode`` reads)."""
     from lsr_lucene.io.corpus import count_docs, read_corpus
 
-    parser = argparse.ArgumentParser(prog="lsr-lucene longdocs segment", description=segment.__doc__.splitlines()[0])
+    parser = opt.Parser(prog="lsr-lucene longdocs segment", description=segment.__doc__.splitlines()[0])
     parser.add_argument("--corpus", required=True, help="documents: JSONL/TSV file, BEIR folder or irds:<id>")
-    parser.add_argument("--output", required=True, help="segments JSONL to write")
+    opt.add_output(parser, "segments JSONL to write")
     _add_segment_arguments(parser)
-    parser.add_argument("--overwrite", action="store_true")
+    opt.add_overwrite(parser)
     args = parser.parse_args(argv)
     segmenter = _segmenter_from_args(args)
     counts = write_segments(read_corpus(args.corpus), segmenter, args.output, overwrite=args.overwrite,
@@ -87,25 +89,32 @@ def _cmd_segment(argv: list[str]) -> int:
 def _cmd_encode(argv: list[str]) -> int:
     from lsr_lucene.encode.encoder import SparseEncoder
 
-    parser = argparse.ArgumentParser(prog="lsr-lucene longdocs encode",
-                                     description="encode segments: vectors and per-position weights "
-                                                 "(resumable); --top-k adds the SoftSDM store")
+    parser = opt.Parser(prog="lsr-lucene longdocs encode",
+                        description="encode segments: vectors and per-position weights "
+                                    "(resumable); --top-k adds the SoftSDM store")
     parser.add_argument("--segments", required=True, help="segments JSONL from `longdocs segment`")
-    parser.add_argument("--output", required=True, help="directory for vectors/, tokens/, soft/ (resumable)")
-    parser.add_argument("--model", default="splade-tiny")
-    parser.add_argument("--max-length", type=int, default=512)
-    parser.add_argument("--scale", type=float, default=100)
-    parser.add_argument("--top-k", type=int, default=0,
+    opt.add_output(parser, "folder for vectors/, tokens/, soft/ (resumable)")
+    opt.add_encoder(parser, "splade-tiny", "sparse encoder: registry name, HF id or local model folder", dest="model")
+    opt.add_max_length(parser, 512, "segment truncation in tokens (segments hold up to 400)")
+    opt.add_number(parser, "--scale", kind=opt.POSITIVE_NUMBER, default=100, help="weights become round(w × scale)")
+    opt.add_number(parser, "--top-k", kind=opt.NON_NEGATIVE_INT, default=0,
                         help="SoftSDM: also store each position's top-k MLM terms (0: none; rerun with --top-k on an "
                              "encoded directory to add them afterwards)")
-    parser.add_argument("--limit", type=int, default=None, help="encode only the first N segments of each document")
-    parser.add_argument("--shard-size", type=int, default=DEFAULT_SHARD)
-    parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--threads", type=int, default=None)
+    opt.add_number(parser, "--limit", default=None, help="encode only the first N segments of each document")
+    opt.add_number(parser, "--shard-size", default=DEFAULT_SHARD, help="segments per shard")
+    opt.add_batch_size(parser, 16)
+    opt.add_threads(parser, None)
     add_dtype_arguments(parser)
+    opt.add_overwrite(parser, "start afresh: remove an existing (complete or partial) encoding of --output first "
+                              "(without it, an existing encoding is resumed or extended)")
     args = parser.parse_args(argv)
-    if args.top_k < 0:
-        raise InputError(f"--top-k must be >= 0, got {args.top_k}")
+    from lsr_lucene.io.output import make_parent
+
+    if args.overwrite and Path(args.output).exists():
+        import shutil
+
+        shutil.rmtree(args.output)
+    make_parent(args.output)  # a folder that cannot be made fails before the model loads
     encoder = SparseEncoder(model=args.model, max_length=args.max_length, threads=args.threads, dtype=args.dtype)
     state = Path(args.output) / STATE
     if args.top_k and state.exists() and json.loads(state.read_text()).get("complete"):
@@ -120,12 +129,12 @@ def _cmd_encode(argv: list[str]) -> int:
 
 
 def _cmd_index(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="lsr-lucene longdocs index",
-                                     description="index encoded segments (docid@@k) with the positional weight field")
-    parser.add_argument("--encoded", required=True, help="directory from `longdocs encode`")
-    parser.add_argument("--index", required=True)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--overwrite", action="store_true")
+    parser = opt.Parser(prog="lsr-lucene longdocs index",
+                        description="index encoded segments (docid@@k) with the positional weight field")
+    opt.add_input(parser, "folder from `longdocs encode`", "--encoded", dest="encoded")
+    opt.add_index(parser, "segment index folder to create")
+    opt.add_threads(parser, help="indexing threads")
+    opt.add_overwrite(parser)
     args = parser.parse_args(argv)
     meta = build_segment_index(args.encoded, args.index, threads=args.threads, overwrite=args.overwrite)
     print(f"indexed {meta['indexed']} segments into {args.index} ({meta['size_bytes'] / 1e6:.1f} MB)")
@@ -133,14 +142,14 @@ def _cmd_index(argv: list[str]) -> int:
 
 
 def _cmd_aggregate(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="lsr-lucene longdocs aggregate",
-                                     description="one vector per document from its first K segment vectors, indexed")
-    parser.add_argument("--encoded", required=True, help="directory from `longdocs encode`")
-    parser.add_argument("--method", required=True, choices=AGGREGATIONS)
-    parser.add_argument("--segments", default="all", help="first K segments (default all)")
-    parser.add_argument("--index", required=True)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--overwrite", action="store_true")
+    parser = opt.Parser(prog="lsr-lucene longdocs aggregate",
+                        description="one vector per document from its first K segment vectors, indexed")
+    opt.add_input(parser, "folder from `longdocs encode`", "--encoded", dest="encoded")
+    parser.add_argument("--method", required=True, choices=AGGREGATIONS, help="how segment vectors combine")
+    parser.add_argument("--segments", default="all", help="first K segments (default: all)")
+    opt.add_index(parser, "index folder to create")
+    opt.add_threads(parser, help="indexing threads")
+    opt.add_overwrite(parser)
     args = parser.parse_args(argv)
     meta = build_aggregate_index(args.encoded, args.method, _parse_k(args.segments), args.index,
                                  threads=args.threads, overwrite=args.overwrite)
@@ -151,7 +160,7 @@ def _cmd_aggregate(argv: list[str]) -> int:
 
 def _add_query_arguments(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--topics", help="topics (TSV/JSONL/TREC/irds:...): one query text each")
+    opt.add_topics(source, help="topics (TSV/JSONL/TREC/irds:...): one query text each")
     source.add_argument("--collection", help="fire2017, msmarco-document, robust04 or a FIRE-style folder: "
                                              "multi-passage queries (e.g. FIRE citation contexts)")
     parser.add_argument("--data", default=None, help="data root holding fire2017/ (default ../shared/data)")
@@ -159,20 +168,20 @@ def _add_query_arguments(parser: argparse.ArgumentParser) -> None:
                         help="FIRE 2017 queries: citation windows, the first 512 tokens, or both")
     parser.add_argument("--query-combine", choices=QUERY_COMBINE, default="sum",
                         help="combine the passage vectors of a multi-passage query by sum or max")
-    parser.add_argument("--encoder", default=None, help="query encoder (default: the model recorded in the index)")
-    add_dtype_arguments(parser)  # precision of the query encoder
+    opt.add_encoder(parser, None, "query encoder (default: the model recorded in the index)")
 
 
 def _add_sdm_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--segments", default="all", help="use the first K segments of each document (default all)")
-    parser.add_argument("--ngram", type=int, default=2, help="query n-gram size for the SDM clauses (default 2)")
-    parser.add_argument("--width", type=int, default=8, help="unordered window width (default 8)")
-    parser.add_argument("--max-clauses", type=int, default=None, help="keep the n-grams of largest weight only")
+    opt.add_number(parser, "--ngram", default=2, help="query n-gram size for the SDM clauses")
+    opt.add_number(parser, "--width", default=8, help="unordered window width")
+    opt.add_number(parser, "--max-clauses", default=None, help="keep the n-grams of largest weight only")
     parser.add_argument("--pooling", choices=("feature", "segment"), default="feature",
                         help="max-pool each potential over segments (paper's code) or the combined score")
-    parser.add_argument("--rerank", type=int, default=1000, help="rerank this many score-max documents")
-    parser.add_argument("--encoded", default=None, help="encoded segments directory (SoftSDM: top-k store, tokens)")
-    parser.add_argument("--threads", type=int, default=2)
+    opt.add_number(parser, "--rerank", default=1000, help="rerank this many score-max documents")
+    opt.add_input(parser, "encoded segments folder from `longdocs encode` (SoftSDM: top-k store, tokens)", "--encoded",
+                  dest="encoded", required=False, default=None)
+    opt.add_threads(parser, help="search threads")
 
 
 def _parse_k(value: str) -> int | None:
@@ -189,11 +198,12 @@ def _parse_k(value: str) -> int | None:
 
 def _load_queries(args) -> tuple[dict[str, Query], Collection | None]:
     from lsr_lucene.encode.encoder import SparseEncoder
+    from lsr_lucene.encode.precision import note_documents_precision
     from lsr_lucene.io.topics import read_topics
 
     settings = index_encoder_settings(args.index)
-    encoder = SparseEncoder(model=args.encoder or settings.get("model") or "splade-tiny", threads=args.threads,
-                            dtype=args.dtype)
+    encoder = SparseEncoder(model=args.encoder or settings.get("model") or "splade-tiny", threads=args.threads)
+    note_documents_precision(settings.get("dtype"))  # queries are always encoded in fp32
     if args.collection:
         coll = load_collection(args.collection, args.query_mode, args.data)
         texts = coll.queries
@@ -207,17 +217,18 @@ def _cmd_search(argv: list[str]) -> int:
     from lsr_lucene.io.output import refuse_existing
     from lsr_lucene.longdocs.sdm import load_lambdas, score_documents
 
-    parser = argparse.ArgumentParser(prog="lsr-lucene longdocs search",
-                                     description="score-max, ExactSDM or SoftSDM over a segment index; one hit "
-                                                 "per document in the run")
-    parser.add_argument("--index", required=True, help="segment index from `longdocs index`")
-    parser.add_argument("--method", required=True, choices=("score-max", "exact-sdm", "soft-sdm"))
-    parser.add_argument("--output", required=True)
-    parser.add_argument("--hits", type=int, default=1000)
+    parser = opt.Parser(prog="lsr-lucene longdocs search",
+                        description="score-max, ExactSDM or SoftSDM over a segment index; one hit "
+                                    "per document in the run")
+    opt.add_index(parser, "segment index from `longdocs index`")
+    parser.add_argument("--method", required=True, choices=("score-max", "exact-sdm", "soft-sdm"),
+                        help="how segments' scores make a document's")
+    opt.add_output(parser, "TREC run file to write")
+    opt.add_hits(parser)
     parser.add_argument("--lambdas", default=None, help="λ_T,λ_O,λ_U (default: the fitted ones saved in the index)")
     parser.add_argument("--full", action="store_true", help="ExactSDM as one Lucene query over all segments "
                                                             "(segment pooling) instead of reranking")
-    parser.add_argument("--overwrite", action="store_true")
+    opt.add_overwrite(parser)
     _add_query_arguments(parser)
     _add_sdm_arguments(parser)
     args = parser.parse_args(argv)
@@ -227,7 +238,7 @@ def _cmd_search(argv: list[str]) -> int:
     settings = SdmSettings(args.ngram, args.width, args.max_clauses)
     search = SegmentSearch(args.index, queries, args.query_combine, k, settings, args.threads)
     if args.method == "score-max":
-        write_run(search.score_max(), args.output, "score-max", args.hits)
+        write_run(search.score_max(), args.output, "score-max", overwrite=args.overwrite, hits=args.hits)
     else:
         kind = args.method.split("-")[0]
         if args.lambdas:
@@ -242,32 +253,38 @@ def _cmd_search(argv: list[str]) -> int:
         if args.full:
             if kind != "exact":
                 raise InputError("--full is for exact-sdm (SoftSDM needs the top-k store: it only reranks)")
-            search.full_exact_sdm(lambdas, args.output, args.hits)
+            search.full_exact_sdm(lambdas, args.output, args.hits, overwrite=args.overwrite)
         else:
             feats = search.features(kind, args.rerank, args.encoded)
             first = search.score_max()
             scores = {q: with_tail(score_documents(f, lambdas, k, args.pooling), first[q], args.hits)
                       for q, f in feats.items()}
-            write_run(scores, args.output, args.method, args.hits)
+            write_run(scores, args.output, args.method, overwrite=args.overwrite, hits=args.hits)
     print(f"wrote {args.output}")
     return 0
 
 
 def _cmd_fit(argv: list[str]) -> int:
     from lsr_lucene.eval.trec import read_qrels
-    from lsr_lucene.longdocs.sdm import fit_lambdas, save_lambdas
+    from lsr_lucene.longdocs.sdm import LAMBDAS_FILE, fit_lambdas, save_lambdas
 
-    parser = argparse.ArgumentParser(prog="lsr-lucene longdocs fit",
-                                     description="fit ExactSDM/SoftSDM λ on training queries; saved in the index")
-    parser.add_argument("--index", required=True, help="segment index from `longdocs index`")
-    parser.add_argument("--method", required=True, choices=("exact-sdm", "soft-sdm"))
+    parser = opt.Parser(prog="lsr-lucene longdocs fit",
+                        description="fit ExactSDM/SoftSDM λ on training queries; saved in the index")
+    opt.add_index(parser, "segment index from `longdocs index`")
+    parser.add_argument("--method", required=True, choices=("exact-sdm", "soft-sdm"), help="the model fitted")
     parser.add_argument("--qrels", default=None, help="qrels of the training queries (default: the collection's)")
     parser.add_argument("--train", choices=("half", "all"), default="half",
                         help="fit on the fixed half (sorted ids, even positions) or on every judged query")
-    parser.add_argument("--metric", choices=("map", "ndcg@10"), default="map")
+    parser.add_argument("--metric", choices=("map", "ndcg@10"), default="map", help="measure the fit maximises")
+    opt.add_overwrite(parser, "replace λ already fitted with the same method, pooling and segments "
+                              "(without it, they are refused)")
     _add_query_arguments(parser)
     _add_sdm_arguments(parser)
     args = parser.parse_args(argv)
+    key = f"{args.method}/{args.pooling}/k={args.segments}"
+    lambdas_file = Path(args.index) / LAMBDAS_FILE
+    if not args.overwrite and lambdas_file.is_file() and key in json.loads(lambdas_file.read_text()):
+        raise InputError(f"{lambdas_file}: λ for {key} already fitted; pass --overwrite to refit them")
     k = _parse_k(args.segments)
     queries, coll = _load_queries(args)
     qrels = read_qrels(args.qrels) if args.qrels else (coll.qrels if coll else None)
@@ -280,7 +297,7 @@ def _cmd_fit(argv: list[str]) -> int:
     feats = search.features(args.method.split("-")[0], args.rerank, args.encoded)
     fitted = fit_lambdas(feats, qrels, k=k, pooling=args.pooling, metric=args.metric)
     fitted.update({"ngram": args.ngram, "width": args.width, "query_combine": args.query_combine})
-    path = save_lambdas(args.index, f"{args.method}/{args.pooling}/k={args.segments}", fitted)
+    path = save_lambdas(args.index, key, fitted)
     print(f"λ_T={fitted['lambda_T']:.4g} λ_O={fitted['lambda_O']:.4g} λ_U={fitted['lambda_U']:.4g} "
           f"(training {args.metric} {fitted['train_' + args.metric]:.4f}, unigram only "
           f"{fitted['train_' + args.metric + '_unigram_only']:.4f}) saved in {path}")
@@ -288,31 +305,33 @@ def _cmd_fit(argv: list[str]) -> int:
 
 
 def _cmd_experiment(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="lsr-lucene longdocs experiment",
-                                     description="sweep the number of segments for every method; table and plot")
+    parser = opt.Parser(prog="lsr-lucene longdocs experiment",
+                        description="sweep the number of segments for every method; table and plot")
     parser.add_argument("--collection", default="fire2017")
     parser.add_argument("--data", default=None, help="data root holding fire2017/ (default ../shared/data)")
     parser.add_argument("--topics", default=None, help="with a corpus JSONL as --collection")
     parser.add_argument("--qrels", default=None, help="with a corpus JSONL as --collection")
     parser.add_argument("--work", default=None, help="cache directory (default work/<collection>)")
-    parser.add_argument("--output", default="runs/longdocs", help="where the table and plot go")
+    opt.add_output(parser, "folder where the table and plot go", required=False, default="runs/longdocs")
     parser.add_argument("--query-mode", choices=QUERY_MODES, default="citations")
     parser.add_argument("--query-combine", choices=QUERY_COMBINE + ("auto",), default="auto")
-    parser.add_argument("--model", default="splade-tiny")
-    parser.add_argument("--max-tokens", type=int, default=400)
+    opt.add_encoder(parser, "splade-tiny", "sparse encoder: registry name, HF id or local model folder", dest="model")
+    opt.add_number(parser, "--max-tokens", default=400, help="segment size limit in model tokens")
     parser.add_argument("--max-segments", default="none",
                         help="cap 'all' at the first N segments ('none', the default: every segment)")
-    parser.add_argument("--top-k", type=int, default=8, help="SoftSDM top-k terms per position (0: no SoftSDM)")
-    parser.add_argument("--ngram", type=int, default=2)
-    parser.add_argument("--width", type=int, default=8)
-    parser.add_argument("--max-clauses", type=int, default=None)
-    parser.add_argument("--depth", type=int, default=1000, help="ExactSDM reranks this many score-max documents")
-    parser.add_argument("--soft-depth", type=int, default=1000,
+    opt.add_number(parser, "--top-k", kind=opt.NON_NEGATIVE_INT, default=8,
+                   help="SoftSDM top-k terms per position (0: no SoftSDM)")
+    opt.add_number(parser, "--ngram", kind=opt.POSITIVE_INT, default=2)
+    opt.add_number(parser, "--width", kind=opt.POSITIVE_INT, default=8)
+    opt.add_number(parser, "--max-clauses", kind=opt.POSITIVE_INT, default=None)
+    opt.add_number(parser, "--depth", kind=opt.POSITIVE_INT, default=1000,
+                   help="ExactSDM reranks this many score-max documents")
+    opt.add_number(parser, "--soft-depth", kind=opt.POSITIVE_INT, default=1000,
                         help="SoftSDM reranks this many (the rest keep their score-max order below)")
     parser.add_argument("--fit-metric", choices=("map", "ndcg@10"), default="map")
     parser.add_argument("--methods", default="aggregations,exact,soft,baselines,ablation",
                         help="comma list of aggregations, exact, soft, baselines, ablation (n-gram/width grid)")
-    parser.add_argument("--threads", type=int, default=2)
+    opt.add_threads(parser, help="threads of every step")
     add_dtype_arguments(parser)
     args = parser.parse_args(argv)
     cap = None if args.max_segments.lower() in ("none", "all") else int(args.max_segments)
@@ -341,6 +360,8 @@ COMMANDS = {"segment": _cmd_segment, "encode": _cmd_encode, "index": _cmd_index,
 def main(argv: list[str] | None = None) -> int:
     """``lsr-lucene longdocs <command> ...``: dispatch to the subcommands."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("-v", "--verbose"):  # longdocs -v <command>: the same as <command> -v
+        argv = [*argv[1:2], argv[0], *argv[2:]]
     if not argv or argv[0] in ("-h", "--help"):
         print(__doc__)
         print("commands: " + ", ".join(COMMANDS))

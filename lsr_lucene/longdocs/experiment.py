@@ -16,7 +16,8 @@ from lsr_lucene.longdocs.collections import load_collection
 from lsr_lucene.longdocs.indexes import AGGREGATIONS, build_aggregate_index, build_segment_index
 from lsr_lucene.longdocs.queries import QUERY_COMBINE, Query, encode_queries, quantised_query, split_queries
 from lsr_lucene.longdocs.results import evaluate_runs, file_label, segment_label, write_results
-from lsr_lucene.longdocs.runs import collapse, read_run_lines, with_tail, write_run
+from lsr_lucene.io.runs import answered as answered_qids, write_run
+from lsr_lucene.longdocs.runs import collapse, with_tail
 from lsr_lucene.longdocs.sdm_features import (SdmSettings, exact_features, feature_table, read_own_arrays,
                                               soft_features_for)
 from lsr_lucene.longdocs.segment import parse_segment_id, within_first
@@ -86,7 +87,7 @@ class ExperimentConfig:
     soft_depth: int = 1000
     fit_metric: str = "map"
     threads: int = 2
-    dtype: str = "auto"  # encoder precision (lsr_lucene.encode.precision)
+    dtype: str = "fp32"  # documents' encoder precision (queries: always fp32; lsr_lucene.encode.precision)
     baselines: bool = True
     soft: bool = True
     methods: tuple = ()
@@ -172,8 +173,11 @@ class Experiment:
 
     def queries(self) -> dict[str, Query]:
         if not hasattr(self, "_queries"):
-            cache = self.work / f"queries-{self.cfg.query_mode}.json"
+            from lsr_lucene.encode.precision import QUERY_DTYPE, note_documents_precision
+
+            cache = self.work / f"queries-{self.cfg.query_mode}-{QUERY_DTYPE}.json"  # (older caches: any precision)
             self._queries = encode_queries(self.coll.queries, self.get_encoder(), cache=cache)
+            note_documents_precision(self.get_encoder().dtype)
         return self._queries
 
     def run_path(self, name: str, k: int | None) -> Path:
@@ -274,9 +278,9 @@ class Experiment:
             vocab = self.get_encoder().tokenizer.get_vocab()
             tokens = read_own_arrays(self.encoded(), wanted, vocab)
         try:
-            from tqdm import tqdm
+            from lsr_lucene.progress import progress_bar
 
-            for q in tqdm(self.qids, desc=f"{kind} SDM features", file=sys.stderr):
+            for q in progress_bar(self.qids, desc=f"{kind} SDM features", file=sys.stderr):
                 seg_ids = [s for d in sorted(cands[q]) for s in by_doc.get(d, [])]
                 if kind == "exact":
                     extra = exact_features(searcher, self.queries()[q], seg_ids, settings)
@@ -322,7 +326,7 @@ class Experiment:
                 lam = (fitted["lambda_T"], fitted["lambda_O"], fitted["lambda_U"])
                 first = self.score_max(seg_scores, k)
                 scores = {q: with_tail(score_documents(feats_k[q], lam, k, pooling), first[q]) for q in self.qids}
-                write_run(scores, self.run_path(name, k), name)
+                write_run(scores, self.run_path(name, k), name, overwrite=True, hits=1000)  # the sweep's files
         return fitted_rows
 
     def ablation(self, seg_scores, combine: str, grid=((2, 4), (2, 8), (2, 16), (3, 8), (3, 16))) -> None:
@@ -380,7 +384,7 @@ class Experiment:
                     _log(f"{name} on documents cut to {label} segments")
                     bm25.bm25_run(index, topics, path, threads=self.cfg.threads, rm3=name == "bm25-rm3",
                                   sdm=name == "bm25-sdm", tag=name)
-                    answered = set(read_run_lines(path))
+                    answered = answered_qids(path)
                     if len(answered) < len(topics):
                         self.notes.append(f"{name} at {label} segments answered {len(answered)} of {len(topics)} "
                                           "queries")
@@ -391,7 +395,8 @@ class Experiment:
         seg_scores = self.segment_scores(seg_scores_combine)
         self.runs.mkdir(parents=True, exist_ok=True)
         for k in self.ks:
-            write_run(self.score_max(seg_scores, k), self.run_path("score-max", k), "score-max")
+            write_run(self.score_max(seg_scores, k), self.run_path("score-max", k), "score-max", overwrite=True,
+                      hits=1000)
         methods = set(self.cfg.methods) or {"aggregations", "exact", "soft", "baselines", "ablation"}
         if "aggregations" in methods:
             self.aggregation_runs(seg_scores_combine)

@@ -48,7 +48,7 @@ def encode_queries(queries: Mapping[str, Sequence[str]], encoder, max_length: in
         vectors = encoder.encode_queries(texts, batch_size=32)
     finally:
         encoder.query_max_length = saved
-    sequences = encoder.token_weights(texts, max_length=max_length)
+    sequences = encoder.token_weights(texts, max_length=max_length, queries=True)  # fp32, unpadded
     out: dict[str, Query] = {q: Query(q, [], []) for q in queries}
     for qid, vec, seq in zip(qids, vectors, sequences):
         out[qid].vectors.append({t: round(w, 5) for t, w in vec.items()})

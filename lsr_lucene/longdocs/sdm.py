@@ -33,6 +33,7 @@ import numpy as np
 
 from lsr_lucene.errors import InputError
 from lsr_lucene.io.output import update_json
+from lsr_lucene.io.ranking import ranking as rank  # noqa: F401  (score desc, docid asc: the one rule)
 
 DEFAULT_NGRAM = 2
 DEFAULT_WIDTH = 8
@@ -174,11 +175,6 @@ def score_documents(features: SegmentFeatures, lambdas: Sequence[float], k: int 
 
 
 # ---- ranking metrics for fitting (trec_eval definitions) ------------------------------------------------
-def rank(scores: Mapping[str, float]) -> list[str]:
-    """Doc ids by score descending, ties by docid ascending (the run-file convention)."""
-    return [d for d, _ in sorted(scores.items(), key=lambda x: (-x[1], x[0]))]
-
-
 def average_precision(ranking: Sequence[str], relevant: Mapping[str, int]) -> float:
     """trec_eval ``map`` for one query (relevance > 0 counts; divided by all relevant documents)."""
     positives = sum(1 for g in relevant.values() if g > 0)

@@ -198,7 +198,7 @@ def segment_corpus(docs: Iterable, segmenter: Segmenter) -> Iterator[Segment]:
 def write_segments(docs: Iterable, segmenter: Segmenter, output: str | Path, overwrite: bool = False,
                    total: int | None = None) -> dict:
     """Write segments as a JSONL corpus ``{"id": "docid@@k", "title": "", "text"}``; returns counts."""
-    from tqdm import tqdm
+    from lsr_lucene.progress import progress_bar
 
     from lsr_lucene.io.corpus import check_unique
     from lsr_lucene.io.output import atomic_output
@@ -207,7 +207,7 @@ def write_segments(docs: Iterable, segmenter: Segmenter, output: str | Path, ove
               "max_tokens": segmenter.max_tokens, "max_segments": segmenter.max_segments,
               "long_sentences": segmenter.long_sentences}
     with atomic_output(output, overwrite=overwrite) as tmp, open(tmp, "w", encoding="utf-8") as out:
-        for doc in tqdm(check_unique(docs), total=total, desc="segmenting", unit=" docs", file=sys.stderr):
+        for doc in progress_bar(check_unique(docs), total=total, desc="segmenting", unit=" docs", file=sys.stderr):
             if SEPARATOR in doc.id:
                 raise InputError(f"{doc.origin or doc.id}: document id {doc.id!r} contains {SEPARATOR!r}, "
                                  "which marks segment ids")

@@ -7,7 +7,8 @@ from typing import Mapping, Sequence
 
 from lsr_lucene.errors import InputError
 from lsr_lucene.longdocs.queries import Query, quantised_query
-from lsr_lucene.longdocs.runs import collapse, read_run_lines, write_run
+from lsr_lucene.io.runs import read_hits, write_run
+from lsr_lucene.longdocs.runs import collapse
 from lsr_lucene.longdocs.sdm_features import (SdmSettings, exact_features, feature_table, read_own_arrays,
                                               soft_features_for)
 from lsr_lucene.longdocs.segment import parse_segment_id, within_first
@@ -24,13 +25,15 @@ def segment_hits(index: str | Path, queries: Mapping[str, Mapping[str, float]], 
     with tempfile.TemporaryDirectory() as tmp, SpecSearcher(index) as searcher:
         run = Path(tmp) / "segments.run"
         searcher.search_to_run(specs, run, k=hits, threads=threads, tag="segments")
-        return {q: dict(lines) for q, lines in read_run_lines(run).items()}
+        return {q: dict(lines) for q, lines in read_hits(run).items()}
 
 
 def index_encoder_settings(index: str | Path) -> dict:
-    """The encoder settings recorded in an index's metadata ({} when none)."""
+    """The encoder settings recorded in an index's metadata ({} when none); InputError for an index of another kind."""
     from lsr_lucene.index.impact import read_index_metadata
+    from lsr_lucene.index.kind import IMPACT, require_index_kind
 
+    require_index_kind(index, IMPACT, "longdocs search", must_exist=False)
     return read_index_metadata(index).get("encoder", {})
 
 
@@ -94,7 +97,7 @@ class SegmentSearch:
         return out
 
     def full_exact_sdm(self, lambdas: Sequence[float], output: str | Path, hits: int = 1000,
-                       java_rerank: int = 0) -> None:
+                       java_rerank: int = 0, overwrite: bool = False) -> None:
         """ExactSDM as one Lucene query per query over segments (segment pooling): λ_T·terms + windows, then
         collapsed to documents; ``java_rerank`` N applies the windows to the top-N segments only (BatchSearcher)."""
         from lsr_lucene.longdocs.sdm import query_clauses, window_dicts
@@ -122,5 +125,6 @@ class SegmentSearch:
             run = Path(tmp) / "segments.run"
             depth = max(hits * (self.k or 8), java_rerank)
             searcher.search_to_run(specs, run, k=depth, threads=self.threads, tag="exact-sdm")
-            segs = read_run_lines(run)
-        write_run({q: collapse(dict(segs.get(q, [])), self.k) for q in self.queries}, output, "exact-sdm-full", hits)
+            segs = read_hits(run)
+        write_run({q: collapse(dict(segs.get(q, [])), self.k) for q in self.queries}, output, "exact-sdm-full",
+                  overwrite=overwrite, hits=hits)

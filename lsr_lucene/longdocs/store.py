@@ -10,9 +10,9 @@ from typing import Iterable, Iterator, Mapping
 
 import numpy as np
 
-from lsr_lucene.errors import InputError
+from lsr_lucene.errors import InputError, Interrupted
 from lsr_lucene.io.claims import claim_output
-from lsr_lucene.io.output import atomic_output, open_jsonl, write_text_atomic
+from lsr_lucene.io.output import atomic_output, make_parent, open_jsonl, write_text_atomic
 from lsr_lucene.longdocs.segment import within_first
 
 DEFAULT_SHARD = 500
@@ -96,14 +96,20 @@ def encode_segments_dir(segments: str | Path, output: str | Path, encoder, scale
     total = sum(1 for s, _ in read_segments(segments) if within_first(s, limit))  # also checks every line
     if total == 0:
         raise InputError(f"{segments}: no segments (empty file?)")
+    make_parent(out)
     with claim_output(out):  # one writer per encoded directory (it is the resumable state)
-        return _encode_into(out, segments, encoder, scale, top_k, shard_size, batch_size, limit, reuse, total)
+        try:
+            return _encode_into(out, segments, encoder, scale, top_k, shard_size, batch_size, limit, reuse, total)
+        except KeyboardInterrupt:
+            kept = len(list((out / "vectors").glob("part-*.jsonl")))
+            raise Interrupted(f"kept {kept} complete shard(s) in {out}: run the same command again to resume, "
+                              "or delete it to start over") from None
 
 
 def _encode_into(out: Path, segments: str | Path, encoder, scale: float, top_k: int, shard_size: int,
                  batch_size: int, limit: int | None, reuse: str | Path | None, total: int) -> dict:
     """The body of encode_segments_dir, run while its output is claimed."""
-    from tqdm import tqdm
+    from lsr_lucene.progress import progress_bar
 
     from lsr_lucene.longdocs.softsdm import write_store
     from lsr_lucene.io.vectors import quantise
@@ -127,7 +133,7 @@ def _encode_into(out: Path, segments: str | Path, encoder, scale: float, top_k: 
         write_text_atomic(state_file, json.dumps({"settings": settings, "complete": False}, indent=2))
     reused = _ReusedEncoding(reuse, settings, top_k) if reuse else None
     items = ((s, t) for s, t in read_segments(segments) if within_first(s, limit))
-    progress = tqdm(total=total, desc="encoding segments", unit=" seg", file=sys.stderr, dynamic_ncols=True)
+    progress = progress_bar(total=total, desc="encoding segments", unit=" seg", file=sys.stderr, dynamic_ncols=True)
     started, encoded = time.perf_counter(), 0
     for number, chunk in enumerate(_shards(items, shard_size)):
         vec_file = out / "vectors" / f"part-{number:05d}.jsonl"
@@ -172,7 +178,7 @@ def encode_topk(segments: str | Path, encoded: str | Path, encoder, wanted: set[
                 shard_size: int = DEFAULT_SHARD, batch_size: int = 16) -> dict:
     """Add the SoftSDM top-k store for the ``wanted`` segments (all encoded ones when None) to ``encoded``/soft,
     skipping segments already stored; resumable (one ``soft-extra-*.npz`` per finished chunk)."""
-    from tqdm import tqdm
+    from lsr_lucene.progress import progress_bar
 
     from lsr_lucene.longdocs.softsdm import TopKStore, write_store
 
@@ -191,7 +197,7 @@ def encode_topk(segments: str | Path, encoded: str | Path, encoder, wanted: set[
     todo = [(s, t) for s, t in read_segments(segments)
             if within_first(s, limit) and s not in stored and (wanted is None or s in wanted)]
     start = len(list(soft.glob("soft-extra-*.npz")))
-    progress = tqdm(total=len(todo), desc="SoftSDM top-k", unit=" seg", file=sys.stderr, dynamic_ncols=True)
+    progress = progress_bar(total=len(todo), desc="SoftSDM top-k", unit=" seg", file=sys.stderr, dynamic_ncols=True)
     started = time.perf_counter()
     for number, chunk in enumerate(_shards(todo, shard_size), start):
         tops = encoder.position_topk([t for _, t in chunk], top_k, batch_size)

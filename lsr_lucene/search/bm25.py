@@ -12,9 +12,11 @@ import tempfile
 from pathlib import Path
 
 from lsr_lucene.errors import InputError
-from lsr_lucene.index.impact import INDEX_METADATA, index_size, run_index_collection
+from lsr_lucene.index.impact import index_size, run_index_collection
+from lsr_lucene.index.kind import BM25, INDEX_METADATA, require_index_kind
 from lsr_lucene.io.claims import temporary_prefix
 from lsr_lucene.io.output import atomic_output, refuse_existing
+from lsr_lucene.io.runs import answered
 
 K1, B = 0.9, 0.4  # Anserini's defaults
 MAX_CLAUSES = 65_536
@@ -26,7 +28,7 @@ def _clean(text: str) -> str:
 
 def build_bm25_index(corpus: str, index: str | Path, threads: int = 2, overwrite: bool = False) -> dict:
     """Index ``corpus`` (any format lsr_lucene.io.corpus reads) with Anserini's default analyzer."""
-    from tqdm import tqdm
+    from lsr_lucene.progress import progress_bar
 
     from lsr_lucene.io.corpus import check_unique, read_corpus
 
@@ -35,7 +37,7 @@ def build_bm25_index(corpus: str, index: str | Path, threads: int = 2, overwrite
             tempfile.TemporaryDirectory(dir=Path(index).parent, prefix=temporary_prefix(Path(index))) as staging:
         count = 0
         with open(Path(staging, "docs.jsonl"), "w", encoding="utf-8") as out:
-            for doc in tqdm(check_unique(read_corpus(corpus)), desc="preparing BM25 corpus", unit=" docs"):
+            for doc in progress_bar(check_unique(read_corpus(corpus)), desc="preparing BM25 corpus", unit=" docs"):
                 out.write(json.dumps({"id": doc.id, "contents": doc.contents}) + "\n")
                 count += 1
         if count == 0:
@@ -52,6 +54,8 @@ def build_bm25_index(corpus: str, index: str | Path, threads: int = 2, overwrite
 def ensure_bm25_index(corpus: str | None, index: str | Path, threads: int = 2, rebuild: bool = False) -> None:
     """Build the BM25 index when missing (or ``rebuild``); reuse it when it was built from the same corpus."""
     index = Path(index)
+    if index.exists():  # never search, nor rebuild over, an index of another kind
+        require_index_kind(index, BM25, "bm25")
     if index.exists() and not rebuild:
         meta_file = index / INDEX_METADATA
         built_from = json.loads(meta_file.read_text()).get("corpus") if meta_file.exists() else None
@@ -75,7 +79,11 @@ def bm25_run(index: str | Path, topics: dict[str, str], output: str | Path, hits
              overwrite: bool = False) -> None:
     """Write a BM25 (or BM25+RM3, BM25+SDM) run with Anserini's SearchCollection."""
     from lsr_lucene.jvm import runtime as jvm
+    from lsr_lucene.jvm.classes import java_printed_errors
 
+    require_index_kind(index, BM25, "bm25")
+    if hits < 1 or threads < 1:
+        raise InputError(f"--hits and --threads must be at least 1, got {hits} and {threads}")
     refuse_existing(output, overwrite)
     with atomic_output(output, overwrite=overwrite) as tmp, tempfile.TemporaryDirectory() as work:
         topics_file = Path(work, "topics.tsv")
@@ -89,12 +97,17 @@ def bm25_run(index: str | Path, topics: dict[str, str], output: str | Path, hits
         if sdm:
             args.append("-sdm")
         # long queries (whole passages) expand past Lucene's default 1,024 clauses under RM3/SDM, and
-        # SearchCollection then skips them silently
-        jvm.autoclass("org.apache.lucene.search.IndexSearcher").setMaxClauseCount(MAX_CLAUSES)
-        jvm.autoclass("io.anserini.search.SearchCollection").main(args)
-        with open(tmp, encoding="utf-8") as run:
-            answered = {line.split(" ", 1)[0] for line in run}
-        missing = [qid for qid in topics if qid not in answered]
+        # SearchCollection then skips them silently; the JVM-wide limit is restored afterwards (Pyserini shares it)
+        searcher_class = jvm.autoclass("org.apache.lucene.search.IndexSearcher")
+        previous_limit = searcher_class.getMaxClauseCount()
+        searcher_class.setMaxClauseCount(max(MAX_CLAUSES, previous_limit))
+        try:
+            with java_printed_errors(f"BM25 search of {index}"):  # per-query failures: one line, no stack traces
+                jvm.autoclass("io.anserini.search.SearchCollection").main(args)
+        finally:
+            searcher_class.setMaxClauseCount(previous_limit)
+        answered_qids = answered(tmp)
+        missing = [qid for qid in topics if qid not in answered_qids]
         if missing:
             shown = ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else "")
             print(f"warning: {len(missing)} of {len(topics)} queries got no BM25 hits: {shown}", file=sys.stderr)

@@ -9,9 +9,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from lsr_lucene import cli_options as opt
 from lsr_lucene.errors import InputError
 from lsr_lucene.io.output import refuse_existing
-from lsr_lucene.search.impact import (DEFAULT_HITS, encode_topics, index_settings, plain_specs, report_unanswered,
+from lsr_lucene.search.impact import (encode_topics, index_settings, plain_specs, report_unanswered,
                                       run_specs)
 
 
@@ -22,40 +23,58 @@ def load_queries(args: argparse.Namespace) -> dict[str, dict[str, float]]:
         from lsr_lucene.io.topics import read_query_vectors
 
         return read_query_vectors(args.query_vectors)
+    from lsr_lucene.encode.precision import note_documents_precision
     from lsr_lucene.io.topics import read_topics
 
     topics = read_topics(args.topics)
     if not topics:
         raise InputError(f"{args.topics}: no topics")
+    if args.encoder and Path(args.encoder).is_file():
+        return pre_encoded(topics, args.encoder)
     model = args.encoder or settings.get("model") or "splade-tiny"
     scale = args.scale or settings.get("scale") or 100
     options = {k: settings[k] for k in ("activation", "pooling", "epsilon") if settings.get(k) is not None}
-    return encode_topics(topics, model, scale, args.query_max_length, threads=args.threads, dtype=args.dtype,
-                         **options)
+    note_documents_precision(settings.get("dtype"))  # queries are always encoded in fp32
+    return encode_topics(topics, model, scale, args.query_max_length, threads=args.threads, **options)
+
+
+def pre_encoded(topics: dict[str, str], path: str) -> dict[str, dict[str, float]]:
+    """Pyserini's ``--topics T --encoder FILE``: the topics' vectors from a query vectors JSONL (by id, else by
+    the ``contents`` text as Pyserini's CachedDataQueryEncoder matches them)."""
+    from lsr_lucene.io.topics import read_query_vectors, read_topics
+
+    vectors = read_query_vectors(path)
+    by_text: dict[str, str] = {}
+    if any(q not in vectors for q in topics):
+        by_text = {text.strip(): qid for qid, text in read_topics(path).items()} if vectors else {}
+    missing = [q for q in topics if q not in vectors and topics[q].strip() not in by_text]
+    if missing:
+        raise InputError(f"{path}: no vector for {len(missing)} of {len(topics)} topics (first: query {missing[0]})")
+    return {q: vectors[q] if q in vectors else vectors[by_text[topics[q].strip()]] for q in topics}
 
 
 def add_search_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments shared by every searching command (plain, compositional, long documents)."""
-    from lsr_lucene.encode.cli import add_dtype_arguments
-
-    parser.add_argument("--index", required=True, help="impact index directory (lsr-lucene index)")
-    parser.add_argument("--output", required=True, help="TREC run file to write")
-    parser.add_argument("--hits", type=int, default=DEFAULT_HITS, help="results per query (default 1000)")
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--run-tag", default=None, help="run tag (last column of the run file)")
-    parser.add_argument("--encoder", default=None, help="query encoder: registry name, HF id or local dir "
-                                                        "(default: the model recorded in the index)")
-    parser.add_argument("--query-max-length", type=int, default=None)
-    add_dtype_arguments(parser)  # precision of on-the-fly query encoding
-    parser.add_argument("--scale", type=float, default=None, help="query quantisation scale (default: the index's)")
-    parser.add_argument("--overwrite", action="store_true")
+    opt.add_index(parser, "impact index folder (lsr-lucene index)")
+    opt.add_output(parser, "TREC run file to write")
+    opt.add_hits(parser)
+    opt.add_threads(parser, help="search threads")
+    opt.add_run_tag(parser, help="run tag, the last column of the run file (default: lsr_lucene)")
+    opt.add_encoder(parser, None, "query encoder: registry name, HF id or local folder (default: the model "
+                                  "recorded in the index); a query vectors JSONL file, as in Pyserini, gives the "
+                                  "topics' pre-encoded vectors")
+    opt.add_number(parser, "--query-max-length", default=None, metavar="N",
+                   help="query truncation in tokens (default: the encoder's, 64)")
+    opt.add_number(parser, "--scale", kind=opt.POSITIVE_NUMBER, default=None,
+                   help="query quantisation scale (default: the index's)")
+    opt.add_overwrite(parser)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="lsr-lucene search", description=__doc__.splitlines()[0])
+    parser = opt.Parser(prog="lsr-lucene search", description=__doc__.splitlines()[0])
     add_search_arguments(parser)
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--topics", help="topics: TSV, TREC topic file, JSONL, or an ir_datasets id (irds:...)")
+    opt.add_topics(source)
     source.add_argument("--query-vectors", help="pre-encoded queries: JSONL vectors or Anserini repeated-token TSV")
     source.add_argument("--specs", help="query specs JSONL (signed terms, pairs, windows; lsr_lucene.search.specs)")
     parser.add_argument("--write-specs", default=None, metavar="FILE",

@@ -13,26 +13,31 @@ from typing import Mapping
 
 from lsr_lucene.index.impact import read_index_metadata
 from lsr_lucene.io.output import refuse_existing
+from lsr_lucene.io.runs import answered
 
 DEFAULT_HITS = 1000
 
 
 def index_settings(index: str | Path) -> dict:
-    """Encoder settings recorded when the index's vectors were made (model, scale, ...)."""
+    """Encoder settings recorded when the index's vectors were made (model, scale, ...); InputError for an index of
+    another kind (a BM25 or distributed index)."""
+    from lsr_lucene.index.kind import IMPACT, require_index_kind
+
+    require_index_kind(index, IMPACT, "impact search", must_exist=False)  # a missing one: {} (the searcher says so)
     return read_index_metadata(index).get("encoder", {})
 
 
 def encode_topics(topics: Mapping[str, str], model: str, scale: float, query_max_length: int | None = None,
-                  encoder=None, dtype: str = "auto", **encoder_options) -> dict[str, dict[str, int]]:
-    """Encode query texts and quantise them (signs kept) with the index's scale; ``dtype`` is the encoder
-    precision (auto, fp32, bf16) when no ``encoder`` is given."""
+                  encoder=None, **encoder_options) -> dict[str, dict[str, int]]:
+    """Encode query texts (always in fp32: ``SparseEncoder.encode_queries``) and quantise them (signs kept) with
+    the index's scale."""
     from lsr_lucene.encode.encoder import SparseEncoder
     from lsr_lucene.io.vectors import quantise_query
 
     if encoder is None:
         if query_max_length:
             encoder_options["query_max_length"] = query_max_length
-        encoder = SparseEncoder(model=model, dtype=dtype, **encoder_options)
+        encoder = SparseEncoder(model=model, **encoder_options)
     qids = list(topics)
     vectors = encoder.encode_queries([topics[q] for q in qids])
     return {qid: quantise_query(vec, scale) for qid, vec in zip(qids, vectors)}
@@ -47,14 +52,15 @@ def run_specs(index: str | Path, specs: list[dict], output: str | Path, hits: in
               threads: int = 2, tag: str = "lsr_lucene", overwrite: bool = False) -> list[str]:
     """Search query specs as one batch in the JVM and write the run; returns qids that got no hits."""
     from lsr_lucene.search.spec_searcher import SpecSearcher
+    from lsr_lucene.search.unknown_terms import report_unknown_terms
 
     refuse_existing(output, overwrite)
     searchable = [spec for spec in specs if spec.get("terms") or spec.get("pairs") or spec.get("windows")]
     with SpecSearcher(str(index)) as searcher:  # writes a temporary run and renames it when complete
+        report_unknown_terms(searcher, searchable, read_index_metadata(index).get("encoder", {}).get("model"))
         searcher.search_to_run(searchable, str(output), k=hits, threads=threads, tag=tag)
-    with open(output) as run:
-        answered = {line.split(" ", 1)[0] for line in run}
-    return [spec["qid"] for spec in specs if spec["qid"] not in answered]
+    answered_qids = answered(output)
+    return [spec["qid"] for spec in specs if spec["qid"] not in answered_qids]
 
 
 def report_unanswered(missing: list[str], total: int) -> None:

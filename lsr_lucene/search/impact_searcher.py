@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from lsr_lucene.errors import InputError
+from lsr_lucene.io.runs import read_hits
 from lsr_lucene.search.specs import validate_spec
 
 
@@ -51,11 +52,11 @@ class ImpactSearcher:
     """Search an lsr_lucene (Anserini impact) index with text queries or query specs, Pyserini style."""
 
     def __init__(self, index_dir: str | Path, encoder: Any = None, scale: float | None = None,
-                 query_max_length: int | None = None, dtype: str = "auto", threads: int | None = None):
+                 query_max_length: int | None = None, threads: int | None = None):
         """``encoder``: None (the model recorded in the index, else splade-tiny), a model name / HF id / local
         directory, an object with ``encode_queries(texts)`` (``lsr_lucene.encode.encoder.SparseEncoder``), or a
         Pyserini-style query encoder with ``encode(text) -> {token: weight}``. ``scale`` quantises float weights
-        (default: the index's); ``threads`` are the encoder's torch threads."""
+        (default: the index's); ``threads`` are the encoder's torch threads. Queries are encoded in fp32."""
         from lsr_lucene.search.impact import index_settings
         from lsr_lucene.search.spec_searcher import SpecSearcher
 
@@ -68,8 +69,10 @@ class ImpactSearcher:
                                  if settings.get(k) is not None}
         if query_max_length:
             self._encoder_options["query_max_length"] = int(query_max_length)
-        self._encoder_options.update(dtype=dtype, threads=threads)
+        self._encoder_options["threads"] = threads
+        self._documents_dtype = settings.get("dtype")
         self._model = settings.get("model") or "splade-tiny"
+        self._unknown_terms = None  # search.unknown_terms.UnknownTerms, made on first spec search
         self._encoder = None if encoder is None or isinstance(encoder, (str, Path)) else encoder
 
     @property
@@ -81,9 +84,11 @@ class ImpactSearcher:
         """The query encoder (a ``SparseEncoder`` loaded on first use unless one was given)."""
         if self._encoder is None:
             from lsr_lucene.encode.encoder import SparseEncoder
+            from lsr_lucene.encode.precision import note_documents_precision
 
             model = str(self._encoder_spec) if self._encoder_spec is not None else self._model
             self._encoder = SparseEncoder(model=model, **self._encoder_options)
+            note_documents_precision(self._documents_dtype)
         return self._encoder
 
     def encode(self, queries: Sequence[str]) -> list[dict[str, int]]:
@@ -126,6 +131,7 @@ class ImpactSearcher:
         spec = _parse_spec(spec)
         if not _searchable(spec):
             return []
+        self._warn_unknown_terms([spec])
         return self._hits(self._searcher.search(spec, k))
 
     def batch_search_specs(self, specs: Sequence[Mapping | str], k: int = 10,
@@ -138,17 +144,24 @@ class ImpactSearcher:
         searchable = [s for s in parsed if _searchable(s)]
         if not searchable:
             return results
+        self._warn_unknown_terms(searchable)
         with tempfile.TemporaryDirectory(prefix="lsr-impact-searcher-") as tmp:
             run = Path(tmp, "run")
             self._searcher.search_to_run(searchable, run, k=k, threads=threads, tag="x")
-            rows: dict[str, list[tuple[str, float]]] = {}
-            with open(run, encoding="utf-8") as lines:
-                for line in lines:
-                    qid, _, docid, _, score, _ = line.split(" ")
-                    rows.setdefault(qid, []).append((docid, float(score)))
+            rows = read_hits(run)
         for qid, hits in rows.items():
             results[qid] = self._hits(hits)
         return results
+
+    def _warn_unknown_terms(self, specs: Sequence[Mapping]) -> None:
+        """A warning per query naming its terms that the index lacks (they would change nothing, silently)."""
+        from lsr_lucene.search.impact import index_settings
+        from lsr_lucene.search.unknown_terms import UnknownTerms, model_vocabulary, warn_unknown_terms
+
+        if self._unknown_terms is None:
+            vocabulary = model_vocabulary(index_settings(self.index_dir).get("model"))
+            self._unknown_terms = UnknownTerms(self._java.getSearcher(), vocabulary)
+        warn_unknown_terms(self._unknown_terms, specs, stacklevel=4)
 
     # ---------------------------------------------------------------------------------------------- documents
 

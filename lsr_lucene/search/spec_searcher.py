@@ -11,6 +11,7 @@ from typing import Iterable, Mapping, Sequence
 
 from lsr_lucene.errors import InputError
 from lsr_lucene.io.output import atomic_output
+from lsr_lucene.io.runs import parse_hits
 from lsr_lucene.jvm.classes import java_class, java_errors
 from lsr_lucene.search.specs import validate_spec, write_query_specs
 
@@ -19,9 +20,10 @@ class SpecSearcher:
     """Batch searcher over an Anserini impact index (plus positional sidecar when present), by query specs."""
 
     def __init__(self, index_dir: str | Path):
+        from lsr_lucene.index.kind import IMPACT, require_index_kind
+
         self.index_dir = str(index_dir)
-        if not Path(self.index_dir).is_dir():
-            raise InputError(f"{self.index_dir}: no such index directory")
+        require_index_kind(self.index_dir, IMPACT, "impact search")  # a BM25 index would give a wrong run
         cls = java_class("search.BatchSearcher")
         with java_errors(self.index_dir):
             self._java = cls(self.index_dir)
@@ -64,11 +66,7 @@ class SpecSearcher:
             raise InputError(f"k must be positive, got {k}")
         with java_errors(f"query {spec['qid']}"):
             text = self._java.searchToString(json.dumps(spec, allow_nan=False), int(k), "x")
-        hits = []
-        for line in text.splitlines():
-            parts = line.split(" ")
-            hits.append((parts[2], float(parts[4])))
-        return hits
+        return parse_hits(text, f"query {spec['qid']}").get(str(spec["qid"]), [])
 
     def search_exact(self, spec: Mapping, k: int = 10,
                      collection_max_impacts: Mapping[str, int] | None = None) -> list[tuple[str, str, float]]:

@@ -103,7 +103,7 @@ def _matrix(rows: Sequence[Mapping[str, float]]) -> np.ndarray:
 
 def encoder_features(encoder, queries: Sequence[str]) -> dict[str, np.ndarray]:
     """The ``hidden`` and ``terms`` features of ``queries`` from a SparseEncoder."""
-    return {"hidden": encoder.mean_hidden(queries, encoder.query_max_length),
+    return {"hidden": encoder.mean_hidden(queries, encoder.query_max_length, queries=True),
             "terms": term_features(encoder.encode_queries(queries))}
 
 

@@ -25,7 +25,7 @@ import torch
 
 from lsr_lucene.errors import InputError, SetupError
 from lsr_lucene.io.claims import claim_output
-from lsr_lucene.io.output import atomic_output, install, write_text_atomic
+from lsr_lucene.io.output import atomic_output, install, make_parent, write_text_atomic
 from lsr_lucene.train.data import (Example, NevirRow, examples_as_nevir, read_examples, read_nevir_rows,
                                    split_holdout)
 from lsr_lucene.train.losses import batch_loss
@@ -258,9 +258,9 @@ class Trainer:
             batches = _epoch_batches(examples, cfg.batch_size, cfg.seed, epoch)
             bar = None
             if self.progress:
-                from tqdm import tqdm
+                from lsr_lucene.progress import progress_bar
 
-                bar = tqdm(total=min(len(batches), total - state["step"]), desc=f"epoch {epoch}/{cfg.epochs}",
+                bar = progress_bar(total=min(len(batches), total - state["step"]), desc=f"epoch {epoch}/{cfg.epochs}",
                            unit="batch", file=sys.stderr, leave=False)
             count = 0
             for batch in batches:
@@ -364,5 +364,6 @@ class Trainer:
 
 def train(config: TrainConfig, resume: bool = False, overwrite: bool = False, progress: bool = True) -> dict:
     """Train a sparse encoder as configured; returns the summary written to ``<output>/train_summary.json``."""
+    make_parent(config.output)
     with claim_output(Path(config.output)):  # one trainer per output directory (and its .partial work)
         return Trainer(config, progress=progress).run(resume=resume, overwrite=overwrite)

@@ -12,11 +12,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.zip.GZIPInputStream;
@@ -31,6 +33,7 @@ import org.apache.lucene.index.ConcurrentMergeScheduler;
 import org.apache.lucene.index.IndexOptions;
 import org.apache.lucene.index.IndexWriter;
 import org.apache.lucene.index.IndexWriterConfig;
+import org.apache.lucene.index.LogByteSizeMergePolicy;
 import org.apache.lucene.store.FSDirectory;
 import org.apache.lucene.util.BytesRef;
 
@@ -41,8 +44,9 @@ import org.apache.lucene.util.BytesRef;
  * weight as a custom term frequency ({@link WeightedTerms}) instead of building a text that repeats the term
  * weight times and tokenizing it: the same postings for a fraction of the work.
  *
- * <p>One thread reads lines and hands batches to {@code threads} workers that parse and add documents, so one
- * big file uses every thread. Runs in the background: {@link #start}, poll {@link #indexed()}, then
+ * <p>One thread reads lines and hands batches to {@code threads} workers that parse them into documents, so one
+ * big file uses every thread; one writer thread adds the batches in input order, and merges join adjacent
+ * segments only, so docids are the input order for any number of threads (a BP order from a seed reproduces). Runs in the background: {@link #start}, poll {@link #indexed()}, then
  * {@link #finish()}. Input is expected to be validated (lsr_lucene.index.impact); a malformed line fails with
  * its file and line.
  */
@@ -76,6 +80,7 @@ public final class ImpactIndexer implements Runnable {
     final List<String> lines = new ArrayList<>(BATCH);
     final String file;
     final long firstLine;
+    final CompletableFuture<List<Document>> documents = new CompletableFuture<>();
 
     Batch(String file, long firstLine) {
       this.file = file;
@@ -134,24 +139,25 @@ public final class ImpactIndexer implements Runnable {
         .setOpenMode(IndexWriterConfig.OpenMode.CREATE)
         .setRAMBufferSizeMB(ramBufferMb)
         .setUseCompoundFile(false)
+        .setMergePolicy(new LogByteSizeMergePolicy())  // merges adjacent segments only: docids keep input order
         .setMergeScheduler(new ConcurrentMergeScheduler());
     try (FSDirectory dir = FSDirectory.open(Paths.get(indexDir));
          IndexWriter writer = new IndexWriter(dir, config)) {
-      BlockingQueue<Batch> queue = new ArrayBlockingQueue<>(4 * threads);
-      List<Thread> workers = new ArrayList<>();
+      BlockingQueue<Batch> work = new ArrayBlockingQueue<>(2 * threads);
+      BlockingQueue<Batch> ordered = new ArrayBlockingQueue<>(4 * threads + 2);
+      List<Thread> helpers = new ArrayList<>();
       for (int i = 0; i < threads; i++) {
-        Thread w = new Thread(() -> work(queue, writer), "lsr-impact-indexer-" + i);
-        w.start();
-        workers.add(w);
+        helpers.add(new Thread(() -> work(work), "lsr-impact-indexer-" + i));
+      }
+      helpers.add(new Thread(() -> read(work, ordered), "lsr-impact-indexer-reader"));
+      for (Thread t : helpers) {
+        t.start();
       }
       try {
-        read(queue);
+        write(ordered, writer);
       } finally {
-        for (int i = 0; i < threads; i++) {
-          queue.put(END);
-        }
-        for (Thread w : workers) {
-          w.join();
+        for (Thread t : helpers) {
+          t.join();
         }
       }
       if (failure.get() == null) {
@@ -167,6 +173,34 @@ public final class ImpactIndexer implements Runnable {
     }
   }
 
+  /** The only thread that adds documents: it takes batches in input order, so docids follow the input. */
+  private void write(BlockingQueue<Batch> ordered, IndexWriter writer) throws InterruptedException {
+    while (true) {
+      Batch batch = ordered.take();
+      if (batch == END) {
+        return;
+      }
+      List<Document> docs;
+      try {
+        docs = batch.documents.get();
+      } catch (java.util.concurrent.ExecutionException e) {
+        failure.compareAndSet(null, e.getCause());
+        continue;  // keep draining so that the reader never blocks on a full queue
+      }
+      if (failure.get() != null) {
+        continue;
+      }
+      try {
+        for (Document doc : docs) {
+          writer.addDocument(doc);
+          indexed.incrementAndGet();
+        }
+      } catch (Throwable t) {
+        failure.compareAndSet(null, t);
+      }
+    }
+  }
+
   private static BufferedReader open(String file) throws IOException {
     InputStream in = Files.newInputStream(Path.of(file));
     if (file.endsWith(".gz")) {
@@ -175,45 +209,73 @@ public final class ImpactIndexer implements Runnable {
     return new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8), 1 << 20);
   }
 
-  private void read(BlockingQueue<Batch> queue) throws IOException, InterruptedException {
-    for (String file : files) {
-      try (BufferedReader in = open(file)) {
-        long lineNo = 0;
-        Batch batch = null;
-        String line;
-        while ((line = in.readLine()) != null && failure.get() == null) {
-          lineNo++;
-          if (line.isBlank()) {
-            continue;
+  /** Reads lines into batches, each queued for a worker and, in input order, for the writer. */
+  private void read(BlockingQueue<Batch> work, BlockingQueue<Batch> ordered) {
+    try {
+      for (String file : files) {
+        try (BufferedReader in = open(file)) {
+          long lineNo = 0;
+          Batch batch = null;
+          String line;
+          while ((line = in.readLine()) != null && failure.get() == null) {
+            lineNo++;
+            if (line.isBlank()) {
+              continue;
+            }
+            if (batch == null) {
+              batch = new Batch(file, lineNo);
+            }
+            batch.lines.add(line);
+            if (batch.lines.size() == BATCH) {
+              ordered.put(batch);
+              work.put(batch);
+              batch = null;
+            }
           }
-          if (batch == null) {
-            batch = new Batch(file, lineNo);
-          }
-          batch.lines.add(line);
-          if (batch.lines.size() == BATCH) {
-            queue.put(batch);
-            batch = null;
+          if (batch != null && failure.get() == null) {
+            ordered.put(batch);
+            work.put(batch);
           }
         }
-        if (batch != null) {
-          queue.put(batch);
+        if (failure.get() != null) {
+          break;
         }
+      }
+    } catch (Throwable t) {
+      failure.compareAndSet(null, t);
+    } finally {
+      try {
+        ordered.put(END);
+        for (int i = 0; i < threads; i++) {
+          work.put(END);
+        }
+      } catch (InterruptedException e) {
+        failure.compareAndSet(null, e);
       }
     }
   }
 
-  private void work(BlockingQueue<Batch> queue, IndexWriter writer) {
+  /** Parses batches into documents (in parallel with other workers); the writer adds them in input order. */
+  private void work(BlockingQueue<Batch> work) {
     String[] terms = new String[64];
     int[] weights = new int[64];
-    try {
-      while (true) {
-        Batch batch = queue.take();
-        if (batch == END) {
-          return;
-        }
-        if (failure.get() != null) {
-          continue;
-        }
+    while (true) {
+      Batch batch;
+      try {
+        batch = work.take();
+      } catch (InterruptedException e) {
+        failure.compareAndSet(null, e);
+        return;
+      }
+      if (batch == END) {
+        return;
+      }
+      if (failure.get() != null) {
+        batch.documents.complete(List.of());
+        continue;
+      }
+      try {
+        List<Document> docs = new ArrayList<>(batch.lines.size());
         for (String line : batch.lines) {
           JsonNode node;
           try {
@@ -251,21 +313,13 @@ public final class ImpactIndexer implements Runnable {
           doc.add(new StringField(ID, docId, Field.Store.YES));
           doc.add(new BinaryDocValuesField(ID, new BytesRef(docId)));
           doc.add(new StoredField(RAW, node.toPrettyString()));
-          doc.add(new Field(CONTENTS, new WeightedTerms(terms, weights, n), CONTENTS_TYPE));
-          writer.addDocument(doc);
-          indexed.incrementAndGet();
+          doc.add(new Field(CONTENTS, new WeightedTerms(Arrays.copyOf(terms, n), Arrays.copyOf(weights, n), n),
+              CONTENTS_TYPE));
+          docs.add(doc);
         }
-      }
-    } catch (Throwable t) {
-      failure.compareAndSet(null, t);
-      while (true) {  // keep taking batches so that the reader never blocks on a full queue
-        try {
-          if (queue.take() == END) {
-            return;
-          }
-        } catch (InterruptedException e) {
-          return;
-        }
+        batch.documents.complete(docs);
+      } catch (Throwable t) {
+        batch.documents.completeExceptionally(t);
       }
     }
   }

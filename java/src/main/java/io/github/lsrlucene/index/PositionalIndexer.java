@@ -4,7 +4,6 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.github.lsrlucene.Json;
 import io.github.lsrlucene.QuerySpecException;
-import java.io.BufferedReader;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileVisitResult;
@@ -122,7 +121,8 @@ public final class PositionalIndexer {
         segments = r.leaves().size();
       }
       if (segments > 1) {
-        IndexWriterConfig cfg = new IndexWriterConfig().setOpenMode(IndexWriterConfig.OpenMode.APPEND);
+        IndexWriterConfig cfg = new IndexWriterConfig().setOpenMode(IndexWriterConfig.OpenMode.APPEND)
+            .setMergePolicy(new org.apache.lucene.index.LogByteSizeMergePolicy());  // adjacent: docid order kept
         try (IndexWriter w = new IndexWriter(dir, cfg)) {
           w.forceMerge(1);
         }
@@ -137,13 +137,20 @@ public final class PositionalIndexer {
         docOf.put(ids[d], d);
       }
     }
-    // read token lines; keep the raw line per docid, parse while writing in docid order
-    String[] lines = new String[ids.length];
+    // first pass: where each document's token line starts (a byte offset per docid, not the line itself), so
+    // the heap holds one batch of token lines, not the collection; the second pass reads them in docid order
+    // (sequentially when the file is in index order, as files written with the vectors are)
+    long[] offsets = new long[ids.length];
+    int[] lineNos = new int[ids.length];
+    java.util.Arrays.fill(offsets, -1L);
     int unknown = 0;
-    try (BufferedReader br = Files.newBufferedReader(in, StandardCharsets.UTF_8)) {
-      String line;
+    try (Lines lines = new Lines(in)) {
+      long pos = 0;
       int no = 0;
-      while ((line = br.readLine()) != null) {
+      String line;
+      while ((line = lines.readAt(pos)) != null) {
+        long start = pos;
+        pos = lines.next();
         no++;
         if (line.isBlank()) {
           continue;
@@ -158,17 +165,19 @@ public final class PositionalIndexer {
           unknown++;
           continue;
         }
-        if (lines[d] != null) {
+        if (offsets[d] >= 0) {
           throw new QuerySpecException(tokensJsonl + ":" + no + ": duplicate id '" + idn.asText() + "'");
         }
-        lines[d] = line + "\n" + no;
+        offsets[d] = start;
+        lineNos[d] = no;
       }
     }
+    docOf = null;
     Path out = index.resolve(POSITIONS_DIR);
     Path tmp = Files.createTempDirectory(index, ".positions.tmp-");
     int withTokens = 0;
     float maxPayload = 0f;
-    try {
+    try (Lines lines = new Lines(in)) {
       try (Directory dir = FSDirectory.open(tmp)) {
         LogDocMergePolicy mp = new LogDocMergePolicy();
         IndexWriterConfig cfg = new IndexWriterConfig()
@@ -182,11 +191,9 @@ public final class PositionalIndexer {
             String id = ids[d] == null ? "" : ids[d];
             doc.add(new StoredField(ID_FIELD, id));
             doc.add(new BinaryDocValuesField(ID_FIELD, new BytesRef(id)));
-            if (lines[d] != null) {
-              int cut = lines[d].lastIndexOf('\n');
-              String where = tokensJsonl + ":" + lines[d].substring(cut + 1);
-              JsonNode toks = parse(lines[d].substring(0, cut), where).get("tokens");
-              lines[d] = null;
+            if (offsets[d] >= 0) {
+              String where = tokensJsonl + ":" + lineNos[d];
+              JsonNode toks = parse(lines.readAt(offsets[d]), where).get("tokens");
               if (toks == null || !toks.isArray()) {
                 throw new QuerySpecException(where + ": \"tokens\" must be a list of [token, weight]");
               }
@@ -227,6 +234,88 @@ public final class PositionalIndexer {
       throw e;
     }
     return new int[] {ids.length, withTokens, unknown};
+  }
+
+  /** Lines of a UTF-8 file read at byte offsets through a 64 KiB window (sequential reads need no seek; a random read costs one window). */
+  private static final class Lines implements java.io.Closeable {
+    private final java.nio.channels.FileChannel channel;
+    private final java.nio.ByteBuffer window = java.nio.ByteBuffer.allocate(1 << 16);
+    private long windowStart = -1;
+    private int windowLength;
+    private long next;
+
+    Lines(Path file) throws IOException {
+      channel = java.nio.channels.FileChannel.open(file, java.nio.file.StandardOpenOption.READ);
+    }
+
+    /** The line starting at byte {@code offset} (without its line end), or null at the end of the file. */
+    String readAt(long offset) throws IOException {
+      java.io.ByteArrayOutputStream longLine = null;
+      long pos = offset;
+      while (true) {
+        if (pos < windowStart || pos >= windowStart + windowLength) {
+          fill(pos);
+          if (windowLength == 0) {  // end of file
+            if (longLine == null) {
+              if (pos == offset) {
+                return null;
+              }
+              longLine = new java.io.ByteArrayOutputStream();
+            }
+            next = pos;
+            return decode(longLine.toByteArray(), longLine.size());
+          }
+        }
+        byte[] bytes = window.array();
+        int from = (int) (pos - windowStart);
+        int end = from;
+        while (end < windowLength && bytes[end] != '\n') {
+          end++;
+        }
+        if (end < windowLength) {
+          next = windowStart + end + 1;
+          if (longLine == null) {
+            return decode(java.util.Arrays.copyOfRange(bytes, from, end), end - from);
+          }
+          longLine.write(bytes, from, end - from);
+          return decode(longLine.toByteArray(), longLine.size());
+        }
+        if (longLine == null) {
+          longLine = new java.io.ByteArrayOutputStream();
+        }
+        longLine.write(bytes, from, windowLength - from);
+        pos = windowStart + windowLength;
+      }
+    }
+
+    /** Offset of the line after the one {@link #readAt} returned last. */
+    long next() {
+      return next;
+    }
+
+    private static String decode(byte[] bytes, int length) {
+      int n = length > 0 && bytes[length - 1] == '\r' ? length - 1 : length;
+      return new String(bytes, 0, n, StandardCharsets.UTF_8);
+    }
+
+    private void fill(long pos) throws IOException {
+      window.clear();
+      int read = 0;
+      while (window.hasRemaining()) {
+        int r = channel.read(window, pos + read);
+        if (r < 0) {
+          break;
+        }
+        read += r;
+      }
+      windowStart = pos;
+      windowLength = read;
+    }
+
+    @Override
+    public void close() throws IOException {
+      channel.close();
+    }
   }
 
   private static JsonNode parse(String line, String where) {

@@ -3,7 +3,6 @@ package io.github.lsrlucene.query;
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;
-import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.lucene.index.Impact;
 import org.apache.lucene.index.Impacts;
@@ -20,28 +19,43 @@ import org.apache.lucene.util.BytesRef;
 /**
  * Exact maximum impact (term frequency) of a term, per segment or over a whole index.
  * Read from the postings' skip-level impacts; short postings lists, whose impacts Lucene does not
- * record, are scanned. Results are cached per segment core.
+ * record, are scanned. Results are cached per segment core (or reader) in concurrent maps, dropped when it
+ * closes: no lock is taken on the search path.
  */
 public final class ImpactBounds {
-  private static final Map<Object, Map<String, Long>> CACHE = new WeakHashMap<>();
+  private static final ConcurrentHashMap<Object, Map<String, Long>> CACHE = new ConcurrentHashMap<>();
 
   private ImpactBounds() {}
 
+  /** The cache of one segment core (a ParallelLeafReader has none: its reader's), null when it has neither. */
   private static Map<String, Long> cacheFor(LeafReader reader) {
-    // segment core key; a ParallelLeafReader (positional sidecar) has none: key by the reader then
     IndexReader.CacheHelper helper = reader.getCoreCacheHelper();
     if (helper == null) {
       helper = reader.getReaderCacheHelper();
     }
-    Object key = helper != null ? helper.getKey() : reader;
-    synchronized (CACHE) {
-      return CACHE.computeIfAbsent(key, k -> new ConcurrentHashMap<>());
+    if (helper == null) {
+      return null;
     }
+    IndexReader.CacheKey key = helper.getKey();
+    Map<String, Long> cache = CACHE.get(key);
+    if (cache != null) {
+      return cache;
+    }
+    Map<String, Long> fresh = new ConcurrentHashMap<>();
+    cache = CACHE.putIfAbsent(key, fresh);
+    if (cache == null) {
+      helper.addClosedListener(CACHE::remove); // entries live as long as the segment, not the JVM
+      cache = fresh;
+    }
+    return cache;
   }
 
   /** Largest freq of {@code term} in {@code field} over one segment; 0 when absent. */
   public static long maxFreq(LeafReader reader, String field, String term) throws IOException {
     Map<String, Long> cache = cacheFor(reader);
+    if (cache == null) {
+      return computeMaxFreq(reader, field, term);
+    }
     String key = field + '\u0000' + term;
     Long hit = cache.get(key);
     if (hit != null) {

@@ -7,7 +7,9 @@ import org.apache.lucene.search.TwoPhaseIterator;
 import org.apache.lucene.search.Weight;
 
 /** Scorer of {@link SignedImpactQuery.Shifted}: the positive scorer's docs, scored shift + positive &minus; negative. */
-final class ShiftedScorer extends Scorer {
+final class ShiftedScorer extends Scorer implements ExactShifted {
+  private double last;
+
   private final Scorer pos;
   private final NegSum neg;
   private final double shift;
@@ -39,7 +41,13 @@ final class ShiftedScorer extends Scorer {
 
   @Override
   public float score() throws IOException {
-    return shiftedScore(shift, pos.score(), neg, pos.docID(), minOuter);
+    last = shiftedScoreDouble(shift, pos.score(), neg, pos.docID(), minOuter);
+    return (float) last;
+  }
+
+  @Override
+  public double lastShiftedScore() {
+    return last;
   }
 
   @Override
@@ -69,17 +77,22 @@ final class ShiftedScorer extends Scorer {
    * not competitive either way, and its remaining negative postings need not be read.
    */
   static float shiftedScore(double shift, float positive, NegSum neg, int doc, float min) throws IOException {
+    return (float) shiftedScoreDouble(shift, positive, neg, doc, min);
+  }
+
+  /** {@link #shiftedScore} before rounding to float (what {@link UnshiftedQuery} unshifts, so that it loses no bits). */
+  static double shiftedScoreDouble(double shift, float positive, NegSum neg, int doc, float min) throws IOException {
     double ub = shift + positive;
     if (min > 0) {
       double cut = (double) min - Math.ulp(min);
       if (ub < cut) {
-        return (float) ub;
+        return ub;
       }
       double s = ub - neg.at(doc, ub - cut);
-      return s > 0 ? (float) s : 0f;
+      return s > 0 ? s : 0;
     }
     double s = ub - neg.at(doc);
-    return s > 0 ? (float) s : 0f;
+    return s > 0 ? s : 0;
   }
 
   /** Inner minimum competitive score for a wrapped scorer, conservative for float rounding. */

@@ -8,6 +8,9 @@ import org.apache.lucene.search.Scorable;
 
 /** Passes hits of the positive bulk scorer on with shifted, negative-adjusted scores. */
 final class ShiftingCollector implements LeafCollector {
+  /** The scorable handed on: its last score is also known in double. */
+  abstract static class ExactScorable extends Scorable implements ExactShifted {}
+
   private final LeafCollector in;
   private final NegSum neg;
   private final double shift;
@@ -26,10 +29,18 @@ final class ShiftingCollector implements LeafCollector {
   public void setScorer(Scorable scorer) throws IOException {
     this.inner = scorer;
     innerSet = 0f;
-    in.setScorer(new Scorable() {
+    in.setScorer(new ExactScorable() {
+      private double last;
+
       @Override
       public float score() throws IOException {
-        return ShiftedScorer.shiftedScore(shift, inner.score(), neg, doc, minOuter);
+        last = ShiftedScorer.shiftedScoreDouble(shift, inner.score(), neg, doc, minOuter);
+        return (float) last;
+      }
+
+      @Override
+      public double lastShiftedScore() {
+        return last;
       }
 
       @Override

@@ -12,7 +12,6 @@ import org.apache.lucene.index.IndexReader;
 import org.apache.lucene.index.LeafReader;
 import org.apache.lucene.index.Term;
 import org.apache.lucene.search.BooleanClause;
-import org.apache.lucene.search.BooleanQuery;
 import org.apache.lucene.search.BoostQuery;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.MatchNoDocsQuery;
@@ -224,11 +223,7 @@ public final class SignedImpactQuery extends Query {
     } else if (pos.size() == 1) {
       positive = pos.get(0);
     } else {
-      BooleanQuery.Builder bq = new BooleanQuery.Builder();
-      for (Query q : pos) {
-        bq.add(q, BooleanClause.Occur.SHOULD);
-      }
-      positive = bq.build();
+      positive = ClauseGroupQuery.disjunction(pos); // any number of clauses, no global clause limit raised
     }
     if (negTerms.isEmpty() && negPairs.isEmpty()) {
       return positive;

@@ -21,10 +21,10 @@ import org.apache.lucene.util.Bits;
 /**
  * A query scored with true signed scores, for collectors we do not control (Anserini's
  * SearchCollection): wraps a {@link SignedImpactQuery}, and when it rewrites to a
- * {@link SignedImpactQuery.Shifted} query, reports (float) (shifted score &minus; shift) and maps
- * minimum competitive scores back to the shifted scale (conservatively, so ties still compete).
- * A query without negative clauses rewrites to itself unwrapped. Our own {@code BatchSearcher}
- * subtracts the shift after collecting instead; both rank the same documents.
+ * {@link SignedImpactQuery.Shifted} query, reports (float) (shifted score &minus; shift), the shifted score taken
+ * in double ({@link ExactShifted}) so that the shift costs no bits, and maps minimum competitive scores back to
+ * the shifted scale (conservatively, so ties still compete). A query without negative clauses rewrites to itself
+ * unwrapped. Our own {@code BatchSearcher} rescores its top hits in double instead ({@code ExactScorer}).
  */
 public final class UnshiftedQuery extends Query {
   private final Query in;
@@ -144,7 +144,8 @@ public final class UnshiftedQuery extends Query {
 
     @Override
     public float score() throws IOException {
-      return unshift(in.score(), shift);
+      float f = in.score();
+      return in instanceof ExactShifted ? (float) (((ExactShifted) in).lastShiftedScore() - shift) : unshift(f, shift);
     }
 
     @Override
@@ -186,7 +187,10 @@ public final class UnshiftedQuery extends Query {
       out.setScorer(new Scorable() {
         @Override
         public float score() throws IOException {
-          return unshift(inner.score(), shift);
+          float f = inner.score();
+          return inner instanceof ExactShifted
+              ? (float) (((ExactShifted) inner).lastShiftedScore() - shift) // signed, rounded once
+              : unshift(f, shift);
         }
 
         @Override

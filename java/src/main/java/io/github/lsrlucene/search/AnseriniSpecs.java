@@ -10,7 +10,6 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.SortedMap;
 import java.util.TreeMap;
-import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.Query;
 
 /**
@@ -24,13 +23,6 @@ import org.apache.lucene.search.Query;
 public final class AnseriniSpecs {
   /** The topic field SearchCollection reads by default ({@code -topicField title}). */
   public static final String TOPIC_FIELD = "title";
-
-  static {
-    // as in BatchSearcher: queries from long documents (or many pairs) exceed Lucene's default of 1024 clauses
-    if (IndexSearcher.getMaxClauseCount() < 65536) {
-      IndexSearcher.setMaxClauseCount(65536);
-    }
-  }
 
   private AnseriniSpecs() {
   }

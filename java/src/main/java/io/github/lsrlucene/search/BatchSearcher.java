@@ -48,13 +48,6 @@ public final class BatchSearcher implements Closeable {
   /** Folder of the positional sidecar index inside the main index folder. */
   public static final String POSITIONS_DIR = PositionalIndexer.POSITIONS_DIR;
 
-  static {
-    // Queries built from long documents (or many pairs) can exceed Lucene's default of 1024 clauses.
-    if (IndexSearcher.getMaxClauseCount() < 65536) {
-      IndexSearcher.setMaxClauseCount(65536);
-    }
-  }
-
   private final Path indexPath;
   private final Directory mainDir;
   private final DirectoryReader mainReader;
@@ -193,35 +186,35 @@ public final class BatchSearcher implements Closeable {
     int n = rerank ? Math.max(k, spec.rerank) : k;
     Query q = searcher.rewrite(spec.firstStage(PositionalIndexer.FIELD, maxPayload, collectionMaxImpacts));
     double shift = q instanceof SignedImpactQuery.Shifted ? ((SignedImpactQuery.Shifted) q).getShift() : 0.0;
-    TopKCollector c = new TopKCollector(n, ids.idOrd, ids.ordToDoc);
+    // float first phase: the top n plus every hit within float rounding error of the n-th, rescored in double
+    int clauses = spec.terms.size() + spec.pairs.size() + spec.windows.size();
+    TopKCollector c = new TopKCollector(n, ids.idOrd, ids.ordToDoc, (clauses + 4) * 0x1p-22, shift);
     searcher.search(q, c);
-    float[] fs = new float[c.size()];
-    int[] docs = c.sorted(fs);
-    double[] scores = new double[docs.length];
-    for (int i = 0; i < docs.length; i++) {
-      scores[i] = (double) fs[i] - shift;
+    int[] band = c.band();
+    int[] top = c.sorted(new float[c.size()]);
+    int[] docs = Arrays.copyOf(top, top.length + band.length);
+    System.arraycopy(band, 0, docs, top.length, band.length);
+    if (rerank && docs.length > n) {
+      docs = Arrays.copyOf(docs, n); // the rerank pool is the first stage's top n
     }
-    if (rerank) {
-      new WindowRescorer(PositionalIndexer.FIELD, spec.windows)
-          .addScores(reader, docs, WindowRescorer.docOrder(docs), scores);
-      Integer[] order = new Integer[docs.length];
-      for (int i = 0; i < order.length; i++) {
-        order[i] = i;
-      }
-      Arrays.sort(order, (a, b) -> {
-        int cmp = Double.compare(scores[b], scores[a]);
-        return cmp != 0 ? cmp : Integer.compare(ids.idOrd[docs[a]], ids.idOrd[docs[b]]);
-      });
-      int m = Math.min(k, docs.length);
-      int[] d2 = new int[m];
-      double[] s2 = new double[m];
-      for (int i = 0; i < m; i++) {
-        d2[i] = docs[order[i]];
-        s2[i] = scores[order[i]];
-      }
-      return new Hits(d2, s2);
+    double[] scores = ExactScorer.score(reader, spec, docs); // windows included: exact first stage + windows
+    final int[] cand = docs;
+    Integer[] order = new Integer[cand.length];
+    for (int i = 0; i < order.length; i++) {
+      order[i] = i;
     }
-    return new Hits(docs, scores);
+    Arrays.sort(order, (a, b) -> {
+      int cmp = Double.compare(scores[b], scores[a]);
+      return cmp != 0 ? cmp : Integer.compare(ids.idOrd[cand[a]], ids.idOrd[cand[b]]);
+    });
+    int m = Math.min(k, cand.length);
+    int[] d2 = new int[m];
+    double[] s2 = new double[m];
+    for (int i = 0; i < m; i++) {
+      d2[i] = cand[order[i]];
+      s2[i] = scores[order[i]];
+    }
+    return new Hits(d2, s2);
   }
 
   /** Exact scores of one query spec (JSON) for the given external docids (any document, matching or not). */

@@ -16,7 +16,8 @@ import org.apache.lucene.util.BytesRef;
 
 /**
  * Exact scores of a spec for given documents, read straight from the postings (no query, no top-k):
- * &Sigma; w &middot; (impact &minus; neg impact) + pairs, plus windows via {@link WindowRescorer}.
+ * &Sigma; w &middot; (impact &minus; neg impact) (boolean mode: &Sigma; w &middot; impact, as its query scores) + w &middot;
+ * &radic;(a &middot; b) per pair, plus windows via {@link WindowRescorer}, all in double.
  */
 final class ExactScorer {
   private ExactScorer() {}
@@ -32,6 +33,11 @@ final class ExactScorer {
       }
       docs[i] = d;
     }
+    return score(reader, spec, docs);
+  }
+
+  /** Exact scores of {@code spec} for the given global Lucene docids. */
+  static double[] score(IndexReader reader, QuerySpec spec, int[] docs) throws IOException {
     double[] out = new double[docs.length];
     int[] order = WindowRescorer.docOrder(docs);
     List<LeafReaderContext> leaves = reader.leaves();
@@ -46,19 +52,23 @@ final class ExactScorer {
       Terms terms = ctx.reader().terms(spec.field);
       if (terms != null) {
         TermsEnum te = terms.iterator();
-        for (Map.Entry<String, Float> e : spec.terms.entrySet()) {
+        for (Map.Entry<String, Double> e : spec.exactTerms.entrySet()) {
           long[] pos = freqs(te, e.getKey(), docs, order, from, to, ctx.docBase);
-          long[] neg = freqs(te, SignedImpactQuery.NEG_PREFIX + e.getKey(), docs, order, from, to, ctx.docBase);
+          long[] neg = spec.booleanMode
+              ? new long[to - from] // boolean search scores the term's own impacts only
+              : freqs(te, SignedImpactQuery.NEG_PREFIX + e.getKey(), docs, order, from, to, ctx.docBase);
           for (int k = from; k < to; k++) {
-            out[order[k]] += (double) e.getValue() * (pos[k - from] - neg[k - from]);
+            out[order[k]] += e.getValue() * (pos[k - from] - neg[k - from]);
           }
         }
-        for (SignedImpactQuery.SignedPair p : spec.pairs) {
+        for (int pi = 0; pi < spec.pairs.size(); pi++) {
+          SignedImpactQuery.SignedPair p = spec.pairs.get(pi);
+          double pw = spec.exactPairWeights.get(pi);
           long[] fa = freqs(te, p.a, docs, order, from, to, ctx.docBase);
           long[] fb = freqs(te, p.b, docs, order, from, to, ctx.docBase);
           for (int k = from; k < to; k++) {
             if (fa[k - from] > 0 && fb[k - from] > 0) {
-              out[order[k]] += (double) p.w * Math.sqrt((double) fa[k - from] * fb[k - from]);
+              out[order[k]] += pw * Math.sqrt((double) fa[k - from] * fb[k - from]);
             }
           }
         }

@@ -27,6 +27,7 @@ import org.apache.lucene.search.Weight;
 import org.apache.lucene.store.Directory;
 import org.apache.lucene.store.FSDirectory;
 import org.apache.lucene.store.FilterDirectory;
+import org.apache.lucene.util.IOUtils;
 
 /**
  * Runs a query with window clauses for a searcher that opened the main index only (Anserini's
@@ -76,19 +77,19 @@ final class PositionsJoinQuery extends Query {
       throw new QuerySpecException("window clauses need the positional field, but " + posPath
           + " does not exist; build it first (lsr-lucene index --positions)");
     }
-    DirectoryReader pos = DirectoryReader.open(FSDirectory.open(posPath));
+    Directory posDir = FSDirectory.open(posPath);
+    DirectoryReader pos = null;
     try {
+      pos = DirectoryReader.open(posDir);
+      DirectoryReader posReader = pos;
       ParallelLeafReader join = PositionalSidecar.join(indexPath, (DirectoryReader) main, pos, DocIds.read(main, "id"));
       IndexReader.CacheHelper helper = main.getReaderCacheHelper();
       if (helper != null) {
-        helper.addClosedListener(key -> {
-          join.close();
-          pos.close();
-        });
+        helper.addClosedListener(key -> IOUtils.close(join, posReader, posDir)); // the sidecar's Directory too
       }
       return new IndexSearcher(join);
     } catch (IOException | RuntimeException e) {
-      pos.close();
+      IOUtils.closeWhileHandlingException(pos, posDir);
       throw e;
     }
   }

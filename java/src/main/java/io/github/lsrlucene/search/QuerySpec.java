@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.github.lsrlucene.Json;
 import io.github.lsrlucene.QuerySpecException;
+import io.github.lsrlucene.query.ClauseGroupQuery;
 import io.github.lsrlucene.query.CombinedTermQuery;
 import io.github.lsrlucene.query.SignedImpactQuery;
 import io.github.lsrlucene.query.WindowQuery;
@@ -22,8 +23,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
-import org.apache.lucene.search.BooleanClause;
-import org.apache.lucene.search.BooleanQuery;
 import org.apache.lucene.search.BoostQuery;
 import org.apache.lucene.search.MatchNoDocsQuery;
 import org.apache.lucene.search.Query;
@@ -75,7 +74,11 @@ public final class QuerySpec {
   public final String field;
   public final boolean booleanMode;
   public final LinkedHashMap<String, Float> terms = new LinkedHashMap<>();
+  /** The term weights as written (double), for exact scores; {@link #terms} holds them as float for the query. */
+  public final LinkedHashMap<String, Double> exactTerms = new LinkedHashMap<>();
   public final List<SignedImpactQuery.SignedPair> pairs = new ArrayList<>();
+  /** Each pair's weight as written (double), parallel to {@link #pairs}. */
+  public final List<Double> exactPairWeights = new ArrayList<>();
   public final List<Window> windows = new ArrayList<>();
   public final int rerank;
 
@@ -149,6 +152,7 @@ public final class QuerySpec {
       }
       if (w != 0f) {
         spec.terms.merge(e.getKey(), w, Float::sum);
+        spec.exactTerms.merge(e.getKey(), e.getValue().asDouble(), Double::sum);
       }
     }
     JsonNode pairs = node.get("pairs");
@@ -166,6 +170,7 @@ public final class QuerySpec {
         }
         if (w != 0f) {
           spec.pairs.add(new SignedImpactQuery.SignedPair(p.get(0).asText(), p.get(1).asText(), w));
+          spec.exactPairWeights.add(p.get(2).asDouble());
         }
       }
     }
@@ -292,23 +297,19 @@ public final class QuerySpec {
   public Query firstStage(String windowField, float maxPayload, Map<String, Long> collectionMaxImpacts) {
     boolean windowsHere = rerank == 0 && !windows.isEmpty();
     if (booleanMode) {
-      BooleanQuery.Builder b = new BooleanQuery.Builder();
-      int n = 0;
+      List<Query> clauses = new ArrayList<>();
       for (Map.Entry<String, Float> e : terms.entrySet()) {
-        b.add(new BoostQuery(new TermQuery(new Term(field, e.getKey())), e.getValue()), BooleanClause.Occur.SHOULD);
-        n++;
+        clauses.add(new BoostQuery(new TermQuery(new Term(field, e.getKey())), e.getValue()));
       }
       for (SignedImpactQuery.SignedPair p : pairs) {
-        b.add(new CombinedTermQuery(field, p.a, p.b, p.w), BooleanClause.Occur.SHOULD);
-        n++;
+        clauses.add(new CombinedTermQuery(field, p.a, p.b, p.w));
       }
       if (windowsHere) {
         for (Window w : windows) {
-          b.add(w.toQuery(windowField, maxPayload), BooleanClause.Occur.SHOULD);
-          n++;
+          clauses.add(w.toQuery(windowField, maxPayload));
         }
       }
-      return n == 0 ? new MatchNoDocsQuery() : b.build();
+      return clauses.isEmpty() ? new MatchNoDocsQuery() : ClauseGroupQuery.disjunction(clauses);
     }
     SignedImpactQuery.Builder b = SignedImpactQuery.builder(field).collectionMaxImpacts(collectionMaxImpacts);
     for (Map.Entry<String, Float> e : terms.entrySet()) {

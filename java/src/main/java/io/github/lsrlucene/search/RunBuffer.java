@@ -1,8 +1,9 @@
 package io.github.lsrlucene.search;
 
+import java.math.BigDecimal;
+import java.math.RoundingMode;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
-import java.util.Locale;
 
 /** Growable byte buffer of run lines (UTF-8), written without intermediate Strings. */
 final class RunBuffer {
@@ -65,15 +66,24 @@ final class RunBuffer {
     }
   }
 
-  /** {@code v} with six decimals, like Python's {@code f"{v:.6f}"} and Anserini's %.6f. */
+  /**
+   * {@code v} with six decimals, byte for byte what Python's {@code '%.6f' % v} prints (lsr_lucene.io.runs):
+   * the exact binary value rounded half to even, a minus sign whenever the sign bit is set (also for
+   * {@code -0.0} and values that round to zero), {@code inf}/{@code -inf}/{@code nan} for non-finite values.
+   */
   void putScore(double v) {
-    if (!Double.isFinite(v) || Math.abs(v) >= 1e12) {
-      put(String.format(Locale.ROOT, "%.6f", v).getBytes(StandardCharsets.UTF_8));
+    if (!Double.isFinite(v)) {
+      put((Double.isNaN(v) ? "nan" : v > 0 ? "inf" : "-inf").getBytes(StandardCharsets.US_ASCII));
       return;
     }
-    long scaled = Math.round(Math.abs(v) * 1e6);
-    if (v < 0) {
+    if (Double.doubleToRawLongBits(v) < 0) {
       put((byte) '-');
+    }
+    double a = Math.abs(v);
+    long scaled = micros(a);
+    if (scaled < 0) { // beyond a long: exact decimal expansion
+      put(new BigDecimal(a).setScale(6, RoundingMode.HALF_EVEN).toPlainString().getBytes(StandardCharsets.US_ASCII));
+      return;
     }
     putLong(scaled / 1000000);
     put((byte) '.');
@@ -91,4 +101,27 @@ final class RunBuffer {
     }
     length += 6;
   }
+
+  /**
+   * {@code a} (finite, non-negative) times 10^6 rounded half to even on its exact binary value, or -1 when that
+   * does not fit a long. Fast path: the double product {@code a * 1e6} is within one ulp of the exact one, so
+   * when its fraction is further than that from one half its rounding is the exact rounding; otherwise (near a
+   * half-way point, or beyond 2^52 where the product has no fraction bits) BigDecimal decides exactly.
+   */
+  static long micros(double a) {
+    double scaled = a * 1e6;
+    if (scaled < TWO_52) {
+      double floor = Math.floor(scaled);
+      double frac = scaled - floor;
+      if (Math.abs(frac - 0.5) > 4 * Math.ulp(scaled)) {
+        return (long) floor + (frac > 0.5 ? 1 : 0);
+      }
+    }
+    if (a >= 9.2e12) {
+      return -1;
+    }
+    return new BigDecimal(a).setScale(6, RoundingMode.HALF_EVEN).unscaledValue().longValueExact();
+  }
+
+  private static final double TWO_52 = 4503599627370496.0;
 }

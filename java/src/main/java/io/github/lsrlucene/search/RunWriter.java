@@ -16,9 +16,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Writes TREC run lines of {@link BatchSearcher} hits; a batch of specs is searched on a fixed
- * thread pool, a bounded number of queries ahead, and written in input order.
+ * thread pool, a bounded number of queries ahead, and written in input order. Lines are byte for byte
+ * what Python's {@code lsr_lucene.io.runs} writes for the same hits ({@link RunBuffer#putScore}).
  */
-final class RunWriter {
+public final class RunWriter {
   private static final byte[] Q0 = " Q0 ".getBytes(StandardCharsets.UTF_8);
 
   private final BatchSearcher searcher;
@@ -105,16 +106,38 @@ final class RunWriter {
     byte[] q = qid.getBytes(StandardCharsets.UTF_8);
     byte[] t = tag.getBytes(StandardCharsets.UTF_8);
     for (int i = 0; i < hits.docs.length; i++) {
-      buf.put(q);
-      buf.put(Q0);
-      buf.put(ids.idBytes[hits.docs[i]]);
-      buf.put((byte) ' ');
-      buf.putLong(i + 1);
-      buf.put((byte) ' ');
-      buf.putScore(hits.scores[i]);
-      buf.put((byte) ' ');
-      buf.put(t);
-      buf.put((byte) '\n');
+      putLine(buf, q, ids.idBytes[hits.docs[i]], i + 1, hits.scores[i], t);
     }
+  }
+
+  /** One run line: {@code qid Q0 docid rank score tag}. */
+  private static void putLine(RunBuffer buf, byte[] qid, byte[] docid, int rank, double score, byte[] tag) {
+    buf.put(qid);
+    buf.put(Q0);
+    buf.put(docid);
+    buf.put((byte) ' ');
+    buf.putLong(rank);
+    buf.put((byte) ' ');
+    buf.putScore(score);
+    buf.put((byte) ' ');
+    buf.put(tag);
+    buf.put((byte) '\n');
+  }
+
+  /**
+   * Run lines of hits given in run order, formatted as the searcher writes them (the test that Java and Python
+   * write the same bytes calls this).
+   */
+  public static String formatLines(String qid, String[] docids, double[] scores, String tag) {
+    if (docids.length != scores.length) {
+      throw new IllegalArgumentException(docids.length + " docids but " + scores.length + " scores");
+    }
+    RunBuffer buf = new RunBuffer(64);
+    byte[] q = qid.getBytes(StandardCharsets.UTF_8);
+    byte[] t = tag.getBytes(StandardCharsets.UTF_8);
+    for (int i = 0; i < docids.length; i++) {
+      putLine(buf, q, docids[i].getBytes(StandardCharsets.UTF_8), i + 1, scores[i], t);
+    }
+    return new String(buf.bytes, 0, buf.length, StandardCharsets.UTF_8);
   }
 }

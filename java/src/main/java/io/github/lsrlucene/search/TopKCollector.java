@@ -1,6 +1,7 @@
 package io.github.lsrlucene.search;
 
 import java.io.IOException;
+import java.util.Arrays;
 import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.search.Collector;
 import org.apache.lucene.search.LeafCollector;
@@ -23,12 +24,26 @@ public final class TopKCollector implements Collector {
   private final int[] ordToDoc;
   private final LongHeap heap; // min-heap of the best keys so far; its top is the k-th best once full
   private float minSet = Float.NEGATIVE_INFINITY;
+  private final double relErr;
+  private final double shift;
+  // hits that left or never entered the heap but were within float rounding error of the k-th when seen
+  private int[] bandDocs = new int[16];
+  private float[] bandScores = new float[16];
+  private int bandSize = 0;
 
   /**
    * @param idOrd rank of each global Lucene docid's external id in ascending id order
    * @param ordToDoc the inverse: global Lucene docid of each id rank
    */
   public TopKCollector(int k, int[] idOrd, int[] ordToDoc) {
+    this(k, idOrd, ordToDoc, 0.0, 0.0);
+  }
+
+  /**
+   * A collector that also keeps every hit whose float score is within {@code relErr * (|s| + shift)} of the
+   * final k-th float score s ({@link #band}), so that rescoring them in double gives the exact double top k.
+   */
+  public TopKCollector(int k, int[] idOrd, int[] ordToDoc, double relErr, double shift) {
     if (k <= 0) {
       throw new IllegalArgumentException("k must be positive, got " + k);
     }
@@ -36,6 +51,36 @@ public final class TopKCollector implements Collector {
     this.ordToDoc = ordToDoc;
     this.k = Math.min(k, Math.max(idOrd.length, 1));
     heap = new LongHeap(this.k);
+    this.relErr = relErr;
+    this.shift = shift;
+  }
+
+  /** Lowest float score that may still hold a document of the exact double top k, given the k-th float score. */
+  private float cut(float kth) {
+    if (relErr == 0) {
+      return kth;
+    }
+    return Math.nextDown((float) (kth - relErr * (Math.abs((double) kth) + shift)));
+  }
+
+  private void addBand(int doc, float score) {
+    if (bandSize == bandDocs.length) {
+      float c = cut(scoreOf(heap.top()));
+      int m = 0;
+      for (int i = 0; i < bandSize; i++) {
+        if (bandScores[i] >= c) {
+          bandDocs[m] = bandDocs[i];
+          bandScores[m++] = bandScores[i];
+        }
+      }
+      bandSize = m;
+      if (bandSize > bandDocs.length / 2) {
+        bandDocs = Arrays.copyOf(bandDocs, bandDocs.length * 2);
+        bandScores = Arrays.copyOf(bandScores, bandScores.length * 2);
+      }
+    }
+    bandDocs[bandSize] = doc;
+    bandScores[bandSize++] = score;
   }
 
   /** Key increasing with the score, then decreasing with the id rank. */
@@ -70,18 +115,27 @@ public final class TopKCollector implements Collector {
       public void setScorer(Scorable scorer) throws IOException {
         this.scorer = scorer;
         if (heap.size() == k) {
-          scorer.setMinCompetitiveScore(scoreOf(heap.top()));
+          scorer.setMinCompetitiveScore(cut(scoreOf(heap.top())));
         }
       }
 
       @Override
       public void collect(int doc) throws IOException {
         // keys are distinct (the id rank is part of them): a key enters when it beats the k-th best
-        if (heap.insertWithOverflow(key(scorer.score(), idOrd[base + doc])) && heap.size() == k) {
+        float score = scorer.score();
+        long key = key(score, idOrd[base + doc]);
+        if (relErr != 0 && heap.size() == k) {
+          long out = key > heap.top() ? heap.top() : key; // the key that leaves (or never enters) the heap
+          float os = scoreOf(out);
+          if (os >= cut(scoreOf(heap.top()))) { // the k-th only rises: band() filters by the final one
+            addBand(ordToDoc[ordOf(out)], os);
+          }
+        }
+        if (heap.insertWithOverflow(key) && heap.size() == k) {
           float min = scoreOf(heap.top());
           if (min > minSet) {
             minSet = min;
-            scorer.setMinCompetitiveScore(min);
+            scorer.setMinCompetitiveScore(cut(min));
           }
         }
       }
@@ -91,6 +145,25 @@ public final class TopKCollector implements Collector {
   /** Number of hits collected so far (at most k). */
   public int size() {
     return heap.size();
+  }
+
+  /**
+   * Documents outside the top k whose float score is within rounding error of the k-th (global docids; call
+   * before {@link #sorted}, which empties the heap).
+   */
+  public int[] band() {
+    if (heap.size() < k) {
+      return new int[0];
+    }
+    float c = cut(scoreOf(heap.top()));
+    int[] out = new int[bandSize];
+    int m = 0;
+    for (int i = 0; i < bandSize; i++) {
+      if (bandScores[i] >= c) {
+        out[m++] = bandDocs[i];
+      }
+    }
+    return Arrays.copyOf(out, m);
   }
 
   /** The hits best first (consumes the collector); returns global docids, and fills {@code outScores}. */

@@ -82,7 +82,7 @@ final class WindowRescorer {
           QuerySpec.Window win = windows.get(w);
           double best = WindowQuery.bestMatch(pos, pay, len, slots[w], qs[w], win.ordered, win.ordered ? win.terms.length : win.width);
           if (best != Double.NEGATIVE_INFINITY) {
-            add += (float) best;
+            add += best; // exact in double (the query's float score differs by rounding only)
           }
         }
       }

@@ -13,7 +13,7 @@ from lsr_lucene.compose.compositions import Composition, parse_topics
 from lsr_lucene.compose.execute import compose
 from lsr_lucene.compose.operations import Plan, VectorPlan, fuse, plan_vectors
 from lsr_lucene.compose.query_encoder import QueryEncoder
-from lsr_lucene.eval.contrastive_configs import Config
+from lsr_lucene.experiments.contrastive_configs import Config
 from lsr_lucene.eval.contrastive_metrics import NEVIR_CATEGORIES, nevir_category, nevir_pairwise_accuracy
 
 

@@ -5,7 +5,7 @@ A benchmark is a folder in the ExcluIR layout (``corpus.jsonl`` and a split such
 dot products over the whole corpus, query texts encoded once); the cross-benchmark table holds one column
 group per benchmark and the worst case (the minimum over benchmarks of each figure).
 
-Selection (objective R@1 + ΔR@1 + RR, :func:`lsr_lucene.eval.excluir.objective`) is scored in several ways:
+Selection (objective R@1 + ΔR@1 + RR, :func:`lsr_lucene.experiments.excluir.objective`) is scored in several ways:
 chosen on one benchmark, chosen on the worst case of all, and each of these cross-validated: the queries of
 every benchmark are split into k folds (row i in fold i mod k); the choice for fold j reads only the other
 folds' queries (:func:`fold_choice`) and is measured on fold j of every benchmark. A benchmark the criterion
@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from lsr_lucene.errors import InputError
-from lsr_lucene.eval.contrastive_configs import DEFAULT, LAMBDA_GRID, Config
+from lsr_lucene.experiments.contrastive_configs import DEFAULT, LAMBDA_GRID, Config
 from lsr_lucene.eval.contrastive_metrics import excluir_metrics
-from lsr_lucene.eval.excluir import EXCLUIR_COLUMNS, excluir_table, objective
+from lsr_lucene.experiments.excluir import EXCLUIR_COLUMNS, excluir_table, objective
 
 Runs = Mapping[str, Mapping[str, Mapping[str, float]]]  # label -> qid -> doc -> score
 PLAIN_OPS = ("vanilla", "ignore", "subtract", "orthogonal")

@@ -8,9 +8,9 @@ from typing import Mapping, Sequence
 from lsr_lucene.compose.compositions import Composition
 from lsr_lucene.compose.execute import compose, execute
 from lsr_lucene.compose.query_encoder import QueryEncoder
-from lsr_lucene.eval.contrastive_configs import Config
+from lsr_lucene.experiments.contrastive_configs import Config
 from lsr_lucene.eval.trec import evaluate
-from lsr_lucene.io.output import write_run
+from lsr_lucene.io.runs import write_run
 
 COLLECTION_OPS = ("vanilla", "subtract", "ignore", "nrf", "orthogonal", "disentangled", "add", "maxpool", "cpt",
                   "fusion", "fusion-scaled")

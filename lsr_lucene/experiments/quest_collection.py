@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Iterable
 
 from lsr_lucene.compose.tree import tree_to_json
-from lsr_lucene.eval.quest_queries import QuestQuery
+from lsr_lucene.experiments.quest_queries import QuestQuery
 from lsr_lucene.eval.trec import evaluate
 
 MEASURES = ("ndcg_cut_10", "recall_100")

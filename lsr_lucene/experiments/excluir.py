@@ -17,10 +17,14 @@ from lsr_lucene.compose.compositions import parse_topics
 from lsr_lucene.compose.execute import compose, execute
 from lsr_lucene.compose.query_encoder import QueryEncoder
 from lsr_lucene.errors import InputError
-from lsr_lucene.eval.contrastive_configs import Config
+from lsr_lucene.experiments.contrastive_configs import Config
 from lsr_lucene.eval.contrastive_metrics import excluir_metrics
 
-EXCLUIR_COLUMNS = ("R@1", "MRR@10", "ΔR@1", "ΔMRR@10", "RR")
+EXCLUIR_COLUMNS = ("R@1", "MRR@10", "ΔR@1", "ΔMRR@10", "RR", "RR ties")
+# How the RR columns count (said above every table that has them): ties are neither wins nor losses.
+RR_NOTE = ("RR: share of queries whose positive document scores strictly above the excluded one; RR ties: "
+           "share where the two score the same or neither is retrieved (counted apart, as NevIR counts ties); "
+           "losses = 1 − RR − RR ties.\n\n")
 
 
 def ensure_index(corpus: str | Path, work: str | Path, model: str = "splade-tiny", threads: int = 2,
@@ -66,7 +70,7 @@ def excluir_runs(rows: Sequence[Mapping], configs: Sequence[Config], backend, en
 
 
 def excluir_table(runs: Mapping[str, Mapping], rows: Sequence[Mapping]):
-    """DataFrame: one row per configuration, columns R@1, MRR@10, ΔR@1, ΔMRR@10, RR."""
+    """DataFrame: one row per configuration, columns R@1, MRR@10, ΔR@1, ΔMRR@10, RR, RR ties."""
     import pandas as pd
 
     data = {label: {k: excluir_metrics(run, rows)[k] for k in EXCLUIR_COLUMNS} for label, run in runs.items()}

@@ -3,18 +3,18 @@
 QUEST (Malaviya et al. 2023) query files are JSONL rows ``{"query", "docs": [titles], "original_query",
 "metadata": {"template", "domain", ...}}`` where ``original_query`` marks the atomic queries
 (``<mark>Birds of Colombia</mark> that are also <mark>Birds of Venezuela</mark>``) and the template is
-one of :data:`~lsr_lucene.eval.quest_queries.TEMPLATES`; the corpus is JSONL ``{"title", "text"}`` (a
+one of :data:`~lsr_lucene.experiments.quest_queries.TEMPLATES`; the corpus is JSONL ``{"title", "text"}`` (a
 document is named by its title).
 
-``python -m lsr_lucene.eval.quest convert --queries test.jsonl --documents documents.jsonl --output-dir D``
+``python -m lsr_lucene.experiments.quest convert --queries test.jsonl --documents documents.jsonl --output-dir D``
 writes ``D/corpus.jsonl`` (ids ``d1, d2, ...``; titles kept), ``D/compositions.jsonl`` (the trees, the
 template text as ``text`` for vanilla, and the template), ``D/topics.tsv``, ``D/qrels.txt`` and
 ``D/titles.tsv``. Encode/index the corpus and search the compositions with ``lsr-lucene compose``;
-``python -m lsr_lucene.eval.quest evaluate --collection D --run name=run ...`` reports NDCG@10 and R@100,
+``python -m lsr_lucene.experiments.quest evaluate --collection D --run name=run ...`` reports NDCG@10 and R@100,
 overall and per template (trec_eval through :mod:`lsr_lucene.eval.trec`).
 
 ``--queries irds:<dataset id>`` reads queries and qrels from ir_datasets instead; its query texts are
-read as QUEST template texts (:func:`~lsr_lucene.eval.quest_queries.template_tree`), documents are then
+read as QUEST template texts (:func:`~lsr_lucene.experiments.quest_queries.template_tree`), documents are then
 ir_datasets' doc ids.
 Queries without marks and without a known template (QUEST's augmented rows) are parsed with the cue
 parser.
@@ -26,8 +26,8 @@ import json
 import sys
 from pathlib import Path
 
-from lsr_lucene.eval.quest_collection import convert, evaluate_runs, templates_of
-from lsr_lucene.eval.quest_queries import read_irds_queries, read_quest_documents, read_quest_queries
+from lsr_lucene.experiments.quest_collection import convert, evaluate_runs, templates_of
+from lsr_lucene.experiments.quest_queries import read_irds_queries, read_quest_documents, read_quest_queries
 from lsr_lucene.eval.trec import to_markdown
 
 
@@ -38,7 +38,7 @@ def _parse_run(spec: str) -> tuple[str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     """CLI: ``convert`` a QUEST-style query file (and corpus), or ``evaluate`` runs on a converted collection."""
-    parser = argparse.ArgumentParser(prog="python -m lsr_lucene.eval.quest", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m lsr_lucene.experiments.quest", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     conv = sub.add_parser("convert", help="QUEST JSONL (or irds:<id>) -> compositions, topics, qrels, corpus")
     conv.add_argument("--queries", required=True, help="QUEST query JSONL, or irds:<dataset id>")

@@ -1,0 +1,273 @@
+"""Real-text benchmark (issue 29): the scale benchmark's engines on the first N passages of a real corpus encoded in
+a seeded random order (wiki2015, MS MARCO ...), searched with real encoded topics, checked against brute force.
+
+    python -m lsr_lucene.bench.real --corpus ../shared/data/wiki2015/passages.jsonl.xz \\
+        --topics ../shared/data/wiki2015/topics.nq-test.tsv --docs 100000,300000 --output runs/real \\
+        [--query-vectors Q.jsonl] [--vectors DIR] [--encode] [--orders natural,bp] [--engines ...]
+
+The corpus is written once in a seeded random order (``WORK/passages.seed<S>.jsonl``; article order would
+pre-cluster the passages) and encoded with ``lsr-lucene encode`` into ``WORK/vectors`` (resumable shards), so
+that the first N encoded passages are a uniform N-passage sample and the natural docid order is a random one.
+Without ``--encode`` the benchmark uses the shards complete so far (also those of an encoding still running) and
+says how to resume the encoding when they are too few. Passages are renumbered ``d00000000``... in that order
+(``WORK/docs-N/ids.txt`` maps them back) and indexed without their text, as the synthetic collection is.
+Every engine, order, k, timing and check is that of ``bench.scale`` (its ``measure``): exact engines are checked
+against brute-force dot products on the checked queries, approximate ones report recall@k against that exact run.
+Writes DIR/results.csv, index.csv, collection.csv, skipped.csv, results.md and latency_vs_docs.png.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from lsr_lucene.bench import real_report
+from lsr_lucene.bench import scale_report as report
+from lsr_lucene.bench.real_corpus import write_shuffled
+from lsr_lucene.bench.scale import _int_list, _names, measure
+from lsr_lucene.bench.scale_queries import KINDS, build_query_sets, sample_queries
+from lsr_lucene.bench.scale_runner import ENGINES, ORDERS
+from lsr_lucene.bench.synthetic import Collection, DOC_ID, save_arrays, write_shards
+from lsr_lucene.errors import InputError
+
+REAL_KINDS = tuple(k for k in KINDS if k != "window")  # window clauses need per-position weights: not encoded here
+PROGRESS, METADATA = "progress.state", "metadata.json"
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m lsr_lucene.bench.real", description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", help="passages: any corpus lsr-lucene reads (JSONL/TSV, .gz or .xz)")
+    parser.add_argument("--vectors", help="encoded passages in the benchmark's order (default: WORK/vectors, "
+                                          "encoded from --corpus)")
+    parser.add_argument("--topics", help="query texts (TSV/JSONL), encoded once under WORK")
+    parser.add_argument("--query-vectors", help="encoded queries (JSONL {id, vector}), instead of --topics")
+    parser.add_argument("--docs", required=True, help="comma list of passage counts, e.g. 100000,300000,666157")
+    parser.add_argument("--output", default="runs/real", help="folder of the result tables and plots")
+    parser.add_argument("--work", default="work/real", help="folder of the encoded corpus, collections and indexes")
+    parser.add_argument("--encode", action="store_true",
+                        help="encode the whole corpus first when WORK/vectors is incomplete (resumable)")
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="all-cores thread count")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the passage order and of the query sample")
+    parser.add_argument("--engines", default=",".join(ENGINES), help=f"comma list of {', '.join(ENGINES)}")
+    parser.add_argument("--kinds", default="plain", help=f"query kinds for ours: {', '.join(REAL_KINDS)}")
+    parser.add_argument("--orders", default="natural,bp", help="comma list of docid orders: natural (the seeded "
+                                                                "random order), bp (recursive graph bisection)")
+    parser.add_argument("--model", default="splade-tiny")
+    parser.add_argument("--max-length", type=int, default=256)
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--queries", type=int, default=500, help="queries timed per kind (seeded sample)")
+    parser.add_argument("--check", type=int, default=100, help="queries per kind and k checked against brute force")
+    parser.add_argument("--ks", default="10,1000")
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--reuse-indexes", action="store_true",
+                        help="search the indexes an earlier run of the same collection built under --work")
+    args = parser.parse_args(argv)
+    args.docs_list, args.ks_list = _int_list(args.docs, "--docs"), _int_list(args.ks, "--ks")
+    args.engine_list = _names(args.engines, list(ENGINES), "engine(s)")
+    args.kind_list = _names(args.kinds, REAL_KINDS, "query kind(s)")
+    args.order_list = _names(args.orders, ORDERS, "order(s)")
+    if args.corpus is None and args.vectors is None:
+        raise InputError("give --corpus (encoded under --work) or --vectors (already encoded in the benchmark's order)")
+    if (args.topics is None) == (args.query_vectors is None):
+        raise InputError("give one of --topics (encoded under --work) or --query-vectors")
+    if args.threads < 1 or args.queries < 2 or args.check < 0 or args.warmup < 0 or args.max_length < 2:
+        raise InputError("--threads must be >= 1, --queries >= 2, --check and --warmup >= 0, --max-length >= 2")
+    if "plain" not in args.kind_list:
+        raise InputError("--kinds must include plain (every engine's query kind)")
+    return args
+
+
+# ---- encoding (lsr-lucene encode, resumable) ------------------------------------------------------------------
+def shuffled_path(args) -> Path:
+    return Path(args.work) / f"passages.seed{args.seed}.jsonl"
+
+
+def encode_command(args) -> list[str]:
+    """The ``lsr-lucene encode`` command that encodes (or resumes encoding) the shuffled corpus."""
+    return [sys.executable, "-m", "lsr_lucene.encode", "--corpus", str(shuffled_path(args)),
+            "--output", str(Path(args.work) / "vectors"), "--encoder", args.model, "--max-length", str(args.max_length),
+            "--batch-size", str(args.batch_size), "--dtype", "fp32", "--shard-size", "10000"]
+
+
+def complete_shards(vectors: Path) -> tuple[list[Path], int, bool]:
+    """(complete shard files in order, passages in them, whether the encoding finished) of a vectors directory,
+    finished or still being written (its ``.<name>.partial`` progress record)."""
+    if (vectors / METADATA).is_file():
+        from lsr_lucene.io.vectors import vector_files
+
+        files = vector_files(vectors)
+        meta = json.loads((vectors / METADATA).read_text())
+        return files, int(meta.get("documents", meta.get("count", 0)) or 0), True
+    partial = vectors.parent / f".{vectors.name}.partial"
+    progress = partial / PROGRESS
+    if not progress.is_file():
+        return [], 0, False
+    shards = json.loads(progress.read_text()).get("shards", [])
+    return [partial / s["file"] for s in shards], sum(int(s["documents"]) for s in shards), False
+
+
+def ensure_vectors(args, need: int) -> Path:
+    """The vectors directory, holding at least ``need`` passages (encoding them first with ``--encode``)."""
+    vectors = Path(args.vectors) if args.vectors else Path(args.work) / "vectors"
+    files, have, finished = complete_shards(vectors)
+    if have >= need or finished:
+        return vectors
+    if args.vectors is None and shuffled_path(args).is_file() is False:
+        count = write_shuffled(args.corpus, shuffled_path(args), args.seed)
+        print(f"wrote {count:,} passages in seeded random order (seed {args.seed}) to {shuffled_path(args)}", flush=True)
+    command = encode_command(args)
+    if args.encode and args.vectors is None:
+        print("encoding: " + shlex.join(command), flush=True)
+        subprocess.run(command, check=True)
+        return vectors
+    raise InputError(f"{vectors}: {have:,} passages encoded so far, {need:,} needed; encode (resumable) with: "
+                     f"{shlex.join(command)}  (or run this benchmark with --encode)")
+
+
+def _vector_rows(files: list[Path], n: int):
+    """(id, vector) of the first ``n`` passages of the shards."""
+    from lsr_lucene.io.vectors import read_vectors
+
+    got = 0
+    for file in files:
+        for doc_id, vector in read_vectors(file):
+            if got == n:
+                return
+            got += 1
+            yield doc_id, vector
+
+
+def load_collection(vectors: Path, n: int, seed: int) -> tuple[Collection, list[str]]:
+    """The first ``n`` encoded passages as CSR rows over their own vocabulary (sorted), and their passage ids.
+    Streams into flat arrays (666k passages hold about 140M postings: no per-passage dicts are kept)."""
+    from array import array
+
+    files, have, _ = complete_shards(vectors)
+    if have < n:
+        raise InputError(f"{vectors}: {have:,} passages encoded, {n:,} asked for")
+    ids: list[str] = []
+    vocab: dict[str, int] = {}
+    terms, weights, lengths = array("i"), array("i"), array("q")
+    for doc_id, vector in _vector_rows(files, n):
+        ids.append(doc_id)
+        kept = [(vocab.setdefault(t, len(vocab)), int(w)) for t, w in vector.items() if int(w)]
+        terms.extend(t for t, _ in kept)
+        weights.extend(w for _, w in kept)
+        lengths.append(len(kept))
+    names = sorted(vocab)
+    rank = np.empty(len(vocab), dtype=np.int32)  # first-seen id -> id in sorted order
+    rank[[vocab[t] for t in names]] = np.arange(len(names), dtype=np.int32)
+    indptr = np.zeros(len(ids) + 1, dtype=np.int64)
+    np.cumsum(np.frombuffer(lengths, dtype=np.int64), out=indptr[1:])
+    new_terms = rank[np.frombuffer(terms, dtype=np.int32)]
+    rows = np.repeat(np.arange(len(ids), dtype=np.int64), np.diff(indptr))
+    order = np.lexsort((new_terms, rows))  # rows sorted by term id within each passage
+    coll = Collection(names, indptr, new_terms[order], np.frombuffer(weights, dtype=np.int32)[order],
+                      np.arange(len(ids), dtype=np.int32), seed)
+    return coll, ids
+
+
+def prepare_collection(args, vectors: Path, n: int, work: Path) -> tuple[Collection, dict]:
+    """The N-passage collection: arrays, vocabulary, renumbered shards and id map under ``work`` (cached)."""
+    from lsr_lucene.bench.synthetic import load_arrays
+
+    # shards are only ever appended to an encoding of one fixed input: its first n passages stay the same
+    params = {"docs": n, "vectors": str(vectors.resolve()), "seed": args.seed, "scale": _scale(vectors)}
+    paths = {"arrays": work / "collection.npz", "vectors": work / "vectors", "vocab": work / "vocab.json",
+             "positions": None, "work": work / "work", "ids": work / "ids.txt"}
+    stamp = work / "real.json"
+    if stamp.is_file() and json.loads(stamp.read_text()) == params and paths["vectors"].is_dir() \
+            and paths["arrays"].is_file() and paths["ids"].is_file():
+        coll = load_arrays(paths["arrays"])
+    else:
+        stamp.unlink(missing_ok=True)
+        work.mkdir(parents=True, exist_ok=True)
+        coll, ids = load_collection(vectors, n, args.seed)
+        save_arrays(coll, paths["arrays"])
+        paths["vocab"].write_text(json.dumps(coll.vocab))
+        paths["ids"].write_text("".join(f"{DOC_ID.format(i)}\t{doc}\n" for i, doc in enumerate(ids)))
+        scale = _scale(vectors)
+        write_shards(coll, paths["vectors"], scale=scale, metadata={"source": str(vectors), "seed": args.seed})
+        stamp.write_text(json.dumps(params))
+    paths["work"].mkdir(parents=True, exist_ok=True)
+    return coll, paths
+
+
+def _scale(vectors: Path) -> float:
+    meta = vectors / METADATA
+    if meta.is_file():
+        return float(json.loads(meta.read_text()).get("scale", 100))
+    progress = vectors.parent / f".{vectors.name}.partial" / PROGRESS
+    return float(json.loads(progress.read_text()).get("settings", {}).get("scale", 100)) if progress.is_file() else 100.0
+
+
+# ---- queries --------------------------------------------------------------------------------------------------
+def query_vectors_path(args) -> Path:
+    """The query vectors: --query-vectors, or --topics encoded once under --work (cached by name and model)."""
+    if args.query_vectors:
+        return Path(args.query_vectors)
+    topics = Path(args.topics)
+    path = Path(args.work) / f"queries.{Path(topics.name.removesuffix('.gz')).stem}.{Path(args.model).name}.jsonl"
+    if not path.is_file():
+        command = [sys.executable, "-m", "lsr_lucene.encode", "--topics", str(topics), "--output", str(path),
+                   "--encoder", args.model]
+        print("encoding topics: " + shlex.join(command), flush=True)
+        subprocess.run(command, check=True)
+    return path
+
+
+def load_queries(path: Path) -> list[dict]:
+    """Encoded queries as the scale benchmark's query sets take them: {"qid", "vector": {term: int}}."""
+    from lsr_lucene.io.vectors import read_query_vectors
+
+    queries = [{"qid": qid, "vector": {t: int(round(w)) for t, w in vector.items() if round(w)}}
+               for qid, vector in read_query_vectors(path).items()]
+    if not queries:
+        raise InputError(f"{path}: no query vectors")
+    return queries
+
+
+# ---- main -----------------------------------------------------------------------------------------------------
+def run_docs(args, vectors: Path, queries: list[dict], n: int, capability: str, skipped: list) -> tuple:
+    """Everything at one size: (result rows, index rows, collection stats)."""
+    work = Path(args.work) / f"docs-{n}"
+    coll, paths = prepare_collection(args, vectors, n, work)
+    stats = real_report.collection_stats(coll).assign(docs_run=n)
+    print(report.to_text(stats), flush=True)
+    known = {coll.vocab[t] for t in np.unique(coll.terms)}
+    sample = sample_queries(queries, args.queries, args.seed, known)
+    sets = build_query_sets(sample, tuple(args.kind_list))
+    rows, index_rows = measure(args, coll, paths, work, sets, capability, skipped)
+    return rows, index_rows, stats
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    out = Path(args.output)
+    out.mkdir(parents=True, exist_ok=True)
+    Path(args.work).mkdir(parents=True, exist_ok=True)
+    capability = report.cpu_capability()
+    print(f"real-text benchmark: docs {args.docs_list}, engines {', '.join(args.engine_list)}; {report.machine()}",
+          flush=True)
+    queries = load_queries(query_vectors_path(args))
+    vectors = ensure_vectors(args, max(args.docs_list))
+    command = "python -m lsr_lucene.bench.real " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
+    for n in args.docs_list:  # tables are updated after each size: a later failure keeps the earlier sizes
+        print(f"== {n:,} passages", flush=True)
+        skipped: list[dict] = []
+        r, i, s = run_docs(args, vectors, queries, n, capability, skipped)
+        real_report.write_outputs(out, pd.DataFrame(r), pd.DataFrame(i), s, skipped, command, args)
+    return 0
+
+
+if __name__ == "__main__":
+    from lsr_lucene.cli import run_main
+
+    sys.exit(run_main(main))

@@ -1,0 +1,177 @@
+"""Options every ``lsr-lucene`` verb shares: one spelling, one default, one help text and one error wording.
+
+Each verb builds its parser with :class:`Parser` (``--help`` shows every default; ``-v/--verbose`` shows library
+logs and progress bars) and adds the shared options with the ``add_*`` functions. Numeric options take a
+validator (:data:`POSITIVE_INT` ...) through :func:`add_number`, so a bad value fails while the arguments are read,
+before any work, as one line: ``error: --hits must be a positive integer, got 0``. Old spellings stay accepted as
+aliases (argparse takes several option strings for one destination), and so do Pyserini's names where Pyserini
+has the same option (``--runtag``, ``--k``, ``--rrf.k``).
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from lsr_lucene.errors import InputError
+
+DEFAULT_HITS = 1000
+DEFAULT_THREADS = 2  # Lucene-side threads (indexing, searching); encoders default to torch's thread count
+DEFAULT_MAX_LENGTH = 256  # document truncation in tokens of the README's figures
+
+
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """Appends ``(default: X)`` to every option that has a default its help does not already state."""
+
+    def _format_action(self, action: argparse.Action) -> str:
+        if not action.help and action.option_strings and action.default not in (None, False, argparse.SUPPRESS):
+            action = copy.copy(action)  # an option without help still shows its default
+            action.help = "default: %(default)s"
+        return super()._format_action(action)
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        if (default in (None, False, argparse.SUPPRESS) or not action.option_strings or "default" in text
+                or isinstance(action, (argparse._HelpAction, argparse._VersionAction))):
+            return text
+        shown = " ".join(map(str, default)) if isinstance(default, (list, tuple)) else "%(default)s"
+        return f"{text} (default: {shown})".strip()
+
+
+class _Verbose(argparse.Action):
+    """``-v/--verbose``: library logs, warnings and progress bars are shown (lsr_lucene.verbosity)."""
+
+    def __init__(self, option_strings, dest, **kwargs) -> None:
+        super().__init__(option_strings, argparse.SUPPRESS, nargs=0, default=argparse.SUPPRESS,
+                         help="show library logs, warnings and the model loading bar (hidden by default)")
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        from lsr_lucene.verbosity import set_verbose
+
+        set_verbose(True)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse parser of every verb: shows defaults in ``--help`` and takes ``-v/--verbose``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
+        super().__init__(*args, **kwargs)
+        if self.add_help:
+            self.add_argument("-v", "--verbose", action=_Verbose)
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A numeric option's type and range: ``convert`` parses, ``ok`` checks, ``wording`` names it in errors."""
+    convert: Callable[[str], float]
+    ok: Callable[[float], bool]
+    wording: str
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(text)
+    return value
+
+
+POSITIVE_INT = Kind(int, lambda v: v >= 1, "a positive integer")
+NON_NEGATIVE_INT = Kind(int, lambda v: v >= 0, "a non-negative integer")
+INTEGER = Kind(int, lambda v: True, "an integer")
+POSITIVE_NUMBER = Kind(_finite, lambda v: v > 0, "a positive number")
+NON_NEGATIVE_NUMBER = Kind(_finite, lambda v: v >= 0, "a non-negative number")
+SHARE = Kind(_finite, lambda v: 0 <= v <= 1, "a number from 0 to 1")
+NUMBER = Kind(_finite, lambda v: True, "a number")
+
+
+class Checked:
+    """argparse ``type`` of a numeric option: the value, or InputError ``--NAME must be KIND, got TEXT``."""
+
+    def __init__(self, kind: Kind, option: str) -> None:
+        self.kind, self.option = kind, option
+        self.__name__ = kind.wording  # argparse names the type in some messages
+
+    def __call__(self, text: str):
+        try:
+            value = self.kind.convert(str(text).strip().replace("_", ""))
+        except ValueError:
+            value = None
+        if value is None or not self.kind.ok(value):
+            raise InputError(f"{self.option} must be {self.kind.wording}, got {text}")
+        return value
+
+
+def check(value: Any, option: str, kind: Kind = POSITIVE_INT) -> Any:
+    """The same check for a value that did not come from the command line (e.g. a library call)."""
+    return Checked(kind, option)(value)
+
+
+def add_number(parser, *flags: str, kind: Kind = POSITIVE_INT, **kwargs: Any) -> argparse.Action:
+    """A numeric option checked while the arguments are read (``kind`` gives its range and error wording)."""
+    return parser.add_argument(*flags, type=Checked(kind, flags[0]), **kwargs)
+
+
+# ---- the shared options -----------------------------------------------------------------------------------
+def add_index(parser, help: str, required: bool = True, **kwargs: Any) -> argparse.Action:
+    """``--index DIR``: the index a verb reads (search) or builds (index), as in Pyserini."""
+    return parser.add_argument("--index", required=required, metavar="DIR", help=help, **kwargs)
+
+
+def add_input(parser, help: str, *aliases: str, required: bool = True, **kwargs: Any) -> argparse.Action:
+    """``--input PATH``: the vectors an indexing verb reads (Pyserini's ``--input``)."""
+    return parser.add_argument("--input", *aliases, required=required, help=help, **kwargs)
+
+
+def add_topics(parser, help: str = "topics: TSV, TREC topic file, JSONL or an ir_datasets id (irds:...)",
+               **kwargs: Any) -> argparse.Action:
+    """``--topics SPEC``: the queries to search or encode."""
+    return parser.add_argument("--topics", help=help, **kwargs)
+
+
+def add_output(parser, help: str, *aliases: str, required: bool = True, **kwargs: Any) -> argparse.Action:
+    """``--output PATH``: the file or folder a verb writes (a temporary renamed when complete)."""
+    return parser.add_argument("--output", *aliases, required=required, help=help, **kwargs)
+
+
+def add_overwrite(parser, help: str = "replace existing outputs (without it, an existing output is refused)"
+                  ) -> argparse.Action:
+    """``--overwrite``: replace an existing output instead of refusing."""
+    return parser.add_argument("--overwrite", action="store_true", help=help)
+
+
+def add_hits(parser, *aliases: str, default: int = DEFAULT_HITS, help: str = "results per query") -> argparse.Action:
+    """``--hits N``: results written per query (Pyserini's name)."""
+    return add_number(parser, "--hits", *aliases, default=default, metavar="N", help=help)
+
+
+def add_threads(parser, default: int | None = DEFAULT_THREADS, help: str | None = None) -> argparse.Action:
+    """``--threads N``: threads of the verb's main work."""
+    if help is None:
+        help = "threads (default: torch's thread count)" if default is None else "threads"
+    return add_number(parser, "--threads", default=default, metavar="N", help=help)
+
+
+def add_batch_size(parser, default: int, help: str = "texts encoded per batch") -> argparse.Action:
+    """``--batch-size N`` (Pyserini's name)."""
+    return add_number(parser, "--batch-size", default=default, metavar="N", help=help)
+
+
+def add_encoder(parser, default: str | None, help: str, dest: str = "encoder") -> argparse.Action:
+    """``--encoder NAME`` (Pyserini's name; ``--model`` is its alias): a registry name, HF id or local model folder."""
+    return parser.add_argument("--encoder", "--model", dest=dest, default=default, metavar="NAME", help=help)
+
+
+def add_max_length(parser, default: int = DEFAULT_MAX_LENGTH, help: str = "document truncation in tokens"
+                   ) -> argparse.Action:
+    """``--max-length N``: document truncation in model tokens."""
+    return add_number(parser, "--max-length", default=default, metavar="N", help=help)
+
+
+def add_run_tag(parser, default: str | None = None, help: str = "run tag, the last column of the run file"
+                ) -> argparse.Action:
+    """``--run-tag TAG`` (Pyserini's ``--runtag`` is its alias)."""
+    return parser.add_argument("--run-tag", "--runtag", dest="run_tag", default=default, metavar="TAG", help=help)

@@ -1,0 +1,61 @@
+"""What an index folder holds (an impact, BM25 or distributed index), so that every verb refuses the wrong kind.
+
+Our indexes record their kind: ``lsr_lucene.json`` (``"kind": "impact"`` or ``"bm25"``) in a Lucene index folder,
+``shards.json`` (``"kind": "distributed-impact"``) in a distributed one. A BM25 index searched as an impact index
+(or the reverse) returns a run without any error, so each verb checks the kind first and fails with one line.
+Folders without either file (indexes built by Anserini or Pyserini) are taken as they are.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from lsr_lucene.errors import InputError
+
+INDEX_METADATA = "lsr_lucene.json"
+DISTRIBUTED_MANIFEST = "shards.json"
+IMPACT, BM25, DISTRIBUTED = "impact", "bm25", "distributed-impact"
+# how each kind is built, for the error line
+BUILT_BY = {IMPACT: "lsr-lucene index", BM25: "lsr-lucene bm25 --corpus ...",
+            DISTRIBUTED: "lsr-lucene distributed index"}
+
+
+def index_kind(index: str | Path) -> str | None:
+    """The kind an index folder records ("impact", "bm25", "distributed-impact"), or None when it records none."""
+    index = Path(index)
+    for name, default in ((INDEX_METADATA, None), (DISTRIBUTED_MANIFEST, DISTRIBUTED)):
+        path = index / name
+        if path.is_file():
+            try:
+                recorded = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                raise InputError(f"{path}: unreadable index metadata (not JSON)") from None
+            kind = recorded.get("kind", default) if isinstance(recorded, dict) else default
+            return str(kind) if kind is not None else None
+    return None
+
+
+def require_index_kind(index: str | Path, kind: str, verb: str, must_exist: bool = True) -> None:
+    """InputError (one line naming the index, its kind and what ``verb`` needs) unless ``index`` is a folder whose
+    recorded kind is ``kind`` (or records none); a missing ``index`` passes when ``must_exist`` is false."""
+    path = Path(index)
+    if not path.exists():
+        if not must_exist:
+            return
+        raise InputError(f"{index}: no such index directory")
+    if not path.is_dir():
+        raise InputError(f"{index}: not an index directory")
+    found = index_kind(path)
+    if found is not None and found != kind:
+        built = BUILT_BY.get(kind)
+        hint = f" (built by `{built}`)" if built else ""
+        raise InputError(f"{index} is {_a(found)} {found} index (its {_record(found)} says so); {verb} needs "
+                         f"{_a(kind)} {kind} index{hint}")
+
+
+def _record(kind: str) -> str:
+    return DISTRIBUTED_MANIFEST if kind == DISTRIBUTED else INDEX_METADATA
+
+
+def _a(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"

@@ -1,0 +1,49 @@
+"""Library noise (transformers' logs and model loading bar, Hugging Face Hub bars, Lucene's JUL warnings) off by
+default in commands; ``-v/--verbose`` (or ``LSR_VERBOSE=1``) shows it."""
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+_QUIET_ENV = {"TRANSFORMERS_VERBOSITY": "error", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+              "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1", "TOKENIZERS_PARALLELISM": "false"}
+_state = {"verbose": os.environ.get("LSR_VERBOSE", "") not in ("", "0")}
+
+
+def is_verbose() -> bool:
+    """Whether library logs and bars are to be shown (``-v``)."""
+    return _state["verbose"]
+
+
+def set_verbose(on: bool) -> None:
+    """Show (True) or hide (False) library logs and bars, now and for libraries imported later."""
+    _state["verbose"] = on
+    if on:
+        os.environ["LSR_VERBOSE"] = "1"  # child processes (Ray workers, separate JVMs) inherit it
+        for name in ("TRANSFORMERS_VERBOSITY", "HF_HUB_DISABLE_PROGRESS_BARS", "TRANSFORMERS_NO_ADVISORY_WARNINGS"):
+            if os.environ.get(name) == _QUIET_ENV[name]:
+                del os.environ[name]
+    else:
+        for name, value in _QUIET_ENV.items():
+            os.environ.setdefault(name, value)
+    if "transformers" in sys.modules:
+        _apply_transformers(on)
+
+
+def quiet_libraries() -> None:
+    """Commands start quiet unless ``-v``/``LSR_VERBOSE`` asked otherwise (called by lsr_lucene.cli.run_main)."""
+    set_verbose(is_verbose())
+
+
+def _apply_transformers(on: bool) -> None:
+    from transformers.utils import logging
+
+    if on:
+        logging.set_verbosity_warning()
+        with warnings.catch_warnings():  # the Hub library may keep its own bars off (it read the environment once)
+            warnings.simplefilter("ignore")
+            logging.enable_progress_bar()
+    else:
+        logging.set_verbosity_error()
+        logging.disable_progress_bar()

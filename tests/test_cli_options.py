@@ -1,0 +1,196 @@
+"""Every verb's options: one spelling for the shared ones (old names and Pyserini's names as aliases), a shown
+default for every option that has one, numeric values checked before any work with one wording, quiet
+libraries by default, and a quiet exit when the reader of stdout goes away."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import subprocess
+import sys
+
+import pytest
+
+from lsr_lucene import cli_options as opt
+from lsr_lucene.cli import SUBCOMMANDS, run_main
+from lsr_lucene.errors import InputError
+from lsr_lucene.longdocs.cli import COMMANDS as LONGDOCS_COMMANDS
+
+# canonical spelling -> the other spellings that must be aliases of it (never an option of their own)
+SHARED = {"--index": set(), "--topics": set(), "--output": {"--output-dir"}, "--hits": {"--k"},
+          "--threads": set(), "--encoder": {"--model"}, "--overwrite": set(), "--run-tag": {"--runtag"},
+          "--input": {"--encoded"}}
+
+
+class _Captured(Exception):
+    pass
+
+
+def verb_parsers(monkeypatch) -> dict[str, argparse.ArgumentParser]:
+    """Every verb's parser (sub-commands' parsers included), caught when its ``main`` parses the arguments."""
+    caught: list[argparse.ArgumentParser] = []
+
+    def capture(self, args=None, namespace=None):
+        caught.append(self)
+        raise _Captured
+
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", capture)
+    calls = [(verb, [], module) for verb, (module, _) in SUBCOMMANDS.items() if verb != "longdocs"]
+    calls += [(f"longdocs {c}", [c], "lsr_lucene.longdocs.cli") for c in LONGDOCS_COMMANDS]
+    parsers: dict[str, argparse.ArgumentParser] = {}
+    for name, argv, module in calls:
+        caught.clear()
+        with pytest.raises(_Captured):
+            importlib.import_module(module).main(argv)
+        parser = caught[0]
+        parsers[name] = parser
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                parsers.update({f"{name} {sub}": p for sub, p in action.choices.items()})
+    return parsers
+
+
+def test_every_verb_is_walked_and_built_with_the_shared_parser(monkeypatch):
+    parsers = verb_parsers(monkeypatch)
+    assert {"search", "encode", "longdocs search", "dense encode", "distributed search", "fuse"} <= set(parsers)
+    plain = [name for name, p in parsers.items() if not isinstance(p, opt.Parser)]
+    assert not plain, f"verbs not built with lsr_lucene.cli_options.Parser: {plain}"
+
+
+def test_shared_options_have_one_spelling_across_verbs(monkeypatch):
+    wrong = []
+    for name, parser in verb_parsers(monkeypatch).items():
+        for action in parser._actions:
+            strings = set(action.option_strings)
+            for canonical, aliases in SHARED.items():
+                if strings & ({canonical} | aliases) and action.option_strings[0] != canonical:
+                    wrong.append(f"{name}: {'/'.join(action.option_strings)} (expected {canonical} first)")
+                if canonical in strings and strings - {canonical} - aliases:
+                    wrong.append(f"{name}: {'/'.join(action.option_strings)} (other spellings of {canonical})")
+            if "--encoder" in strings and strings != {"--encoder", "--model"}:
+                wrong.append(f"{name}: {'/'.join(action.option_strings)} without the --model alias")
+            if "--overwrite" in strings and not isinstance(action, argparse._StoreTrueAction):
+                wrong.append(f"{name}: --overwrite takes a value")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_numeric_options_are_checked_and_defaults_shown(monkeypatch):
+    unchecked, hidden, wording = [], [], []
+    for name, parser in verb_parsers(monkeypatch).items():
+        formatter = parser._get_formatter()
+        for action in parser._actions:
+            if action.type in (int, float):
+                unchecked.append(f"{name} {action.option_strings[0]}")
+            if isinstance(action.type, opt.Checked):
+                with pytest.raises(InputError) as exc:
+                    action.type("not-a-number")
+                if str(exc.value) != f"{action.option_strings[0]} must be {action.type.kind.wording}, got not-a-number":
+                    wording.append(str(exc.value))
+            if action.option_strings and action.default not in (None, False, argparse.SUPPRESS):
+                if "default" not in formatter._format_action(action):
+                    hidden.append(f"{name} {action.option_strings[0]} (default {action.default!r})")
+    assert not unchecked, "numeric options without a check: " + ", ".join(unchecked)
+    assert not wording, wording
+    assert not hidden, "--help hides these defaults: " + ", ".join(hidden)
+
+
+@pytest.mark.parametrize("verb", ["search", "bm25", "compose", "fuse", "dense search", "longdocs search",
+                                  "distributed search"])
+def test_hits_zero_is_one_error_line_before_any_work(verb, capsys, tmp_path):
+    name, *sub = verb.split()
+    module = importlib.import_module(SUBCOMMANDS[name][0])
+    out = tmp_path / "run.txt"
+    assert run_main(module.main, [*sub, "--output", str(out), "--hits", "0"]) == 2
+    assert capsys.readouterr().err.splitlines() == ["error: --hits must be a positive integer, got 0"]
+    assert not out.exists()
+
+
+def test_validators_ranges():
+    check = opt.Checked
+    assert check(opt.POSITIVE_INT, "--n")("3") == 3
+    assert check(opt.NON_NEGATIVE_INT, "--n")("0") == 0
+    assert check(opt.SHARE, "--s")("0.5") == 0.5
+    for kind, bad in ((opt.POSITIVE_INT, "0"), (opt.POSITIVE_INT, "1.5"), (opt.NON_NEGATIVE_INT, "-1"),
+                      (opt.POSITIVE_NUMBER, "0"), (opt.SHARE, "1.5"), (opt.NUMBER, "nan"), (opt.NUMBER, "inf")):
+        with pytest.raises(InputError, match=rf"^--x must be {kind.wording}, got {bad}$"):
+            check(kind, "--x")(bad)
+
+
+def test_old_and_pyserini_spellings_are_aliases(monkeypatch):
+    parsers = verb_parsers(monkeypatch)
+    monkeypatch.undo()
+    args = parsers["encode"].parse_args(["--corpus", "c", "--output", "o", "--model", "m"])
+    assert args.model == "m" and args.max_length == 256  # the README's figures use 256 tokens
+    args = parsers["search"].parse_args(["--index", "i", "--topics", "t", "--output", "o", "--runtag", "x"])
+    assert args.run_tag == "x" and args.threads == opt.DEFAULT_THREADS
+    args = parsers["fuse"].parse_args(["--k", "7", "--rrf.k", "20", "--runtag", "f"])
+    assert (args.hits, args.rrf_k, args.run_tag) == (7, 20.0, "f")
+    assert parsers["demo"].parse_args(["--output-dir", "d"]).output == "d"
+    assert parsers["longdocs index"].parse_args(["--encoded", "e", "--index", "i"]).encoded == "e"
+
+
+def test_verbose_flag_and_quiet_libraries(monkeypatch):
+    from transformers.utils import logging as hf_logging
+
+    from lsr_lucene import verbosity
+
+    for name in ("LSR_VERBOSE", *verbosity._QUIET_ENV):  # restored by monkeypatch afterwards
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(verbosity, "_state", {"verbose": False})
+    verbosity.quiet_libraries()
+    assert not hf_logging.is_progress_bar_enabled() and hf_logging.get_verbosity() == hf_logging.ERROR
+    opt.Parser().parse_args(["-v"])
+    assert verbosity.is_verbose() and hf_logging.is_progress_bar_enabled()
+    verbosity.set_verbose(False)
+    assert not hf_logging.is_progress_bar_enabled()
+
+
+def test_progress_bars_only_on_a_terminal(tmp_path):
+    from lsr_lucene.progress import progress_bar
+
+    with open(tmp_path / "log", "w") as log:
+        bar = progress_bar(range(3), file=log, desc="x")
+        assert bar.disable and list(bar) == [0, 1, 2]
+    assert "\r" not in (tmp_path / "log").read_text()
+
+
+def test_broken_pipe_exits_quietly(tmp_path):
+    topics = tmp_path / "topics.tsv"
+    topics.write_text("".join(f"{i}\ttea without caffeine number {i}\n" for i in range(20000)))
+    reader = subprocess.Popen([sys.executable, "-m", "lsr_lucene.compose.parse_negation", "--topics", str(topics)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    reader.stdout.readline()
+    reader.stdout.close()  # as `| head -1` does
+    err = reader.stderr.read().decode()
+    assert reader.wait(timeout=120) == 0 and "Traceback" not in err and "BrokenPipe" not in err, err
+
+
+def test_hub_names_fail_at_once_offline_naming_what_works(monkeypatch):
+    """Offline, a Hub id that is not cached fails before any download attempt (no retries), in one line that says
+    what was tried, which names load here, and that all-minilm-l6-v2 is a dense model."""
+    import transformers
+
+    from lsr_lucene.encode import models
+    from lsr_lucene.errors import SetupError
+
+    if models.in_hub_cache("naver/splade-v3"):
+        pytest.skip("naver/splade-v3 is in this machine's Hugging Face cache")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+    def never(*args, **kwargs):
+        raise AssertionError("went to the Hugging Face Hub")
+
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", never)
+    with pytest.raises(SetupError) as exc:
+        models.load("splade-v3")
+    message = str(exc.value)
+    assert "\n" not in message and "'naver/splade-v3'" in message, message
+    assert "available offline here: splade-tiny" in message and "all-minilm-l6-v2 is a dense model" in message
+    with pytest.raises(SetupError, match=r"^all-minilm-l6-v2 is a dense model: use it with `lsr-lucene dense`"):
+        models.load("all-minilm-l6-v2")
+
+
+def test_reorder_takes_the_index_verbs_form(monkeypatch):
+    parsers = verb_parsers(monkeypatch)
+    monkeypatch.undo()
+    args = parsers["reorder"].parse_args(["--input", "a", "--index", "b"])
+    assert (args.input, args.index, args.output) == ("a", "b", None)

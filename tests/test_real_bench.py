@@ -1,0 +1,118 @@
+"""Real-text benchmark (issue 29): the seeded passage order, reading an encoding still in progress, and one small
+end-to-end run of ``python -m lsr_lucene.bench.real`` on the demo corpus (exactness asserted, no timing asserted)."""
+from __future__ import annotations
+
+import argparse
+import json
+import lzma
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lsr_lucene.bench.real import ensure_vectors, load_collection
+from lsr_lucene.bench.real_corpus import write_shuffled
+from lsr_lucene.bench.scale_runner import ENGINES, REORDERED, expected_rows, missing
+from lsr_lucene.errors import InputError
+from lsr_lucene.io.corpus import read_corpus
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "lsr_lucene" / "data" / "demo"
+EXACT = {"ours", "pyserini", "anserini", "pisa-maxscore", "pisa-bmw", "scipy"}
+
+
+def test_shuffled_corpus_is_a_seeded_permutation_and_reads_xz(tmp_path):
+    xz = tmp_path / "corpus.jsonl.xz"
+    with lzma.open(xz, "wt", encoding="utf-8") as out:
+        out.write((DEMO / "corpus.jsonl").read_text(encoding="utf-8"))
+    docs = list(read_corpus(DEMO / "corpus.jsonl"))
+    assert [d.id for d in read_corpus(xz)] == [d.id for d in docs]
+    a, b, c = tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "c.jsonl"
+    assert write_shuffled(xz, a, seed=3) == len(docs)
+    write_shuffled(DEMO / "corpus.jsonl", b, seed=3)
+    write_shuffled(xz, c, seed=4, limit=50)
+    ids = [d.id for d in read_corpus(a)]
+    assert a.read_text() == b.read_text() and sorted(ids) == sorted(d.id for d in docs) and ids != [d.id for d in docs]
+    assert len([d.id for d in read_corpus(c)]) == 50 and [d.id for d in read_corpus(c)] != ids[:50]
+    by_id = {d.id: d for d in docs}
+    assert all(by_id[d.id] == d for d in read_corpus(a))  # title and text kept
+
+
+def _partial(vectors: Path, shards: list[list[dict]]) -> None:
+    """A vectors directory still being encoded: complete shards listed in .<name>.partial/progress.state."""
+    partial = vectors.parent / f".{vectors.name}.partial"
+    partial.mkdir(parents=True)
+    listed = []
+    for i, rows in enumerate(shards):
+        name = f"part-{i:05d}.jsonl"
+        (partial / name).write_text("".join(json.dumps({"id": r["id"], "contents": "", "vector": r["vector"]}) + "\n"
+                                            for r in rows))
+        listed.append({"file": name, "documents": len(rows), "consumed": len(rows)})
+    (partial / "part-00099.jsonl.tmp").write_text("half a shard")  # not listed: never read
+    (partial / "progress.state").write_text(json.dumps({"settings": {"scale": 100}, "shards": listed}))
+
+
+def test_an_encoding_in_progress_gives_its_first_passages_and_says_how_to_resume(tmp_path):
+    vectors = tmp_path / "vectors"
+    _partial(vectors, [[{"id": "p1", "vector": {"b": 3, "a": 1}}, {"id": "p2", "vector": {"c": 2}}],
+                       [{"id": "p3", "vector": {"a": 5, "c": 0}}]])
+    coll, ids = load_collection(vectors, 3, 0)
+    assert ids == ["p1", "p2", "p3"] and coll.vocab == ["a", "b", "c"]
+    assert coll.indptr.tolist() == [0, 2, 3, 4] and coll.terms.tolist() == [0, 1, 2, 0]
+    assert coll.weights.tolist() == [1, 3, 2, 5]
+    assert load_collection(vectors, 2, 0)[1] == ["p1", "p2"]
+    args = argparse.Namespace(vectors=str(vectors), work=str(tmp_path), seed=0, corpus=None, encode=False,
+                              model="splade-tiny", max_length=256, batch_size=16)
+    assert ensure_vectors(args, 3) == vectors
+    with pytest.raises(InputError, match=r"3 passages encoded so far, 4 needed; encode \(resumable\) with: .*"
+                                         r"lsr_lucene.encode --corpus"):
+        ensure_vectors(args, 4)
+
+
+def test_small_real_corpus_run_of_every_installed_engine(tmp_path):
+    """The demo corpus encoded in a seeded order and benchmarked whole: every row, exact engines equal brute force."""
+    out, work = tmp_path / "out", tmp_path / "work"
+    ks, threads, queries = [10, 1000], 2, 8
+    proc = subprocess.run([sys.executable, "-m", "lsr_lucene.bench.real", "--corpus", str(DEMO / "corpus.jsonl"),
+                           "--topics", str(DEMO / "topics.tsv"), "--docs", "200,298", "--output", str(out),
+                           "--work", str(work), "--encode", "--queries", str(queries), "--check", str(queries),
+                           "--threads", str(threads), "--warmup", "1", "--ks", "10,1000", "--orders", "natural,bp"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    every = pd.read_csv(out / "results.csv")
+    installed = [name for name in ENGINES if missing(name) is None]
+    for docs in (200, 298):
+        at = every[every.docs == docs]
+        natural, bp = at[at.order == "natural"], at[at.order == "bp"]
+        want = {row for name in installed for row in expected_rows(name, ["plain"], ks, [1, threads], False)}
+        assert want == set(natural[["engine", "kind", "k", "threads", "mode"]].itertuples(index=False, name=None))
+        want_bp = {row for name in installed if name in REORDERED
+                   for row in expected_rows(name, ["plain"], ks, [1, threads], False)}
+        assert want_bp == set(bp[["engine", "kind", "k", "threads", "mode"]].itertuples(index=False, name=None))
+        exact = at[at.engine.isin(EXACT)]
+        assert (exact.checked == queries).all()
+        assert exact.exact.astype(str).eq("True").all(), exact[exact.exact.astype(str) != "True"].to_string()
+        assert exact.recall.eq(1.0).all()
+        seismic = at[at.engine == "seismic"]
+        assert seismic.empty or (seismic.approximate.astype(str) == "True").all() and seismic.recall.between(0, 1).all()
+    # the natural order is the seeded one, and the 200-passage collection is the first 200 of the 298
+    shuffled = [json.loads(line)["id"] for line in (work / "passages.seed0.jsonl").read_text().splitlines()]
+    ids = [line.split("\t")[1] for line in (work / "docs-298" / "ids.txt").read_text().splitlines()]
+    assert ids == shuffled and sorted(ids) == sorted(d.id for d in read_corpus(DEMO / "corpus.jsonl"))
+    assert (work / "docs-200" / "ids.txt").read_text().splitlines() == \
+        (work / "docs-298" / "ids.txt").read_text().splitlines()[:200]
+    text = (out / "results.md").read_text()
+    assert "### 298 passages" in text and "### 200 passages" in text and text.index("### 298") < text.index("### 200")
+    assert "CPU capability" in text and "log_gap_bits" in text
+    assert (out / "latency_vs_docs.png").stat().st_size > 0
+    assert np.isfinite(pd.read_csv(out / "collection.csv").log_gap_bits).all()
+
+
+def test_bad_input_is_one_error_line(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "lsr_lucene.bench.real", "--docs", "10", "--corpus", "x.jsonl",
+                          "--output", str(tmp_path)], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == ["error: give one of --topics (encoded under --work) or --query-vectors"]

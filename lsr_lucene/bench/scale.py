@@ -281,13 +281,7 @@ def main(argv: list[str] | None = None) -> int:
 def write_outputs(out: Path, results: pd.DataFrame, index: pd.DataFrame, stats: pd.DataFrame, skipped: list[dict],
                   command: str) -> None:
     """Merge this run's rows into the CSVs, then write results.md, skipped.csv and the growth plot."""
-    results = report.merge_rows(out / "results.csv", results, report.RESULT_KEYS)
-    index = report.merge_rows(out / "index.csv", index, report.INDEX_KEYS)
-    stats = report.merge_rows(out / "collection.csv", stats, ["docs_run", "collection"])
-    skips = report.merge_rows(out / "skipped.csv", pd.DataFrame(skipped, columns=["docs", "engine", "stage", "reason"]),
-                              ["docs", "engine", "stage"])
-    for df, name in ((results, "results.csv"), (index, "index.csv"), (stats, "collection.csv"), (skips, "skipped.csv")):
-        report.write_csv(df, out / name)
+    results, index, stats, skips = report.merge_tables(out, results, index, stats, skipped)
     goal_rows = pd.concat([report.goals(results, index, int(n)) for n in sorted(results.docs.unique())]) \
         if len(results) else pd.DataFrame()
     text = report.markdown(results, index, stats, goal_rows, command)

@@ -81,6 +81,20 @@ def merge_rows(path: Path, new: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return pd.concat([old[keep], new], ignore_index=True)
 
 
+def merge_tables(out: Path, results: pd.DataFrame, index: pd.DataFrame, stats: pd.DataFrame,
+                 skipped: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """This run's rows merged into the CSVs under ``out`` (results, index, collection, skipped), written back;
+    returns the merged tables."""
+    results = merge_rows(out / "results.csv", results, RESULT_KEYS)
+    index = merge_rows(out / "index.csv", index, INDEX_KEYS)
+    stats = merge_rows(out / "collection.csv", stats, ["docs_run", "collection"])
+    skips = merge_rows(out / "skipped.csv", pd.DataFrame(skipped, columns=["docs", "engine", "stage", "reason"]),
+                       ["docs", "engine", "stage"])
+    for df, name in ((results, "results.csv"), (index, "index.csv"), (stats, "collection.csv"), (skips, "skipped.csv")):
+        write_csv(df, out / name)
+    return results, index, stats, skips
+
+
 def write_csv(df: pd.DataFrame, path: Path) -> None:
     with atomic_output(path, overwrite=True) as tmp:
         df.to_csv(tmp, index=False, float_format="%.6g")

@@ -23,10 +23,8 @@ def _add_cluster_arguments(parser: argparse.ArgumentParser, workers_help: str) -
 
 
 def _encode_parser(sub) -> None:
-    from lsr_lucene.encode import activations as act
-    from lsr_lucene.encode.cli import add_dtype_arguments
+    from lsr_lucene.encode.cli import add_dtype_arguments, add_vector_arguments
     from lsr_lucene.encode.encoder import DEFAULT_BATCH_SIZE
-    from lsr_lucene.io.vectors import DEFAULT_SCALE, DEFAULT_SHARD_SIZE
 
     p = sub.add_parser("encode", help="encode a corpus into JsonVectorCollection shards with a pool of encoder actors")
     p.add_argument("--corpus", required=True, help="documents: JSONL/TSV file, BEIR folder, JSONL directory or irds:<id>")
@@ -35,16 +33,7 @@ def _encode_parser(sub) -> None:
     opt.add_max_length(p)
     opt.add_batch_size(p, DEFAULT_BATCH_SIZE)
     add_dtype_arguments(p)
-    opt.add_number(p, "--scale", kind=opt.POSITIVE_NUMBER, default=DEFAULT_SCALE,
-                   help="weights become round(w × scale)")
-    opt.add_number(p, "--shard-size", default=DEFAULT_SHARD_SIZE, help="documents per part-*.jsonl")
-    p.add_argument("--activation", choices=act.ACTIVATIONS, default=None,
-                   help="default: the model's lsr_lucene.json, else splade")
-    p.add_argument("--pooling", choices=act.POOLINGS, default=None,
-                   help="default: the model's lsr_lucene.json, else max")
-    opt.add_number(p, "--epsilon", kind=opt.NON_NEGATIVE_NUMBER, default=None,
-                   help="SNReLU dead-zone half width (default: the model's)")
-    p.add_argument("--device", default=None, help="cpu or cuda (default: cuda on workers that have a GPU)")
+    add_vector_arguments(p, "cpu or cuda (default: cuda on workers that have a GPU)")
     opt.add_number(p, "--cpus-per-worker", default=1, help="CPUs (torch threads) of each encoder actor")
     opt.add_number(p, "--gpus-per-worker", kind=opt.NON_NEGATIVE_NUMBER, default=None,
                    help="GPUs of each encoder actor (default: 1 when the cluster has GPUs, else 0)")

@@ -27,6 +27,23 @@ def add_dtype_arguments(parser: argparse.ArgumentParser, bf16_alias: bool = Fals
         group.add_argument("--bf16", dest="dtype", action="store_const", const="bf16", help="alias of --dtype bf16")
 
 
+def add_vector_arguments(parser: argparse.ArgumentParser, device_help: str) -> None:
+    """The options that shape document vectors (scale, shard size, activation, pooling, epsilon, device), shared by
+    ``encode`` and ``distributed encode``."""
+    from lsr_lucene.io.vectors import DEFAULT_SCALE, DEFAULT_SHARD_SIZE
+
+    opt.add_number(parser, "--scale", kind=opt.POSITIVE_NUMBER, default=DEFAULT_SCALE,
+                   help="weights become round(w × scale)")
+    opt.add_number(parser, "--shard-size", default=DEFAULT_SHARD_SIZE, help="documents per part-*.jsonl")
+    parser.add_argument("--activation", choices=act.ACTIVATIONS, default=None,
+                        help="default: the model's lsr_lucene.json, else splade")
+    parser.add_argument("--pooling", choices=act.POOLINGS, default=None,
+                        help="default: the model's lsr_lucene.json, else max")
+    opt.add_number(parser, "--epsilon", kind=opt.NON_NEGATIVE_NUMBER, default=None,
+                   help="SNReLU dead-zone half width (default: the model's)")
+    parser.add_argument("--device", default=None, help=device_help)
+
+
 def _encoder_from_args(args: argparse.Namespace) -> SparseEncoder:
     return SparseEncoder(model=args.model, max_length=args.max_length, query_max_length=args.query_max_length,
                          threads=args.threads, dtype=args.dtype, activation=args.activation,
@@ -35,7 +52,7 @@ def _encoder_from_args(args: argparse.Namespace) -> SparseEncoder:
 
 def main(argv: list[str] | None = None) -> int:
     """CLI: ``--corpus SPEC --output DIR`` (documents) or ``--topics SPEC --output FILE.jsonl`` (queries)."""
-    from lsr_lucene.io.vectors import DEFAULT_SCALE, DEFAULT_SHARD_SIZE, encode_topics_file, write_vectors
+    from lsr_lucene.io.vectors import encode_topics_file, write_vectors
 
     parser = opt.Parser(prog="lsr-lucene encode", description=__doc__.splitlines()[0])
     source = parser.add_mutually_exclusive_group(required=True)
@@ -48,16 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     opt.add_batch_size(parser, DEFAULT_BATCH_SIZE)
     opt.add_threads(parser, None, "CPU threads: batches encoded in parallel (default: torch's thread count)")
     add_dtype_arguments(parser, bf16_alias=True)
-    opt.add_number(parser, "--scale", kind=opt.POSITIVE_NUMBER, default=DEFAULT_SCALE,
-                   help="weights become round(w × scale)")
-    opt.add_number(parser, "--shard-size", default=DEFAULT_SHARD_SIZE, help="documents per part-*.jsonl")
-    parser.add_argument("--activation", choices=act.ACTIVATIONS, default=None,
-                        help="default: the model's lsr_lucene.json, else splade")
-    parser.add_argument("--pooling", choices=act.POOLINGS, default=None,
-                        help="default: the model's lsr_lucene.json, else max")
-    opt.add_number(parser, "--epsilon", kind=opt.NON_NEGATIVE_NUMBER, default=None,
-                   help="SNReLU dead-zone half width (default: the model's)")
-    parser.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (default: cuda when present)")
+    add_vector_arguments(parser, "cpu, cuda, cuda:1 ... (default: cuda when present)")
     parser.add_argument("--positions", default=None,
                         help="also write per-position token weights JSONL {id, tokens: [[tok, w], ...]} (documents)")
     opt.add_overwrite(parser)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from lsr_lucene.errors import InputError
+from lsr_lucene.io.ranking import ranking as rank_by_score
 from lsr_lucene.longdocs import collections as longdoc_collections
 from lsr_lucene.longdocs import sdm
 from lsr_lucene.longdocs import store as segment_store
@@ -120,7 +121,7 @@ def test_collapse_and_tail():
     assert collapse(scores, 1) == {"a": 1.0, "b": 2.0}
     assert collapse(scores, None) == {"a": 5.0, "b": 2.0, "c": 9.0}
     tail = with_tail({"b": 10.0}, {"a": 3.0, "b": 2.0, "c": 1.0}, hits=3)
-    assert sdm.rank(tail) == ["b", "a", "c"]
+    assert rank_by_score(tail) == ["b", "a", "c"]
 
 
 def test_query_vector_combination():

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from lsr_lucene.errors import InputError
+from lsr_lucene.io.ranking import ranking as rank_by_score
 from lsr_lucene.longdocs import collections as longdoc_collections
 from lsr_lucene.longdocs import sdm
 from lsr_lucene.longdocs import store as segment_store
@@ -232,7 +233,7 @@ def test_fit_fast_metric_matches_reference_metrics():
         for pooling in ("feature", "segment"):
             for lam in ((1, 0, 0), (1, 0.5, 2), (0.2, 1, 0)):
                 scores = sdm.score_documents(features["q"], lam, None, pooling)
-                reference = sdm.METRICS[metric](sdm.rank(scores), qrels["q"])
+                reference = sdm.METRICS[metric](rank_by_score(scores), qrels["q"])
                 assert sdm.evaluate_lambdas(features, qrels, lam, None, pooling, metric) == pytest.approx(reference)
 
 
@@ -246,6 +247,6 @@ def test_metrics_match_trec_eval(tmp_path):
     write_run(run, tmp_path / "run", "t", hits=1000)
     table = evaluate(tmp_path / "qrels", {"r": tmp_path / "run"}, measures=("map", "ndcg_cut_10"), per_query=True)
     for q in qrels:
-        ranking = sdm.rank(run[q])
+        ranking = rank_by_score(run[q])
         assert table.loc[("r", q), "MAP"] == pytest.approx(sdm.average_precision(ranking, qrels[q]), abs=1e-4)
         assert table.loc[("r", q), "nDCG@10"] == pytest.approx(sdm.ndcg(ranking, qrels[q]), abs=1e-4)

@@ -63,7 +63,8 @@ def run_bench(index: str | Path, queries, combine: str, lambdas, settings, hits:
     from lsr_lucene.index.impact import read_index_metadata
     from lsr_lucene.longdocs.queries import quantised_query
     from lsr_lucene.longdocs.runs import collapse
-    from lsr_lucene.longdocs.sdm import pool_features, query_clauses, rank, window_dicts
+    from lsr_lucene.io.ranking import ranking as rank
+    from lsr_lucene.longdocs.sdm import pool_features, query_clauses, window_dicts
     from lsr_lucene.longdocs.sdm_features import exact_features
     from lsr_lucene.longdocs.segment import parse_segment_id
     from lsr_lucene.search.spec_searcher import SpecSearcher

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
+from lsr_lucene.io.runs import write_run
+
 VOCAB, TERMS_PER_DOC, TOKENS_PER_DOC, DIM = 30_000, 60, 80, 384
 RUNS, HITS, QUERY_EVERY = 3, 1000, 100  # fuse: three runs of 1000 hits, one query per 100 documents
 STAGES = ("index", "positions", "fuse-fit", "dense-search")
@@ -56,11 +58,9 @@ def make_collection(root: Path, docs: int, seed: int = 0) -> None:
             for d in rng.choice(docs, 5, replace=False):
                 qrels.write(f"q{q} 0 doc{d} {int(rng.integers(1, 3))}\n")
     for r in range(RUNS):
-        with open(root / f"run{r}.txt", "w") as out:
-            for q in range(queries):
-                hits = rng.choice(docs, HITS, replace=False)
-                scores = np.sort(rng.random(HITS))[::-1]
-                out.writelines(f"q{q} Q0 doc{d} {i + 1} {s:.6f} r{r}\n" for i, (d, s) in enumerate(zip(hits, scores)))
+        results = {f"q{q}": list(zip((f"doc{d}" for d in rng.choice(docs, HITS, replace=False)), rng.random(HITS)))
+                   for q in range(queries)}
+        write_run(results, root / f"run{r}.txt", tag=f"r{r}", overwrite=True)
     np.save(root / "queries.npy", vectors[rng.choice(docs, 50, replace=False)] * 0.5 + vectors[:50] * 0.5)
 
 

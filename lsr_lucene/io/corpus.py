@@ -172,7 +172,9 @@ def header_row(path: Path, line_no: int, line: str, what: str) -> bool:
     return True
 
 
-def _tsv_docs(path: Path) -> Iterator[Doc]:
+def tsv_rows(path: Path, what: str) -> Iterator[tuple[int, str, list[str]]]:
+    """(line number, line, tab-separated columns) of a TSV file's non-blank lines; a header row first is skipped
+    with a warning (``what`` names what a row should be, e.g. "a query")."""
     with open_text(path) as handle:
         first = True
         for line_no, line in enumerate(handle, 1):
@@ -181,19 +183,23 @@ def _tsv_docs(path: Path) -> Iterator[Doc]:
                 continue
             if first:
                 first = False
-                if header_row(path, line_no, line, "a document"):
+                if header_row(path, line_no, line, what):
                     continue
-            cols = line.split("\t")
-            if len(cols) == 2:
-                doc_id, title, text = cols[0], "", cols[1]
-            elif len(cols) == 3:
-                doc_id, title, text = cols
-            else:
-                raise InputError(f"{path}:{line_no}: expected 'id<TAB>text' or 'id<TAB>title<TAB>text', "
-                                 f"got {len(cols)} tab-separated column(s)")
-            if not doc_id.strip():
-                raise InputError(f"{path}:{line_no}: document has no id (empty first column)")
-            yield Doc(doc_id.strip(), text, title, f"{path}:{line_no}")
+            yield line_no, line, line.split("\t")
+
+
+def _tsv_docs(path: Path) -> Iterator[Doc]:
+    for line_no, line, cols in tsv_rows(path, "a document"):
+        if len(cols) == 2:
+            doc_id, title, text = cols[0], "", cols[1]
+        elif len(cols) == 3:
+            doc_id, title, text = cols
+        else:
+            raise InputError(f"{path}:{line_no}: expected 'id<TAB>text' or 'id<TAB>title<TAB>text', "
+                             f"got {len(cols)} tab-separated column(s)")
+        if not doc_id.strip():
+            raise InputError(f"{path}:{line_no}: document has no id (empty first column)")
+        yield Doc(doc_id.strip(), text, title, f"{path}:{line_no}")
 
 
 def _file_docs(path: Path) -> Iterator[Doc]:

@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterator
 
-from lsr_lucene.io.corpus import header_row, irds_id, irds_iter, jsonl_objects, load_irds, open_text
+from lsr_lucene.io.corpus import irds_id, irds_iter, jsonl_objects, load_irds, open_text, tsv_rows
 from lsr_lucene.errors import InputError
 
 QID_KEYS = ("id", "qid", "_id", "query_id")
@@ -63,26 +63,16 @@ def _existing_file(spec: str | Path) -> Path:
 
 def _tsv_topics(path: Path) -> dict[str, str]:
     out = _Collector(path)
-    with open_text(path) as handle:
-        first = True
-        for line_no, line in enumerate(handle, 1):
-            line = line.rstrip("\r\n")
-            if not line.strip():
-                continue
-            if first:
-                first = False
-                if header_row(path, line_no, line, "a query"):
-                    continue
-            cols = line.split("\t")
-            if len(cols) != 2:
-                raise InputError(f"{path}:{line_no}: expected 'qid<TAB>query text', "
-                                 f"got {len(cols)} tab-separated column(s)")
-            qid, text = cols[0].strip(), cols[1].strip()
-            if not qid:
-                raise InputError(f"{path}:{line_no}: empty query id")
-            if not text:
-                raise InputError(f"{path}:{line_no}: query {qid} has no text")
-            out.add(qid, text, line_no)
+    for line_no, line, cols in tsv_rows(path, "a query"):
+        if len(cols) != 2:
+            raise InputError(f"{path}:{line_no}: expected 'qid<TAB>query text', "
+                             f"got {len(cols)} tab-separated column(s)")
+        qid, text = cols[0].strip(), cols[1].strip()
+        if not qid:
+            raise InputError(f"{path}:{line_no}: empty query id")
+        if not text:
+            raise InputError(f"{path}:{line_no}: query {qid} has no text")
+        out.add(qid, text, line_no)
     return out.result()
 
 
@@ -206,22 +196,12 @@ def _jsonl_vectors(path: Path) -> Iterator[tuple[int, str, dict[str, float]]]:
 
 
 def _tsv_vectors(path: Path) -> Iterator[tuple[int, str, dict[str, float]]]:
-    with open_text(path) as handle:
-        first = True
-        for line_no, line in enumerate(handle, 1):
-            line = line.rstrip("\r\n")
-            if not line.strip():
-                continue
-            if first:
-                first = False
-                if header_row(path, line_no, line, "a query"):
-                    continue
-            cols = line.split("\t")
-            if len(cols) != 2 or not cols[0].strip():
-                raise InputError(f"{path}:{line_no}: expected 'qid<TAB>token token ...' (Anserini pretokenized "
-                                 f"query: weight = repetitions), got {len(cols)} tab-separated column(s)")
-            counts = Counter(cols[1].split())
-            yield line_no, cols[0].strip(), {t: float(n) for t, n in counts.items()}
+    for line_no, line, cols in tsv_rows(path, "a query"):
+        if len(cols) != 2 or not cols[0].strip():
+            raise InputError(f"{path}:{line_no}: expected 'qid<TAB>token token ...' (Anserini pretokenized "
+                             f"query: weight = repetitions), got {len(cols)} tab-separated column(s)")
+        counts = Counter(cols[1].split())
+        yield line_no, cols[0].strip(), {t: float(n) for t, n in counts.items()}
 
 
 def read_query_vectors(spec: str | Path) -> dict[str, dict[str, float]]:

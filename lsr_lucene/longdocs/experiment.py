@@ -199,7 +199,8 @@ class Experiment:
         return scores
 
     def choose_combine(self) -> str:
-        from lsr_lucene.longdocs.sdm import average_precision, rank
+        from lsr_lucene.io.ranking import ranking as rank
+        from lsr_lucene.longdocs.sdm import average_precision
 
         if self.cfg.query_combine != "auto":
             return self.cfg.query_combine
@@ -239,7 +240,7 @@ class Experiment:
 
     def candidates(self, seg_scores, depth: int) -> dict[str, set[str]]:
         """Union over the segment counts of each query's top-``depth`` score-max documents."""
-        from lsr_lucene.longdocs.sdm import rank
+        from lsr_lucene.io.ranking import ranking as rank
 
         out: dict[str, set[str]] = {q: set() for q in self.qids}
         for k in self.ks:
@@ -302,7 +303,8 @@ class Experiment:
 
     def sdm_runs(self, kind: str, seg_scores, combine: str) -> list[dict]:
         """Fit λ per segment count on the training half, write runs; returns the fitted λ rows."""
-        from lsr_lucene.longdocs.sdm import drop_lambdas, fit_lambdas, rank, save_lambdas, score_documents
+        from lsr_lucene.io.ranking import ranking as rank
+        from lsr_lucene.longdocs.sdm import drop_lambdas, fit_lambdas, save_lambdas, score_documents
 
         features = self.sdm_features(kind, seg_scores, combine)
         drop_lambdas(self.segment_index(), f"{kind}-sdm/")
@@ -336,7 +338,8 @@ class Experiment:
 
         from lsr_lucene.eval.trec import to_markdown
         from lsr_lucene.search.spec_searcher import SpecSearcher
-        from lsr_lucene.longdocs.sdm import evaluate_lambdas, fit_lambdas, rank
+        from lsr_lucene.io.ranking import ranking as rank
+        from lsr_lucene.longdocs.sdm import evaluate_lambdas, fit_lambdas
 
         k = self.ks[-1]
         by_doc = _segment_ids_by_doc(self.encoded())

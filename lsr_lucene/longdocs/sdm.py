@@ -33,7 +33,6 @@ import numpy as np
 
 from lsr_lucene.errors import InputError
 from lsr_lucene.io.output import update_json
-from lsr_lucene.io.ranking import ranking as rank  # noqa: F401  (score desc, docid asc: the one rule)
 
 DEFAULT_NGRAM = 2
 DEFAULT_WIDTH = 8

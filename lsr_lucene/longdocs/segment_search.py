@@ -58,7 +58,7 @@ class SegmentSearch:
 
     def candidates(self, depth: int) -> dict[str, list[str]]:
         """Segment ids (numbers < k) of each query's top-``depth`` score-max documents."""
-        from lsr_lucene.longdocs.sdm import rank
+        from lsr_lucene.io.ranking import ranking as rank
 
         out = {}
         for q, docs in self.score_max().items():

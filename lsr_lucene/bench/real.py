@@ -31,9 +31,9 @@ import pandas as pd
 from lsr_lucene.bench import real_report
 from lsr_lucene.bench import scale_report as report
 from lsr_lucene.bench.real_corpus import write_shuffled
-from lsr_lucene.bench.scale import _int_list, _names, measure
+from lsr_lucene.bench.scale import check_measure_args, measure
 from lsr_lucene.bench.scale_queries import KINDS, build_query_sets, sample_queries
-from lsr_lucene.bench.scale_runner import ENGINES, ORDERS
+from lsr_lucene.bench.scale_runner import ENGINES
 from lsr_lucene.bench.synthetic import Collection, DOC_ID, save_arrays, write_shards
 from lsr_lucene.errors import InputError
 
@@ -68,19 +68,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--reuse-indexes", action="store_true",
                         help="search the indexes an earlier run of the same collection built under --work")
-    args = parser.parse_args(argv)
-    args.docs_list, args.ks_list = _int_list(args.docs, "--docs"), _int_list(args.ks, "--ks")
-    args.engine_list = _names(args.engines, list(ENGINES), "engine(s)")
-    args.kind_list = _names(args.kinds, REAL_KINDS, "query kind(s)")
-    args.order_list = _names(args.orders, ORDERS, "order(s)")
+    args = check_measure_args(parser.parse_args(argv), REAL_KINDS)
     if args.corpus is None and args.vectors is None:
         raise InputError("give --corpus (encoded under --work) or --vectors (already encoded in the benchmark's order)")
     if (args.topics is None) == (args.query_vectors is None):
         raise InputError("give one of --topics (encoded under --work) or --query-vectors")
-    if args.threads < 1 or args.queries < 2 or args.check < 0 or args.warmup < 0 or args.max_length < 2:
-        raise InputError("--threads must be >= 1, --queries >= 2, --check and --warmup >= 0, --max-length >= 2")
-    if "plain" not in args.kind_list:
-        raise InputError("--kinds must include plain (every engine's query kind)")
     return args
 
 

@@ -79,10 +79,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--reuse-indexes", action="store_true",
                         help="search the indexes an earlier run of the same collection built under --work instead of "
                              "building them again (their index rows come from that run)")
-    args = parser.parse_args(argv)
+    return check_measure_args(parser.parse_args(argv), KINDS)
+
+
+def check_measure_args(args: argparse.Namespace, kinds: tuple | list) -> argparse.Namespace:
+    """The comma lists of a benchmark's command line parsed (``docs_list``, ``ks_list``, ``engine_list``,
+    ``kind_list`` among ``kinds``, ``order_list``) and its counts checked; shared with ``bench.real``."""
     args.docs_list, args.ks_list = _int_list(args.docs, "--docs"), _int_list(args.ks, "--ks")
     args.engine_list = _names(args.engines, list(ENGINES), "engine(s)")
-    args.kind_list = _names(args.kinds, KINDS, "query kind(s)")
+    args.kind_list = _names(args.kinds, kinds, "query kind(s)")
     args.order_list = _names(args.orders, ORDERS, "order(s)")
     if args.threads < 1 or args.queries < 2 or args.check < 0 or args.warmup < 0 or args.max_length < 2:
         raise InputError("--threads must be >= 1, --queries >= 2, --check and --warmup >= 0, --max-length >= 2")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from lsr_lucene import cli_options as opt
 from lsr_lucene.errors import InputError, LsrError
-from lsr_lucene.eval.trec import DEFAULT_MEASURES, evaluate, table_paths, to_markdown, write_table
+from lsr_lucene.eval.trec import DEFAULT_MEASURES, evaluate, read_qrels, table_paths, to_markdown, write_table
 from lsr_lucene.io.output import refuse_existing
 from lsr_lucene.io.runs import read_run
 
@@ -23,12 +23,11 @@ def _parse_run(spec: str) -> tuple[str, str]:
     return Path(spec).stem, spec
 
 
-def warn_unjudged(qrels_path: str, runs: dict[str, dict[str, dict[str, float]]]) -> None:
+def warn_unjudged(qrels: dict[str, dict[str, int]], qrels_path: str,
+                  runs: dict[str, dict[str, dict[str, float]]]) -> None:
     """One warning line per run whose queries (or documents) the qrels do not judge (lsr_lucene.eval.judged)."""
     from lsr_lucene.eval.judged import judged_warnings
-    from lsr_lucene.eval.trec import read_qrels
 
-    qrels = read_qrels(qrels_path)
     for name, run in runs.items():
         for line in judged_warnings(qrels, run, name, qrels_path):
             print(line, file=sys.stderr)
@@ -62,10 +61,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.output:  # refuse before spending time on trec_eval
             for path in table_paths(args.output):
                 refuse_existing(path, args.overwrite)
-        loaded = {name: read_run(path) for name, path in runs.items()}  # each file read once
-        table = evaluate(args.qrels, loaded, args.measures, per_query=args.per_query)
+        qrels = read_qrels(args.qrels)  # each file read once, for the measures and the unjudged warnings
+        loaded = {name: read_run(path) for name, path in runs.items()}
+        table = evaluate(qrels, loaded, args.measures, per_query=args.per_query)
         sys.stdout.write(to_markdown(table))
-        warn_unjudged(args.qrels, loaded)
+        warn_unjudged(qrels, args.qrels, loaded)
         if args.output:
             for path in write_table(table, args.output, overwrite=args.overwrite):
                 print(f"wrote {path}", file=sys.stderr)

@@ -154,10 +154,12 @@ def aggregate(per_query: Mapping[str, Mapping[str, float]], key: str) -> float:
     return pytrec_eval.compute_aggregated_measure(key, values) if values else float("nan")
 
 
-def evaluate(qrels_path: str | Path, runs: Mapping[str, str | Path | Mapping] | Sequence[str | Path],
+def evaluate(qrels: str | Path | Mapping[str, Mapping[str, int]],
+             runs: Mapping[str, str | Path | Mapping] | Sequence[str | Path],
              measures: Sequence[str] = DEFAULT_MEASURES, per_query: bool = False):
-    """trec_eval ``-c`` of each run (a run file, or one already read by lsr_lucene.io.runs.read_run): a DataFrame
-    with rows = run names and columns nDCG@10, MAP, ...
+    """trec_eval ``-c`` of each run (a run file, or one already read by lsr_lucene.io.runs.read_run) against
+    ``qrels`` (a qrels file, or one already read by ``read_qrels``): a DataFrame with rows = run names and
+    columns nDCG@10, MAP, ...
 
     ``per_query=True`` returns rows indexed by (run, qid) instead (queries the run does not answer are absent,
     as in ``trec_eval -q``).
@@ -174,7 +176,8 @@ def evaluate(qrels_path: str | Path, runs: Mapping[str, str | Path | Mapping] | 
     measures = expand_measures(measures)
     if not measures:
         raise InputError("no measure to compute")
-    qrels = read_qrels(qrels_path)
+    if not isinstance(qrels, Mapping):
+        qrels = read_qrels(qrels)
     judge = evaluator(qrels, measures)
     keys = [measure_key(m) for m in measures]
     columns = [column_name(m) for m in measures]

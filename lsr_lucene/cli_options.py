@@ -175,3 +175,17 @@ def add_run_tag(parser, default: str | None = None, help: str = "run tag, the la
                 ) -> argparse.Action:
     """``--run-tag TAG`` (Pyserini's ``--runtag`` is its alias)."""
     return parser.add_argument("--run-tag", "--runtag", dest="run_tag", default=default, metavar="TAG", help=help)
+
+
+def add_top_postings(parser) -> argparse.Action:
+    """``--top-postings N``: also write the top-postings sidecar that approximate search reads."""
+    return add_number(parser, "--top-postings", kind=NON_NEGATIVE_INT, default=0, metavar="N",
+                      help="also write the top-postings sidecar for approximate search (search --approximate): "
+                           "each term's N highest-impact postings (0: none)")
+
+
+def add_approximate(parser) -> argparse.Action:
+    """``--approximate N``: approximate search on the top-postings sidecar (0: exact, the default)."""
+    return add_number(parser, "--approximate", kind=NON_NEGATIVE_INT, default=0, metavar="N",
+                      help="0: exact search; N > 0: approximate search, the top max(hits, N) documents of the "
+                           "index's top-postings sidecar (index --top-postings) rescored exactly; larger N, more recall")

@@ -177,7 +177,7 @@ def distributed(single, local_ray, tmp_path_factory):
     meta = distributed_encode(*args, **kwargs, on_shard=kill_writer)
     assert meta["resumed_after_documents"] >= SHARD_SIZE and killed
     assert cli(["distributed", "index", "--input", str(root / "vectors"), "--index", str(root / "index"),
-                "--num-workers", "2", "--positions", str(single / "positions.jsonl")]) == 0
+                "--num-workers", "2", "--positions", str(single / "positions.jsonl"), "--top-postings", "100000"]) == 0
     return root
 
 
@@ -220,6 +220,16 @@ def test_cli_search_equals_lsr_lucene_search(single, distributed, tmp_path):
     assert cli(["distributed", "search", "--index", str(distributed / "index"), "--query-vectors",
                 str(single / "queries.jsonl"), "--output", str(tmp_path / "dist.run")]) == 0
     assert (tmp_path / "dist.run").read_bytes() == (tmp_path / "single.run").read_bytes()
+
+
+def test_approximate_search_on_sidecars_that_keep_everything_is_exact(single, distributed, tmp_path):
+    """Every shard's top-postings sidecar keeps all postings here: approximate search must give the exact run."""
+    assert cli(["search", "--index", str(single / "index"), "--query-vectors", str(single / "queries.jsonl"),
+                "--output", str(tmp_path / "single.run"), "--hits", "10"]) == 0
+    assert cli(["distributed", "search", "--index", str(distributed / "index"), "--query-vectors",
+                str(single / "queries.jsonl"), "--output", str(tmp_path / "approx.run"), "--hits", "10",
+                "--approximate", "20"]) == 0
+    assert (tmp_path / "approx.run").read_bytes() == (tmp_path / "single.run").read_bytes()
 
 
 def test_search_survives_a_killed_searcher_actor(single, searcher, tmp_path):

@@ -48,6 +48,7 @@ def _index_parser(sub) -> None:
     opt.add_threads(p, 1, "indexing threads (and CPUs) per builder actor")
     p.add_argument("--positions", help="per-position token weights JSONL of the whole collection (encode "
                    "--positions): each shard gets the positional field that window clauses read")
+    opt.add_top_postings(p)
     _add_cluster_arguments(p, "index builder actors (JVMs), default 2")
 
 
@@ -69,6 +70,7 @@ def _search_parser(sub) -> None:
     opt.add_number(p, "--scale", kind=opt.POSITIVE_NUMBER, default=None,
                    help="query quantisation scale (default: the index's)")
     opt.add_batch_size(p, 32, "queries per call to a shard actor")
+    opt.add_approximate(p)
     opt.add_overwrite(p)
     _add_cluster_arguments(p, "searcher actors per shard (replicas sharing the query batches), default 1")
     p.set_defaults(num_workers=1)
@@ -132,7 +134,7 @@ def _run(args: argparse.Namespace, resources: dict) -> str:
         from lsr_lucene.distributed.index import distributed_index
 
         manifest = distributed_index(args.input, args.index, args.num_workers, threads=args.threads,
-                                     positions=args.positions)
+                                     positions=args.positions, top_postings=args.top_postings)
         return (f"wrote {len(manifest['shards'])} shard indexes ({manifest['documents']} documents) and "
                 f"{Path(args.index) / 'shards.json'}")
     from lsr_lucene.distributed.index import read_manifest
@@ -144,7 +146,8 @@ def _run(args: argparse.Namespace, resources: dict) -> str:
     manifest = read_manifest(args.index)
     specs = _specs(args, manifest.get("encoder", {}))
     stats = distributed_search(args.index, specs, args.output, hits=args.hits, replicas=args.num_workers,
-                               tag=args.run_tag, overwrite=args.overwrite, batch_size=args.batch_size)
+                               tag=args.run_tag, overwrite=args.overwrite, batch_size=args.batch_size,
+                               approximate=args.approximate)
     report_unanswered(stats["unanswered"], stats["queries"])
     return (f"wrote {args.output} ({stats['answered']} queries with hits; {stats['shards']} shards, "
             f"{stats['qps']} queries/s)")

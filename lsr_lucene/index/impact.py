@@ -261,13 +261,15 @@ INDEXERS = ("lsr", "anserini")  # ours (index.ImpactIndexer), or Anserini's Inde
 
 def build_impact_index(vectors: str | Path, index: str | Path, threads: int = 2, overwrite: bool = False,
                        optimize: bool = True, positions: str | Path | None = None, indexer: str = "lsr",
-                       reorder: str | None = None, seed: int | None = None) -> dict:
+                       reorder: str | None = None, seed: int | None = None, top_postings: int = 0) -> dict:
     """Validate vectors and index them as an impact index at ``index``; returns the index metadata.
 
     ``indexer`` "lsr" (ours, about 4x faster) or "anserini" (IndexCollection) build the same index. With
     ``positions`` (per-position token weights JSONL) the positional weight field used by WindowQuery/SDM is
     added too; it needs a single-segment index, so ``optimize`` is forced. With ``reorder="bp"`` the docids are
-    then reordered by recursive graph bisection (seeded by ``seed``), inside the same temporary output.
+    then reordered by recursive graph bisection (seeded by ``seed``), inside the same temporary output. With
+    ``top_postings`` N > 0 the top-postings sidecar (each term's N highest impacts, for approximate search) is
+    written last, in the final docid order.
     """
     if indexer not in INDEXERS:
         raise InputError(f"unknown indexer {indexer!r}; known: {', '.join(INDEXERS)}")
@@ -281,7 +283,7 @@ def build_impact_index(vectors: str | Path, index: str | Path, threads: int = 2,
         hint = (f"; its largest document ({largest.describe()}) expands to {largest.chars} characters, "
                 "each term repeated weight times: if that is large, lower the scale or raise LSR_JVM_HEAP")
         built = Path(scratch) / "natural" if reorder else tmp
-        merge = optimize or bool(positions) or bool(reorder)
+        merge = optimize or bool(positions) or bool(reorder) or top_postings > 0
         if indexer == "lsr":
             index_weighted_terms(files, built, threads, counts["documents"], merge, vectors)
         else:
@@ -303,6 +305,10 @@ def build_impact_index(vectors: str | Path, index: str | Path, threads: int = 2,
             metadata["reorder"] = reorder_into(built, tmp, Path(scratch), reorder, seed,
                                                threads=threads)
             metadata["reorder"]["natural_size_bytes"] = index_size(built)
+        if top_postings:
+            from lsr_lucene.index.top_postings import build_top_postings
+
+            metadata["top_postings"] = build_top_postings(tmp, top_postings)
         (tmp / INDEX_METADATA).write_text(json.dumps(metadata, indent=2) + "\n")
     metadata["size_bytes"] = index_size(index)
     return metadata

@@ -77,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     opt.add_topics(source)
     source.add_argument("--query-vectors", help="pre-encoded queries: JSONL vectors or Anserini repeated-token TSV")
     source.add_argument("--specs", help="query specs JSONL (signed terms, pairs, windows; lsr_lucene.search.specs)")
+    opt.add_approximate(parser)
     parser.add_argument("--write-specs", default=None, metavar="FILE",
                         help="also write the query specs searched (JSONL), e.g. for Anserini's SearchCollection")
     args = parser.parse_args(argv)
@@ -99,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         n = save_query_specs(specs, args.write_specs, args.overwrite)
         print(f"wrote {args.write_specs} ({n} query specs)")
     missing = run_specs(args.index, specs, args.output, hits=args.hits, threads=args.threads,
-                        tag=args.run_tag or "lsr_lucene", overwrite=args.overwrite)
+                        tag=args.run_tag or "lsr_lucene", overwrite=args.overwrite, approximate=args.approximate)
     report_unanswered(missing, len(specs))
     print(f"wrote {args.output} ({len(specs) - len(missing)} queries with hits)")
     return 0

@@ -52,16 +52,20 @@ class ImpactSearcher:
     """Search an lsr_lucene (Anserini impact) index with text queries or query specs, Pyserini style."""
 
     def __init__(self, index_dir: str | Path, encoder: Any = None, scale: float | None = None,
-                 query_max_length: int | None = None, threads: int | None = None):
+                 query_max_length: int | None = None, threads: int | None = None, approximate: int = 0):
         """``encoder``: None (the model recorded in the index, else splade-tiny), a model name / HF id / local
         directory, an object with ``encode_queries(texts)`` (``lsr_lucene.encode.encoder.SparseEncoder``), or a
         Pyserini-style query encoder with ``encode(text) -> {token: weight}``. ``scale`` quantises float weights
-        (default: the index's); ``threads`` are the encoder's torch threads. Queries are encoded in fp32."""
+        (default: the index's); ``threads`` are the encoder's torch threads. Queries are encoded in fp32.
+        ``approximate``: 0 (default) exact search; N > 0 approximate search, the top max(k, N) documents of the
+        index's top-postings sidecar rescored exactly (each search method also takes it)."""
         from lsr_lucene.search.impact import index_settings
         from lsr_lucene.search.spec_searcher import SpecSearcher
 
         self.index_dir = str(index_dir)
         self._searcher = SpecSearcher(self.index_dir)  # InputError when the index is missing
+        self.approximate = int(approximate)
+        self._searcher._check_approximate(self.approximate)  # an index without the sidecar fails here, at once
         settings = index_settings(self.index_dir)
         self.scale = float(scale or settings.get("scale") or 100)
         self._encoder_spec = encoder
@@ -108,34 +112,35 @@ class ImpactSearcher:
 
     # ---------------------------------------------------------------------------------------------- text queries
 
-    def search(self, q: str, k: int = 10) -> list[ImpactHit]:
+    def search(self, q: str, k: int = 10, approximate: int | None = None) -> list[ImpactHit]:
         """Top-k hits of one text query, best first (no hits when no query term is in the index)."""
         terms = self.encode([q])[0] if q.strip() else {}
-        return self.search_spec({"qid": "q", "terms": terms}, k) if terms else []
+        return self.search_spec({"qid": "q", "terms": terms}, k, approximate) if terms else []
 
-    def batch_search(self, queries: Sequence[str], qids: Sequence[str], k: int = 10,
-                     threads: int = 1) -> dict[str, list[ImpactHit]]:
+    def batch_search(self, queries: Sequence[str], qids: Sequence[str], k: int = 10, threads: int = 1,
+                     approximate: int | None = None) -> dict[str, list[ImpactHit]]:
         """Top-k hits of many text queries searched with ``threads`` threads: a dict qid → hits."""
         if len(queries) != len(qids):
             raise InputError(f"{len(queries)} queries but {len(qids)} qids")
         vectors = self.encode(list(queries))
         results: dict[str, list[ImpactHit]] = {str(qid): [] for qid in qids}
         specs = [{"qid": str(qid), "terms": vec} for qid, vec in zip(qids, vectors) if vec]
-        results.update(self.batch_search_specs(specs, k=k, threads=threads))
+        results.update(self.batch_search_specs(specs, k=k, threads=threads, approximate=approximate))
         return results
 
     # ---------------------------------------------------------------------------------------------- query specs
 
-    def search_spec(self, spec: Mapping | str, k: int = 10) -> list[ImpactHit]:
+    def search_spec(self, spec: Mapping | str, k: int = 10, approximate: int | None = None) -> list[ImpactHit]:
         """Top-k hits of one query spec (dict or JSON): signed terms, CPT pairs, windows, composed queries."""
         spec = _parse_spec(spec)
         if not _searchable(spec):
             return []
         self._warn_unknown_terms([spec])
-        return self._hits(self._searcher.search(spec, k))
+        depth = self.approximate if approximate is None else approximate
+        return [ImpactHit(d, s, n, self._raw) for d, s, n in self._searcher.search_hits(spec, k, depth)]
 
-    def batch_search_specs(self, specs: Sequence[Mapping | str], k: int = 10,
-                           threads: int = 1) -> dict[str, list[ImpactHit]]:
+    def batch_search_specs(self, specs: Sequence[Mapping | str], k: int = 10, threads: int = 1,
+                           approximate: int | None = None) -> dict[str, list[ImpactHit]]:
         """Top-k hits of many query specs searched in the JVM with ``threads`` threads: a dict qid → hits."""
         parsed = [_parse_spec(s) for s in specs]
         results: dict[str, list[ImpactHit]] = {str(s["qid"]): [] for s in parsed}
@@ -147,7 +152,8 @@ class ImpactSearcher:
         self._warn_unknown_terms(searchable)
         with tempfile.TemporaryDirectory(prefix="lsr-impact-searcher-") as tmp:
             run = Path(tmp, "run")
-            self._searcher.search_to_run(searchable, run, k=k, threads=threads, tag="x")
+            depth = self.approximate if approximate is None else approximate
+            self._searcher.search_to_run(searchable, run, k=k, threads=threads, tag="x", approximate=depth)
             rows = read_hits(run)
         for qid, hits in rows.items():
             results[qid] = self._hits(hits)

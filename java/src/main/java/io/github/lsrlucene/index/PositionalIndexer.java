@@ -330,7 +330,7 @@ public final class PositionalIndexer {
     }
   }
 
-  private static void deleteTree(Path p) throws IOException {
+  static void deleteTree(Path p) throws IOException {
     if (!Files.exists(p)) {
       return;
     }

@@ -5,6 +5,7 @@ import io.github.lsrlucene.index.DocIds;
 import io.github.lsrlucene.index.PositionalIndexer;
 import io.github.lsrlucene.index.PositionalSidecar;
 import io.github.lsrlucene.query.ImpactBounds;
+import io.github.lsrlucene.query.ImpactMaxScoreQuery;
 import io.github.lsrlucene.query.ImpactSimilarity;
 import io.github.lsrlucene.query.SignedImpactQuery;
 import io.github.lsrlucene.query.WindowQuery;
@@ -58,6 +59,7 @@ public final class BatchSearcher implements Closeable {
   private final ExternalIds ids;
   private final Set<String> fields = new HashSet<>();
   private final float maxPayload;
+  private final TopPostings top; // the top-postings sidecar (approximate first phase), null when absent
 
   public BatchSearcher(String indexDir) throws IOException {
     indexPath = Paths.get(indexDir);
@@ -100,9 +102,21 @@ public final class BatchSearcher implements Closeable {
       }
     }
     ids = new ExternalIds(docIds);
-    searcher = new IndexSearcher(reader);
-    searcher.setSimilarity(new ImpactSimilarity());
-    searcher.setQueryCache(null);
+    searcher = impactSearcher(reader);
+    top = TopPostings.open(indexPath, mainReader, docIds);
+  }
+
+  /** An IndexSearcher scoring boost &times; impact, with no query cache (every query is new). */
+  static IndexSearcher impactSearcher(IndexReader r) {
+    IndexSearcher s = new IndexSearcher(r);
+    s.setSimilarity(new ImpactSimilarity());
+    s.setQueryCache(null);
+    return s;
+  }
+
+  /** Whether the top-postings sidecar is present (approximate search possible). */
+  public boolean hasTopPostings() {
+    return top != null && top.problem == null;
   }
 
   /** Number of live documents. */
@@ -181,11 +195,44 @@ public final class BatchSearcher implements Closeable {
    * impact in the whole collection; null: this index's own) when this index is one shard of a collection.
    */
   public Hits search(QuerySpec spec, int k, Map<String, Long> collectionMaxImpacts) throws IOException {
+    return search(spec, k, collectionMaxImpacts, 0);
+  }
+
+  /**
+   * As {@link #search(QuerySpec, int, Map)}; {@code approximate} &gt; 0 searches approximately: the top
+   * max(k, approximate) documents of the top-postings sidecar, rescored exactly (0: exact search).
+   */
+  public Hits search(QuerySpec spec, int k, Map<String, Long> collectionMaxImpacts, int approximate) throws IOException {
     checkSpec(spec);
+    if (approximate < 0) {
+      throw new IllegalArgumentException("approximate must be 0 (exact) or a positive candidate count, got " + approximate);
+    }
+    if (approximate > 0) {
+      if (!spec.windows.isEmpty()) {
+        throw new QuerySpecException(spec.label() + ": approximate search takes terms and pairs; windows need exact search");
+      }
+      Query plain = collectionMaxImpacts == null ? plainTermsQuery(spec) : null;
+      int[] docs = top.candidates(spec, plain, Math.max(k, approximate), collectionMaxImpacts, ids);
+      double[] scores = top.forwardScores(spec, docs);
+      return ranked(docs, scores != null ? scores : ExactScorer.score(reader, spec, docs), k);
+    }
     boolean rerank = spec.rerank > 0 && !spec.windows.isEmpty();
     int n = rerank ? Math.max(k, spec.rerank) : k;
     Query q = searcher.rewrite(spec.firstStage(PositionalIndexer.FIELD, maxPayload, collectionMaxImpacts));
     double shift = q instanceof SignedImpactQuery.Shifted ? ((SignedImpactQuery.Shifted) q).getShift() : 0.0;
+    if (shift == 0 && collectionMaxImpacts == null && integralBelowFloatLimit(spec)) {
+      // every score is an integer below 2^24: the float first phase is exact, nothing to rescore
+      TopKCollector c = new TopKCollector(k, ids.idOrd, ids.ordToDoc);
+      Query plain = positiveTermsQuery(spec);
+      searcher.search(plain != null ? plain : q, c);
+      float[] fs = new float[c.size()];
+      int[] docs = c.sorted(fs);
+      double[] scores = new double[fs.length];
+      for (int i = 0; i < fs.length; i++) {
+        scores[i] = fs[i];
+      }
+      return new Hits(docs, scores);
+    }
     // float first phase: the top n plus every hit within float rounding error of the n-th, rescored in double
     int clauses = spec.terms.size() + spec.pairs.size() + spec.windows.size();
     TopKCollector c = new TopKCollector(n, ids.idOrd, ids.ordToDoc, (clauses + 4) * 0x1p-22, shift);
@@ -197,7 +244,16 @@ public final class BatchSearcher implements Closeable {
     if (rerank && docs.length > n) {
       docs = Arrays.copyOf(docs, n); // the rerank pool is the first stage's top n
     }
-    double[] scores = ExactScorer.score(reader, spec, docs); // windows included: exact first stage + windows
+    return rescored(spec, docs, k);
+  }
+
+  /** The top k of candidate documents by exact score (windows included), ties by docid. */
+  private Hits rescored(QuerySpec spec, int[] docs, int k) throws IOException {
+    return ranked(docs, ExactScorer.score(reader, spec, docs), k); // windows included: exact first stage + windows
+  }
+
+  /** The top k of documents by their exact scores, ties by docid. */
+  private Hits ranked(int[] docs, double[] scores, int k) {
     final int[] cand = docs;
     Integer[] order = new Integer[cand.length];
     for (int i = 0; i < order.length; i++) {
@@ -217,18 +273,90 @@ public final class BatchSearcher implements Closeable {
     return new Hits(d2, s2);
   }
 
+  /**
+   * Whether float scoring of {@code spec} is exact: terms only, integral weights, and the largest possible score
+   * &Sigma; |w| &middot; max impact (of the term or its {@code neg_} twin) below 2^24, so that every product and
+   * partial sum is an integer a float holds exactly.
+   */
+  private boolean integralBelowFloatLimit(QuerySpec spec) throws IOException {
+    if (!spec.pairs.isEmpty() || !spec.windows.isEmpty()) {
+      return false;
+    }
+    double bound = 0;
+    for (Map.Entry<String, Double> e : spec.exactTerms.entrySet()) {
+      double w = Math.abs(e.getValue());
+      if (w != Math.rint(w)) {
+        return false;
+      }
+      long max = Math.max(ImpactBounds.maxFreq(reader, spec.field, e.getKey()),
+          ImpactBounds.maxFreq(reader, spec.field, SignedImpactQuery.NEG_PREFIX + e.getKey()));
+      bound += w * max;
+      if (bound >= 0x1p24) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Top k of a plain query of signed terms, given as parallel arrays (no JSON): Lucene docids and scores;
+   * {@code approximate} as in {@link #search(QuerySpec, int, Map, int)}.
+   */
+  public Hits searchTerms(String[] terms, double[] weights, int k, int approximate) throws IOException {
+    checkK(k);
+    return search(QuerySpec.ofTerms("q", "contents", terms, weights), k, null, approximate);
+  }
+
+  /**
+   * The spec as an {@link ImpactMaxScoreQuery} when it scores exactly that: positive integral weights, sums below
+   * 2^24, and (signed mode) no {@code neg_} twin of its terms in the index; else null.
+   */
+  private Query plainTermsQuery(QuerySpec spec) throws IOException {
+    if (!integralBelowFloatLimit(spec)) {
+      return null;
+    }
+    if (!spec.booleanMode) {
+      for (String term : spec.exactTerms.keySet()) {
+        if (ImpactBounds.maxFreq(reader, spec.field, SignedImpactQuery.NEG_PREFIX + term) > 0) {
+          return null;
+        }
+      }
+    }
+    return positiveTermsQuery(spec);
+  }
+
+  /** The spec as an {@link ImpactMaxScoreQuery} when all its weights are positive, else null. */
+  private static Query positiveTermsQuery(QuerySpec spec) {
+    String[] terms = new String[spec.exactTerms.size()];
+    int[] weights = new int[terms.length];
+    int i = 0;
+    for (Map.Entry<String, Double> e : spec.exactTerms.entrySet()) {
+      if (e.getValue() <= 0) {
+        return null;
+      }
+      terms[i] = e.getKey();
+      weights[i++] = (int) Math.rint(e.getValue());
+    }
+    return new ImpactMaxScoreQuery(spec.field, terms, weights);
+  }
+
+  /** Top k of one query spec (JSON): Lucene docids and exact scores, best first (no run text to parse back). */
+  public Hits searchSpec(String queryJson, int k, int approximate) throws IOException {
+    checkK(k);
+    return search(QuerySpec.parse(queryJson, ""), k, null, approximate);
+  }
+
+
+  /** Every external id, in Lucene docid order, one per line (fetched once by Python to name hits). */
+  public String docidsText() {
+    return String.join("\n", ids.ids);
+  }
+
   /** Exact scores of one query spec (JSON) for the given external docids (any document, matching or not). */
   public double[] scoreDocs(String queryJson, String[] docids) throws IOException {
     QuerySpec spec = QuerySpec.parse(queryJson, "");
     checkSpec(spec);
     return ExactScorer.score(reader, ids, spec, docids);
-  }
-
-  /** Searches one query spec (JSON) and returns its TREC run lines. */
-  public String searchToString(String queryJson, int k, String tag) throws IOException {
-    checkK(k);
-    QuerySpec spec = QuerySpec.parse(queryJson, "");
-    return new RunWriter(this, ids).lines(spec.qid, search(spec, k), tag);
   }
 
   /**
@@ -239,6 +367,12 @@ public final class BatchSearcher implements Closeable {
    * index's own), so that signed queries are shifted, and scored to the bit, as on one index of the collection.
    */
   public String[] searchColumns(String queryJson, int k, String[] terms, long[] maxImpacts) throws IOException {
+    return searchColumns(queryJson, k, terms, maxImpacts, 0);
+  }
+
+  /** As {@link #searchColumns(String, int, String[], long[])}, approximate with {@code approximate} &gt; 0 candidates. */
+  public String[] searchColumns(String queryJson, int k, String[] terms, long[] maxImpacts, int approximate)
+      throws IOException {
     checkK(k);
     if (terms.length != maxImpacts.length) {
       throw new IllegalArgumentException(terms.length + " terms but " + maxImpacts.length + " max impacts");
@@ -250,7 +384,7 @@ public final class BatchSearcher implements Closeable {
         collection.put(terms[i], maxImpacts[i]);
       }
     }
-    Hits hits = search(QuerySpec.parse(queryJson, ""), k, collection);
+    Hits hits = search(QuerySpec.parse(queryJson, ""), k, collection, approximate);
     return columns(hits.docs, hits.scores);
   }
 
@@ -326,10 +460,16 @@ public final class BatchSearcher implements Closeable {
    * before searching, so a bad line fails before any output is written.
    */
   public int search(String queriesJsonl, String runPath, int k, int threads, String tag) throws IOException {
+    return search(queriesJsonl, runPath, k, threads, tag, 0);
+  }
+
+  /** As {@link #search(String, String, int, int, String)}, approximate with {@code approximate} &gt; 0 candidates. */
+  public int search(String queriesJsonl, String runPath, int k, int threads, String tag, int approximate)
+      throws IOException {
     checkK(k);
     RunWriter.checkArgs(threads, tag);
     List<QuerySpec> specs = QuerySpec.parseFile(queriesJsonl, this::checkSpec);
-    return new RunWriter(this, ids).write(specs, runPath, k, threads, tag);
+    return new RunWriter(this, ids).write(specs, runPath, k, threads, tag, approximate);
   }
 
   @Override
@@ -338,6 +478,9 @@ public final class BatchSearcher implements Closeable {
       reader.close();
     }
     mainReader.close();
+    if (top != null) {
+      top.close();
+    }
     if (posReader != null) {
       posReader.close();
     }

@@ -191,6 +191,31 @@ public final class QuerySpec {
   }
 
   /**
+   * A plain spec of signed terms given as parallel arrays (no JSON to write and parse for each query):
+   * {@code terms[i]} weighs {@code weights[i]}; weights must be finite, repeated terms add up, zero weights drop.
+   */
+  public static QuerySpec ofTerms(String qid, String field, String[] terms, double[] weights) {
+    if (terms.length != weights.length) {
+      throw new QuerySpecException("query " + qid + ": " + terms.length + " terms but " + weights.length + " weights");
+    }
+    QuerySpec spec = new QuerySpec(qid, "", field, false, 0);
+    for (int i = 0; i < terms.length; i++) {
+      float w = (float) weights[i];
+      if (terms[i] == null || terms[i].isEmpty()) {
+        throw new QuerySpecException("query " + qid + ": empty term");
+      }
+      if (!Double.isFinite(weights[i]) || !Float.isFinite(w)) {
+        throw new QuerySpecException("query " + qid + ": weight of term '" + terms[i] + "' must be finite, got " + weights[i]);
+      }
+      if (w != 0f) {
+        spec.terms.merge(terms[i], w, Float::sum);
+        spec.exactTerms.merge(terms[i], weights[i], Double::sum);
+      }
+    }
+    return spec;
+  }
+
+  /**
    * Parses every non-blank line of a query-spec JSONL file in order, handing each spec to
    * {@code check} before the next line is read; qids must be unique.
    */

@@ -40,18 +40,11 @@ public final class RunWriter {
     }
   }
 
-  /** The run lines of one query's hits. */
-  String lines(String qid, BatchSearcher.Hits hits, String tag) {
-    RunBuffer buf = new RunBuffer(64);
-    format(qid, hits, tag, buf);
-    return new String(buf.bytes, 0, buf.length, StandardCharsets.UTF_8);
-  }
-
   /**
    * Searches {@code specs} with {@code threads} threads and writes their TREC run to {@code runPath}
    * in input order; returns the number of queries.
    */
-  int write(List<QuerySpec> specs, String runPath, int k, int threads, String tag) throws IOException {
+  int write(List<QuerySpec> specs, String runPath, int k, int threads, String tag, int approximate) throws IOException {
     AtomicInteger threadNo = new AtomicInteger();
     ExecutorService pool = Executors.newFixedThreadPool(threads, r -> {
       Thread t = new Thread(r, "lsr-search-" + threadNo.incrementAndGet());
@@ -65,7 +58,7 @@ public final class RunWriter {
       for (QuerySpec spec : specs) {
         pending.add(pool.submit(() -> {
           RunBuffer buf = new RunBuffer(Math.min(k, ids.ids.length) * (spec.qid.length() + tag.length() + ids.maxIdLength + 32));
-          format(spec.qid, searcher.search(spec, k), tag, buf);
+          format(spec.qid, searcher.search(spec, k, null, approximate), tag, buf);
           return buf;
         }));
         pendingSpecs.add(spec);

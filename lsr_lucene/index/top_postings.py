@@ -1,0 +1,39 @@
+"""The top-postings sidecar (``<index>/top-postings``): each term's highest-impact postings, for approximate search.
+
+Approximate search (``lsr-lucene search --approximate N``, ``ImpactSearcher(approximate=N)``) takes the top N
+documents of a query on these short lists and rescores them exactly against the full index. Exact search uses the
+sidecar too, when present: k documents found there and scored exactly give it a threshold from the start. The
+index itself stays as Anserini writes it (Anserini and Pyserini ignore the sidecar folder).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from lsr_lucene.errors import InputError
+from lsr_lucene.jvm.classes import java_class, java_errors
+
+TOP_POSTINGS_DIR = "top-postings"  # TopPostingsIndexer.DIR
+DEFAULT_POSTINGS = 4000
+
+
+def build_top_postings(index_dir: str | Path, postings_per_term: int = DEFAULT_POSTINGS,
+                       field: str = "contents") -> dict:
+    """Write ``<index>/top-postings`` keeping each term's ``postings_per_term`` highest impacts (ties: lower docid);
+    an old sidecar is replaced only once the new one is complete."""
+    if postings_per_term <= 0:
+        raise InputError(f"postings per term must be positive, got {postings_per_term}")
+    if not Path(index_dir, "segments.gen").exists() and not any(Path(index_dir).glob("segments_*")):
+        raise InputError(f"{index_dir}: no Lucene index here")
+    cls = java_class("index.TopPostingsIndexer")
+    with java_errors(str(index_dir)):
+        docs, terms, kept, postings = cls.build(str(index_dir), str(field), int(postings_per_term))
+    return {"postings_per_term": int(postings_per_term), "documents": int(docs), "terms": int(terms),
+            "kept_postings": int(kept), "postings": int(postings)}
+
+
+def top_postings_per_term(index_dir: str | Path) -> int:
+    """Postings per term of an index's top-postings sidecar, 0 when it has none."""
+    if not Path(index_dir, TOP_POSTINGS_DIR).is_dir():
+        return 0
+    with java_errors(str(index_dir)):
+        return int(java_class("index.TopPostingsIndexer").postingsPerTerm(str(index_dir)))

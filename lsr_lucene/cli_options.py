@@ -184,8 +184,14 @@ def add_top_postings(parser) -> argparse.Action:
                            "each term's N highest-impact postings (0: none)")
 
 
-def add_approximate(parser) -> argparse.Action:
-    """``--approximate N``: approximate search on the top-postings sidecar (0: exact, the default)."""
-    return add_number(parser, "--approximate", kind=NON_NEGATIVE_INT, default=0, metavar="N",
-                      help="0: exact search; N > 0: approximate search, the top max(hits, N) documents of the "
-                           "index's top-postings sidecar (index --top-postings) rescored exactly; larger N, more recall")
+def add_approximate(parser) -> None:
+    """``--approximate N`` (approximate search on the top-postings sidecar; 0: exact, the default) and
+    ``--query-cut C`` (the query terms its first phase keeps)."""
+    from lsr_lucene.search.spec_searcher import QUERY_CUT
+
+    add_number(parser, "--approximate", kind=NON_NEGATIVE_INT, default=0, metavar="N",
+               help="0: exact search; N > 0: approximate search, the top max(hits, N) documents of the index's "
+                    "top-postings sidecar (index --top-postings) scored exactly; larger N, more recall")
+    add_number(parser, "--query-cut", kind=NON_NEGATIVE_INT, default=QUERY_CUT, metavar="C",
+               help="approximate search: the C query terms of largest weight x max impact find the candidates "
+                    "(0: all terms; plain queries; larger C, more recall)")

@@ -9,6 +9,17 @@ import torch
 DEMO = Path(__file__).resolve().parents[1] / "lsr_lucene" / "data" / "demo"
 
 
+@pytest.fixture(autouse=True)
+def jvm_signal_handlers():
+    """Tests start Ray themselves (ray.init, ray.shutdown), which resets SIGSEGV: the JVM that earlier tests started
+    in this process gets its handlers back before and after every test (lsr_lucene.jvm.signals)."""
+    from lsr_lucene.jvm.signals import kept_jvm_handlers, restore_jvm_handlers
+
+    restore_jvm_handlers()
+    with kept_jvm_handlers():
+        yield
+
+
 @pytest.fixture(scope="module")
 def one_torch_thread():
     """One torch thread: on a shared 2-core machine two OpenMP threads stall on every small operation."""

@@ -140,7 +140,7 @@ def test_a_sidecar_that_keeps_every_posting_searches_exactly(index, tmp_path):
     assert cli(["index", "--index", str(copy), "--top-postings", str(N_DOCS), "--overwrite"]) == 0
     with SpecSearcher(copy) as searcher:
         for spec in queries(15, seed=3):
-            assert searcher.search(spec, 10, approximate=10) == searcher.search(spec, 10)
+            assert searcher.search(spec, 10, approximate=10, query_cut=0) == searcher.search(spec, 10)
 
 
 def test_search_verb_and_errors(index, tmp_path, capsys):
@@ -186,3 +186,27 @@ def test_reorder_rebuilds_the_sidecar_and_anserini_still_reads_the_index(index, 
     pyserini = LuceneImpactSearcher(str(index), Encoder())
     got = [(h.docid, h.score) for h in pyserini.search("q", k=10)]
     assert [d for d, _ in got] == [d for d, _ in brute_force(spec["terms"], 10)]
+
+
+def test_query_cut_keeps_scores_exact_and_trades_recall(index):
+    """The first phase on the C heaviest query terms only: hits still exactly scored; fewer terms, less recall."""
+    from lsr_lucene.errors import InputError
+    from lsr_lucene.search.spec_searcher import SpecSearcher
+
+    rng = random.Random(8)  # many frequent terms of like weights: no single term decides the top 10
+    long = [{"qid": f"c{i}", "terms": {f"t{j}": rng.randint(80, 120) for j in rng.sample(range(40), 15)}}
+            for i in range(10)]
+    recall = {}
+    with SpecSearcher(index) as searcher:
+        for cut in (0, 1):
+            got = []
+            for spec in long:
+                truth = dict(brute_force(spec["terms"], N_DOCS))
+                hits = searcher.search(spec, 10, approximate=100, query_cut=cut)
+                assert all(s == pytest.approx(truth[d], abs=1e-6) for d, s in hits)
+                exact = {d for d, _ in brute_force(spec["terms"], 10)}
+                got.append(len({d for d, _ in hits} & exact) / len(exact))
+            recall[cut] = float(np.mean(got))
+        with pytest.raises(InputError, match="query_cut"):
+            searcher.search(long[0], 10, approximate=100, query_cut=-1)
+    assert recall[1] < recall[0], recall

@@ -228,7 +228,7 @@ def test_approximate_search_on_sidecars_that_keep_everything_is_exact(single, di
                 "--output", str(tmp_path / "single.run"), "--hits", "10"]) == 0
     assert cli(["distributed", "search", "--index", str(distributed / "index"), "--query-vectors",
                 str(single / "queries.jsonl"), "--output", str(tmp_path / "approx.run"), "--hits", "10",
-                "--approximate", "20"]) == 0
+                "--approximate", "20", "--query-cut", "0"]) == 0
     assert (tmp_path / "approx.run").read_bytes() == (tmp_path / "single.run").read_bytes()
 
 

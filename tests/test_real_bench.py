@@ -109,6 +109,15 @@ def test_small_real_corpus_run_of_every_installed_engine(tmp_path):
     assert "CPU capability" in text and "log_gap_bits" in text
     assert (out / "latency_vs_docs.png").stat().st_size > 0
     assert np.isfinite(pd.read_csv(out / "collection.csv").log_gap_bits).all()
+    # the approximate curves: the sidecar keeps every posting of so small a collection, so with all query terms
+    # every depth >= k finds the exact top k; Seismic's points are there too when it is installed
+    curve = pd.read_csv(out / "approx.csv")
+    ours = curve[curve.engine == "ours-approx"]
+    assert set(ours.docs) == {200, 298} and set(ours.order) == {"natural", "bp"} and set(ours.k) == {10, 1000}
+    assert ours[ours.query_cut == 0].recall.eq(1.0).all() and ours.recall.between(0, 1).all()
+    assert missing("seismic") is not None or (curve.engine == "seismic").any()
+    assert "ours / Seismic" in (out / "approx.md").read_text() and (out / "approx_curve.png").stat().st_size > 0
+    assert (pd.read_csv(out / "index.csv").engine == "ours-top-postings").any()
 
 
 def test_bad_input_is_one_error_line(tmp_path):

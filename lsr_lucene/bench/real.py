@@ -13,7 +13,9 @@ says how to resume the encoding when they are too few. Passages are renumbered `
 (``WORK/docs-N/ids.txt`` maps them back) and indexed without their text, as the synthetic collection is.
 Every engine, order, k, timing and check is that of ``bench.scale`` (its ``measure``): exact engines are checked
 against brute-force dot products on the checked queries, approximate ones report recall@k against that exact run.
-Writes DIR/results.csv, index.csv, collection.csv, skipped.csv, results.md and latency_vs_docs.png.
+Then (``bench.real_approx``) our approximate search at several candidate depths and Seismic at several query
+settings, recall@k against our exact run. Writes DIR/results.csv, index.csv, collection.csv, skipped.csv,
+results.md, latency_vs_docs.png, approx.csv, approx.md and approx_curve.png.
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from lsr_lucene.bench import real_report
+from lsr_lucene.bench import real_approx, real_report
 from lsr_lucene.bench import scale_report as report
 from lsr_lucene.bench.real_corpus import write_shuffled
 from lsr_lucene.bench.scale import check_measure_args, measure
@@ -66,9 +68,29 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--check", type=int, default=100, help="queries per kind and k checked against brute force")
     parser.add_argument("--ks", default="10,1000")
     parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--top-postings", default="16000",
+                        help="postings per term of our top-postings sidecar (approximate search), built on our "
+                             "indexes: one value, or one per --docs size")
+    parser.add_argument("--approx-depths", default=",".join(map(str, real_approx.DEPTHS)),
+                        help="candidate depths of our approximate search on the curve")
+    parser.add_argument("--no-approx-curve", dest="approx_curve", action="store_false",
+                        help="skip the approximate curves (ours at each depth, Seismic at each query setting)")
     parser.add_argument("--reuse-indexes", action="store_true",
                         help="search the indexes an earlier run of the same collection built under --work")
     args = check_measure_args(parser.parse_args(argv), REAL_KINDS)
+    try:
+        args.approx_depths = sorted({int(d) for d in args.approx_depths.split(",") if d.strip()})
+    except ValueError:
+        raise InputError(f"--approx-depths {args.approx_depths!r}: expected a comma list of integers") from None
+    try:
+        postings = [int(p) for p in args.top_postings.split(",")]
+    except ValueError:
+        raise InputError(f"--top-postings {args.top_postings!r}: expected integers") from None
+    if len(postings) not in (1, len(args.docs_list)):
+        raise InputError(f"--top-postings: give one value or one per --docs size ({len(args.docs_list)})")
+    args.top_postings_at = dict(zip(args.docs_list, postings * len(args.docs_list) if len(postings) == 1 else postings))
+    if min(postings) <= 0 or not args.approx_depths or min(args.approx_depths) <= 0:
+        raise InputError("every --top-postings and --approx-depths value must be positive")
     if args.corpus is None and args.vectors is None:
         raise InputError("give --corpus (encoded under --work) or --vectors (already encoded in the benchmark's order)")
     if (args.topics is None) == (args.query_vectors is None):
@@ -237,7 +259,11 @@ def run_docs(args, vectors: Path, queries: list[dict], n: int, capability: str, 
     sample = sample_queries(queries, args.queries, args.seed, known)
     sets = build_query_sets(sample, tuple(args.kind_list))
     rows, index_rows = measure(args, coll, paths, work, sets, capability, skipped)
-    return rows, index_rows, stats
+    curve: list[dict] = []
+    if args.approx_curve and "ours" in args.engine_list:
+        curve, sidecars = real_approx.measure_curve(args, paths, work, sets["plain"], n, capability)
+        index_rows += sidecars
+    return rows, index_rows, stats, curve
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -254,8 +280,9 @@ def main(argv: list[str] | None = None) -> int:
     for n in args.docs_list:  # tables are updated after each size: a later failure keeps the earlier sizes
         print(f"== {n:,} passages", flush=True)
         skipped: list[dict] = []
-        r, i, s = run_docs(args, vectors, queries, n, capability, skipped)
+        r, i, s, curve = run_docs(args, vectors, queries, n, capability, skipped)
         real_report.write_outputs(out, pd.DataFrame(r), pd.DataFrame(i), s, skipped, command, args)
+        real_approx.write_curve(out, curve, command)
     return 0
 
 

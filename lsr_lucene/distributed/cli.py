@@ -147,7 +147,7 @@ def _run(args: argparse.Namespace, resources: dict) -> str:
     specs = _specs(args, manifest.get("encoder", {}))
     stats = distributed_search(args.index, specs, args.output, hits=args.hits, replicas=args.num_workers,
                                tag=args.run_tag, overwrite=args.overwrite, batch_size=args.batch_size,
-                               approximate=args.approximate)
+                               approximate=args.approximate, query_cut=args.query_cut)
     report_unanswered(stats["unanswered"], stats["queries"])
     return (f"wrote {args.output} ({stats['answered']} queries with hits; {stats['shards']} shards, "
             f"{stats['qps']} queries/s)")

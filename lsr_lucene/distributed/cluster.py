@@ -62,16 +62,19 @@ def ray_cluster(address: str | None = None, num_cpus: int | None = None,
         import ray
     except ImportError:
         raise SetupError("the distributed commands need Ray: pip install 'ray[data]'") from None
+    from lsr_lucene.jvm.signals import kept_jvm_handlers
+
     started = False
     if not ray.is_initialized():
         options = {"logging_level": logging.WARNING, "log_to_driver": True, "configure_logging": True}
         try:
-            if address:
-                check_reachable(address)
-                ray.init(address=address, **options)
-            else:
-                ray.init(num_cpus=num_cpus, object_store_memory=object_store_memory, include_dashboard=False,
-                         **options)
+            with kept_jvm_handlers():  # Ray resets SIGSEGV: a JVM running here would die on its next fault
+                if address:
+                    check_reachable(address)
+                    ray.init(address=address, **options)
+                else:
+                    ray.init(num_cpus=num_cpus, object_store_memory=object_store_memory, include_dashboard=False,
+                             **options)
         except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             where = f"the Ray cluster at {address}" if address else "a local Ray instance"
@@ -82,7 +85,8 @@ def ray_cluster(address: str | None = None, num_cpus: int | None = None,
         yield dict(ray.cluster_resources())
     finally:
         if started:
-            ray.shutdown()
+            with kept_jvm_handlers():
+                ray.shutdown()
 
 
 def node_id() -> str:

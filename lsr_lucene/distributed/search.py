@@ -49,11 +49,11 @@ class ShardSearcher:
 
         self.searcher = SpecSearcher(index)
 
-    def search(self, batch: list[tuple[str, int, dict[str, int], int]]) -> list[tuple[str, str, str]]:
-        """Per (spec JSON, k, collection max impacts of the terms it subtracts, approximate): its top k, best first,
-        as columns (SpecSearcher.search_columns: cheap to send; the driver makes them hits)."""
-        return [self.searcher.search_columns(json.loads(spec), k, bounds, approximate)
-                for spec, k, bounds, approximate in batch]
+    def search(self, batch: list[tuple[str, int, dict[str, int], int, int]]) -> list[tuple[str, str, str]]:
+        """Per (spec JSON, k, collection max impacts of the terms it subtracts, approximate, query cut): its top k,
+        best first, as columns (SpecSearcher.search_columns: cheap to send; the driver makes them hits)."""
+        return [self.searcher.search_columns(json.loads(spec), k, bounds, approximate, cut)
+                for spec, k, bounds, approximate, cut in batch]
 
     def rescore(self, batch: list[tuple[str, list[str], list[float]]]) -> list[tuple[str, str, str]]:
         """Per (spec JSON, docids, first-stage scores): the scores with the spec's windows added, in input order."""
@@ -100,8 +100,11 @@ def subtracted_terms(spec: dict) -> set[str]:
 class DistributedSearcher:
     """Searcher actors over every shard of a distributed index (``replicas`` per shard), open until ``close``."""
 
-    def __init__(self, index: str | Path, replicas: int = 1, approximate: int = 0):
-        """``approximate``: 0 exact search; N > 0 approximate search on each shard (SpecSearcher.search_hits)."""
+    def __init__(self, index: str | Path, replicas: int = 1, approximate: int = 0, query_cut: int | None = None):
+        """``approximate``, ``query_cut``: 0 exact search; N > 0 approximate search on each shard
+        (SpecSearcher.search_hits)."""
+        from lsr_lucene.search.spec_searcher import QUERY_CUT
+
         import ray
 
         from lsr_lucene.distributed.index import read_manifest
@@ -112,6 +115,7 @@ class DistributedSearcher:
         self.shards = [str((Path(index) / s["path"]).resolve()) for s in manifest["shards"]]
         self.replicas = replicas
         self.approximate = int(approximate)
+        self.query_cut = QUERY_CUT if query_cut is None else int(query_cut)
         # no CPU reserved: a searcher waits for queries most of the time, and reserving CPUs would leave a second
         # searcher (another run, a restarted actor) waiting for them forever. A shard's first searcher runs on the
         # node that built its index (while alive); further replicas, and shards of unknown node, are SPREAD
@@ -141,7 +145,7 @@ class DistributedSearcher:
             validate_spec(spec)
         jobs = [(json.dumps(first_stage(spec) if reranks(spec) else spec, allow_nan=False),
                  max(hits, spec["rerank"]) if reranks(spec) else hits, self.subtracted_max_impacts(spec),
-                 self.approximate)
+                 self.approximate, self.query_cut)
                 for spec in specs]
         rerank_at = [i for i, spec in enumerate(specs) if reranks(spec)]
         results = self._scatter(jobs, batch_size, on_batch, tagged=set(rerank_at))
@@ -152,7 +156,7 @@ class DistributedSearcher:
                 results[i] = ordered(ranked, score_index=2)[:hits]
         return [[hit[:3] for hit in ranked] for ranked in results]
 
-    def _scatter(self, jobs: Sequence[tuple[str, int, dict, int]], batch_size: int,
+    def _scatter(self, jobs: Sequence[tuple[str, int, dict, int, int]], batch_size: int,
                  on_batch: Callable[[int, list], None] | None, tagged: set[int]) -> list[list[tuple]]:
         """Every (spec JSON, k, bounds) searched on every shard, merged to its top k; hits of the ``tagged`` jobs
         carry their shard number: (docid, shown, exact, shard)."""
@@ -289,11 +293,11 @@ def _ray_get(refs: list):
 def distributed_search(index: str | Path, specs: Sequence[dict], output: str | Path, hits: int = 1000,
                        replicas: int = 1, tag: str = "lsr_lucene", overwrite: bool = False,
                        batch_size: int = QUERY_BATCH, on_batch: Callable[[int, list], None] | None = None,
-                       approximate: int = 0) -> dict:
+                       approximate: int = 0, query_cut: int | None = None) -> dict:
     """Search ``specs`` over every shard of a distributed index and write the merged TREC run (see
     ``DistributedSearcher.search_to_run``); the searcher actors live for this call only."""
     from lsr_lucene.io.output import refuse_existing
 
     refuse_existing(output, overwrite)
-    with DistributedSearcher(index, replicas, approximate) as searcher:
+    with DistributedSearcher(index, replicas, approximate, query_cut) as searcher:
         return searcher.search_to_run(specs, output, hits, tag, overwrite, batch_size, on_batch)

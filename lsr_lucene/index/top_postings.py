@@ -35,5 +35,6 @@ def top_postings_per_term(index_dir: str | Path) -> int:
     """Postings per term of an index's top-postings sidecar, 0 when it has none."""
     if not Path(index_dir, TOP_POSTINGS_DIR).is_dir():
         return 0
+    cls = java_class("index.TopPostingsIndexer")  # starts the JVM our way before java_errors imports jnius
     with java_errors(str(index_dir)):
-        return int(java_class("index.TopPostingsIndexer").postingsPerTerm(str(index_dir)))
+        return int(cls.postingsPerTerm(str(index_dir)))

@@ -157,6 +157,9 @@ def start(max_heap: str | None = None) -> None:
     jnius_config.add_options(*_jvm_options(home, max_heap))
     jnius_config.set_classpath(str(our_jar), str(anserini_jar()))
     import jnius  # noqa: F401  (starts the VM)
+    from lsr_lucene.jvm.signals import remember_jvm_handlers
+
+    remember_jvm_handlers()  # put back when Ray (or another library) resets them: lsr_lucene.jvm.signals
 
 
 def autoclass(name: str):

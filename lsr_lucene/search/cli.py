@@ -100,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
         n = save_query_specs(specs, args.write_specs, args.overwrite)
         print(f"wrote {args.write_specs} ({n} query specs)")
     missing = run_specs(args.index, specs, args.output, hits=args.hits, threads=args.threads,
-                        tag=args.run_tag or "lsr_lucene", overwrite=args.overwrite, approximate=args.approximate)
+                        tag=args.run_tag or "lsr_lucene", overwrite=args.overwrite, approximate=args.approximate,
+                        query_cut=args.query_cut)
     report_unanswered(missing, len(specs))
     print(f"wrote {args.output} ({len(specs) - len(missing)} queries with hits)")
     return 0

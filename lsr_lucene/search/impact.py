@@ -49,9 +49,12 @@ def plain_specs(query_vectors: Mapping[str, Mapping[str, float]]) -> list[dict]:
 
 
 def run_specs(index: str | Path, specs: list[dict], output: str | Path, hits: int = DEFAULT_HITS,
-              threads: int = 2, tag: str = "lsr_lucene", overwrite: bool = False, approximate: int = 0) -> list[str]:
+              threads: int = 2, tag: str = "lsr_lucene", overwrite: bool = False, approximate: int = 0,
+              query_cut: int | None = None) -> list[str]:
     """Search query specs as one batch in the JVM and write the run; returns qids that got no hits
-    (``approximate`` > 0: approximate search, see ``SpecSearcher.search_hits``)."""
+    (``approximate`` > 0: approximate search with ``query_cut`` terms, see ``SpecSearcher.search_hits``)."""
+    from lsr_lucene.search.spec_searcher import QUERY_CUT
+
     from lsr_lucene.search.spec_searcher import SpecSearcher
     from lsr_lucene.search.unknown_terms import report_unknown_terms
 
@@ -59,7 +62,8 @@ def run_specs(index: str | Path, specs: list[dict], output: str | Path, hits: in
     searchable = [spec for spec in specs if spec.get("terms") or spec.get("pairs") or spec.get("windows")]
     with SpecSearcher(str(index)) as searcher:  # writes a temporary run and renames it when complete
         report_unknown_terms(searcher, searchable, read_index_metadata(index).get("encoder", {}).get("model"))
-        searcher.search_to_run(searchable, str(output), k=hits, threads=threads, tag=tag, approximate=approximate)
+        searcher.search_to_run(searchable, str(output), k=hits, threads=threads, tag=tag, approximate=approximate,
+                               query_cut=QUERY_CUT if query_cut is None else query_cut)
     answered_qids = answered(output)
     return [spec["qid"] for spec in specs if spec["qid"] not in answered_qids]
 

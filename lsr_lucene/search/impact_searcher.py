@@ -52,20 +52,25 @@ class ImpactSearcher:
     """Search an lsr_lucene (Anserini impact) index with text queries or query specs, Pyserini style."""
 
     def __init__(self, index_dir: str | Path, encoder: Any = None, scale: float | None = None,
-                 query_max_length: int | None = None, threads: int | None = None, approximate: int = 0):
+                 query_max_length: int | None = None, threads: int | None = None, approximate: int = 0,
+                 query_cut: int | None = None):
         """``encoder``: None (the model recorded in the index, else splade-tiny), a model name / HF id / local
         directory, an object with ``encode_queries(texts)`` (``lsr_lucene.encode.encoder.SparseEncoder``), or a
         Pyserini-style query encoder with ``encode(text) -> {token: weight}``. ``scale`` quantises float weights
         (default: the index's); ``threads`` are the encoder's torch threads. Queries are encoded in fp32.
         ``approximate``: 0 (default) exact search; N > 0 approximate search, the top max(k, N) documents of the
-        index's top-postings sidecar rescored exactly (each search method also takes it)."""
+        index's top-postings sidecar rescored exactly (each search method also takes it), found with the
+        ``query_cut`` query terms of largest weight x max impact (default 10; 0: all)."""
         from lsr_lucene.search.impact import index_settings
         from lsr_lucene.search.spec_searcher import SpecSearcher
 
         self.index_dir = str(index_dir)
         self._searcher = SpecSearcher(self.index_dir)  # InputError when the index is missing
+        from lsr_lucene.search.spec_searcher import QUERY_CUT
+
         self.approximate = int(approximate)
-        self._searcher._check_approximate(self.approximate)  # an index without the sidecar fails here, at once
+        self.query_cut = QUERY_CUT if query_cut is None else int(query_cut)
+        self._searcher._check_approximate(self.approximate, self.query_cut)  # no sidecar: fails here, at once
         settings = index_settings(self.index_dir)
         self.scale = float(scale or settings.get("scale") or 100)
         self._encoder_spec = encoder
@@ -137,7 +142,7 @@ class ImpactSearcher:
             return []
         self._warn_unknown_terms([spec])
         depth = self.approximate if approximate is None else approximate
-        return [ImpactHit(d, s, n, self._raw) for d, s, n in self._searcher.search_hits(spec, k, depth)]
+        return [ImpactHit(d, s, n, self._raw) for d, s, n in self._searcher.search_hits(spec, k, depth, self.query_cut)]
 
     def batch_search_specs(self, specs: Sequence[Mapping | str], k: int = 10, threads: int = 1,
                            approximate: int | None = None) -> dict[str, list[ImpactHit]]:
@@ -153,7 +158,8 @@ class ImpactSearcher:
         with tempfile.TemporaryDirectory(prefix="lsr-impact-searcher-") as tmp:
             run = Path(tmp, "run")
             depth = self.approximate if approximate is None else approximate
-            self._searcher.search_to_run(searchable, run, k=k, threads=threads, tag="x", approximate=depth)
+            self._searcher.search_to_run(searchable, run, k=k, threads=threads, tag="x", approximate=depth,
+                                         query_cut=self.query_cut)
             rows = read_hits(run)
         for qid, hits in rows.items():
             results[qid] = self._hits(hits)

@@ -15,6 +15,7 @@ from lsr_lucene.jvm.classes import java_class, java_errors
 from lsr_lucene.search.specs import validate_spec, write_query_specs
 
 _TERMS_ONLY = {"qid", "terms", "text"}  # keys of a spec that crosses to Java as arrays
+QUERY_CUT = 10  # approximate search's first phase: the query terms of largest weight x max impact it keeps
 
 
 class SpecSearcher:
@@ -46,57 +47,64 @@ class SpecSearcher:
         return bool(self._java.hasTopPostings())
 
     def search_to_run(self, specs: Iterable[Mapping], run_path: str | Path, k: int = 1000, threads: int = 2,
-                      tag: str = "lsr_lucene", approximate: int = 0) -> int:
+                      tag: str = "lsr_lucene", approximate: int = 0, query_cut: int = QUERY_CUT) -> int:
         """Search all specs and write a TREC run at ``run_path`` (temp file + rename); returns the query count.
-        ``approximate``: 0 exact, N > 0 the top max(k, N) of the top-postings sidecar rescored exactly."""
+        ``approximate``, ``query_cut``: as in ``search_hits``."""
         tag = tag or "lsr_lucene"
         with atomic_output(run_path, overwrite=True) as run_tmp:  # callers refuse an existing run first
             spec_tmp = run_tmp.with_name(f"{run_tmp.name}.specs.jsonl")
             try:
                 write_query_specs(specs, spec_tmp)
-                return self.search_file(spec_tmp, run_tmp, k=k, threads=threads, tag=tag, approximate=approximate)
+                return self.search_file(spec_tmp, run_tmp, k=k, threads=threads, tag=tag, approximate=approximate,
+                                        query_cut=query_cut)
             finally:
                 spec_tmp.unlink(missing_ok=True)
 
     def search_file(self, specs_jsonl: str | Path, run_path: str | Path, k: int = 1000, threads: int = 2,
-                    tag: str = "lsr_lucene", approximate: int = 0) -> int:
+                    tag: str = "lsr_lucene", approximate: int = 0, query_cut: int = QUERY_CUT) -> int:
         """Search a spec JSONL file, writing the run straight to ``run_path`` (no rename); returns the query count."""
         if k <= 0:
             raise InputError(f"k must be positive, got {k}")
         if threads <= 0:
             raise InputError(f"threads must be positive, got {threads}")
-        self._check_approximate(approximate)
+        self._check_approximate(approximate, query_cut)
         with java_errors():
             return int(self._java.search(str(specs_jsonl), str(run_path), int(k), int(threads), str(tag),
-                                         int(approximate)))
+                                         int(approximate), int(query_cut)))
 
-    def search(self, spec: Mapping, k: int = 10, approximate: int = 0) -> list[tuple[str, float]]:
+    def search(self, spec: Mapping, k: int = 10, approximate: int = 0,
+               query_cut: int = QUERY_CUT) -> list[tuple[str, float]]:
         """Top-k (docid, score) of one spec, best first; scores as the run file writes them."""
-        return [(d, s) for d, s, _ in self.search_hits(spec, k, approximate)]
+        return [(d, s) for d, s, _ in self.search_hits(spec, k, approximate, query_cut)]
 
-    def search_hits(self, spec: Mapping, k: int = 10, approximate: int = 0) -> list[tuple[str, float, int]]:
+    def search_hits(self, spec: Mapping, k: int = 10, approximate: int = 0,
+                    query_cut: int = QUERY_CUT) -> list[tuple[str, float, int]]:
         """Top-k (docid, score as the run file writes it, Lucene docid) of one spec, best first. A spec of terms
         only crosses to Java as two arrays, other specs as JSON; hits come back as arrays, named here.
-        ``approximate``: 0 exact, N > 0 the top max(k, N) documents of the top-postings sidecar rescored exactly."""
+        ``approximate``: 0 exact, N > 0 the top max(k, N) documents of the top-postings sidecar, found with the
+        ``query_cut`` terms of largest weight x max impact (0: all; plain queries), scored exactly."""
         validate_spec(spec)
         if k <= 0:
             raise InputError(f"k must be positive, got {k}")
-        self._check_approximate(approximate)
+        self._check_approximate(approximate, query_cut)
         with java_errors(f"query {spec['qid']}"):
             if spec.keys() <= _TERMS_ONLY:
                 terms = spec["terms"]
                 hits = self._java.searchTerms(list(terms), [float(w) for w in terms.values()], int(k),
-                                              int(approximate))
+                                              int(approximate), int(query_cut))
             else:
-                hits = self._java.searchSpec(json.dumps(spec, allow_nan=False), int(k), int(approximate))
+                hits = self._java.searchSpec(json.dumps(spec, allow_nan=False), int(k), int(approximate),
+                                             int(query_cut))
             docs, scores = hits.docs, hits.scores
         ids = self.docids
         return [(ids[d], s if s.is_integer() else float(f"{s:.6f}"), d) for d, s in zip(docs, scores)]
 
-    def _check_approximate(self, approximate: int) -> None:
+    def _check_approximate(self, approximate: int, query_cut: int = QUERY_CUT) -> None:
         """An error naming the fix when approximate search is asked of an index without its sidecar."""
         if approximate < 0:
             raise InputError(f"approximate must be 0 (exact) or a positive candidate count, got {approximate}")
+        if query_cut < 0:
+            raise InputError(f"query_cut must be 0 (all terms) or positive, got {query_cut}")
         if approximate and not self._approximate_ok:
             self._approximate_ok = self.has_top_postings
         if approximate and not self._approximate_ok:
@@ -115,25 +123,26 @@ class SpecSearcher:
         return self._docids
 
     def search_exact(self, spec: Mapping, k: int = 10, collection_max_impacts: Mapping[str, int] | None = None,
-                     approximate: int = 0) -> list[tuple[str, str, float]]:
+                     approximate: int = 0, query_cut: int = QUERY_CUT) -> list[tuple[str, str, float]]:
         """Top-k of one spec, best first, as (docid, score as the run file writes it, exact score): the exact
         scores order hits of several indexes as one index would (lsr_lucene.distributed.search). On one shard
         of a collection, ``collection_max_impacts`` (term -> max impact in the whole collection, for the terms
         the spec subtracts) makes signed scores the same bits as on one index of the collection."""
-        return exact_hits(self.search_columns(spec, k, collection_max_impacts, approximate))
+        return exact_hits(self.search_columns(spec, k, collection_max_impacts, approximate, query_cut))
 
     def search_columns(self, spec: Mapping, k: int = 10, collection_max_impacts: Mapping[str, int] | None = None,
-                       approximate: int = 0) -> tuple[str, str, str]:
+                       approximate: int = 0, query_cut: int = QUERY_CUT) -> tuple[str, str, str]:
         """``search_exact``'s hits as three newline-separated columns (docids, scores as written, exact scores),
         which cost next to nothing to pass between processes (``exact_hits`` makes them hits)."""
         validate_spec(spec)
         if k <= 0:
             raise InputError(f"k must be positive, got {k}")
-        self._check_approximate(approximate)
+        self._check_approximate(approximate, query_cut)
         bounds = dict(collection_max_impacts or {})
         with java_errors(f"query {spec['qid']}"):
             return tuple(self._java.searchColumns(json.dumps(spec, allow_nan=False), int(k), list(bounds),
-                                                  [int(v) for v in bounds.values()], int(approximate)))
+                                                  [int(v) for v in bounds.values()], int(approximate),
+                                                  int(query_cut)))
 
     def rescore_columns(self, spec: Mapping, docids: Sequence[str], scores: Sequence[float]) -> tuple[str, str, str]:
         """The spec's window scores added to first-stage ``scores`` of ``docids`` (this index's share of a

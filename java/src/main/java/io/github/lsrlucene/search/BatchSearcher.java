@@ -195,24 +195,28 @@ public final class BatchSearcher implements Closeable {
    * impact in the whole collection; null: this index's own) when this index is one shard of a collection.
    */
   public Hits search(QuerySpec spec, int k, Map<String, Long> collectionMaxImpacts) throws IOException {
-    return search(spec, k, collectionMaxImpacts, 0);
+    return search(spec, k, collectionMaxImpacts, 0, 0);
   }
 
   /**
    * As {@link #search(QuerySpec, int, Map)}; {@code approximate} &gt; 0 searches approximately: the top
-   * max(k, approximate) documents of the top-postings sidecar, rescored exactly (0: exact search).
+   * max(k, approximate) documents of the top-postings sidecar, rescored exactly (0: exact search), found with the
+   * {@code queryCut} terms of largest weight &times; max impact (0: all terms; plain queries only).
    */
-  public Hits search(QuerySpec spec, int k, Map<String, Long> collectionMaxImpacts, int approximate) throws IOException {
+  public Hits search(QuerySpec spec, int k, Map<String, Long> collectionMaxImpacts, int approximate, int queryCut)
+      throws IOException {
     checkSpec(spec);
-    if (approximate < 0) {
-      throw new IllegalArgumentException("approximate must be 0 (exact) or a positive candidate count, got " + approximate);
+    if (approximate < 0 || queryCut < 0) {
+      throw new IllegalArgumentException("approximate (" + approximate + ") and queryCut (" + queryCut
+          + ") must be 0 or positive");
     }
     if (approximate > 0) {
       if (!spec.windows.isEmpty()) {
         throw new QuerySpecException(spec.label() + ": approximate search takes terms and pairs; windows need exact search");
       }
-      Query plain = collectionMaxImpacts == null ? plainTermsQuery(spec) : null;
-      int[] docs = top.candidates(spec, plain, Math.max(k, approximate), collectionMaxImpacts, ids);
+      QuerySpec first = heaviestTerms(spec, queryCut);
+      Query plain = collectionMaxImpacts == null ? plainTermsQuery(first) : null;
+      int[] docs = top.candidates(first, plain, Math.max(k, approximate), collectionMaxImpacts, ids);
       double[] scores = top.forwardScores(spec, docs);
       return ranked(docs, scores != null ? scores : ExactScorer.score(reader, spec, docs), k);
     }
@@ -302,9 +306,9 @@ public final class BatchSearcher implements Closeable {
    * Top k of a plain query of signed terms, given as parallel arrays (no JSON): Lucene docids and scores;
    * {@code approximate} as in {@link #search(QuerySpec, int, Map, int)}.
    */
-  public Hits searchTerms(String[] terms, double[] weights, int k, int approximate) throws IOException {
+  public Hits searchTerms(String[] terms, double[] weights, int k, int approximate, int queryCut) throws IOException {
     checkK(k);
-    return search(QuerySpec.ofTerms("q", "contents", terms, weights), k, null, approximate);
+    return search(QuerySpec.ofTerms("q", "contents", terms, weights), k, null, approximate, queryCut);
   }
 
   /**
@@ -325,6 +329,31 @@ public final class BatchSearcher implements Closeable {
     return positiveTermsQuery(spec);
   }
 
+  /**
+   * The spec's {@code cut} terms of largest |weight| &times; max impact (of the term or its {@code neg_} twin), the
+   * first phase of approximate search; the spec itself when it has no more terms, or pairs or windows.
+   */
+  private QuerySpec heaviestTerms(QuerySpec spec, int cut) throws IOException {
+    if (cut <= 0 || spec.exactTerms.size() <= cut || !spec.pairs.isEmpty() || !spec.windows.isEmpty()) {
+      return spec;
+    }
+    List<Map.Entry<String, Double>> terms = new ArrayList<>(spec.exactTerms.entrySet());
+    Map<String, Double> bound = new HashMap<>();
+    for (Map.Entry<String, Double> e : terms) {
+      long max = Math.max(ImpactBounds.maxFreq(reader, spec.field, e.getKey()),
+          ImpactBounds.maxFreq(reader, spec.field, SignedImpactQuery.NEG_PREFIX + e.getKey()));
+      bound.put(e.getKey(), Math.abs(e.getValue()) * max);
+    }
+    terms.sort((a, b) -> Double.compare(bound.get(b.getKey()), bound.get(a.getKey())));
+    String[] t = new String[cut];
+    double[] w = new double[cut];
+    for (int i = 0; i < cut; i++) {
+      t[i] = terms.get(i).getKey();
+      w[i] = terms.get(i).getValue();
+    }
+    return QuerySpec.ofTerms(spec.qid, spec.field, t, w, spec.booleanMode);
+  }
+
   /** The spec as an {@link ImpactMaxScoreQuery} when all its weights are positive, else null. */
   private static Query positiveTermsQuery(QuerySpec spec) {
     String[] terms = new String[spec.exactTerms.size()];
@@ -341,9 +370,9 @@ public final class BatchSearcher implements Closeable {
   }
 
   /** Top k of one query spec (JSON): Lucene docids and exact scores, best first (no run text to parse back). */
-  public Hits searchSpec(String queryJson, int k, int approximate) throws IOException {
+  public Hits searchSpec(String queryJson, int k, int approximate, int queryCut) throws IOException {
     checkK(k);
-    return search(QuerySpec.parse(queryJson, ""), k, null, approximate);
+    return search(QuerySpec.parse(queryJson, ""), k, null, approximate, queryCut);
   }
 
 
@@ -367,12 +396,12 @@ public final class BatchSearcher implements Closeable {
    * index's own), so that signed queries are shifted, and scored to the bit, as on one index of the collection.
    */
   public String[] searchColumns(String queryJson, int k, String[] terms, long[] maxImpacts) throws IOException {
-    return searchColumns(queryJson, k, terms, maxImpacts, 0);
+    return searchColumns(queryJson, k, terms, maxImpacts, 0, 0);
   }
 
-  /** As {@link #searchColumns(String, int, String[], long[])}, approximate with {@code approximate} &gt; 0 candidates. */
-  public String[] searchColumns(String queryJson, int k, String[] terms, long[] maxImpacts, int approximate)
-      throws IOException {
+  /** As {@link #searchColumns(String, int, String[], long[])}, approximate as {@link #search(QuerySpec, int, Map, int, int)}. */
+  public String[] searchColumns(String queryJson, int k, String[] terms, long[] maxImpacts, int approximate,
+                                int queryCut) throws IOException {
     checkK(k);
     if (terms.length != maxImpacts.length) {
       throw new IllegalArgumentException(terms.length + " terms but " + maxImpacts.length + " max impacts");
@@ -384,7 +413,7 @@ public final class BatchSearcher implements Closeable {
         collection.put(terms[i], maxImpacts[i]);
       }
     }
-    Hits hits = search(QuerySpec.parse(queryJson, ""), k, collection, approximate);
+    Hits hits = search(QuerySpec.parse(queryJson, ""), k, collection, approximate, queryCut);
     return columns(hits.docs, hits.scores);
   }
 
@@ -460,16 +489,16 @@ public final class BatchSearcher implements Closeable {
    * before searching, so a bad line fails before any output is written.
    */
   public int search(String queriesJsonl, String runPath, int k, int threads, String tag) throws IOException {
-    return search(queriesJsonl, runPath, k, threads, tag, 0);
+    return search(queriesJsonl, runPath, k, threads, tag, 0, 0);
   }
 
-  /** As {@link #search(String, String, int, int, String)}, approximate with {@code approximate} &gt; 0 candidates. */
-  public int search(String queriesJsonl, String runPath, int k, int threads, String tag, int approximate)
+  /** As {@link #search(String, String, int, int, String)}, approximate as {@link #search(QuerySpec, int, Map, int, int)}. */
+  public int search(String queriesJsonl, String runPath, int k, int threads, String tag, int approximate, int queryCut)
       throws IOException {
     checkK(k);
     RunWriter.checkArgs(threads, tag);
     List<QuerySpec> specs = QuerySpec.parseFile(queriesJsonl, this::checkSpec);
-    return new RunWriter(this, ids).write(specs, runPath, k, threads, tag, approximate);
+    return new RunWriter(this, ids).write(specs, runPath, k, threads, tag, approximate, queryCut);
   }
 
   @Override

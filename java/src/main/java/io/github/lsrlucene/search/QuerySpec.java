@@ -195,10 +195,15 @@ public final class QuerySpec {
    * {@code terms[i]} weighs {@code weights[i]}; weights must be finite, repeated terms add up, zero weights drop.
    */
   public static QuerySpec ofTerms(String qid, String field, String[] terms, double[] weights) {
+    return ofTerms(qid, field, terms, weights, false);
+  }
+
+  /** As {@link #ofTerms(String, String, String[], double[])}, in boolean mode when {@code booleanMode}. */
+  public static QuerySpec ofTerms(String qid, String field, String[] terms, double[] weights, boolean booleanMode) {
     if (terms.length != weights.length) {
       throw new QuerySpecException("query " + qid + ": " + terms.length + " terms but " + weights.length + " weights");
     }
-    QuerySpec spec = new QuerySpec(qid, "", field, false, 0);
+    QuerySpec spec = new QuerySpec(qid, "", field, booleanMode, 0);
     for (int i = 0; i < terms.length; i++) {
       float w = (float) weights[i];
       if (terms[i] == null || terms[i].isEmpty()) {

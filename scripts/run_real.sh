@@ -2,14 +2,19 @@
 # Real-text benchmark (issue 29): wiki2015 (666,157 Wikipedia passages) in a seeded random order, encoded once with
 # splade-tiny (fp32, resumable shards under WORK/vectors; the first N encoded passages are the N-passage sample),
 # then every engine (ours, Pyserini, Anserini, PISA MaxScore and BMW, BMP, Seismic, scipy brute force) in natural
-# and BP orders at each size, 500 sampled NQ test questions, k=10 and k=1000 (lsr_lucene/bench/real.py).
+# and BP orders at each size, 500 sampled NQ test questions, k=10 and k=1000 (lsr_lucene/bench/real.py); then our
+# approximate search (top-postings sidecar: candidate depth x query cut) beside Seismic's query settings, recall
+# against our exact run (lsr_lucene/bench/real_approx.py).
 # Encoding: about 170 passages/s on 2 idle AVX512 cores (~65 minutes for all), minutes on a CUDA device (the encoder
 # uses CUDA when present). Interrupt it at any time: the same command resumes after the last complete shard.
 # Usage: scripts/run_real.sh [DOCS]        (DOCS: comma list, default 100000,300000,666157)
 # Environment: DATA (default ../shared/data), WORK (default work/wiki2015), THREADS (default: all cores),
 #   QUERIES (default 500), SEED (default 0), ENGINES, ORDERS (default natural,bp), NICE (default 0: e.g. 19 on a
-#   shared machine, where timings are rough), ENCODE_ONLY=1 (only encode, e.g. on the device machine)
-# Writes: runs/real/{results,index,collection,skipped}.csv, results.md, latency_vs_docs.png
+#   shared machine, where timings are rough), ENCODE_ONLY=1 (only encode, e.g. on the device machine),
+#   TOP_POSTINGS (default 2.4%: postings per term of the sidecar, as a share of the passages), REUSE=1 (search the
+#   indexes an earlier run built under WORK instead of building them again)
+# Writes: runs/real/{results,index,collection,skipped,approx}.csv, results.md, approx.md, latency_vs_docs.png,
+#   approx_curve.png
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -34,4 +39,5 @@ seed=${SEED:-0}
 "${nice[@]}" python -m lsr_lucene.bench.real --corpus "$corpus" --topics "$topics" --vectors "$work/vectors" \
   --docs "${1:-100000,300000,666157}" --output runs/real --work "$work" --seed "$seed" \
   --threads "${THREADS:-$(nproc)}" --queries "${QUERIES:-500}" --orders "${ORDERS:-natural,bp}" \
-  ${ENGINES:+--engines "$ENGINES"} 2>&1 | tee "$work/run-$(date +%Y%m%d-%H%M%S).log"
+  --top-postings "${TOP_POSTINGS:-2.4%}" ${ENGINES:+--engines "$ENGINES"} ${REUSE:+--reuse-indexes} 2>&1 \
+  | tee "$work/run-$(date +%Y%m%d-%H%M%S).log"

@@ -79,7 +79,8 @@ def test_small_real_corpus_run_of_every_installed_engine(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "lsr_lucene.bench.real", "--corpus", str(DEMO / "corpus.jsonl"),
                            "--topics", str(DEMO / "topics.tsv"), "--docs", "200,298", "--output", str(out),
                            "--work", str(work), "--encode", "--queries", str(queries), "--check", str(queries),
-                           "--threads", str(threads), "--warmup", "1", "--ks", "10,1000", "--orders", "natural,bp"],
+                           "--threads", str(threads), "--warmup", "1", "--ks", "10,1000", "--orders", "natural,bp",
+                           "--top-postings", "1000"],
                           capture_output=True, text=True, cwd=ROOT, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     every = pd.read_csv(out / "results.csv")

@@ -68,9 +68,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--check", type=int, default=100, help="queries per kind and k checked against brute force")
     parser.add_argument("--ks", default="10,1000")
     parser.add_argument("--warmup", type=int, default=5)
-    parser.add_argument("--top-postings", default="16000",
+    parser.add_argument("--top-postings", default="2.4%",
                         help="postings per term of our top-postings sidecar (approximate search), built on our "
-                             "indexes: one value, or one per --docs size")
+                             "indexes: a count, a share of the passages (e.g. 2.4%%: 16,000 of 666,157), or one "
+                             "of them per --docs size")
     parser.add_argument("--approx-depths", default=",".join(map(str, real_approx.DEPTHS)),
                         help="candidate depths of our approximate search on the curve")
     parser.add_argument("--no-approx-curve", dest="approx_curve", action="store_false",
@@ -82,14 +83,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.approx_depths = sorted({int(d) for d in args.approx_depths.split(",") if d.strip()})
     except ValueError:
         raise InputError(f"--approx-depths {args.approx_depths!r}: expected a comma list of integers") from None
-    try:
-        postings = [int(p) for p in args.top_postings.split(",")]
-    except ValueError:
-        raise InputError(f"--top-postings {args.top_postings!r}: expected integers") from None
-    if len(postings) not in (1, len(args.docs_list)):
+    values = args.top_postings.split(",")
+    if len(values) not in (1, len(args.docs_list)):
         raise InputError(f"--top-postings: give one value or one per --docs size ({len(args.docs_list)})")
-    args.top_postings_at = dict(zip(args.docs_list, postings * len(args.docs_list) if len(postings) == 1 else postings))
-    if min(postings) <= 0 or not args.approx_depths or min(args.approx_depths) <= 0:
+    values = values * len(args.docs_list) if len(values) == 1 else values
+    try:
+        args.top_postings_at = {n: max(1, round(n * float(v[:-1]) / 100)) if v.strip().endswith("%") else int(v)
+                                for n, v in zip(args.docs_list, values)}
+    except ValueError:
+        raise InputError(f"--top-postings {args.top_postings!r}: expected counts or shares such as 2.4%") from None
+    if min(args.top_postings_at.values()) <= 0 or not args.approx_depths or min(args.approx_depths) <= 0:
         raise InputError("every --top-postings and --approx-depths value must be positive")
     if args.corpus is None and args.vectors is None:
         raise InputError("give --corpus (encoded under --work) or --vectors (already encoded in the benchmark's order)")

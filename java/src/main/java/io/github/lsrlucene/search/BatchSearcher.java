@@ -214,6 +214,11 @@ public final class BatchSearcher implements Closeable {
       if (!spec.windows.isEmpty()) {
         throw new QuerySpecException(spec.label() + ": approximate search takes terms and pairs; windows need exact search");
       }
+      if (top == null) {
+        throw new QuerySpecException(spec.label() + ": approximate search needs the top-postings sidecar "
+            + indexPath.resolve(io.github.lsrlucene.index.TopPostingsIndexer.DIR)
+            + "; build it: lsr-lucene index --index " + indexPath + " --top-postings N");
+      }
       QuerySpec first = heaviestTerms(spec, queryCut);
       Query plain = collectionMaxImpacts == null ? plainTermsQuery(first) : null;
       int[] docs = top.candidates(first, plain, Math.max(k, approximate), collectionMaxImpacts, ids);

@@ -140,15 +140,16 @@ def summary(rows: pd.DataFrame) -> str:
 
 
 def write_curve(out: Path, rows: list[dict], command: str) -> None:
-    """Merge this run's rows into approx.csv (a size measured again replaces its rows), then approx.md and the plot."""
+    """Merge this run's rows into approx.csv (a size measured again replaces its rows), then approx.md and the plot
+    (``rows`` empty: both written again from approx.csv)."""
     from lsr_lucene.bench import scale_report as report
     from lsr_lucene.eval.trec import to_markdown
 
     new = pd.DataFrame(rows)
     path = out / "approx.csv"
-    if path.is_file() and len(new):
+    if path.is_file():  # no rows: the report is only written again
         old = pd.read_csv(path)
-        new = pd.concat([old[~old.docs.isin(new.docs.unique())], new], ignore_index=True)
+        new = pd.concat([old[~old.docs.isin(new.docs.unique())], new], ignore_index=True) if len(new) else old
     if not len(new):
         return
     with atomic_output(path, overwrite=True) as tmp:

@@ -76,6 +76,24 @@ def summary(results: pd.DataFrame, index: pd.DataFrame, docs: int, threads: int)
     return to_markdown(pd.DataFrame(out).set_index("engine"), "") if out else "(no rows)\n"
 
 
+def goal_ratios(results: pd.DataFrame, docs: int) -> str:
+    """Markdown: ours / PISA MaxScore, per-query mean latency from Python on one thread, each engine in its faster
+    docid order, at k=10 and k=1000 (issue 29's goal: at most 0.8), from one run's rows."""
+    lines = ["| k | ours (faster order) | PISA MaxScore (faster order) | ours / PISA MaxScore |", "|---:|:---|:---|---:|"]
+    at = results[(results.docs == docs) & (results.kind == "plain") & (results["mode"] == "query")
+                 & (results.threads == 1)]
+    for k in sorted(at.k.unique()):
+        best = {}
+        for engine in ("ours", "pisa-maxscore"):
+            rows = at[(at.engine == engine) & (at.k == k)]
+            best[engine] = rows.loc[rows.mean_ms.idxmin()] if len(rows) else None
+        ours, pisa = best["ours"], best["pisa-maxscore"]
+        cell = lambda r: "—" if r is None else f"{r.mean_ms:.2f} ms ({report._order(r.to_frame().T).iloc[0]})"  # noqa: E731
+        ratio = f"**{ours.mean_ms / pisa.mean_ms:.2f}**" if ours is not None and pisa is not None else "—"
+        lines.append(f"| {int(k)} | {cell(ours)} | {cell(pisa)} | {ratio} |")
+    return "\n".join(lines) + "\n"
+
+
 def write_outputs(out: Path, results: pd.DataFrame, index: pd.DataFrame, stats: pd.DataFrame, skipped: list[dict],
                   command: str, args) -> None:
     """Merge this run's rows into the CSVs, then write results.md, skipped.csv and the growth plot."""
@@ -99,7 +117,8 @@ def markdown(results: pd.DataFrame, index: pd.DataFrame, stats: pd.DataFrame, sk
              "that exact answer. The CPU column is the capability string the timings were taken with.\n"]
     sizes = sorted({int(d) for d in results.docs.unique()}, reverse=True) if len(results) else []
     for docs in sizes:
-        parts += [f"\n### {docs:,} passages, plain queries\n", summary(results, index, docs, threads)]
+        parts += [f"\n### {docs:,} passages, plain queries\n", summary(results, index, docs, threads),
+                  "\nExact search from Python, one query at a time, one thread:\n", goal_ratios(results, docs)]
     if len(stats):
         parts += ["\n### Collections (natural = seeded random order; log-gap: mean log2 docid gap per posting)\n",
                   to_markdown(stats.drop(columns=["collection"]).set_index("docs_run"), ".3g")]
@@ -110,3 +129,29 @@ def markdown(results: pd.DataFrame, index: pd.DataFrame, stats: pd.DataFrame, sk
                                               for r in skips.itertuples()) + "\n"]
     return "\n".join(parts)
 
+
+def rewrite(out: Path) -> None:
+    """Rewrite results.md, approx.md and the plots from the CSVs under ``out`` (after the report code changed),
+    keeping the command recorded in the old results.md."""
+    import re
+
+    from lsr_lucene.bench import real_approx
+
+    old = (out / "results.md").read_text(encoding="utf-8") if (out / "results.md").is_file() else ""
+    found = re.search(r"Command: `(.*)`", old)
+    command = found.group(1) if found else "(unknown)"
+    threads = re.search(r"--threads (\d+)", command)
+    results, index = pd.read_csv(out / "results.csv"), pd.read_csv(out / "index.csv")
+    stats = pd.read_csv(out / "collection.csv") if (out / "collection.csv").is_file() else pd.DataFrame()
+    skips = pd.read_csv(out / "skipped.csv") if (out / "skipped.csv").is_file() else pd.DataFrame()
+    text = markdown(results, index, stats, skips, command, int(threads.group(1)) if threads else 2)
+    with atomic_output(out / "results.md", overwrite=True) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    report.plot_latency(results, out / "latency_vs_docs.png")
+    real_approx.write_curve(out, [], command)
+
+
+if __name__ == "__main__":
+    import sys
+
+    rewrite(Path(sys.argv[1] if len(sys.argv) > 1 else "runs/real"))

@@ -151,7 +151,19 @@ def rewrite(out: Path) -> None:
     real_approx.write_curve(out, [], command)
 
 
+def main(argv: list[str] | None = None) -> int:
+    """``python -m lsr_lucene.bench.real_report [DIR]``: the Markdown and plots of DIR written again from its CSVs."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m lsr_lucene.bench.real_report", description=main.__doc__)
+    parser.add_argument("output", nargs="?", default="runs/real", help="folder of a real-text benchmark's CSVs")
+    rewrite(Path(parser.parse_args(argv).output))
+    return 0
+
+
 if __name__ == "__main__":
     import sys
 
-    rewrite(Path(sys.argv[1] if len(sys.argv) > 1 else "runs/real"))
+    from lsr_lucene.cli import run_main
+
+    sys.exit(run_main(main))

@@ -1,9 +1,10 @@
 """The top-postings sidecar (``<index>/top-postings``): each term's highest-impact postings, for approximate search.
 
-Approximate search (``lsr-lucene search --approximate N``, ``ImpactSearcher(approximate=N)``) takes the top N
-documents of a query on these short lists and rescores them exactly against the full index. Exact search uses the
-sidecar too, when present: k documents found there and scored exactly give it a threshold from the start. The
-index itself stays as Anserini writes it (Anserini and Pyserini ignore the sidecar folder).
+Approximate search (``lsr-lucene search --approximate D``, ``ImpactSearcher(approximate=D)``) takes the top D
+documents of a query's heaviest terms on these short lists and scores them exactly from the sidecar's forward field
+(each document's whole vector). Exact search does not read it. The index itself stays as Anserini writes it
+(Anserini and Pyserini ignore the sidecar folder); on wiki2015 N = 2.4 % of the passages served well
+(``runs/real/``).
 """
 from __future__ import annotations
 
@@ -13,10 +14,9 @@ from lsr_lucene.errors import InputError
 from lsr_lucene.jvm.classes import java_class, java_errors
 
 TOP_POSTINGS_DIR = "top-postings"  # TopPostingsIndexer.DIR
-DEFAULT_POSTINGS = 4000
 
 
-def build_top_postings(index_dir: str | Path, postings_per_term: int = DEFAULT_POSTINGS,
+def build_top_postings(index_dir: str | Path, postings_per_term: int,
                        field: str = "contents") -> dict:
     """Write ``<index>/top-postings`` keeping each term's ``postings_per_term`` highest impacts (ties: lower docid);
     an old sidecar is replaced only once the new one is complete."""

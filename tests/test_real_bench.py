@@ -126,3 +126,20 @@ def test_bad_input_is_one_error_line(tmp_path):
                           "--output", str(tmp_path)], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 2
     assert out.stderr.strip().splitlines() == ["error: give one of --topics (encoded under --work) or --query-vectors"]
+
+
+def test_merging_keeps_old_rows_and_clears_skips_of_engines_measured_since(tmp_path):
+    """A run with no rows of a table keeps that table; a skip of an engine a later run measured at that size goes."""
+    from lsr_lucene.bench import scale_report as report
+
+    row = {"docs": 100, "engine": "pyserini", "order": "natural", "kind": "plain", "k": 10, "threads": 1,
+           "mode": "query", "mean_ms": 1.0}
+    skip = {"docs": 100, "engine": "pyserini", "stage": "search", "reason": "batch_search failed"}
+    other = {"docs": 200, "engine": "bmp", "stage": "index", "reason": "out of memory"}
+    report.merge_tables(tmp_path, pd.DataFrame([{**row, "engine": "ours"}]), pd.DataFrame(), pd.DataFrame(),
+                        [skip, other])
+    assert len(pd.read_csv(tmp_path / "skipped.csv")) == 2
+    report.merge_tables(tmp_path, pd.DataFrame([row]), pd.DataFrame(), pd.DataFrame(), [])
+    results, skips = pd.read_csv(tmp_path / "results.csv"), pd.read_csv(tmp_path / "skipped.csv")
+    assert set(results.engine) == {"ours", "pyserini"}
+    assert skips.to_dict("records") == [other]

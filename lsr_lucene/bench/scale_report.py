@@ -67,10 +67,16 @@ def plot_collection(pool: Pool, collection: Collection, path: Path) -> None:
 
 
 def merge_rows(path: Path, new: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """Rows of an existing CSV whose ``keys`` are not in ``new``, then ``new`` (a re-run replaces its rows)."""
-    if not path.is_file() or new.empty:
+    """Rows of an existing CSV whose ``keys`` are not in ``new``, then ``new`` (a re-run replaces its rows; a run
+    with no rows keeps the old ones)."""
+    if not path.is_file():
         return new
-    old = pd.read_csv(path)
+    try:
+        old = pd.read_csv(path)
+    except pd.errors.EmptyDataError:  # a table written without columns
+        return new
+    if new.empty:
+        return old
     for key, value in KEY_DEFAULTS.items():
         if key in keys and key not in old.columns:
             old[key] = value
@@ -85,11 +91,16 @@ def merge_tables(out: Path, results: pd.DataFrame, index: pd.DataFrame, stats: p
                  skipped: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """This run's rows merged into the CSVs under ``out`` (results, index, collection, skipped), written back;
     returns the merged tables."""
+    measured = pd.MultiIndex.from_frame(results[["docs", "engine"]].astype(str)) if len(results) else None
     results = merge_rows(out / "results.csv", results, RESULT_KEYS)
     index = merge_rows(out / "index.csv", index, INDEX_KEYS)
     stats = merge_rows(out / "collection.csv", stats, ["docs_run", "collection"])
-    skips = merge_rows(out / "skipped.csv", pd.DataFrame(skipped, columns=["docs", "engine", "stage", "reason"]),
-                       ["docs", "engine", "stage"])
+    new_skips = pd.DataFrame(skipped, columns=["docs", "engine", "stage", "reason"])
+    skips = merge_rows(out / "skipped.csv", new_skips, ["docs", "engine", "stage"])
+    if measured is not None and len(skips):  # an earlier skip of an engine this run measured at that size is over
+        pairs = pd.MultiIndex.from_frame(skips[["docs", "engine"]].astype(str))
+        now = pairs.isin(pd.MultiIndex.from_frame(new_skips[["docs", "engine"]].astype(str)))
+        skips = skips[now | ~pairs.isin(measured)]
     for df, name in ((results, "results.csv"), (index, "index.csv"), (stats, "collection.csv"), (skips, "skipped.csv")):
         write_csv(df, out / name)
     return results, index, stats, skips

@@ -117,10 +117,11 @@ class ImpactSearcher:
 
     # ---------------------------------------------------------------------------------------------- text queries
 
-    def search(self, q: str, k: int = 10, approximate: int | None = None) -> list[ImpactHit]:
+    def search(self, q: str, k: int = 10, approximate: int | None = None,
+               query_cut: int | None = None) -> list[ImpactHit]:
         """Top-k hits of one text query, best first (no hits when no query term is in the index)."""
         terms = self.encode([q])[0] if q.strip() else {}
-        return self.search_spec({"qid": "q", "terms": terms}, k, approximate) if terms else []
+        return self.search_spec({"qid": "q", "terms": terms}, k, approximate, query_cut) if terms else []
 
     def batch_search(self, queries: Sequence[str], qids: Sequence[str], k: int = 10, threads: int = 1,
                      approximate: int | None = None) -> dict[str, list[ImpactHit]]:
@@ -135,14 +136,17 @@ class ImpactSearcher:
 
     # ---------------------------------------------------------------------------------------------- query specs
 
-    def search_spec(self, spec: Mapping | str, k: int = 10, approximate: int | None = None) -> list[ImpactHit]:
-        """Top-k hits of one query spec (dict or JSON): signed terms, CPT pairs, windows, composed queries."""
+    def search_spec(self, spec: Mapping | str, k: int = 10, approximate: int | None = None,
+                    query_cut: int | None = None) -> list[ImpactHit]:
+        """Top-k hits of one query spec (dict or JSON): signed terms, CPT pairs, windows, composed queries
+        (``approximate``, ``query_cut``: this search's, default the searcher's)."""
         spec = _parse_spec(spec)
         if not _searchable(spec):
             return []
         self._warn_unknown_terms([spec])
         depth = self.approximate if approximate is None else approximate
-        return [ImpactHit(d, s, n, self._raw) for d, s, n in self._searcher.search_hits(spec, k, depth, self.query_cut)]
+        cut = self.query_cut if query_cut is None else int(query_cut)
+        return [ImpactHit(d, s, n, self._raw) for d, s, n in self._searcher.search_hits(spec, k, depth, cut)]
 
     def batch_search_specs(self, specs: Sequence[Mapping | str], k: int = 10, threads: int = 1,
                            approximate: int | None = None) -> dict[str, list[ImpactHit]]:

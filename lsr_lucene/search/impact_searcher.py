@@ -124,14 +124,15 @@ class ImpactSearcher:
         return self.search_spec({"qid": "q", "terms": terms}, k, approximate, query_cut) if terms else []
 
     def batch_search(self, queries: Sequence[str], qids: Sequence[str], k: int = 10, threads: int = 1,
-                     approximate: int | None = None) -> dict[str, list[ImpactHit]]:
+                     approximate: int | None = None, query_cut: int | None = None) -> dict[str, list[ImpactHit]]:
         """Top-k hits of many text queries searched with ``threads`` threads: a dict qid → hits."""
         if len(queries) != len(qids):
             raise InputError(f"{len(queries)} queries but {len(qids)} qids")
         vectors = self.encode(list(queries))
         results: dict[str, list[ImpactHit]] = {str(qid): [] for qid in qids}
         specs = [{"qid": str(qid), "terms": vec} for qid, vec in zip(qids, vectors) if vec]
-        results.update(self.batch_search_specs(specs, k=k, threads=threads, approximate=approximate))
+        results.update(self.batch_search_specs(specs, k=k, threads=threads, approximate=approximate,
+                                               query_cut=query_cut))
         return results
 
     # ---------------------------------------------------------------------------------------------- query specs
@@ -149,7 +150,8 @@ class ImpactSearcher:
         return [ImpactHit(d, s, n, self._raw) for d, s, n in self._searcher.search_hits(spec, k, depth, cut)]
 
     def batch_search_specs(self, specs: Sequence[Mapping | str], k: int = 10, threads: int = 1,
-                           approximate: int | None = None) -> dict[str, list[ImpactHit]]:
+                           approximate: int | None = None,
+                           query_cut: int | None = None) -> dict[str, list[ImpactHit]]:
         """Top-k hits of many query specs searched in the JVM with ``threads`` threads: a dict qid → hits."""
         parsed = [_parse_spec(s) for s in specs]
         results: dict[str, list[ImpactHit]] = {str(s["qid"]): [] for s in parsed}
@@ -163,7 +165,7 @@ class ImpactSearcher:
             run = Path(tmp, "run")
             depth = self.approximate if approximate is None else approximate
             self._searcher.search_to_run(searchable, run, k=k, threads=threads, tag="x", approximate=depth,
-                                         query_cut=self.query_cut)
+                                         query_cut=self.query_cut if query_cut is None else int(query_cut))
             rows = read_hits(run)
         for qid, hits in rows.items():
             results[qid] = self._hits(hits)

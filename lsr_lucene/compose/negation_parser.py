@@ -460,3 +460,55 @@ def coverage(texts: Iterable[str]) -> dict:
             by_op[result.tree.op] += 1
     return {"queries": total, "parsed": parsed, "coverage": parsed / total if total else 0.0,
             "by_cue": dict(by_cue.most_common()), "by_op": dict(by_op)}
+
+
+# ==================================================================================== explain_parse (interim)
+# BEGIN interim explain_parse: a thin wrapper over parse() so that ComposeSearcher.parse and `compose --explain` can
+# code against the ParseReport interface now; the parser's owner replaces this whole block with the real one.
+@dataclass
+class CueDecision:
+    """One candidate cue: its label (``cue``), the text it matched, where (character offset in the normalised
+    query) and why it fired or was rejected."""
+
+    cue: str
+    text: str
+    start: int
+    reason: str
+
+
+@dataclass
+class ParseReport:
+    """The parse of one query: its tree, the cues that fired (outermost first) and the candidate cues rejected."""
+
+    tree: Tree
+    fired: list[CueDecision] = field(default_factory=list)
+    rejected: list[CueDecision] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """Human-readable account: fired cues with A / B, rejected cues with the reason, the tree."""
+        if not self.fired:
+            out = ["no cue fired: one atomic query (searched as plain search searches it)"]
+        else:
+            out = [f"cue {d.text!r} ({d.cue}) at {d.start} fired: {d.reason}" for d in self.fired]
+        out += [f"cue {d.text!r} ({d.cue}) at {d.start} rejected: {d.reason}" for d in self.rejected]
+        out += format_tree(self.tree).splitlines()
+        return out
+
+
+def explain_parse(text: str) -> ParseReport:
+    """The parse of ``text`` with its cue decisions: the cues used, and the candidate cues tried before the first
+    one (rejected because they left A or B without content)."""
+    result = parse(text)
+    norm = normalise(text)
+    fired = []
+    for cue in result.cues:
+        start = norm.find(cue.matched)
+        fired.append(CueDecision(cue.label, cue.matched, start, f"A={cue.a!r} B={cue.b!r}"))
+    rejected = []
+    first = fired[0].start if fired else len(norm) + 1
+    for start, end, index in _cue_matches(norm, _protected(norm)):
+        if start >= first:
+            break
+        rejected.append(CueDecision(_CUES[index][0], norm[start:end], start, "A or B would be empty"))
+    return ParseReport(result.tree, fired, rejected)
+# END interim explain_parse

@@ -35,8 +35,13 @@ def _resolve(name: str, known: dict[str, Path]) -> str | None:
 def imports_of(module: str, path: Path, known: dict[str, Path]) -> set[str]:
     """The package modules that ``module`` imports, at top level or inside functions."""
     is_package = path.name == "__init__.py"
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    # a package's lazy re-export of its own submodule (an import inside a function of __init__, e.g. __getattr__)
+    # is no dependency: importing the package does not run it, and the submodule imports the package first anyway
+    lazy = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+            for n in ast.walk(f)} if is_package else set()
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -50,6 +55,8 @@ def imports_of(module: str, path: Path, known: dict[str, Path]) -> set[str]:
             continue
         for target in targets:
             resolved = _resolve(target, known)
+            if resolved and id(node) in lazy and resolved.startswith(module + "."):
+                continue
             if resolved and resolved != module:
                 found.add(resolved)
     return found
@@ -162,6 +169,19 @@ def test_graph_reads_relative_lazy_and_from_imports(tmp_path, monkeypatch):
     assert "lsr_lucene.sub.b" in graph["lsr_lucene.sub.a"]
     assert "lsr_lucene.sub.a" in graph["lsr_lucene.sub.b"]
     assert find_cycle(graph) is not None
+
+
+def test_lazy_reexport_by_a_package_is_no_cycle_but_a_top_level_one_is(tmp_path, monkeypatch):
+    pkg = tmp_path / "lsr_lucene"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("def __getattr__(name):\n    from lsr_lucene.sub.a import A\n    return A\n")
+    (pkg / "sub" / "a.py").write_text("from lsr_lucene.sub import b\nA = 1\n")
+    (pkg / "sub" / "b.py").write_text("")
+    monkeypatch.setattr(__import__(__name__), "PACKAGE", pkg)
+    assert find_cycle(import_graph()) is None
+    (pkg / "sub" / "__init__.py").write_text("from lsr_lucene.sub.a import A\n")
+    assert find_cycle(import_graph()) is not None
 
 
 @pytest.mark.parametrize("stage", ["io", "jvm", "encode", "index", "search", "compose", "longdocs", "train",

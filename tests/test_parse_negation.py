@@ -95,3 +95,17 @@ def test_coverage_counts_agree_with_parse_on_excluir_dev():
     for p in parsed:  # every split keeps both sides
         for cue in p.cues:
             assert cue.a.strip() and cue.b.strip()
+
+
+def test_explain_parse_reports_fired_and_rejected_cues():
+    from lsr_lucene.compose.negation_parser import ParseReport, explain_parse
+
+    report = explain_parse("tea without caffeine")
+    assert isinstance(report, ParseReport) and report.tree == Node("not", "tea", "caffeine")
+    assert [(c.cue, c.text, c.start) for c in report.fired] == [("without", "without", 4)]
+    assert report.fired[0].a == "tea" and report.fired[0].b == "caffeine"
+    assert any("'without'" in line and "fired" in line for line in report.lines())
+    empty = explain_parse("not European")
+    assert empty.tree == "not European" and not empty.fired
+    assert [(c.cue, c.start) for c in empty.rejected] == [("not", 0)] and empty.rejected[0].reason
+    assert any("rejected" in line for line in empty.lines())

@@ -35,13 +35,11 @@ import time
 from pathlib import Path
 
 from lsr_lucene import cli_options as opt
-from lsr_lucene.compose.backends import ExactBackend, LuceneBackend
 from lsr_lucene.compose.compositions import Composition, parse_topics, read_compositions
-from lsr_lucene.compose.execute import DEFAULT_FUSION_DEPTH, compose, composed_specs, execute
-from lsr_lucene.compose.explain import explain_query
-from lsr_lucene.compose.negation_parser import explain, parse
-from lsr_lucene.compose.operations import DEFAULT_GATE, DEFAULTS, OPERATIONS, Settings
-from lsr_lucene.compose.query_encoder import QueryEncoder
+from lsr_lucene.compose.execute import DEFAULT_FUSION_DEPTH, composed_specs, require_single_specs
+from lsr_lucene.compose.explain import explain_docs, explain_query
+from lsr_lucene.compose.negation_parser import explain_parse
+from lsr_lucene.compose.operations import DEFAULT_GATE, DEFAULTS, OPERATIONS
 from lsr_lucene.compose.tree import MAX_DEPTH, NODE_OPS, tree_from_json
 from lsr_lucene.errors import InputError
 from lsr_lucene.io.runs import write_run
@@ -73,18 +71,18 @@ def add_operation_arguments(parser: argparse.ArgumentParser) -> None:
                           help="query encoder ablation: the query's own tokens with weight 1")
 
 
-def settings_from_args(args: argparse.Namespace) -> Settings:
-    """Settings from parsed operation arguments (unknown names -> InputError)."""
-    per_type = {op: getattr(args, f"{op}_op") for op in NODE_OPS if getattr(args, f"{op}_op")}
-    return Settings(args.operation, per_type, args.lam, args.top_pairs, args.pair_weight, args.gate)
+def searcher_from_args(args: argparse.Namespace):
+    """The :class:`~lsr_lucene.compose.searcher.ComposeSearcher` the options describe (the command's code path)."""
+    from lsr_lucene.compose.searcher import ComposeSearcher
+
+    return ComposeSearcher(args.index, encoder=args.encoder, operation=args.operation, not_op=args.not_op,
+                           and_op=args.and_op, or_op=args.or_op, depth=args.fusion_depth, lam=args.lam,
+                           gate=args.gate, top_pairs=args.top_pairs, pair_weight=args.pair_weight,
+                           no_expansion=args.no_expansion, no_term_weights=args.no_term_weights, scale=args.scale,
+                           query_max_length=args.query_max_length, threads=args.threads, vectors=args.vectors)
 
 
-def encoder_mode(args: argparse.Namespace) -> str:
-    """Encoder ablation mode from the arguments."""
-    return "no-expansion" if args.no_expansion else "no-term-weights" if args.no_term_weights else "full"
-
-
-def load_compositions(args: argparse.Namespace) -> tuple[list[Composition], dict[str, str]]:
+def load_compositions(args: argparse.Namespace) -> tuple[list[Composition], dict[str, list[str]]]:
     """Compositions from --queries / --topics / --query / --composition, and parse reports for --explain."""
     if args.queries:
         return read_compositions(args.queries), {}
@@ -108,7 +106,7 @@ def load_compositions(args: argparse.Namespace) -> tuple[list[Composition], dict
         for qid, text in topics.items():
             if not text.strip():
                 raise InputError(f"--query {qid}: empty query")
-    reports = {qid: explain(parse(text)) for qid, text in topics.items()} if args.explain else {}
+    reports = {qid: explain_parse(text).lines() for qid, text in topics.items()} if args.explain else {}
     return parse_topics(topics), reports
 
 
@@ -138,10 +136,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """CLI: compose, search and write a TREC run."""
-    from lsr_lucene.encode.precision import note_documents_precision
+    """CLI: compose, search and write a TREC run (through a ComposeSearcher: the Python API's code path)."""
     from lsr_lucene.io.output import refuse_existing
-    from lsr_lucene.search.impact import index_settings, report_unanswered
+    from lsr_lucene.search.impact import report_unanswered
 
     args = build_parser().parse_args(argv)
     if not Path(args.index).is_dir():
@@ -149,36 +146,35 @@ def main(argv: list[str] | None = None) -> int:
     refuse_existing(args.output, args.overwrite)
     if args.write_specs:
         refuse_existing(args.write_specs, args.overwrite)
-    settings = settings_from_args(args)
+    searcher = searcher_from_args(args)
+    settings = searcher.settings
     comps, reports = load_compositions(args)
-    info = index_settings(args.index)
-    model = args.encoder or info.get("model") or "splade-tiny"
-    scale = args.scale or info.get("scale") or 100
-    options = {k: info[k] for k in ("activation", "pooling", "epsilon") if info.get(k) is not None}
+    if args.write_specs:  # before any work: a fused query has no single spec (one line naming what to choose)
+        require_single_specs(comps, settings, "--write-specs")
     started = time.perf_counter()
-    encoder = QueryEncoder(model, encoder_mode(args), args.query_max_length, threads=args.threads, **options)
-    note_documents_precision(info.get("dtype"))  # queries are always encoded in fp32
-    plans = compose(comps, settings, encoder)
-    print(f"composed {len(comps)} queries ({settings.describe()}; encoder {encoder.mode})", file=sys.stderr)
-    if args.write_specs:
-        from lsr_lucene.search.specs import save_query_specs
-
-        n = save_query_specs(composed_specs([c.qid for c in comps], plans, scale), args.write_specs, args.overwrite)
-        print(f"wrote {args.write_specs} ({n} query specs)", file=sys.stderr)
-
-    def warn(qid: str, why: str) -> None:
-        print(f"warning: query {qid}: {why}; no hits", file=sys.stderr)
-
-    backend = ExactBackend(args.vectors) if args.vectors else LuceneBackend(args.index, args.threads)
     try:
-        qids = [c.qid for c in comps]
-        results = execute(qids, plans, backend, scale, args.hits, args.fusion_depth, warn)
+        plans = searcher.plans(comps)
+        print(f"composed {len(comps)} queries ({settings.describe()}; encoder {searcher.mode})", file=sys.stderr)
+        if args.write_specs:
+            from lsr_lucene.search.specs import save_query_specs
+
+            n = save_query_specs(composed_specs([c.qid for c in comps], plans, searcher.scale), args.write_specs,
+                                 args.overwrite)
+            print(f"wrote {args.write_specs} ({n} query specs)", file=sys.stderr)
+
+        def warn(qid: str, why: str) -> None:
+            print(f"warning: query {qid}: {why}; no hits", file=sys.stderr)
+
+        traces: dict | None = {} if args.explain else None
+        results = searcher.rank(comps, plans, args.hits, args.threads, warn, traces)
         if args.explain:
             for comp, plan in zip(comps, plans):
-                print(explain_query(comp, plan, settings, scale, results[comp.qid], backend, args.explain_docs,
-                                    reports.get(comp.qid)))
+                docs = explain_docs(plan, results[comp.qid], searcher.backend, searcher.scale, args.explain_docs,
+                                    traces.get(comp.qid))
+                print(explain_query(comp, plan, settings, docs, reports.get(comp.qid)))
     finally:
-        backend.close()
+        searcher.close()
+    qids = [c.qid for c in comps]
     tag = args.run_tag or f"compose-{settings.op_for('not') if settings.operation is None else settings.operation}"
     write_run(results, args.output, tag, args.overwrite)
     missing = [q for q in qids if not results[q]]

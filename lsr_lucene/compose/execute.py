@@ -14,8 +14,8 @@ from typing import Mapping, Sequence
 
 from lsr_lucene.compose.backends import make_spec, spec_matches
 from lsr_lucene.compose.compositions import Composition
-from lsr_lucene.compose.operations import (FusionPlan, Plan, Settings, VectorPlan, build_plan, fuse, plan_vectors,
-                                           required_texts)
+from lsr_lucene.compose.operations import (VECTOR_OPS, FusionPlan, Plan, Settings, VectorPlan, build_plan,
+                                           first_fusion, fuse, plan_vectors, required_texts)
 from lsr_lucene.compose.query_encoder import QueryEncoder
 from lsr_lucene.errors import InputError
 from lsr_lucene.io.ranking import top_hits
@@ -34,14 +34,35 @@ def compose(compositions: Sequence[Composition], settings: Settings, encoder: Qu
     return [build_plan(c.tree, settings, vectors, c.text, where=f"query {c.qid}") for c in compositions]
 
 
+# the vector operation suggested in place of a fusion on each node type (the first of each row in README's table)
+SPEC_OPERATION = {"not": "disentangled", "and": "cpt", "or": "maxpool"}
+
+
+def single_spec_refusal(qid: str, node_op: str, name: str, where: str = "") -> str:
+    """The one-line reason why a fused query has no query spec, naming the vector operation to choose instead."""
+    others = [op for op in VECTOR_OPS[node_op] if op != SPEC_OPERATION[node_op]]
+    return (f"{where + ': ' if where else ''}query {qid} uses {name} on a {node_op!r} node, which fuses separate "
+            f"searches and cannot be one Anserini query spec; choose --{node_op}-op {SPEC_OPERATION[node_op]} "
+            f"(or {'/'.join(others)}) to write specs")
+
+
+def require_single_specs(compositions: Sequence[Composition], settings: Settings, where: str = "") -> None:
+    """InputError (one line) when a composition would be score-fused under ``settings``; checked on the trees
+    alone, so a caller can refuse before encoding or searching anything."""
+    for comp in compositions:
+        fused = first_fusion(comp.tree, settings)
+        if fused is not None:
+            raise InputError(single_spec_refusal(comp.qid, *fused, where=where))
+
+
 def composed_specs(qids: Sequence[str], plans: Sequence[Plan], scale: float) -> list[dict]:
     """The query spec of every vector plan that can match (what ``execute`` searches), e.g. for Anserini's
     SearchCollection; a fusion plan searches several specs and fuses them, so it has no single spec."""
     specs = []
     for qid, plan in zip(qids, plans):
         if not isinstance(plan, VectorPlan):
-            raise InputError(f"query {qid}: score fusion searches each part separately and has no single query "
-                             "spec; write specs of a vector operation instead")
+            op = "fusion-scaled" if plan.scaled and plan.gate is None else "fusion-gated" if plan.scaled else "fusion"
+            raise InputError(single_spec_refusal(qid, plan.node_op, op))
         spec = make_spec(qid, plan.vector, scale)
         if spec is not None and spec_matches(spec):
             specs.append(spec)
@@ -49,8 +70,12 @@ def composed_specs(qids: Sequence[str], plans: Sequence[Plan], scale: float) -> 
 
 
 def execute(qids: Sequence[str], plans: Sequence[Plan], backend, scale: float, hits: int = 1000,
-            fusion_depth: int = DEFAULT_FUSION_DEPTH, warn=None) -> dict[str, list[tuple[str, float]]]:
-    """Ranked (doc, score) lists for every plan: one batch search of the vector plans, fusion otherwise."""
+            fusion_depth: int = DEFAULT_FUSION_DEPTH, warn=None,
+            traces: dict | None = None) -> dict[str, list[tuple[str, float]]]:
+    """Ranked (doc, score) lists for every plan: one batch search of the vector plans, fusion otherwise.
+
+    ``traces``, when given, receives for every fused query its leaves' scores over the candidates (in
+    :func:`plan_vectors` order): what ``--explain`` needs to show both legs' scores."""
     results: dict[str, list[tuple[str, float]]] = {}
     direct: list[dict] = []
     fused: list[tuple[str, FusionPlan, list[dict | None]]] = []
@@ -72,12 +97,12 @@ def execute(qids: Sequence[str], plans: Sequence[Plan], backend, scale: float, h
     if fused:
         leaf_hits = backend.search_many(leaf_specs, fusion_depth)
         for qid, plan, specs in fused:
-            results[qid] = _fused_ranking(qid, plan, specs, leaf_hits, backend, hits, fusion_depth, warn)
+            results[qid] = _fused_ranking(qid, plan, specs, leaf_hits, backend, hits, fusion_depth, warn, traces)
     return {qid: results.get(qid, []) for qid in qids}
 
 
 def _fused_ranking(qid: str, plan: FusionPlan, specs: Sequence[dict | None], leaf_hits: Mapping, backend,
-                   hits: int, depth: int, warn=None) -> list[tuple[str, float]]:
+                   hits: int, depth: int, warn=None, traces: dict | None = None) -> list[tuple[str, float]]:
     """Candidates = union of the leaves' hits; every leaf's exact score on every candidate; fused; best ``hits``.
 
     A leaf's own hits carry its exact scores. When candidates are missing from a leaf's hits and its list
@@ -108,6 +133,8 @@ def _fused_ranking(qid: str, plan: FusionPlan, specs: Sequence[dict | None], lea
         if missing and not complete:
             scores.update(zip(missing, backend.score(s, missing)))
         per_leaf.append(scores)
+    if traces is not None:
+        traces[qid] = per_leaf
     fused = fuse(plan, per_leaf)
     return top_hits(fused, hits)
 

@@ -1,13 +1,19 @@
-"""The ``--explain`` report of a composed query: parse or tree, composed representation, top documents' term scores.
+"""Why a composed query ranked its top documents: per document, both legs' scores, the gate and the fused score.
 
-Each top document's score is broken into every term's and pair's contribution (negative ones penalise it).
+A score-fused query (``fusion``, ``fusion-scaled``, ``fusion-gated``: the default for ``not``) is explained per
+document by every fused node's account: A's and B's scores (raw, and min-max scaled over the candidates for
+scaled fusion), the gate τ, the penalty λ·max(0, B̂ − τ)/(1 − τ) (λ·B̂ or λ·B without a gate) and the fused score.
+A vector query (one signed query) is explained by every term's and pair's contribution to the document's score
+(negative ones penalise it). ``lsr-lucene compose --explain`` prints these; ``ComposeSearcher.explain`` returns them.
 """
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass, field
 from typing import Mapping, Sequence
 
 from lsr_lucene.compose.compositions import Composition
-from lsr_lucene.compose.operations import Plan, Settings, VectorPlan, format_plan, quantise_composed
+from lsr_lucene.compose.operations import (FusedNode, Plan, Settings, VectorPlan, format_plan, fuse, gated,
+                                           quantise_composed)
 from lsr_lucene.compose.tree import format_tree
 
 
@@ -24,28 +30,116 @@ def contributions(backend, vector: Mapping, scale: float, docs: Sequence[str]) -
     return {d: sorted(parts, key=lambda kv: -abs(kv[1])) for d, parts in out.items()}
 
 
-def explain_query(comp: Composition, plan: Plan, settings: Settings, scale: float, ranked, backend,
-                  top_docs: int = 3, parse_text: str | None = None) -> str:
-    """The ``--explain`` report of one query: parse, tree, composed representation, why top docs scored so."""
+@dataclass(frozen=True)
+class NodeAccount:
+    """One fused node's computation for one document. ``path``: "" the root, "A", "A.B", ... ; ``a`` / ``b``: the
+    children's scores (a leaf's exact score, or a fused child's fused score); ``a_scaled`` / ``b_scaled``: min-max
+    scaled over the candidates (None without scaling); ``gate``: τ of fusion-gated (None otherwise); ``penalty``:
+    what a ``not`` node subtracts (λ·max(0, B̂ − τ)/(1 − τ), λ·B̂ or λ·B; None on and/or); ``fused``: the result."""
+
+    path: str
+    op: str
+    lam: float
+    a: float
+    b: float
+    a_scaled: float | None
+    b_scaled: float | None
+    gate: float | None
+    penalty: float | None
+    fused: float
+
+    def text(self) -> str:
+        """One line: A and B (raw, scaled), gate and penalty, fused."""
+        def leg(name: str, raw: float, scaled: float | None) -> str:
+            return f"{name} {raw:.4f}" + (f" (scaled {scaled:.4f})" if scaled is not None else "")
+
+        parts = [leg("A", self.a, self.a_scaled), leg("B", self.b, self.b_scaled)]
+        if self.gate is not None:
+            parts.append(f"gate {self.gate:g}: penalty {self.lam:g}·max(0, B̂ − {self.gate:g})/{1 - self.gate:g} "
+                         f"= {self.penalty:.4f}")
+        elif self.penalty is not None:
+            parts.append(f"penalty {self.lam:g}·B{'̂' if self.b_scaled is not None else ''} = {self.penalty:.4f}")
+        else:
+            parts.append("A · B" if self.op == "and" else "A + B")
+        return ", ".join(parts) + f" -> fused {self.fused:.4f}"
+
+
+@dataclass(frozen=True)
+class DocExplanation:
+    """Why one document ranked where it did: ``nodes`` (score fusion: every fused node's account, root first) or
+    ``terms`` (a vector query: each term's / pair's contribution, largest magnitude first)."""
+
+    rank: int
+    docid: str
+    score: float
+    nodes: tuple[NodeAccount, ...] = ()
+    terms: tuple[tuple[str, float], ...] = field(default=())
+
+    def _root(self, name: str):
+        return getattr(self.nodes[0], name) if self.nodes else None
+
+    a = property(lambda self: self._root("a"), doc="the root's A score (None for a vector query)")
+    b = property(lambda self: self._root("b"), doc="the root's B score (None for a vector query)")
+    a_scaled = property(lambda self: self._root("a_scaled"), doc="the root's scaled A score")
+    b_scaled = property(lambda self: self._root("b_scaled"), doc="the root's scaled B score")
+    gate = property(lambda self: self._root("gate"), doc="the root's gate τ (fusion-gated)")
+    penalty = property(lambda self: self._root("penalty"), doc="what the root not node subtracts")
+
+    def to_dict(self) -> dict:
+        """Plain JSON-ready form."""
+        return asdict(self)
+
+    def lines(self) -> list[str]:
+        """The document's account as text lines (what ``--explain`` prints)."""
+        if self.nodes:
+            head = f"{self.rank}. {self.docid} score {self.score:.6f}"
+            return [head] + [f"   {n.path or 'root'}: {n.text()}" for n in self.nodes]
+        shown = ", ".join(f"{t} {v:+.0f}" for t, v in self.terms[:8])
+        lines = [f"{self.rank}. {self.docid} score {self.score:.1f} = {shown}{' …' if len(self.terms) > 8 else ''}"]
+        penal = [f"{t} {v:+.0f}" for t, v in self.terms if v < 0]
+        if penal:
+            lines.append(f"   penalised by: {', '.join(penal[:8])}")
+        return lines
+
+
+def _account(node: FusedNode, doc: str) -> NodeAccount:
+    a_s = node.a_scaled.get(doc, 0.0) if node.a_scaled is not None else None
+    b_s = node.b_scaled.get(doc, 0.0) if node.b_scaled is not None else None
+    b_used = b_s if b_s is not None else node.b.get(doc, 0.0)
+    penalty = None
+    if node.node_op == "not":
+        penalty = node.lam * (gated(b_used, node.gate) if node.gate is not None else b_used)
+    return NodeAccount(node.path, node.node_op, node.lam, node.a.get(doc, 0.0), node.b.get(doc, 0.0), a_s, b_s,
+                       node.gate, penalty, node.fused.get(doc, 0.0))
+
+
+def explain_docs(plan: Plan, ranked: Sequence[tuple[str, float]], backend, scale: float, top: int,
+                 leaf_scores: Sequence[Mapping[str, float]] | None = None) -> list[DocExplanation]:
+    """Accounts of the ``top`` first documents of ``ranked``. A fused plan needs ``leaf_scores``, its leaves'
+    scores over the candidates (``execute(..., traces=...)``); a vector plan is scored term by term."""
+    shown = list(ranked[:top])
+    if isinstance(plan, VectorPlan):
+        parts = contributions(backend, plan.vector, scale, [d for d, _ in shown]) if shown else {}
+        return [DocExplanation(r, d, s, terms=tuple(parts[d])) for r, (d, s) in enumerate(shown, 1)]
+    record: list[FusedNode] = []
+    if leaf_scores is not None:
+        fuse(plan, leaf_scores, record)
+    record.sort(key=lambda n: (n.path.count(".") + bool(n.path), n.path))  # root first
+    return [DocExplanation(r, d, s, nodes=tuple(_account(n, d) for n in record)) for r, (d, s) in enumerate(shown, 1)]
+
+
+def explain_query(comp: Composition, plan: Plan, settings: Settings, docs: Sequence[DocExplanation],
+                  parse_lines: Sequence[str] | None = None) -> str:
+    """The ``--explain`` report of one query: parse (cue decisions) or tree, operations, composed representation,
+    and the top documents' accounts (:func:`explain_docs`)."""
     lines = [f"== query {comp.qid}" + (f": {comp.text}" if comp.text else "")]
-    if parse_text:
-        lines += ["  " + line for line in parse_text.splitlines()[1:]]
+    if parse_lines:
+        lines += ["  " + line for line in parse_lines]
     else:
         lines.append(format_tree(comp.tree, "  "))
     lines.append(f"  operations: {settings.describe()}")
     lines.append("  representation (term: weight, sorted; negative terms penalise documents):")
     lines.append(format_plan(plan, top=12, indent="    "))
-    if isinstance(plan, VectorPlan):
-        top = [doc for doc, _ in ranked[:top_docs]]
-        parts_of = contributions(backend, plan.vector, scale, top) if top else {}
-        for rank, (doc, score) in enumerate(ranked[:top_docs], 1):
-            parts = parts_of[doc]
-            shown = ", ".join(f"{t} {v:+.0f}" for t, v in parts[:8])
-            penal = [f"{t} {v:+.0f}" for t, v in parts if v < 0]
-            lines.append(f"  {rank}. {doc} score {score:.1f} = {shown}{' …' if len(parts) > 8 else ''}")
-            if penal:
-                lines.append(f"     penalised by: {', '.join(penal[:8])}")
-    else:
-        for rank, (doc, score) in enumerate(ranked[:top_docs], 1):
-            lines.append(f"  {rank}. {doc} fused score {score:.4f}")
+    for doc in docs:
+        lines += ["  " + line for line in doc.lines()]
     return "\n".join(lines)

@@ -110,28 +110,68 @@ _TRANSLATE = str.maketrans({"？": "?", "，": ",", "；": ";", "！": "!", "’
 
 
 @dataclass
-class Cue:
-    """One cue the parser used: its label, the text it matched, and the A / B it split off."""
+class CueDecision:
+    """One candidate cue and what the parser did with it: ``cue`` (its label), ``text`` (the matched text),
+    ``start`` (offset in the normalised text of the clause it was found in), ``reason`` (why it fired or was
+    rejected); for a fired cue also ``kind`` (not / and) and the ``a`` / ``b`` it split off."""
 
-    label: str
-    kind: str
-    matched: str
-    a: str
-    b: str
+    cue: str
+    text: str
+    start: int
+    reason: str
+    kind: str = "not"
+    a: str = ""
+    b: str = ""
+
+    @property
+    def label(self) -> str:
+        """The cue's label (alias of ``cue``)."""
+        return self.cue
+
+    @property
+    def matched(self) -> str:
+        """The matched text (alias of ``text``)."""
+        return self.text
+
+
+Cue = CueDecision  # the name used before decisions were reported
 
 
 @dataclass
-class Parse:
-    """A parsed query: the tree (a string when no cue applies) and the cues used, outermost first."""
+class ParseReport:
+    """A parsed query: the tree (the text itself when no cue fires), the cues that split it (outermost first)
+    and the candidate cues that were considered and rejected, each with its reason."""
 
     text: str
     tree: Tree
-    cues: list[Cue] = field(default_factory=list)
+    fired: list[CueDecision] = field(default_factory=list)
+    rejected: list[CueDecision] = field(default_factory=list)
 
     @property
     def composed(self) -> bool:
         """Whether the parser found a usable cue."""
         return not isinstance(self.tree, str)
+
+    @property
+    def cues(self) -> list[CueDecision]:
+        """The cues that fired (alias of ``fired``)."""
+        return self.fired
+
+    def lines(self) -> list[str]:
+        """Human-readable explanation: one line per fired and per rejected cue, in text order."""
+        decisions = [(c, "fired") for c in self.fired] + [(c, "rejected") for c in self.rejected]
+        out = []
+        for c, what in decisions:
+            line = f"cue {c.cue!r} ({c.text!r}) at {c.start} {what}: {c.reason}"
+            if what == "fired":
+                line += f"; A={c.a!r} B={c.b!r}"
+            out.append(line)
+        if not self.fired:
+            out.append("no cue fired: one atomic query, searched as plain search searches it")
+        return out
+
+
+Parse = ParseReport  # the name used before decisions were reported
 
 
 def normalise(text: str) -> str:
@@ -360,15 +400,20 @@ def _entity_end(text: str, start: int, stop: int) -> int | None:
     return start + last
 
 
-def parse(text: str, max_cues: int = 8) -> Parse:
-    """Parse a query into a composition tree with the cue rules above (deterministic, no model)."""
+def explain_parse(text: str, max_cues: int = 8) -> ParseReport:
+    """Parse a query and report every cue decision (deterministic, no model)."""
     norm = normalise(text)
-    cues: list[Cue] = []
-    tree = _parse(norm, cues, max_cues)
-    return Parse(text, tree, cues)
+    report = ParseReport(text, norm)
+    report.tree = _parse(norm, report, max_cues)
+    return report
 
 
-def _parse(text: str, cues: list[Cue], budget: int) -> Tree:
+def parse(text: str, max_cues: int = 8) -> ParseReport:
+    """Parse a query into a composition tree (``.tree``) with the cue rules above; see :func:`explain_parse`."""
+    return explain_parse(text, max_cues)
+
+
+def _parse(text: str, report: ParseReport, budget: int) -> Tree:
     if budget <= 0:
         return text
     protected = _protected(text)
@@ -381,24 +426,23 @@ def _parse(text: str, cues: list[Cue], budget: int) -> Tree:
         else:
             a, b = _strip_a(raw_a), _strip_b(raw_b, light=kind == "generic")
         if not _has_content(a) or not _has_content(b):
+            side = "A" if not _has_content(a) else "B"
+            report.rejected.append(CueDecision(label, text[start:end], start, f"nothing left on the {side} side"))
             continue
-        cue = Cue(label, "and" if kind == "and" else "not", text[start:end], a, b)
-        cues.append(cue)
+        op = "and" if kind == "and" else "not"
+        reason = "conjunction" if op == "and" else "exclusion / negation cue"
+        report.fired.append(CueDecision(label, text[start:end], start, reason, op, a, b))
         if kind == "and":
-            return Node("and", _parse(a, cues, budget - 1), _parse(b, cues, budget - 1))
-        return Node("not", _parse(a, cues, budget - 1), b)
+            return Node("and", _parse(a, report, budget - 1), _parse(b, report, budget - 1))
+        return Node("not", _parse(a, report, budget - 1), b)
     return text
 
 
-def explain(result: Parse) -> str:
-    """Human-readable account of a parse: the cues used and the resulting tree."""
-    lines = [f"query: {result.text}"]
-    if not result.cues:
-        lines.append("  no cue: one atomic query")
-        return "\n".join(lines)
-    for cue in result.cues:
-        lines.append(f"  cue {cue.matched!r} ({cue.label} -> {cue.kind}): A={cue.a!r} B={cue.b!r}")
-    lines.append(format_tree(result.tree, "  "))
+def explain(result: ParseReport) -> str:
+    """Human-readable account of a parse: the query, every cue decision (:meth:`ParseReport.lines`), the tree."""
+    lines = [f"query: {result.text}"] + ["  " + line for line in result.lines()]
+    if result.composed:
+        lines.append(format_tree(result.tree, "  "))
     return "\n".join(lines)
 
 

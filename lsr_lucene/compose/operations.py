@@ -29,7 +29,7 @@ cpt             and          maxpool(A, B) plus the top-k Combined Pseudo-Terms 
 fusion          all          score(A) ∘ score(B), ∘ = − (not, times λ), · (and), + (or)
 fusion-scaled   all          as fusion, each child's scores min-max normalised first
 fusion-gated    not          as fusion-scaled, but only documents that carry most of B's score pay:
-                             Â − λ·max(0, B̂ − τ)/(1 − τ) (Â, B̂ min-max scaled; gate τ default 0.7;
+                             Â − λ·max(0, B̂ − τ)/(1 − τ) (Â, B̂ min-max scaled; gate τ default 0.9;
                              on and/or nodes it is fusion-scaled)
 =============== ============ ===============================================================
 
@@ -55,7 +55,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Union
 
-from lsr_lucene.compose.tree import NODE_OPS, Tree, verbalize
+from lsr_lucene.compose.tree import NODE_OPS, Node, Tree, verbalize
 from lsr_lucene.errors import InputError
 
 Key = Union[str, tuple]
@@ -336,6 +336,28 @@ def required_texts(tree: Tree, settings: Settings, text: str | None = None) -> l
     return required_texts(tree.a, settings) + required_texts(tree.b, settings)
 
 
+def node_operation(tree: Node, settings: Settings, vector_only: bool = False) -> str:
+    """The operation a node uses (``vector_only``: under a vector operation, where the fused `default` for not
+    nodes gives way to ``DEFAULT_NOT_VECTOR``)."""
+    name = settings.op_for(tree.op)
+    if vector_only and tree.op == "not" and name in FUSION and settings.not_is_default():
+        return DEFAULT_NOT_VECTOR
+    return name
+
+
+def first_fusion(tree: Tree, settings: Settings, vector_only: bool = False) -> tuple[str, str] | None:
+    """(node type, operation) of the first node that :func:`build_plan` would fuse (searched as several queries,
+    so no single query spec expresses it), None when the whole tree is one vector; needs no encoding."""
+    if isinstance(tree, str):
+        return None
+    name = node_operation(tree, settings, vector_only)
+    if name == VANILLA:
+        return None
+    if name in FUSION:
+        return tree.op, name
+    return first_fusion(tree.a, settings, True) or first_fusion(tree.b, settings, True)
+
+
 def build_plan(tree: Tree, settings: Settings, vectors: Mapping[str, Mapping], text: str | None = None,
                where: str = "query", vector_only: bool = False) -> Plan:
     """Compose a tree into a plan, given encoded vectors of every text of :func:`required_texts`.
@@ -345,9 +367,7 @@ def build_plan(tree: Tree, settings: Settings, vectors: Mapping[str, Mapping], t
     """
     if isinstance(tree, str):
         return VectorPlan(dict(vectors[tree]))
-    name = settings.op_for(tree.op)
-    if vector_only and tree.op == "not" and name in FUSION and settings.not_is_default():
-        name = DEFAULT_NOT_VECTOR
+    name = node_operation(tree, settings, vector_only)
     if name == VANILLA:
         return VectorPlan(dict(vectors[text or verbalize(tree)]))
     a = build_plan(tree.a, settings, vectors, where=where, vector_only=name not in FUSION)
@@ -368,32 +388,54 @@ def plan_vectors(plan: Plan) -> list[Vector]:
     return plan_vectors(plan.a) + plan_vectors(plan.b)
 
 
-def fuse(plan: Plan, leaf_scores: Iterable[Mapping[str, float]]) -> dict[str, float]:
+@dataclass
+class FusedNode:
+    """What one fused node computed over its candidates (``--explain``): the children's scores A and B, their
+    min-max scaled values (scaled fusion), B's gated value (fusion-gated), the fused scores; ``path`` names the
+    node in the plan ("" the root, "A", "A.B", ...)."""
+
+    path: str
+    node_op: str
+    lam: float
+    gate: float | None
+    a: dict
+    b: dict
+    a_scaled: dict | None
+    b_scaled: dict | None
+    fused: dict
+
+
+def fuse(plan: Plan, leaf_scores: Iterable[Mapping[str, float]], record: list | None = None) -> dict[str, float]:
     """Fused scores {doc: score} of a plan from each leaf vector's scores over the same candidates.
 
     ``leaf_scores`` follows :func:`plan_vectors` order; every mapping must hold the same candidate docs
     (a document a leaf does not match scores 0 there). Scaled fusion min-max normalises each child's
-    scores over the candidates (all equal: every score becomes 0).
+    scores over the candidates (all equal: every score becomes 0). ``record``, when given, receives a
+    :class:`FusedNode` per fused node, children before parents.
     """
     iterator = iter(leaf_scores)
-    return _fuse(plan, iterator)
+    return _fuse(plan, iterator, record, "")
 
 
-def _fuse(plan: Plan, it) -> dict[str, float]:
+def _fuse(plan: Plan, it, record: list | None = None, path: str = "") -> dict[str, float]:
     if isinstance(plan, VectorPlan):
         return dict(next(it))
-    a = _fuse(plan.a, it)
-    b = _fuse(plan.b, it)
-    if plan.scaled:
-        a, b = minmax(a), minmax(b)
+    raw_a = _fuse(plan.a, it, record, f"{path}.A".lstrip("."))
+    raw_b = _fuse(plan.b, it, record, f"{path}.B".lstrip("."))
+    a, b = (minmax(raw_a), minmax(raw_b)) if plan.scaled else (raw_a, raw_b)
     docs = a.keys() | b.keys()
     if plan.node_op == "not" and plan.gate is not None:
-        return {d: a.get(d, 0.0) - plan.lam * gated(b.get(d, 0.0), plan.gate) for d in docs}
-    if plan.node_op == "not":
-        return {d: a.get(d, 0.0) - plan.lam * b.get(d, 0.0) for d in docs}
-    if plan.node_op == "and":
-        return {d: a.get(d, 0.0) * b.get(d, 0.0) for d in docs}
-    return {d: a.get(d, 0.0) + b.get(d, 0.0) for d in docs}
+        fused = {d: a.get(d, 0.0) - plan.lam * gated(b.get(d, 0.0), plan.gate) for d in docs}
+    elif plan.node_op == "not":
+        fused = {d: a.get(d, 0.0) - plan.lam * b.get(d, 0.0) for d in docs}
+    elif plan.node_op == "and":
+        fused = {d: a.get(d, 0.0) * b.get(d, 0.0) for d in docs}
+    else:
+        fused = {d: a.get(d, 0.0) + b.get(d, 0.0) for d in docs}
+    if record is not None:
+        record.append(FusedNode(path, plan.node_op, plan.lam, plan.gate, raw_a, raw_b, a if plan.scaled else None,
+                                b if plan.scaled else None, fused))
+    return fused
 
 
 def gated(scaled: float, gate: float) -> float:

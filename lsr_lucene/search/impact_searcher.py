@@ -8,6 +8,11 @@ by our Java ``BatchSearcher`` (``SpecSearcher``), so the hits equal the run that
 order (ties by docid) and scores (six decimals, as in the run file). ``search_spec`` / ``batch_search_specs`` take
 query specs (signed terms, CPT pairs, windows: ``lsr_lucene.search.specs``), e.g. composed queries written by
 ``lsr-lucene compose --write-specs``.
+
+It does not rewrite negation: "tea without caffeine" is encoded as one text, as ``lsr-lucene search`` does. For
+negated, exclusionary and set-compositional queries (the cue parser, NOT / AND / OR trees, the fused default) use
+``lsr_lucene.compose.ComposeSearcher``, the Python API of ``lsr-lucene compose`` (same ``search`` /
+``batch_search`` shape and hits).
 """
 from __future__ import annotations
 
@@ -49,7 +54,8 @@ def _parse_spec(spec: Mapping | str) -> dict:
 
 
 class ImpactSearcher:
-    """Search an lsr_lucene (Anserini impact) index with text queries or query specs, Pyserini style."""
+    """Search an lsr_lucene (Anserini impact) index with text queries or query specs, Pyserini style. Negation
+    is not rewritten (a query is one text); ``lsr_lucene.compose.ComposeSearcher`` searches negated queries."""
 
     def __init__(self, index_dir: str | Path, encoder: Any = None, scale: float | None = None,
                  query_max_length: int | None = None, threads: int | None = None, approximate: int = 0,

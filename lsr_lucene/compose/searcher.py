@@ -1,0 +1,203 @@
+"""Pyserini-style Python searcher for negated and set-compositional queries: ``ComposeSearcher``.
+
+``ComposeSearcher(index_dir).search("films about dogs but not cartoons", k=10)`` parses the text with the cue
+parser (:mod:`lsr_lucene.compose.negation_parser`), encodes the atomic texts, combines them with the selected
+operations (default: ``fusion-gated`` on not nodes, ``cpt`` on and, ``maxpool`` on or) and searches the impact
+index; a dict is a composition tree ``{"op": "not"|"and"|"or", "a": ..., "b": ...}`` as ``compose --queries``
+lines carry it (or such a line itself: ``{"query": tree, "text"?}``). It is the code path of ``lsr-lucene compose``
+(the command builds one of these), so the hits equal that command's run for the same query and options: same
+documents, order (ties by docid) and scores as the run writes them (six decimals). ``parse`` shows the cue
+decisions, ``explain`` why each top document scored what it did (both legs, gate, penalty, fused score).
+
+Importing this module starts neither the JVM nor torch: the index is opened and the encoder loaded on first use.
+"""
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from lsr_lucene.compose.compositions import Composition, parse_topics
+from lsr_lucene.compose.execute import DEFAULT_FUSION_DEPTH, compose, execute
+from lsr_lucene.compose.operations import DEFAULT_GATE, Plan, Settings
+from lsr_lucene.compose.tree import tree_from_json
+from lsr_lucene.errors import InputError
+
+
+class ComposeSearcher:
+    """Search an lsr_lucene impact index with negated / composed queries, Pyserini style (``search``,
+    ``batch_search``, hits with ``.docid`` and ``.score``)."""
+
+    def __init__(self, index_dir: str | Path, encoder: Any = None, operation: str | None = None,
+                 not_op: str | None = None, and_op: str | None = None, or_op: str | None = None,
+                 depth: int = DEFAULT_FUSION_DEPTH, lam: float | None = None, gate: float = DEFAULT_GATE,
+                 top_pairs: int = 5, pair_weight: float = 1.0, no_expansion: bool = False,
+                 no_term_weights: bool = False, scale: float | None = None, query_max_length: int | None = None,
+                 threads: int | None = None, vectors: str | Path | None = None):
+        """Options as ``lsr-lucene compose`` has them, with its defaults: ``operation`` for every node type it
+        applies to, ``not_op`` / ``and_op`` / ``or_op`` per node type; ``depth`` (``--fusion-depth``): hits per
+        fused leaf that form the candidates; ``lam`` (λ), ``gate`` (fusion-gated), ``top_pairs`` / ``pair_weight``
+        (cpt); encoder ablations ``no_expansion`` / ``no_term_weights``. ``encoder``: None (the index's model,
+        else splade-tiny), a model name / HF id / local folder, or an object with ``encode_queries(texts)``
+        (a ``SparseEncoder``) or a ``QueryEncoder``; ``scale`` quantises (default: the index's); ``threads``:
+        the encoder's torch threads. ``vectors``: score by exact in-memory dot products over these document
+        vectors instead of Lucene (``--vectors``)."""
+        from lsr_lucene.search.impact import index_settings
+
+        if not Path(index_dir).is_dir():
+            raise InputError(f"{index_dir}: no such index directory")
+        if no_expansion and no_term_weights:
+            raise InputError("no_expansion and no_term_weights are two different ablations; choose one")
+        if int(depth) < 1:
+            raise InputError(f"depth (--fusion-depth) must be >= 1, got {depth}")
+        self.index_dir = str(index_dir)
+        per_type = {op: name for op, name in (("not", not_op), ("and", and_op), ("or", or_op)) if name}
+        self.settings = Settings(operation, per_type, lam, int(top_pairs), float(pair_weight), float(gate))
+        self.depth = int(depth)
+        self._info = index_settings(self.index_dir)
+        self.scale = scale or self._info.get("scale") or 100
+        self.mode = "no-expansion" if no_expansion else "no-term-weights" if no_term_weights else "full"
+        self._encoder_spec = encoder
+        self._encoder_options: dict = {k: self._info[k] for k in ("activation", "pooling", "epsilon")
+                                       if self._info.get(k) is not None}
+        self._query_max_length = query_max_length
+        self._threads = threads
+        self._vectors = vectors
+        self._encoder = None
+        self._backend = None
+
+    # ---------------------------------------------------------------------------------------------- resources
+
+    @property
+    def query_encoder(self):
+        """The :class:`~lsr_lucene.compose.query_encoder.QueryEncoder` (loaded on first use)."""
+        if self._encoder is None:
+            from lsr_lucene.compose.query_encoder import QueryEncoder
+            from lsr_lucene.encode.precision import note_documents_precision
+
+            spec = self._encoder_spec
+            if isinstance(spec, QueryEncoder):
+                self._encoder = spec
+            elif spec is None or isinstance(spec, (str, Path)):
+                model = str(spec) if spec is not None else self._info.get("model") or "splade-tiny"
+                self._encoder = QueryEncoder(model, self.mode, self._query_max_length, threads=self._threads,
+                                             **self._encoder_options)
+            elif hasattr(spec, "encode_queries"):
+                self._encoder = QueryEncoder(mode=self.mode, encoder=spec)
+            else:
+                raise InputError(f"encoder {type(spec).__name__} has no encode_queries(texts)")
+            note_documents_precision(self._info.get("dtype"))  # queries are always encoded in fp32
+        return self._encoder
+
+    @property
+    def backend(self):
+        """Where plans are searched and scored: the Lucene index, or exact dot products over ``vectors``."""
+        if self._backend is None:
+            from lsr_lucene.compose.backends import ExactBackend, LuceneBackend
+
+            self._backend = ExactBackend(self._vectors) if self._vectors else LuceneBackend(self.index_dir, 1)
+        return self._backend
+
+    def close(self) -> None:
+        """Release the index (the JVM searcher)."""
+        if self._backend is not None:
+            self._backend.close()
+            self._backend = None
+
+    def __enter__(self) -> "ComposeSearcher":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ---------------------------------------------------------------------------------------------- the code path
+
+    def plans(self, compositions: Sequence[Composition]) -> list[Plan]:
+        """The plan (one vector, or fused children) of every composition (texts encoded once, in one batch)."""
+        return compose(compositions, self.settings, self.query_encoder)
+
+    def rank(self, compositions: Sequence[Composition], plans: Sequence[Plan], k: int = 1000, threads: int = 1,
+             warn=None, traces: dict | None = None) -> dict[str, list[tuple[str, float]]]:
+        """Ranked (docid, unrounded score) lists of the plans, what ``lsr-lucene compose`` writes; ``warn(qid, why)``
+        hears of queries that match nothing; ``traces`` receives fused queries' leaf scores (for explanations)."""
+        backend = self.backend
+        if hasattr(backend, "threads"):
+            backend.threads = int(threads)
+        qids = [c.qid for c in compositions]
+        return execute(qids, plans, backend, self.scale, int(k), self.depth, warn, traces)
+
+    # ---------------------------------------------------------------------------------------------- Pyserini API
+
+    def search(self, query: str | Mapping, k: int = 10) -> list:
+        """Top-k hits of one query (text through the cue parser, or a composition tree), best first."""
+        return self.batch_search([query], ["q"], k)["q"]
+
+    def batch_search(self, queries: Sequence[str | Mapping], qids: Sequence[str], k: int = 10,
+                     threads: int = 1) -> dict[str, list]:
+        """Top-k hits of many queries searched with ``threads`` threads: a dict qid → hits."""
+        if len(queries) != len(qids):
+            raise InputError(f"{len(queries)} queries but {len(qids)} qids")
+        qids = [str(q) for q in qids]
+        if len(set(qids)) != len(qids):
+            raise InputError("duplicate qid in batch_search")
+        comps = [composition(q, qid) for q, qid in zip(queries, qids)]
+        results = self.rank(comps, self.plans(comps), k, threads, warn=_warn)
+        return {qid: self._hits(results[qid]) for qid in qids}
+
+    def parse(self, query: str):
+        """The cue parser's account of a text query: ``ParseReport`` (tree, fired and rejected cues, ``lines()``)."""
+        from lsr_lucene.compose.negation_parser import explain_parse
+
+        if not isinstance(query, str):
+            raise InputError(f"parse takes a text query, got {type(query).__name__}")
+        return explain_parse(query)
+
+    def explain(self, query: str | Mapping, k: int = 10) -> list:
+        """Why the top-k documents of one query scored what they did: per document both legs' scores (raw and
+        scaled), the gate, the penalty and the fused score (``DocExplanation``; unrounded scores); a query searched
+        as one vector gives each term's contribution instead."""
+        from lsr_lucene.compose.explain import explain_docs
+
+        comp = composition(query, "q")
+        plan = self.plans([comp])[0]
+        traces: dict = {}
+        ranked = self.rank([comp], [plan], k, warn=_warn, traces=traces)["q"]
+        return explain_docs(plan, ranked, self.backend, self.scale, k, traces.get("q"))
+
+    def _hits(self, ranked: Sequence[tuple[str, float]]) -> list:
+        """Hits in run order with the scores the run file writes (six decimals)."""
+        from lsr_lucene.io.ranking import ordered
+        from lsr_lucene.io.runs import format_score
+        from lsr_lucene.search.impact_searcher import ImpactHit
+
+        rows = ordered(ranked)
+        java = getattr(getattr(self.backend, "searcher", None), "_java", None)
+        lucene = list(java.luceneDocids([d for d, _ in rows])) if java is not None and rows else [-1] * len(rows)
+        raw = java.storedField if java is not None else None
+        return [ImpactHit(d, float(format_score(s)), int(n), (lambda n: raw(int(n), "raw")) if raw else _no_raw)
+                for (d, s), n in zip(rows, lucene)]
+
+
+def composition(query: str | Mapping, qid: str) -> Composition:
+    """A composition from a text (parsed with the cue parser, as ``compose --topics`` does) or a JSON tree
+    ``{"op", "a", "b"}`` (or a compositions line ``{"query": tree, "text"?}``), as ``compose --queries`` reads it."""
+    if isinstance(query, str):
+        if not query.strip():
+            raise InputError(f"query {qid}: empty query")
+        return parse_topics({qid: query})[0]
+    if isinstance(query, Mapping):
+        if "query" in query:
+            text = query.get("text")
+            if text is not None and (not isinstance(text, str) or not text.strip()):
+                raise InputError(f"query {qid}: \"text\" must be a non-empty string")
+            return Composition(qid, tree_from_json(query["query"], f"query {qid}"), text)
+        return Composition(qid, tree_from_json(dict(query), f"query {qid}"))
+    raise InputError(f"query {qid}: expected a text or a composition tree (dict), got {type(query).__name__}")
+
+
+def _warn(qid: str, why: str) -> None:
+    warnings.warn(f"query {qid}: {why}; no hits", stacklevel=4)
+
+
+def _no_raw(_lucene_docid: int) -> None:
+    return None

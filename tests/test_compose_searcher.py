@@ -1,0 +1,139 @@
+"""ComposeSearcher (the Python API of ``lsr-lucene compose``) on the demo collection: hits equal the command's run."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lsr_lucene.compose.cli import main
+from lsr_lucene.compose.tree import Node
+from lsr_lucene.errors import InputError
+from lsr_lucene.io.runs import read_hits
+from lsr_lucene.io.topics import read_topics
+
+DEMO = Path(__file__).resolve().parents[1] / "lsr_lucene" / "data" / "demo"
+
+
+@pytest.fixture(scope="module")
+def searcher(demo):
+    from lsr_lucene.compose import ComposeSearcher
+
+    with ComposeSearcher(demo / "index") as s:
+        yield s
+
+
+def as_rows(hits) -> list[tuple[str, float]]:
+    return [(h.docid, h.score) for h in hits]
+
+
+def test_import_starts_neither_jvm_nor_torch():
+    code = ("import sys; from lsr_lucene.compose import ComposeSearcher; "
+            "print('torch' in sys.modules, 'jnius' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]
+
+
+def test_trees_equal_the_compose_run(demo, searcher, tmp_path):
+    run = tmp_path / "run"
+    assert main(["--index", str(demo / "index"), "--queries", str(DEMO / "compositions.jsonl"), "--hits", "10",
+                 "--output", str(run)]) == 0
+    expected = read_hits(run)
+    lines = [json.loads(line) for line in (DEMO / "compositions.jsonl").read_text().splitlines()]
+    got = searcher.batch_search([row["query"] for row in lines], [row["id"] for row in lines], k=10)
+    assert set(got) == set(expected)
+    for qid, rows in expected.items():
+        assert as_rows(got[qid]) == rows, qid  # docids, order and the run's six-decimal scores
+    assert all(h.lucene_docid >= 0 for hits in got.values() for h in hits)
+    hit = got["1"][0]
+    assert hit.raw is not None and json.loads(hit.raw)  # the stored document, as ImpactSearcher's hits have it
+
+
+def test_texts_equal_the_compose_run_and_search_equals_batch_search(demo, searcher, tmp_path):
+    run = tmp_path / "run"
+    assert main(["--index", str(demo / "index"), "--topics", str(DEMO / "topics.tsv"), "--hits", "5",
+                 "--threads", "2", "--output", str(run)]) == 0
+    expected = read_hits(run)
+    topics = read_topics(DEMO / "topics.tsv")
+    batch = searcher.batch_search(list(topics.values()), list(topics), k=5, threads=2)
+    for qid in topics:
+        assert as_rows(batch[qid]) == expected.get(qid, []), qid
+    for qid in ("1", "2", "6", "17", "27"):  # negated, and-cued, uncued
+        assert as_rows(searcher.search(topics[qid], k=5)) == as_rows(batch[qid]), qid
+
+
+def test_other_operations_through_the_same_options(demo, tmp_path):
+    from lsr_lucene.compose import ComposeSearcher
+
+    run = tmp_path / "run"
+    assert main(["--index", str(demo / "index"), "--query", "tea without caffeine", "--query", "rice and beans",
+                 "--not-op", "nrf", "--lam", "0.7", "--and-op", "add", "--hits", "8", "--output", str(run)]) == 0
+    expected = read_hits(run)
+    with ComposeSearcher(demo / "index", not_op="nrf", lam=0.7, and_op="add") as s:
+        assert as_rows(s.search("tea without caffeine", k=8)) == expected["1"]
+        assert as_rows(s.search({"query": "rice and beans"}, k=8)) == expected["2"]
+
+
+def test_parse_reports_the_tree_and_the_cue(searcher):
+    report = searcher.parse("films about dogs but not cartoons")
+    assert report.tree == Node("not", "films about dogs", "cartoons")
+    assert [d.cue for d in report.fired] == ["but not"] and report.fired[0].text == "but not"
+    assert any("cartoons" in line for line in report.lines())
+    assert searcher.parse("how do hurricanes form").fired == []
+
+
+def test_explain_shows_both_legs_gate_and_fused_score(searcher):
+    from lsr_lucene.compose.operations import gated
+
+    tree = {"op": "not", "a": "tea", "b": "caffeine"}
+    docs = searcher.explain(tree, k=10)
+    hits = searcher.search(tree, k=10)
+    assert [d.docid for d in docs] == [h.docid for h in hits]
+    assert [round(d.score, 6) for d in docs] == [h.score for h in hits]
+    for d in docs:
+        root = d.nodes[0]
+        assert root.path == "" and root.op == "not" and root.gate == 0.9 and d.gate == 0.9
+        assert root.penalty == pytest.approx(root.lam * gated(root.b_scaled, 0.9))
+        assert root.fused == pytest.approx(root.a_scaled - root.penalty) and root.fused == pytest.approx(d.score)
+        assert 0 <= root.a_scaled <= 1 and 0 <= root.b_scaled <= 1 and root.a >= 0 and root.b >= 0
+    penalised = [d for d in docs if d.penalty > 0]  # the best A match also matches caffeine best: it pays
+    assert penalised and penalised[0].a_scaled == 1.0 and penalised[0].rank > 1
+    assert "gate 0.9" in "\n".join(docs[0].lines())
+    vector = searcher.explain("tea", k=3)  # one vector: term contributions instead
+    assert vector[0].nodes == () and vector[0].terms and vector[0].a is None
+
+
+def test_bad_queries_are_input_errors(searcher):
+    with pytest.raises(InputError, match="empty query"):
+        searcher.search("  ")
+    with pytest.raises(InputError, match="unknown op"):
+        searcher.search({"op": "xor", "a": "x", "b": "y"})
+    with pytest.raises(InputError, match="2 queries but 1 qids"):
+        searcher.batch_search(["a", "b"], ["1"])
+    with pytest.raises(InputError, match="does not apply"):
+        from lsr_lucene.compose import ComposeSearcher
+
+        ComposeSearcher(searcher.index_dir, not_op="cpt")
+
+
+def test_explain_cli_shows_legs_and_gate(demo, tmp_path, capsys):
+    assert main(["--index", str(demo / "index"), "--query", "tea without caffeine", "--explain", "--hits", "5",
+                 "--output", str(tmp_path / "run")]) == 0
+    text = capsys.readouterr().out
+    assert "cue 'without'" in text and "root: A " in text and "(scaled " in text and "gate 0.9: penalty" in text
+    assert "-> fused " in text
+
+
+def test_write_specs_refuses_fusion_in_one_line_before_any_work(demo, tmp_path):
+    run, specs = tmp_path / "run", tmp_path / "specs.jsonl"
+    base = ["--index", str(demo / "index"), "--query", "tea without caffeine", "--output", str(run),
+            "--write-specs", str(specs)]
+    with pytest.raises(InputError) as err:
+        main(base)
+    message = str(err.value)
+    assert "\n" not in message and "fusion-gated" in message and "--not-op disentangled" in message
+    assert not run.exists() and not specs.exists()
+    assert main([*base, "--not-op", "disentangled"]) == 0  # a vector operation: specs and the run
+    assert run.is_file() and len(specs.read_text().splitlines()) == 1

@@ -41,7 +41,7 @@ class ImpactIndex:
         if not Path(self.path).is_dir():
             raise InputError(f"{self.path}: no such index directory")
         self._searchers: dict[Any, Any] = {}
-        self._composer = None
+        self._composers: dict[Any, Any] = {}
 
     def searcher(self, encoder: Any = None):
         """The shared ``ImpactSearcher`` of this index and query encoder."""
@@ -53,13 +53,14 @@ class ImpactIndex:
             self._searchers[key] = ImpactSearcher(self.path, encoder=encoder)
         return self._searchers[key]
 
-    def compose_searcher(self):
-        """The shared ``Composer`` (its query encoder is the default searcher's)."""
-        if self._composer is None:
-            from lsr_lucene.serve.composer import Composer
+    def compose_searcher(self, **options: Any):
+        """The shared ``ComposeSearcher`` of these options (its query encoder is the default searcher's)."""
+        key = tuple(sorted(options.items()))
+        if key not in self._composers:
+            from lsr_lucene.compose.searcher import ComposeSearcher
 
-            self._composer = Composer(self.path, encoder=self.searcher().query_encoder, threads=self.threads)
-        return self._composer
+            self._composers[key] = ComposeSearcher(self.path, encoder=self.searcher().query_encoder, **options)
+        return self._composers[key]
 
     def retriever(self, num_results: int = DEFAULT_NUM_RESULTS, encoder: Any = None, approximate: int = 0,
                   query_cut: int = 10) -> "ImpactRetriever":
@@ -71,8 +72,8 @@ class ImpactIndex:
         return ImpactQueryEncoder(self, encoder)
 
     def composer(self, num_results: int = DEFAULT_NUM_RESULTS, **options: Any) -> "ImpactComposer":
-        """Negation / composition retriever; ``options``: operation, not_op, and_op, or_op, lam, gate, ...
-        (as ``lsr-lucene compose``'s options)."""
+        """Negation / composition retriever; ``options``: ``ComposeSearcher``'s (operation, not_op, and_op, or_op,
+        lam, gate, depth, ...: ``lsr-lucene compose``'s options)."""
         return ImpactComposer(self, num_results, options)
 
     def scorer(self, encoder: Any = None) -> "ImpactScorer":
@@ -223,11 +224,10 @@ class ImpactComposer(pt.Transformer):
             v.query_frame(extra_columns=["composition"], mode="trees")
             v.query_frame(extra_columns=["query"], mode="text")
         inp = inp.reset_index(drop=True)
-        composer = self.index.compose_searcher()
-        settings = composer.make_settings(**self.options) if self.options else None
+        composer = self.index.compose_searcher(**self.options)
         keys = [str(i) for i in range(len(inp))]
         column = "composition" if v.mode == "trees" else "query"
-        found = composer.batch_search(list(inp[column]), keys, self.num_results, self.index.threads, settings)
+        found = composer.batch_search(list(inp[column]), keys, self.num_results, self.index.threads)
         return _results(inp, [found.get(key, []) for key in keys])
 
     def fuse_rank_cutoff(self, k: int) -> "ImpactComposer":

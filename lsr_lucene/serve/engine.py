@@ -1,4 +1,4 @@
-"""What the server searches with: one ``ImpactSearcher`` and one ``Composer`` over an index, loaded at startup.
+"""What the server searches with: one ``ImpactSearcher`` and one ``ComposeSearcher`` over an index, loaded at startup.
 
 Everything lazily made (the query encoder, the docid table, the unknown-term checker, the JIT's first paths) is made
 in ``SearchEngine.__init__`` by a warm-up search, not raced on by the first requests. The query encoder (an HF fast
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 from lsr_lucene.errors import InputError
 
@@ -37,9 +37,10 @@ class SearchEngine:
         self.search_text("warm up", 1)  # makes the unknown-term checker and runs the Java paths once
         self.composer = None
         if compose:
-            from lsr_lucene.serve.composer import Composer
+            from lsr_lucene.compose.searcher import ComposeSearcher
 
-            self.composer = Composer(self.index_dir, encoder=self.searcher.query_encoder, encoder_lock=self.lock)
+            self.composer = ComposeSearcher(self.index_dir, encoder=self.searcher.query_encoder)
+            self.composer.query_encoder, self.composer.backend  # made now, not raced on by the first requests
 
     # ----------------------------------------------------------------------------------------------- searches
 
@@ -70,18 +71,23 @@ class SearchEngine:
         as ``lsr-lucene compose --query`` / ``--composition`` searches it."""
         from lsr_lucene.compose.tree import tree_to_json
 
+        from lsr_lucene.compose.execute import compose
+        from lsr_lucene.compose.searcher import composition
+        from lsr_lucene.io.ranking import ordered
+
         if self.composer is None:
             raise InputError("this server was started without composed search")
-        comp = self.composer.composition(query)
+        comp = composition(query, "query" if isinstance(query, str) else "composition")  # names it in errors
         options = {k: v for k, v in (options or {}).items() if v is not None}
-        settings = self.composer.make_settings(**options) if options else None
-        plan = self.composer.plan([comp], settings)[0]
-        found = self.composer.run(comp.qid, plan, self._k(hits))
-        out = candidates(found)
+        settings = compose_settings(**options) if options else self.composer.settings
+        with self.lock:
+            plans = compose([comp], settings, self.composer.query_encoder)
+        ranked = ordered(self.composer.rank([comp], plans, self._k(hits))[comp.qid])
+        found = candidates([ComposedHit(d, s) for d, s in ranked])
         if doc:
-            for row in out:
+            for row in found:
                 row["doc"] = self.searcher.raw(row["docid"])
-        return tree_to_json(comp.tree), out
+        return tree_to_json(comp.tree), found
 
     def document(self, docid: str) -> str:
         """The stored document of a docid (KeyError when the index lacks it)."""
@@ -94,6 +100,20 @@ class SearchEngine:
         if self.composer is not None:
             self.composer.close()
         self.searcher.close()
+
+
+class ComposedHit(NamedTuple):
+    docid: str
+    score: float
+
+
+def compose_settings(operation: str | None = None, not_op: str | None = None, and_op: str | None = None,
+                     or_op: str | None = None):
+    """``lsr-lucene compose``'s operation settings for these names, its other options at their defaults."""
+    from lsr_lucene.compose.operations import DEFAULT_GATE, Settings
+
+    per_type = {op: name for op, name in (("not", not_op), ("and", and_op), ("or", or_op)) if name}
+    return Settings(operation, per_type, None, 5, 1.0, DEFAULT_GATE)
 
 
 def query_vector(vector: Any, where: str = "vector") -> dict[str, float]:

@@ -2,7 +2,6 @@
 brute-force dot products, the composer's rows the ``compose`` run's, and pt.Experiment's nDCG@10 is trec_eval's."""
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path

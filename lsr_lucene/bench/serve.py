@@ -10,10 +10,8 @@ The load average is printed beside the figures: on a shared machine they are rou
 """
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
-import statistics
 import subprocess
 import sys
 import threading

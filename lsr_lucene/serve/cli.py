@@ -52,7 +52,9 @@ def bind(host: str, port: int) -> socket.socket:
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        import fastapi  # noqa: F401
+        import importlib
+
+        importlib.import_module("fastapi")
         import uvicorn
     except ImportError as exc:
         raise SetupError(f"lsr-lucene serve needs {exc.name}: pip install -c constraints.txt -e '.[serve]'") from None

@@ -151,14 +151,25 @@ def served(index: str, texts: Sequence[str], clients: Sequence[int], requests: i
         base = line.split(" at ", 1)[1].strip()
         paths = [f"/v1/bench/search?{urllib.parse.urlencode({'query': t, 'hits': hits})}" for t in texts]
         http_load(base, paths, max(clients), len(paths))  # warm-up
-        return [{"mode": f"server ({threads} search threads)", "clients": n,
-                 **http_load(base, paths, n, max(requests, 4 * n))} for n in clients]
+        rows = [{"mode": "server GET /health (HTTP only)", "clients": 1,
+                 **http_load(base, ["/health"], 1, requests)}]
+        return rows + [{"mode": f"server ({threads} search threads)", "clients": n,
+                        **http_load(base, paths, n, max(requests, 4 * n))} for n in clients]
     finally:
         proc.terminate()
         try:
             proc.wait(15)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+def http_stack() -> str:
+    """What uvicorn's "auto" picks here: httptools or h11 for HTTP, uvloop or asyncio for the event loop."""
+    import importlib.util
+
+    parser = "httptools" if importlib.util.find_spec("httptools") else "h11"
+    loop = "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"
+    return f"{parser} + {loop}"
 
 
 # ---- tables -----------------------------------------------------------------------------------------------
@@ -178,7 +189,8 @@ def write_tables(rows: list[dict], out_dir: Path) -> None:
     with atomic_output(csv, overwrite=True) as tmp:
         frame.to_csv(tmp, index=False, float_format="%.3f")
     lines = ["# lsr-lucene serve: queries per second and latency", "",
-             "Written by scripts/run_serve_bench.sh (lsr_lucene/bench/serve.py); see README.md for the setup.", ""]
+             "Written by scripts/run_serve_bench.sh (lsr_lucene/bench/serve.py); see README.md for the setup. "
+             f"Last run: uvicorn on {http_stack()}; load average {os.getloadavg()[0]:.2f} at the end.", ""]
     for name, part in frame.groupby("collection", sort=False):
         lines += [f"## {name} ({int(part['docs'].iloc[0])} documents)", "",
                   to_markdown(part.drop(columns=["collection", "docs"]).set_index("mode"), ".2f")]
@@ -215,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
         raise InputError(f"--clients {args.clients}: expected a comma list of integers") from None
     texts = list(read_topics(args.topics).values())[:args.queries]
     print(f"torch CPU capability {torch.backends.cpu.get_cpu_capability()}; {os.cpu_count()} cores; "
-          f"load average {os.getloadavg()[0]:.2f}", file=sys.stderr)
+          f"load average {os.getloadavg()[0]:.2f}; uvicorn HTTP {http_stack()}", file=sys.stderr)
     rows = in_process(args.index, texts, clients, args.requests, args.hits, args.threads)
     rows += served(args.index, texts, clients, args.requests, args.hits, args.threads)
     from lsr_lucene.search.spec_searcher import SpecSearcher

@@ -1,11 +1,13 @@
 """Server benchmark: queries per second and p50 / p99 latency of ``lsr-lucene serve`` for 1, 4, 16 and 64 concurrent
 clients, beside the same queries searched in process, measured in ONE run.
 
+Modes are measured in interleaved rounds (a shared machine's load drifts over all of them alike).
 In process: ``ImpactSearcher.search`` one query at a time (1 client), and the server's own search path
 (``SearchEngine.search_text`` on a ``JvmWorkerPool`` of the same ``--threads``, encoder under one lock) driven by N
 client threads, so that the difference to the server is HTTP, JSON and the event loop. Server: a real
 ``lsr-lucene serve`` process on a free loopback port; the clients are asyncio keep-alive connections in this process
-(one per client) sending ``GET /v1/NAME/search?query=...&hits=K``. Every server response is checked (status 200).
+(one per client) sending ``GET /v1/NAME/search?query=...&hits=K``; ``GET /health`` alone times the HTTP round
+trip. Every server response is checked (status 200).
 The load average is printed beside the figures: on a shared machine they are rough.
 """
 from __future__ import annotations
@@ -39,7 +41,10 @@ def summary(latencies: Sequence[float], wall: float, errors: int) -> dict:
 
 
 # ---- clients ----------------------------------------------------------------------------------------------
-def threaded_load(call: Callable[[str], object], texts: Sequence[str], clients: int, requests: int) -> dict:
+Load = tuple  # (latencies in seconds, wall seconds, errors)
+
+
+def threaded_load(call: Callable[[str], object], texts: Sequence[str], clients: int, requests: int) -> Load:
     """``clients`` threads calling ``call(text)`` for ``requests`` texts in all (cycled): latency of each call."""
     latencies: list[float] = []
     errors = [0]
@@ -69,10 +74,10 @@ def threaded_load(call: Callable[[str], object], texts: Sequence[str], clients: 
         t.start()
     for t in threads:
         t.join()
-    return summary(latencies, time.perf_counter() - began, errors[0])
+    return latencies, time.perf_counter() - began, errors[0]
 
 
-async def _http_clients(host: str, port: int, paths: Sequence[str], clients: int, requests: int) -> dict:
+async def _http_clients(host: str, port: int, paths: Sequence[str], clients: int, requests: int) -> Load:
     latencies: list[float] = []
     errors = 0
     counter = iter(range(requests))
@@ -99,68 +104,76 @@ async def _http_clients(host: str, port: int, paths: Sequence[str], clients: int
 
     began = time.perf_counter()
     await asyncio.gather(*(client() for _ in range(clients)))
-    return summary(latencies, time.perf_counter() - began, errors)
+    return latencies, time.perf_counter() - began, errors
 
 
-def http_load(base: str, paths: Sequence[str], clients: int, requests: int) -> dict:
+def http_load(base: str, paths: Sequence[str], clients: int, requests: int) -> Load:
     """``clients`` keep-alive connections sending ``requests`` GETs in all (cycled over ``paths``)."""
     parsed = urllib.parse.urlsplit(base)
     return asyncio.run(_http_clients(parsed.hostname, parsed.port, paths, clients, requests))
 
 
-# ---- the two sides ----------------------------------------------------------------------------------------
-def in_process(index: str, texts: Sequence[str], clients: Sequence[int], requests: int, hits: int,
-               threads: int) -> list[dict]:
-    """ImpactSearcher.search (1 client) and the server's search path on a worker pool (every client count)."""
+# ---- the two sides, interleaved ---------------------------------------------------------------------------
+def start_server(index: str, threads: int) -> tuple[subprocess.Popen, str]:
+    """A real ``lsr-lucene serve`` process on a free loopback port: (process, base URL) once it is ready."""
+    command = [sys.executable, "-m", "lsr_lucene.serve", "--index", index, "--name", "bench", "--port", "0",
+               "--threads", str(threads)]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    line = proc.stdout.readline()
+    if not line.startswith("serving "):
+        proc.kill()
+        raise InputError(f"the server did not start (exit status {proc.wait(60)})")
+    return proc, line.split(" at ", 1)[1].strip()
+
+
+def measure(index: str, texts: Sequence[str], clients: Sequence[int], requests: int, hits: int, threads: int,
+            rounds: int) -> list[dict]:
+    """Every mode at every client count, in ``rounds`` interleaved rounds (in process, then server, then again),
+    so that a shared machine's load drifts over all modes alike; latencies pooled over the rounds."""
     from lsr_lucene.serve.engine import SearchEngine
     from lsr_lucene.serve.pool import JvmWorkerPool
 
     engine = SearchEngine(index, compose=False)
-    searcher = engine.searcher
-    rows = []
+    pool = JvmWorkerPool(threads)
+    proc, base = start_server(index, threads)
+    paths = [f"/v1/bench/search?{urllib.parse.urlencode({'query': t, 'hits': hits})}" for t in texts]
+    pooled: dict[tuple[str, int], list] = {}
+
+    def add(mode: str, n: int, load: Load) -> None:
+        entry = pooled.setdefault((mode, n), [[], 0.0, 0])
+        entry[0].extend(load[0])
+        entry[1] += load[1]
+        entry[2] += load[2]
+
+    def single(text: str):
+        return engine.searcher.search(text, hits)
+
+    def on_pool(text: str):
+        return pool.submit(engine.search_text, text, hits).result()
+
     try:
-        threaded_load(lambda t: searcher.search(t, hits), texts, 1, len(texts))  # warm-up
-        rows.append({"mode": "ImpactSearcher.search", "clients": 1,
-                     **threaded_load(lambda t: searcher.search(t, hits), texts, 1, requests)})
-        pool = JvmWorkerPool(threads)
-        try:
-            def call(text: str):
-                return pool.submit(engine.search_text, text, hits).result()
-
-            threaded_load(call, texts, max(clients), len(texts))  # warm-up
-            for n in clients:
-                rows.append({"mode": f"in process ({threads} search threads)", "clients": n,
-                             **threaded_load(call, texts, n, max(requests, 4 * n))})
-        finally:
-            pool.close()
-    finally:
-        engine.close()
-    return rows
-
-
-def served(index: str, texts: Sequence[str], clients: Sequence[int], requests: int, hits: int,
-           threads: int) -> list[dict]:
-    """The same queries through a real ``lsr-lucene serve`` process on a free loopback port."""
-    command = [sys.executable, "-m", "lsr_lucene.serve", "--index", index, "--name", "bench", "--port", "0",
-               "--threads", str(threads)]
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
-        line = proc.stdout.readline()
-        if not line.startswith("serving "):
-            raise InputError(f"the server did not start (exit status {proc.wait(60)})")
-        base = line.split(" at ", 1)[1].strip()
-        paths = [f"/v1/bench/search?{urllib.parse.urlencode({'query': t, 'hits': hits})}" for t in texts]
-        http_load(base, paths, max(clients), len(paths))  # warm-up
-        rows = [{"mode": "server GET /health (HTTP only)", "clients": 1,
-                 **http_load(base, ["/health"], 1, requests)}]
-        return rows + [{"mode": f"server ({threads} search threads)", "clients": n,
-                        **http_load(base, paths, n, max(requests, 4 * n))} for n in clients]
+        threaded_load(single, texts, 1, len(texts))  # warm-ups
+        threaded_load(on_pool, texts, max(clients), len(texts))
+        http_load(base, paths, max(clients), len(paths))
+        for n in clients:
+            chunk = max(requests, 4 * n) // rounds
+            for _ in range(rounds):
+                if n == 1:
+                    add("ImpactSearcher.search", 1, threaded_load(single, texts, 1, chunk))
+                    add("server GET /health (HTTP only)", 1, http_load(base, ["/health"], 1, chunk))
+                add(f"in process ({threads} search threads)", n, threaded_load(on_pool, texts, n, chunk))
+                add(f"server ({threads} search threads)", n, http_load(base, paths, n, chunk))
     finally:
         proc.terminate()
         try:
             proc.wait(15)
         except subprocess.TimeoutExpired:
             proc.kill()
+        pool.close()
+        engine.close()
+    order = ["ImpactSearcher.search", "in process", "server GET", "server ("]
+    keys = sorted(pooled, key=lambda k: (next(i for i, o in enumerate(order) if k[0].startswith(o)), k[1]))
+    return [{"mode": mode, "clients": n, **summary(*pooled[(mode, n)])} for mode, n in keys]
 
 
 def http_stack() -> str:
@@ -195,12 +208,14 @@ def write_tables(rows: list[dict], out_dir: Path) -> None:
         lines += [f"## {name} ({int(part['docs'].iloc[0])} documents)", "",
                   to_markdown(part.drop(columns=["collection", "docs"]).set_index("mode"), ".2f")]
         one = part[part["clients"] == 1].set_index("mode")["p50_ms"]
-        server = [m for m in one.index if m.startswith("server")]
+        server = [m for m in one.index if m.startswith("server (")]
         local = [m for m in one.index if m.startswith("in process")]
         if server and local:
-            lines += [f"Server p50 at 1 client minus in-process p50 at 1 client: "
+            lines += [f"At 1 client the server's p50 minus the in-process pool's: "
                       f"{one[server[0]] - one[local[0]]:+.2f} ms; minus ImpactSearcher.search's: "
-                      f"{one[server[0]] - one.get('ImpactSearcher.search', float('nan')):+.2f} ms.", ""]
+                      f"{one[server[0]] - one.get('ImpactSearcher.search', float('nan')):+.2f} ms; the HTTP round "
+                      f"trip alone (GET /health): {one.get('server GET /health (HTTP only)', float('nan')):.2f} ms.",
+                      ""]
     with atomic_output(out_dir / "results.md", overwrite=True) as tmp:
         Path(tmp).write_text("\n".join(lines), encoding="utf-8")
 
@@ -217,6 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clients", default=",".join(map(str, CLIENTS)), help="client counts (comma list)")
     opt.add_number(parser, "--requests", default=500, help="requests per client count (at least 4 per client)")
     opt.add_number(parser, "--queries", default=200, help="topics used (the first N)")
+    opt.add_number(parser, "--rounds", default=5, help="interleaved rounds the requests are split into")
     opt.add_hits(parser, default=10)
     opt.add_threads(parser, help="search threads of the server (and of the in-process pool)")
     parser.add_argument("--output-dir", default="runs/serve")
@@ -228,8 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     texts = list(read_topics(args.topics).values())[:args.queries]
     print(f"torch CPU capability {torch.backends.cpu.get_cpu_capability()}; {os.cpu_count()} cores; "
           f"load average {os.getloadavg()[0]:.2f}; uvicorn HTTP {http_stack()}", file=sys.stderr)
-    rows = in_process(args.index, texts, clients, args.requests, args.hits, args.threads)
-    rows += served(args.index, texts, clients, args.requests, args.hits, args.threads)
+    rows = measure(args.index, texts, clients, args.requests, args.hits, args.threads, args.rounds)
     from lsr_lucene.search.spec_searcher import SpecSearcher
 
     with SpecSearcher(args.index) as s:

@@ -5,19 +5,21 @@
 # (splade-tiny, encoded once and cached under WORK/scifact). wiki2015 100k is not measured here: see
 # runs/serve/README.md.
 # Usage: scripts/run_serve_bench.sh
-# Environment: WORK (default work), THREADS (server search threads, default 2), REQUESTS (per client count, default
-#   500), SCIFACT=0 (skip SciFact), NICE (default 0)
+# Environment: WORK (default work), THREADS (server search threads, default 2), ROUNDS (interleaved, default 10),
+#   REQUESTS (per client count and mode, default
+#   1000), SCIFACT=0 (skip SciFact), NICE (default 0)
 # Writes: runs/serve/results.csv, runs/serve/results.md
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 work=${WORK:-work}
 threads=${THREADS:-2}
-requests=${REQUESTS:-500}
+requests=${REQUESTS:-1000}
+rounds=${ROUNDS:-10}
 nice=(nice -n "${NICE:-0}")
 data=${DATA:-../shared/data}
 demo=lsr_lucene/data/demo
-bench=("${nice[@]}" python -m lsr_lucene.bench.serve --threads "$threads" --requests "$requests")
+bench=("${nice[@]}" python -m lsr_lucene.bench.serve --threads "$threads" --requests "$requests" --rounds "$rounds")
 
 # demo collection: `lsr-lucene demo` builds work/demo/index-splade-tiny
 if [ ! -d "$work/demo/index-splade-tiny" ]; then

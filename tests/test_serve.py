@@ -38,12 +38,16 @@ def environment() -> dict:
     return env
 
 
-def start_server(index: Path, stderr: Path, *extra: str) -> tuple[subprocess.Popen, str]:
-    """A server on a free port of 127.0.0.1 (``--port 0``), once its ready line is printed: (process, base URL);
-    its stderr goes to a file (a pipe nobody reads could fill and block it)."""
+def spawn_server(index: Path, stderr: Path, *extra: str) -> subprocess.Popen:
+    """A server on a free port of 127.0.0.1 (``--port 0``); its stderr goes to a file (a pipe nobody reads could
+    fill and block it)."""
     with open(stderr, "w", encoding="utf-8") as err:
-        proc = subprocess.Popen(serve_command("--index", str(index), "--port", "0", "--threads", "4", *extra),
+        return subprocess.Popen(serve_command("--index", str(index), "--port", "0", "--threads", "4", *extra),
                                 stdout=subprocess.PIPE, stderr=err, text=True, env=environment())
+
+
+def wait_ready(proc: subprocess.Popen, stderr: Path) -> str:
+    """The server's base URL once its ready line is printed (bounded wait)."""
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.append(proc.stdout.readline()), daemon=True)
     reader.start()
@@ -52,7 +56,7 @@ def start_server(index: Path, stderr: Path, *extra: str) -> tuple[subprocess.Pop
         proc.kill()
         proc.wait(30)
         raise AssertionError(f"no ready line: {lines!r}; stderr: {stderr.read_text(encoding='utf-8')[-2000:]}")
-    return proc, lines[0].split(" at ", 1)[1].strip()
+    return lines[0].split(" at ", 1)[1].strip()
 
 
 def request(url: str, body=None, method: str | None = None, raw: bytes | None = None) -> tuple[int, dict]:
@@ -80,7 +84,7 @@ def served(demo, tmp_path_factory):
     index = root / "demo-index"
     shutil.copytree(demo / "index", index)
     assert index_main(["--index", str(index), "--top-postings", str(APPROXIMATE)]) == 0
-    proc, base = start_server(index, root / "server.err", "--name", "demo")
+    proc = spawn_server(index, root / "server.err", "--name", "demo")  # loads while the CLI runs are made
     try:
         topics = str(DEMO / "topics.tsv")
         common = ["--index", str(index), "--hits", str(HITS)]
@@ -96,6 +100,7 @@ def served(demo, tmp_path_factory):
         vectors = {str(o["id"]): o["vector"] for o in map(json.loads, open(root / "q.jsonl", encoding="utf-8"))}
         trees = {str(o["id"]): o["query"] for o in map(json.loads, open(DEMO / "compositions.jsonl"))}
         runs = {name: read_hits(root / f"{name}.run") for name in ("text", "vec", "approx", "nl", "tree")}
+        base = wait_ready(proc, root / "server.err")
         yield {"proc": proc, "base": base, "api": f"{base}/v1/demo", "queries": queries, "vectors": vectors,
                "trees": trees, "runs": runs, "index": index, "stderr": root / "server.err"}
     finally:
@@ -239,7 +244,8 @@ def test_startup_errors_are_one_line(tmp_path, served):
     port = busy.getsockname()[1]
     cases = [(["--index", str(tmp_path / "missing")], "no such index"),
              (["--index", str(served["index"]), "--port", str(port)], "port in use"),
-             (["--index", str(tmp_path)], str(tmp_path))]
+             (["--index", str(tmp_path)], str(tmp_path)),
+             (["--index", str(served["index"]), "--encoder", "no-such-model-xyz"], "no-such-model-xyz")]
     try:
         for args, words in cases:
             done = subprocess.run(serve_command(*args), capture_output=True, text=True, timeout=STARTUP_S,
@@ -249,6 +255,21 @@ def test_startup_errors_are_one_line(tmp_path, served):
             assert words in lines[0] and not done.stdout
     finally:
         busy.close()
+
+
+def test_approximate_without_sidecar_is_an_input_error(demo):
+    """The search path the server runs (in process here): approximate search on an index without its top-postings
+    sidecar is an InputError naming the build command, i.e. a 400."""
+    from lsr_lucene.errors import InputError
+    from lsr_lucene.serve.engine import SearchEngine
+
+    engine = SearchEngine(demo / "index", compose=False)
+    try:
+        assert [c["rank"] for c in engine.search_text("green tea", 3)] == [1, 2, 3]
+        with pytest.raises(InputError, match="--top-postings"):
+            engine.search_text("green tea", 3, approximate=APPROXIMATE)
+    finally:
+        engine.close()
 
 
 def test_sigterm_stops_gracefully(served):

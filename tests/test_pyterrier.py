@@ -117,6 +117,7 @@ def test_experiment_ndcg_equals_trec_eval(setup, tmp_path):
     assert table.loc["SPLADE", "nDCG@10"] == pytest.approx(reference, abs=1e-9)
     assert list(table.index) == ["BM25", "SPLADE", "BM25>>SPLADE", "compose"]
     assert table["nDCG@10"].between(0, 1).all()
+    assert not pt.java.started()  # pt.Experiment and pyterrier_pisa ran without Terrier's Java
 
 
 def test_another_jvm_first_is_a_clear_error(setup, tmp_path):

@@ -40,7 +40,7 @@ def warn_unjudged(qrels: dict[str, dict[str, int]], qrels_path: str,
 def contrastive(pairs: str, runs: dict[str, str], per_query: bool = False, missing_as_miss: bool = False):
     """(table, note on ties) of ``eval --contrastive``; a run lacking a query of ``pairs`` is one error naming
     the run, the query and its line in ``pairs`` (unless ``missing_as_miss``)."""
-    from lsr_lucene.eval.contrastive import TIES_NOTE, contrastive_table, missing_queries, required_qids
+    from lsr_lucene.eval.contrastive import contrastive_table, missing_queries, required_qids, ties_note
     from lsr_lucene.eval.contrastive_metrics import read_contrastive
 
     kind, rows, lines = read_contrastive(pairs)
@@ -57,7 +57,7 @@ def contrastive(pairs: str, runs: dict[str, str], per_query: bool = False, missi
         extra = len(set(run) - wanted)
         if extra:
             print(f"note: {runs[name]}: {extra} queries not in {pairs} are ignored", file=sys.stderr)
-    return contrastive_table(kind, rows, loaded, per_query), TIES_NOTE
+    return contrastive_table(kind, rows, loaded, per_query), ties_note(kind)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -18,8 +18,14 @@ EXCLUIR_TABLE = ("queries", "R@1", "ΔR@1", "MRR@10", "ΔMRR@10", "RR", "RR ties
 NEVIR_TABLE = ("rows", "pairwise_accuracy", *NEVIR_CATEGORIES)
 TIES_NOTE = ("RR: share of queries whose positive document scores strictly above the negative one; RR ties: equal "
              "scores (tied) or neither retrieved; RR losses = 1 − RR − RR ties. R@1 / MRR@10: ranks in run order (ties "
-             "by docid). NevIR: a row is correct when q1 scores doc1 strictly above doc2 and q2 doc2 strictly above "
-             "doc1; an equal pair in either query is a tie.\n\n")
+             "by docid).")
+NEVIR_NOTE = (" NevIR: a row is correct when q1 scores doc1 strictly above doc2 and q2 doc2 strictly above doc1; an "
+              "equal pair in either query is a tie; the per-query figures count q1 and q2 of every row.")
+
+
+def ties_note(kind: str) -> str:
+    """The paragraph printed above a table: how ties count."""
+    return TIES_NOTE + (NEVIR_NOTE if kind == "nevir" else "") + "\n\n"
 
 
 def required_qids(kind: str, rows: Sequence[Mapping], lines: Sequence[int]) -> list[tuple[str, int]]:

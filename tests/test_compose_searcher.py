@@ -110,6 +110,8 @@ def test_bad_queries_are_input_errors(searcher):
         searcher.search("  ")
     with pytest.raises(InputError, match="unknown op"):
         searcher.search({"op": "xor", "a": "x", "b": "y"})
+    with pytest.raises(InputError, match="k must be >= 1"):
+        searcher.search("tea", k=0)
     with pytest.raises(InputError, match="2 queries but 1 qids"):
         searcher.batch_search(["a", "b"], ["1"])
     with pytest.raises(InputError, match="does not apply"):

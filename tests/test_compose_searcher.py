@@ -110,6 +110,8 @@ def test_bad_queries_are_input_errors(searcher):
         searcher.search("  ")
     with pytest.raises(InputError, match="unknown op"):
         searcher.search({"op": "xor", "a": "x", "b": "y"})
+    with pytest.raises(InputError, match="k must be >= 1"):
+        searcher.search("tea", k=0)
     with pytest.raises(InputError, match="2 queries but 1 qids"):
         searcher.batch_search(["a", "b"], ["1"])
     with pytest.raises(InputError, match="does not apply"):
@@ -126,14 +128,20 @@ def test_explain_cli_shows_legs_and_gate(demo, tmp_path, capsys):
     assert "-> fused " in text
 
 
-def test_write_specs_refuses_fusion_in_one_line_before_any_work(demo, tmp_path):
+def test_write_specs_refuses_fusion_in_one_line_before_any_work(demo, tmp_path, monkeypatch):
+    from lsr_lucene.compose.searcher import ComposeSearcher
+
     run, specs = tmp_path / "run", tmp_path / "specs.jsonl"
     base = ["--index", str(demo / "index"), "--query", "tea without caffeine", "--output", str(run),
             "--write-specs", str(specs)]
-    with pytest.raises(InputError) as err:
+    with monkeypatch.context() as patch, pytest.raises(InputError) as err:
+        patch.setattr(ComposeSearcher, "plans", lambda *a: pytest.fail("encoded before refusing"))
         main(base)
     message = str(err.value)
     assert "\n" not in message and "fusion-gated" in message and "--not-op disentangled" in message
     assert not run.exists() and not specs.exists()
     assert main([*base, "--not-op", "disentangled"]) == 0  # a vector operation: specs and the run
     assert run.is_file() and len(specs.read_text().splitlines()) == 1
+    uncued = tmp_path / "uncued.run"  # the default writes specs for topics the parser leaves atomic
+    assert main(["--index", str(demo / "index"), "--query", "green tea", "--output", str(uncued),
+                 "--write-specs", str(tmp_path / "uncued.jsonl")]) == 0

@@ -239,7 +239,7 @@ def test_malformed_spec_line_is_one_error_line(demo, tmp_path):
     from lsr_lucene.compose import cli as compose
     from lsr_lucene.search import cli as search
 
-    with pytest.raises(InputError, match="query 1: score fusion searches each part separately"):
+    with pytest.raises(InputError, match="query 1 uses fusion on a .not. node.*choose --not-op disentangled"):
         compose.main(["--index", str(demo / "index"), "--query", "tea without caffeine", "--operation", "fusion",
                       "--output", str(tmp_path / "f.run"), "--write-specs", str(tmp_path / "f.jsonl")])
     assert not (tmp_path / "f.jsonl").exists() and not (tmp_path / "f.run").exists()

@@ -127,9 +127,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--vectors", default=None,
                         help="score by exact in-memory dot products over these document vectors instead of Lucene")
     parser.add_argument("--write-specs", default=None, metavar="FILE",
-                        help="also write the composed query specs (JSONL), e.g. for Anserini's SearchCollection")
+                        help="also write the composed query specs (JSONL), e.g. for Anserini's SearchCollection; a "
+                             "score-fused query (the default on not nodes) has none and is refused before any work: "
+                             "choose a vector operation, e.g. --not-op disentangled")
     parser.add_argument("--explain", action="store_true",
-                        help="print each query's parse, composed representation and its top documents' term scores")
+                        help="print each query's cue decisions, tree, composed representation and, per top "
+                             "document, both legs' scores (raw, scaled), gate, penalty and fused score (vector "
+                             "operations: each term's contribution)")
     opt.add_number(parser, "--explain-docs", kind=opt.NON_NEGATIVE_INT, default=3,
                    help="documents explained per query")
     return parser

@@ -51,7 +51,7 @@ class NodeAccount:
     def text(self) -> str:
         """One line: A and B (raw, scaled), gate and penalty, fused."""
         def leg(name: str, raw: float, scaled: float | None) -> str:
-            return f"{name} {raw:.4f}" + (f" (scaled {scaled:.4f})" if scaled is not None else "")
+            return f"{name} {raw:.6g}" + (f" (scaled {scaled:.4f})" if scaled is not None else "")
 
         parts = [leg("A", self.a, self.a_scaled), leg("B", self.b, self.b_scaled)]
         if self.gate is not None:

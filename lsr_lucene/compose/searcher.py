@@ -120,6 +120,8 @@ class ComposeSearcher:
              warn=None, traces: dict | None = None) -> dict[str, list[tuple[str, float]]]:
         """Ranked (docid, unrounded score) lists of the plans, what ``lsr-lucene compose`` writes; ``warn(qid, why)``
         hears of queries that match nothing; ``traces`` receives fused queries' leaf scores (for explanations)."""
+        if int(k) < 1:
+            raise InputError(f"k must be >= 1, got {k}")
         backend = self.backend
         if hasattr(backend, "threads"):
             backend.threads = int(threads)

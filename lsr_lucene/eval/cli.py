@@ -1,7 +1,11 @@
-"""Evaluate TREC runs with trec_eval's measures (in process, pytrec_eval; no JVM): runs side by side.
+"""Evaluate TREC runs with trec_eval's measures (in process, pytrec_eval; no JVM), or contrastive pairs: runs side by side.
 
 ``lsr-lucene eval --qrels qrels.txt --run bm25=runs/bm25.txt --run splade=runs/splade.txt`` prints a Markdown
 table (rows = runs; columns nDCG@10, MAP, R@100, R@1000 by default, ``trec_eval -c``).
+``lsr-lucene eval --contrastive PAIRS.jsonl --run RUN`` needs no qrels: ExcluIR-style pairs
+(``{"id","query","pos_id","neg_id"}``: ExcluIR, BoolQuestions NOT) give R@1, ΔR@1, MRR@10, ΔMRR@10 and RR with its
+ties; NevIR rows (``{"id","q1","doc1","q2","doc2"}``; run qids ``<id>/q1``, ``<id>/q2``, docids ``<id>/1``,
+``<id>/2``) give pairwise accuracy with its categories too (:mod:`lsr_lucene.eval.contrastive`).
 """
 from __future__ import annotations
 
@@ -33,13 +37,45 @@ def warn_unjudged(qrels: dict[str, dict[str, int]], qrels_path: str,
             print(line, file=sys.stderr)
 
 
+def contrastive(pairs: str, runs: dict[str, str], per_query: bool = False, missing_as_miss: bool = False):
+    """(table, note on ties) of ``eval --contrastive``; a run lacking a query of ``pairs`` is one error naming
+    the run, the query and its line in ``pairs`` (unless ``missing_as_miss``)."""
+    from lsr_lucene.eval.contrastive import contrastive_table, missing_queries, required_qids, ties_note
+    from lsr_lucene.eval.contrastive_metrics import read_contrastive
+
+    kind, rows, lines = read_contrastive(pairs)
+    loaded = {name: read_run(path) for name, path in runs.items()}
+    wanted = {qid for qid, _ in required_qids(kind, rows, lines)}
+    for name, run in loaded.items():
+        missing = missing_queries(kind, rows, lines, run)
+        if missing and not missing_as_miss:
+            qid, line = missing[0]
+            more = f" (and {len(missing) - 1} more of its {len(wanted)} queries)" if len(missing) > 1 else ""
+            raise InputError(f"{runs[name]}: no line for query {qid} of {pairs}:{line}{more}; "
+                             + ("NevIR qids are <id>/q1 and <id>/q2; " if kind == "nevir" else "")
+                             + "--missing-as-miss counts such queries as misses")
+        extra = len(set(run) - wanted)
+        if extra:
+            print(f"note: {runs[name]}: {extra} queries not in {pairs} are ignored", file=sys.stderr)
+    return contrastive_table(kind, rows, loaded, per_query), ties_note(kind)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Arguments of ``lsr-lucene eval``."""
     parser = opt.Parser(prog="lsr-lucene eval", description=__doc__.splitlines()[0])
-    parser.add_argument("--qrels", required=True, help="TREC qrels file (qid 0 docid gain)")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--qrels", help="TREC qrels file (qid 0 docid gain)")
+    source.add_argument("--contrastive", metavar="PAIRS.jsonl",
+                        help="contrastive pairs instead of qrels: ExcluIR / BoolQuestions rows {id, query, pos_id, "
+                             "neg_id} (qid = id) or NevIR rows {id, q1, doc1, q2, doc2} (qids <id>/q1, <id>/q2; "
+                             "docids <id>/1, <id>/2): R@1, ΔR@1, MRR@10, ΔMRR@10, RR and ties (NevIR: pairwise "
+                             "accuracy too)")
     parser.add_argument("--run", action="append", required=True, metavar="NAME=PATH",
                         help="a TREC run, optionally named (repeat for several runs)")
-    parser.add_argument("--measures", nargs="+", default=list(DEFAULT_MEASURES),
+    parser.add_argument("--missing-as-miss", action="store_true",
+                        help="--contrastive: count queries without a run line as misses (default: an error; a "
+                             "query with no hits has no line)")
+    parser.add_argument("--measures", nargs="+", default=None,
                         help="trec_eval measures: ndcg_cut_10 ndcg_cut.10 nDCG@10 map recall_100 R@1000 P_10 "
                              f"recip_rank ... (comma lists ok; default: {' '.join(DEFAULT_MEASURES)})")
     parser.add_argument("--per-query", action="store_true", help="one row per (run, query) instead of means")
@@ -61,13 +97,20 @@ def main(argv: list[str] | None = None) -> int:
         if args.output:  # refuse before spending time on trec_eval
             for path in table_paths(args.output):
                 refuse_existing(path, args.overwrite)
-        qrels = read_qrels(args.qrels)  # each file read once, for the measures and the unjudged warnings
-        loaded = {name: read_run(path) for name, path in runs.items()}
-        table = evaluate(qrels, loaded, args.measures, per_query=args.per_query)
-        sys.stdout.write(to_markdown(table))
-        warn_unjudged(qrels, args.qrels, loaded)
+        preamble = ""
+        if args.contrastive:
+            if args.measures is not None:
+                raise InputError("--measures applies to --qrels (trec_eval measures), not to --contrastive")
+            table, preamble = contrastive(args.contrastive, runs, args.per_query, args.missing_as_miss)
+        else:
+            qrels = read_qrels(args.qrels)  # each file read once, for the measures and the unjudged warnings
+            loaded = {name: read_run(path) for name, path in runs.items()}
+            table = evaluate(qrels, loaded, args.measures or DEFAULT_MEASURES, per_query=args.per_query)
+        sys.stdout.write(preamble + to_markdown(table))
+        if not args.contrastive:
+            warn_unjudged(qrels, args.qrels, loaded)
         if args.output:
-            for path in write_table(table, args.output, overwrite=args.overwrite):
+            for path in write_table(table, args.output, overwrite=args.overwrite, preamble=preamble):
                 print(f"wrote {path}", file=sys.stderr)
     except LsrError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -1,8 +1,17 @@
 """NevIR and ExcluIR: their row files, and the contrastive metrics that score a system on them.
 
 NevIR (pairs of queries and documents that differ by a negation) is scored by pairwise accuracy with its error
-categories; ExcluIR (exclusionary queries with a positive and a negative document) by R@1, MRR@10, their
-differences between the positive and the negative document, and RR.
+categories; ExcluIR (exclusionary queries with a positive and a negative document; BoolQuestions NOT has the same
+layout) by R@1, MRR@10, their differences between the positive and the negative document, and RR.
+
+How ties count (the papers define the figures by rank and "ranked higher"; equal scores are our convention):
+R@1 and MRR@10 read ranks in run order (ties by docid, as run files break them); RR and NevIR compare the two
+documents' scores, and equal scores are neither a win nor a loss: RR counts them apart (``RR ties``; also when
+neither document is retrieved) and a NevIR row with a tie in either query is category ``tie`` (not correct).
+
+Runs and ids: an ExcluIR-style query's qid is the row's ``id``. A NevIR row ``id`` gives two queries, qids
+``<id>/q1`` and ``<id>/q2``, and two documents, docids ``<id>/1`` (doc1) and ``<id>/2`` (doc2)
+(:func:`nevir_ids`; the ids ``lsr_lucene.experiments.nevir`` gives its queries and documents).
 """
 from __future__ import annotations
 
@@ -56,6 +65,45 @@ def nevir_pairwise_accuracy(rows_scores: Iterable) -> dict[str, float]:
     return {"rows": total, "pairwise_accuracy": counts["correct"] / total, **counts}
 
 
+def nevir_ids(row_id: str) -> dict[str, str]:
+    """The qids and docids of one NevIR row in runs: ``q1``/``q2`` -> ``<id>/q1``/``<id>/q2``, ``doc1``/``doc2`` ->
+    ``<id>/1``/``<id>/2``."""
+    return {"q1": f"{row_id}/q1", "q2": f"{row_id}/q2", "doc1": f"{row_id}/1", "doc2": f"{row_id}/2"}
+
+
+def nevir_run_scores(run: Mapping[str, Mapping[str, float]], rows: Iterable[Mapping]) -> list[tuple[float, ...]]:
+    """(q1·doc1, q1·doc2, q2·doc1, q2·doc2) of every NevIR row read from a run ``{qid: {docid: score}}`` with
+    :func:`nevir_ids`; a document the query did not retrieve scores −inf (below every retrieved one)."""
+    out = []
+    for row in rows:
+        ids = nevir_ids(str(row["id"]))
+        q1, q2 = run.get(ids["q1"], {}), run.get(ids["q2"], {})
+        out.append((q1.get(ids["doc1"], -math.inf), q1.get(ids["doc2"], -math.inf),
+                    q2.get(ids["doc1"], -math.inf), q2.get(ids["doc2"], -math.inf)))
+    return out
+
+
+def nevir_as_excluir(rows: Iterable[Mapping]) -> list[dict[str, str]]:
+    """ExcluIR-style rows of NevIR rows: q1 with positive doc1 and negative doc2, q2 with doc2 and doc1 (so R@1,
+    MRR@10, their Δ and RR apply per query)."""
+    out = []
+    for row in rows:
+        ids = nevir_ids(str(row["id"]))
+        out.append({"id": ids["q1"], "query": str(row["q1"]), "pos_id": ids["doc1"], "neg_id": ids["doc2"]})
+        out.append({"id": ids["q2"], "query": str(row["q2"]), "pos_id": ids["doc2"], "neg_id": ids["doc1"]})
+    return out
+
+
+def excluir_outcome(scores: Mapping[str, float], pos: str, neg: str) -> dict:
+    """One query's figures: the positive's and the negative's rank (None: not retrieved) and score, and the RR
+    outcome ``win`` (positive scores strictly higher), ``tie`` (equal, or neither retrieved) or ``loss``."""
+    order = {doc: rank for rank, doc in enumerate(ranking(scores), 1)}
+    pos_score, neg_score = scores.get(pos, -math.inf), scores.get(neg, -math.inf)
+    outcome = "win" if pos_score > neg_score else "tie" if pos_score == neg_score else "loss"
+    return {"pos rank": order.get(pos), "neg rank": order.get(neg), "pos score": scores.get(pos),
+            "neg score": scores.get(neg), "outcome": outcome}
+
+
 def _rank_of(order: Mapping[str, int], doc: str) -> float:
     return order.get(doc, math.inf)  # not retrieved: below everything retrieved
 
@@ -69,11 +117,12 @@ def excluir_metrics(run: Mapping[str, Mapping[str, float]] | str | Path, rows: I
     scores are equal or neither document is retrieved, ``RR losses`` the rest (RR + ties + losses = 1). A
     document missing from the run scores below every retrieved one. Ranks (R@1, MRR@10) follow the run
     convention (ties by docid). All figures are fractions in [0, 1] (Δ in [-1, 1]); queries missing from the
-    run count as misses.
+    run count as misses. ``tied`` counts the queries whose two documents are retrieved with equal scores,
+    ``neither retrieved`` those where neither is (together the ``RR ties`` share).
     """
     if isinstance(run, (str, Path)):
         run = read_run(run)
-    sums = dict.fromkeys(("pos_r1", "neg_r1", "pos_rr10", "neg_rr10", "rr", "rr_ties"), 0.0)
+    sums = dict.fromkeys(("pos_r1", "neg_r1", "pos_rr10", "neg_rr10", "rr", "rr_ties", "neither"), 0.0)
     n = 0
     for row in rows:
         try:
@@ -90,6 +139,7 @@ def excluir_metrics(run: Mapping[str, Mapping[str, float]] | str | Path, rows: I
         pos_score, neg_score = scores.get(pos, -math.inf), scores.get(neg, -math.inf)
         sums["rr"] += pos_score > neg_score
         sums["rr_ties"] += pos_score == neg_score
+        sums["neither"] += pos_score == neg_score == -math.inf
         n += 1
     if n == 0:
         raise InputError("no ExcluIR rows to score")
@@ -97,20 +147,46 @@ def excluir_metrics(run: Mapping[str, Mapping[str, float]] | str | Path, rows: I
     return {"queries": n, "R@1": mean["pos_r1"], "MRR@10": mean["pos_rr10"],
             "ΔR@1": mean["pos_r1"] - mean["neg_r1"], "ΔMRR@10": mean["pos_rr10"] - mean["neg_rr10"],
             "RR": mean["rr"], "RR ties": mean["rr_ties"], "RR losses": 1.0 - mean["rr"] - mean["rr_ties"],
-            "R@1 (neg)": mean["neg_r1"], "MRR@10 (neg)": mean["neg_rr10"]}
+            "R@1 (neg)": mean["neg_r1"], "MRR@10 (neg)": mean["neg_rr10"],
+            "tied": int(sums["rr_ties"] - sums["neither"]), "neither retrieved": int(sums["neither"])}
+
+
+NEVIR_FIELDS = ("id", "q1", "doc1", "q2", "doc2")
+EXCLUIR_FIELDS = ("id", "query", "pos_id", "neg_id")
+
+
+def read_contrastive(path: str | Path) -> tuple[str, list[dict[str, str]], list[int]]:
+    """(kind, rows, line numbers) of a contrastive file, its kind told by the first row's fields: ``excluir``
+    (``{"id","query","pos_id","neg_id"}``: ExcluIR, BoolQuestions NOT) or ``nevir`` (``{"id","q1","doc1","q2",
+    "doc2"}``); another shape is an InputError naming the file and line."""
+    if not Path(path).is_file():
+        raise InputError(f"{path}: no such file")
+    for line_no, obj in jsonl_objects(Path(path)):
+        if set(EXCLUIR_FIELDS) <= obj.keys():
+            kind, fields = "excluir", EXCLUIR_FIELDS
+        elif set(NEVIR_FIELDS) <= obj.keys():
+            kind, fields = "nevir", NEVIR_FIELDS
+        else:
+            raise InputError(f"{path}:{line_no}: unknown contrastive row shape (fields {', '.join(sorted(obj))}); "
+                             f"expected {{{', '.join(EXCLUIR_FIELDS)}}} (ExcluIR, BoolQuestions) or "
+                             f"{{{', '.join(NEVIR_FIELDS)}}} (NevIR)")
+        lines: list[int] = []
+        return kind, _read_rows(path, fields, lines), lines
+    raise InputError(f"{path}: no rows (empty file?)")
 
 
 def read_nevir(path: str | Path) -> list[dict[str, str]]:
     """NevIR rows ``{"id","q1","doc1","q2","doc2"}`` from JSONL, checking fields (InputError names file:line)."""
-    return _read_rows(path, ("id", "q1", "doc1", "q2", "doc2"))
+    return _read_rows(path, NEVIR_FIELDS)
 
 
 def read_excluir(path: str | Path) -> list[dict[str, str]]:
     """ExcluIR rows ``{"id","query","pos_id","neg_id"}`` from JSONL, checking fields (InputError names file:line)."""
-    return _read_rows(path, ("id", "query", "pos_id", "neg_id"))
+    return _read_rows(path, EXCLUIR_FIELDS)
 
 
-def _read_rows(path: str | Path, fields: tuple[str, ...]) -> list[dict[str, str]]:
+def _read_rows(path: str | Path, fields: tuple[str, ...], lines: list[int] | None = None) -> list[dict[str, str]]:
+    """Rows with ``fields`` (all present, non-empty, ids unique); ``lines`` receives each row's line number."""
     if not Path(path).is_file():
         raise InputError(f"{path}: no such file")
     rows, seen = [], set()
@@ -123,6 +199,8 @@ def _read_rows(path: str | Path, fields: tuple[str, ...]) -> list[dict[str, str]
             raise InputError(f"{path}:{line_no}: duplicate id {row['id']!r}")
         seen.add(row["id"])
         rows.append(row)
+        if lines is not None:
+            lines.append(line_no)
     if not rows:
         raise InputError(f"{path}: no rows (empty file?)")
     return rows

@@ -14,7 +14,7 @@ from lsr_lucene.compose.execute import compose
 from lsr_lucene.compose.operations import Plan, VectorPlan, fuse, plan_vectors
 from lsr_lucene.compose.query_encoder import QueryEncoder
 from lsr_lucene.experiments.contrastive_configs import Config
-from lsr_lucene.eval.contrastive_metrics import NEVIR_CATEGORIES, nevir_category, nevir_pairwise_accuracy
+from lsr_lucene.eval.contrastive_metrics import NEVIR_CATEGORIES, nevir_category, nevir_ids, nevir_pairwise_accuracy
 
 
 def plan_scores(plan: Plan, backend, scale: float, docs: Sequence[str]) -> list[float]:
@@ -31,19 +31,22 @@ def plan_scores(plan: Plan, backend, scale: float, docs: Sequence[str]) -> list[
 
 
 def nevir_documents(rows: Sequence[Mapping]) -> list[tuple[str, str]]:
-    """(doc id, text) of every NevIR document: ``<row id>/1`` and ``<row id>/2``."""
+    """(doc id, text) of every NevIR document: ``<row id>/1`` and ``<row id>/2`` (:func:`nevir_ids`)."""
     docs = []
     for row in rows:
-        docs += [(f"{row['id']}/1", str(row["doc1"])), (f"{row['id']}/2", str(row["doc2"]))]
+        ids = nevir_ids(str(row["id"]))
+        docs += [(ids["doc1"], str(row["doc1"])), (ids["doc2"], str(row["doc2"]))]
     return docs
 
 
 def nevir_compositions(rows: Sequence[Mapping]) -> list[Composition]:
-    """Parsed q1 and q2 of every row (ids ``<row id>/q1``, ``<row id>/q2``)."""
+    """Parsed q1 and q2 of every row (ids ``<row id>/q1``, ``<row id>/q2``: :func:`nevir_ids`, what
+    ``lsr-lucene eval --contrastive`` reads from a NevIR run)."""
     topics = {}
     for row in rows:
-        topics[f"{row['id']}/q1"] = str(row["q1"])
-        topics[f"{row['id']}/q2"] = str(row["q2"])
+        ids = nevir_ids(str(row["id"]))
+        topics[ids["q1"]] = str(row["q1"])
+        topics[ids["q2"]] = str(row["q2"])
     return parse_topics(topics)
 
 
@@ -56,9 +59,10 @@ def nevir_scores(rows: Sequence[Mapping], configs: Sequence[Config], backend, en
         plans = dict(zip((c.qid for c in comps), compose(comps, config.settings(), encoders[config.mode])))
         scores = []
         for row in rows:
-            docs = [f"{row['id']}/1", f"{row['id']}/2"]
-            s1 = plan_scores(plans[f"{row['id']}/q1"], backend, scale, docs)
-            s2 = plan_scores(plans[f"{row['id']}/q2"], backend, scale, docs)
+            ids = nevir_ids(str(row["id"]))
+            docs = [ids["doc1"], ids["doc2"]]
+            s1 = plan_scores(plans[ids["q1"]], backend, scale, docs)
+            s2 = plan_scores(plans[ids["q2"]], backend, scale, docs)
             scores.append((s1[0], s1[1], s2[0], s2[1]))
         out[config.label] = scores
     return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -56,6 +57,7 @@ def wait_ready(proc: subprocess.Popen, stderr: Path) -> str:
         proc.kill()
         proc.wait(30)
         raise AssertionError(f"no ready line: {lines!r}; stderr: {stderr.read_text(encoding='utf-8')[-2000:]}")
+    assert re.fullmatch(r"serving \S+ \(\d+ docs\) at http://127\.0\.0\.1:\d+\n", lines[0]), lines[0]
     return lines[0].split(" at ", 1)[1].strip()
 
 
@@ -123,6 +125,7 @@ def test_health_root_and_docs(served):
     status, health = request(served["base"] + "/health")
     assert status == 200 and health["status"] == "ok" and health["index"] == "demo"
     assert health["num_docs"] == 298 and health["model"] == "splade-tiny"
+    assert served["base"].startswith("http://127.0.0.1:")  # the ready line's address: loopback, a free port
     status, root = request(served["base"] + "/")
     assert status == 200 and root["documentation"] == "/docs" and root["version"]
     status, spec = request(served["base"] + "/openapi.json")

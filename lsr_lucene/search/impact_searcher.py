@@ -123,35 +123,41 @@ class ImpactSearcher:
 
     # ---------------------------------------------------------------------------------------------- text queries
 
-    def search(self, q: str, k: int = 10, approximate: int | None = None) -> list[ImpactHit]:
+    def search(self, q: str, k: int = 10, approximate: int | None = None,
+               query_cut: int | None = None) -> list[ImpactHit]:
         """Top-k hits of one text query, best first (no hits when no query term is in the index)."""
         terms = self.encode([q])[0] if q.strip() else {}
-        return self.search_spec({"qid": "q", "terms": terms}, k, approximate) if terms else []
+        return self.search_spec({"qid": "q", "terms": terms}, k, approximate, query_cut) if terms else []
 
     def batch_search(self, queries: Sequence[str], qids: Sequence[str], k: int = 10, threads: int = 1,
-                     approximate: int | None = None) -> dict[str, list[ImpactHit]]:
+                     approximate: int | None = None, query_cut: int | None = None) -> dict[str, list[ImpactHit]]:
         """Top-k hits of many text queries searched with ``threads`` threads: a dict qid → hits."""
         if len(queries) != len(qids):
             raise InputError(f"{len(queries)} queries but {len(qids)} qids")
         vectors = self.encode(list(queries))
         results: dict[str, list[ImpactHit]] = {str(qid): [] for qid in qids}
         specs = [{"qid": str(qid), "terms": vec} for qid, vec in zip(qids, vectors) if vec]
-        results.update(self.batch_search_specs(specs, k=k, threads=threads, approximate=approximate))
+        results.update(self.batch_search_specs(specs, k=k, threads=threads, approximate=approximate,
+                                               query_cut=query_cut))
         return results
 
     # ---------------------------------------------------------------------------------------------- query specs
 
-    def search_spec(self, spec: Mapping | str, k: int = 10, approximate: int | None = None) -> list[ImpactHit]:
-        """Top-k hits of one query spec (dict or JSON): signed terms, CPT pairs, windows, composed queries."""
+    def search_spec(self, spec: Mapping | str, k: int = 10, approximate: int | None = None,
+                    query_cut: int | None = None) -> list[ImpactHit]:
+        """Top-k hits of one query spec (dict or JSON): signed terms, CPT pairs, windows, composed queries
+        (``approximate``, ``query_cut``: this search's, default the searcher's)."""
         spec = _parse_spec(spec)
         if not _searchable(spec):
             return []
         self._warn_unknown_terms([spec])
         depth = self.approximate if approximate is None else approximate
-        return [ImpactHit(d, s, n, self._raw) for d, s, n in self._searcher.search_hits(spec, k, depth, self.query_cut)]
+        cut = self.query_cut if query_cut is None else int(query_cut)
+        return [ImpactHit(d, s, n, self._raw) for d, s, n in self._searcher.search_hits(spec, k, depth, cut)]
 
     def batch_search_specs(self, specs: Sequence[Mapping | str], k: int = 10, threads: int = 1,
-                           approximate: int | None = None) -> dict[str, list[ImpactHit]]:
+                           approximate: int | None = None,
+                           query_cut: int | None = None) -> dict[str, list[ImpactHit]]:
         """Top-k hits of many query specs searched in the JVM with ``threads`` threads: a dict qid → hits."""
         parsed = [_parse_spec(s) for s in specs]
         results: dict[str, list[ImpactHit]] = {str(s["qid"]): [] for s in parsed}
@@ -165,7 +171,7 @@ class ImpactSearcher:
             run = Path(tmp, "run")
             depth = self.approximate if approximate is None else approximate
             self._searcher.search_to_run(searchable, run, k=k, threads=threads, tag="x", approximate=depth,
-                                         query_cut=self.query_cut)
+                                         query_cut=self.query_cut if query_cut is None else int(query_cut))
             rows = read_hits(run)
         for qid, hits in rows.items():
             results[qid] = self._hits(hits)

@@ -1,0 +1,276 @@
+"""The FastAPI application of ``lsr-lucene serve``: Anserini's REST v1 routes over a ``SearchEngine``.
+
+Routes: ``GET /``, ``GET /health``, ``GET|POST /v1/{index}/search``, ``POST /v1/{index}/compose``,
+``POST /v1/{index}/batch``, ``GET /v1/{index}/doc/{docid}``. Responses have Anserini's v1 shape
+(``{"api", "index", "query": {"qid", "text"}, "candidates": [{"docid", "score", "rank"}]}``, ranks 1-based); every
+error is JSON ``{"error": "..."}`` naming the field (400 bad input, 404 unknown index / route / docid, 405 wrong
+method, 500 anything else), never FastAPI's 422 ``{"detail"}``. Searches run on a ``JvmWorkerPool`` so the event
+loop keeps serving while the JVM works.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from contextlib import asynccontextmanager
+from typing import Annotated, Any, Callable, Optional, Union
+
+from fastapi import FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, WithJsonSchema
+from starlette.exceptions import HTTPException
+
+from lsr_lucene import __version__
+from lsr_lucene.errors import InputError
+from lsr_lucene.serve.engine import SearchEngine
+from lsr_lucene.serve.pool import JvmWorkerPool
+
+log = logging.getLogger("lsr_lucene.serve")
+
+Hits = Annotated[StrictInt, Field(gt=0, description="number of hits (default 10)")]
+Count = Annotated[StrictInt, Field(ge=0)]
+Qid = Union[StrictStr, StrictInt]
+Vector = Annotated[dict[str, Any], WithJsonSchema({"type": "object", "additionalProperties": {"type": "number"}}),
+                   Field(description="{term: weight}, read as a `search --query-vectors` JSONL line")]
+
+
+class SearchBody(BaseModel):
+    """A text query (``query`` / ``query_text``) or a term-weight query (``vector`` / ``query_tokens``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    query: Optional[StrictStr] = Field(None, validation_alias=AliasChoices("query", "query_text"),
+                                       description="text, encoded as `lsr-lucene search --topics` does")
+    vector: Optional[Vector] = Field(None, validation_alias=AliasChoices("vector", "query_tokens"))
+    hits: Hits = 10
+    qid: Qid = ""
+    approximate: Optional[Count] = Field(None, description="0 exact; N > 0 approximate (top-postings sidecar)")
+    query_cut: Optional[Count] = Field(None, description="approximate search: query terms kept (0: all)")
+    doc: StrictBool = Field(False, description="add each hit's stored document")
+
+
+class ComposeBody(BaseModel):
+    """A natural-language negation (``query``, cue parser) or a composition tree (``composition``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    query: Optional[StrictStr] = Field(None, description="e.g. 'tea without caffeine' (as `compose --query`)")
+    composition: Optional[Union[StrictStr, dict[str, Any]]] = Field(
+        None, description='e.g. {"op": "not", "a": "tea", "b": "caffeine"} (as `compose --composition`)')
+    hits: Hits = 10
+    qid: Qid = ""
+    operation: Optional[StrictStr] = Field(None, description="operation of every node type it applies to")
+    not_op: Optional[StrictStr] = None
+    and_op: Optional[StrictStr] = None
+    or_op: Optional[StrictStr] = None
+    doc: StrictBool = False
+
+
+class BatchQuery(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    qid: Qid
+    query: Optional[StrictStr] = Field(None, validation_alias=AliasChoices("query", "query_text"))
+    vector: Optional[Vector] = Field(None, validation_alias=AliasChoices("vector", "query_tokens"))
+
+
+class BatchBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    queries: list[BatchQuery]
+    hits: Hits = 10
+    approximate: Optional[Count] = None
+    query_cut: Optional[Count] = None
+
+
+class Candidate(BaseModel):
+    docid: str
+    score: float
+    rank: int
+    doc: Optional[str] = None
+
+
+class QueryEcho(BaseModel):
+    qid: Qid
+    text: Optional[str]
+
+
+class SearchResponse(BaseModel):
+    api: str = "v1"
+    index: str
+    query: QueryEcho
+    candidates: list[Candidate]
+
+
+class ComposeResponse(SearchResponse):
+    composition: Any
+
+
+class BatchResponse(BaseModel):
+    results: list[SearchResponse]
+
+
+class DocResponse(BaseModel):
+    api: str = "v1"
+    index: str
+    docid: str
+    doc: str
+
+
+class Health(BaseModel):
+    status: str
+    index: str
+    num_docs: int
+    model: str
+
+
+def error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+def validation_message(exc: RequestValidationError) -> str:
+    """One line naming the field of FastAPI's first validation error."""
+    first = exc.errors()[0]
+    loc = [str(p) for p in first.get("loc", ()) if p not in ("body", "query", "path")]
+    field, kind, msg = ".".join(loc), first.get("type", ""), first.get("msg", "invalid")
+    if kind == "json_invalid":
+        return f"malformed JSON body: {first.get('ctx', {}).get('error', msg)}"
+    if kind == "missing" and not loc:
+        return "missing JSON body"
+    if kind == "extra_forbidden":
+        return f"unknown field {field!r}"
+    if kind == "model_attributes_type" and not loc:
+        return "the JSON body must be an object"
+    return f"{field}: {msg}" if field else msg
+
+
+class JsonBodies:
+    """ASGI middleware: a POST body is read as JSON whatever its Content-Type (``curl -d '{...}'`` sends a form's),
+    as Anserini's and OpenSearch's endpoints read it."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and scope["method"] == "POST":
+            headers = [(k, v) for k, v in scope["headers"] if k != b"content-type"]
+            scope = dict(scope, headers=headers + [(b"content-type", b"application/json")])
+        await self.app(scope, receive, send)
+
+
+def create_app(engine: SearchEngine, threads: int = 2) -> FastAPI:
+    """The application: routes over ``engine``, searches on ``threads`` JVM-attached worker threads."""
+    state: dict[str, JvmWorkerPool] = {}
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI):
+        state["pool"] = JvmWorkerPool(threads)
+        try:
+            yield
+        finally:
+            state.pop("pool").close()
+
+    app = FastAPI(title="lsr_lucene", version=__version__, lifespan=lifespan,
+                  description="Learned sparse retrieval on a Lucene impact index (Anserini REST v1 shape).")
+
+    app.add_middleware(JsonBodies)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_request: Request, exc: RequestValidationError):
+        return error(400, validation_message(exc))
+
+    @app.exception_handler(HTTPException)
+    async def _http(request: Request, exc: HTTPException):
+        if exc.status_code == 404 and exc.detail == "Not Found":
+            return error(404, f"no route {request.url.path}")
+        if exc.status_code == 405:
+            return error(405, f"method {request.method} not allowed on {request.url.path}")
+        return error(exc.status_code, str(exc.detail))
+
+    async def run(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        return await asyncio.wrap_future(state["pool"].submit(fn, *args, **kwargs))
+
+    async def respond(index: str, make: Callable[[], Any]) -> JSONResponse:
+        """The JSON of ``await make()``, or the error it raised: InputError 400, anything else 500."""
+        if index != engine.name:
+            return error(404, f"unknown index {index!r} (this server has {engine.name!r})")
+        try:
+            return JSONResponse(await make())
+        except InputError as exc:
+            return error(400, str(exc))
+        except KeyError as exc:
+            return error(404, f"unknown docid {exc.args[0]!r}")
+        except Exception as exc:  # noqa: BLE001  (one line to the client, the server carries on)
+            message = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            log.error("500 on %s: %s: %s", index, type(exc).__name__, message)
+            return error(500, message)
+
+    def response(qid, text, found: list[dict]) -> dict:
+        return {"api": "v1", "index": engine.name, "query": {"qid": qid, "text": text}, "candidates": found}
+
+    async def search_one(qid, query, vector, hits, approximate, query_cut, doc) -> dict:
+        if query is not None and vector is not None:
+            raise InputError("give either query or vector, not both")
+        if vector is not None:
+            found = await run(engine.search_vector, vector, hits, approximate, query_cut, doc)
+            return response(qid, None, found)
+        if query is None or not query.strip():
+            raise InputError("query: missing or empty (give a text query or a vector)")
+        return response(qid, query, await run(engine.search_text, query, hits, approximate, query_cut, doc))
+
+    @app.get("/", summary="Server name, version and documentation")
+    async def root() -> dict:
+        return {"name": "lsr_lucene", "version": __version__, "documentation": "/docs", "indexes": [engine.name]}
+
+    @app.get("/health", response_model=Health, summary="Readiness probe")
+    async def health():
+        return JSONResponse({"status": "ok", "index": engine.name, "num_docs": engine.num_docs,
+                             "model": engine.model})
+
+    @app.get("/v1/{index}/search", response_model=SearchResponse, summary="Search with a text query")
+    async def search_get(index: str, query: Annotated[Optional[str], Query(description="query text")] = None,
+                         hits: Annotated[int, Query(gt=0)] = 10, qid: str = "",
+                         approximate: Annotated[Optional[int], Query(ge=0)] = None,
+                         query_cut: Annotated[Optional[int], Query(ge=0)] = None, doc: bool = False):
+        return await respond(index, lambda: search_one(qid, query, None, hits, approximate, query_cut, doc))
+
+    @app.post("/v1/{index}/search", response_model=SearchResponse, summary="Search with a text or vector query")
+    async def search_post(index: str, body: SearchBody):
+        return await respond(index, lambda: search_one(body.qid, body.query, body.vector, body.hits,
+                                                       body.approximate, body.query_cut, body.doc))
+
+    @app.post("/v1/{index}/compose", response_model=ComposeResponse,
+              summary="Search a negation ('tea without caffeine') or a composition tree")
+    async def compose(index: str, body: ComposeBody):
+        async def make() -> dict:
+            if (body.query is None) == (body.composition is None):
+                raise InputError("give exactly one of query (natural language) or composition (a tree)")
+            source = body.query if body.query is not None else body.composition
+            options = {"operation": body.operation, "not_op": body.not_op, "and_op": body.and_op,
+                       "or_op": body.or_op}
+            tree, found = await run(engine.compose, source, body.hits, options, body.doc)
+            out = response(body.qid, body.query, found)
+            out["composition"] = tree
+            return out
+
+        return await respond(index, make)
+
+    @app.post("/v1/{index}/batch", response_model=BatchResponse, summary="Search several queries")
+    async def batch(index: str, body: BatchBody):
+        async def make() -> dict:
+            jobs = [search_one(q.qid, q.query, q.vector, body.hits, body.approximate, body.query_cut, False)
+                    for q in body.queries]
+            results = await asyncio.gather(*jobs, return_exceptions=True)
+            for q, result in zip(body.queries, results):
+                if isinstance(result, InputError):
+                    raise InputError(f"query {q.qid}: {result}")
+                if isinstance(result, BaseException):
+                    raise result
+            return {"results": results}
+
+        return await respond(index, make)
+
+    @app.get("/v1/{index}/doc/{docid}", response_model=DocResponse, summary="A stored document")
+    async def document(index: str, docid: str):
+        async def make() -> dict:
+            return {"api": "v1", "index": engine.name, "docid": docid, "doc": await run(engine.document, docid)}
+
+        return await respond(index, make)
+
+    return app

@@ -1,0 +1,108 @@
+"""Serve an impact index over HTTP/JSON (Anserini's REST v1 shape): search, compose, batch, documents.
+
+``lsr-lucene serve --index DIR [--name NAME] [--host 127.0.0.1] [--port 8081] [--threads N] [--encoder NAME]
+[--approximate N] [--query-cut C]``. The port is taken, then the JVM, searcher and query encoder are loaded, and only
+then is the port served (one process; no worker fork after the JVM starts); one line ``serving NAME (N docs) at
+http://HOST:PORT`` says it is ready. A missing or non-impact index, an unknown encoder or a port in use is one
+``error:`` line and exit status 2. SIGINT / SIGTERM stop it gracefully (uvicorn finishes the requests in flight).
+"""
+from __future__ import annotations
+
+import errno
+import socket
+import sys
+
+from lsr_lucene import cli_options as opt
+from lsr_lucene.errors import InputError, SetupError
+
+DEFAULT_PORT = 8081
+
+
+def build_parser():
+    parser = opt.Parser(prog="lsr-lucene serve", description=__doc__.splitlines()[0])
+    opt.add_index(parser, "impact index folder (lsr-lucene index)")
+    parser.add_argument("--name", default=None, help="the index's name in URLs /v1/NAME/... (default: the folder's)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine)")
+    opt.add_number(parser, "--port", kind=opt.NON_NEGATIVE_INT, default=DEFAULT_PORT,
+                   help=f"port (default {DEFAULT_PORT}; 0: a free port, shown in the ready line)")
+    opt.add_threads(parser, help="search worker threads (each attached to the JVM once)")
+    opt.add_encoder(parser, None, "query encoder: registry name, HF id or local folder (default: the index's model)")
+    opt.add_approximate(parser)
+    return parser
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """The listening address taken now (served later): a port in use is an error before anything loads."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise InputError(f"--host {host}: {exc.strerror}") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        why = "port in use" if exc.errno == errno.EADDRINUSE else exc.strerror
+        raise InputError(f"cannot listen on {host}:{port}: {why}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        import importlib
+
+        importlib.import_module("fastapi")
+        import uvicorn
+    except ImportError as exc:
+        raise SetupError(f"lsr-lucene serve needs {exc.name}: pip install -c constraints.txt -e '.[serve]'") from None
+    from lsr_lucene.serve.app import create_app
+    from lsr_lucene.serve.engine import SearchEngine
+    from lsr_lucene.verbosity import is_verbose
+
+    args = build_parser().parse_args(argv)
+    sock = bind(args.host, args.port)
+    try:
+        engine = SearchEngine(args.index, args.name, args.encoder, args.approximate, args.query_cut)
+    except BaseException:
+        sock.close()
+        raise
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    ready = f"serving {engine.name} ({engine.num_docs} docs) at http://{shown}:{port}"
+    config = uvicorn.Config(create_app(engine, args.threads), log_level="info" if is_verbose() else "warning",
+                            access_log=is_verbose(), lifespan="on", timeout_graceful_shutdown=8)
+    server = ready_server(config, ready)
+    try:
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:  # uvicorn re-raises the SIGINT it caught, after its graceful shutdown
+        return 130
+    finally:
+        engine.close()
+        sock.close()
+    return 1 if server.failed else 0
+
+
+def ready_server(config, ready: str):
+    """uvicorn's Server that prints the ready line once it listens (``failed``: its startup failed)."""
+    import uvicorn
+
+    class ReadyServer(uvicorn.Server):
+        failed = False
+
+        async def startup(self, sockets=None) -> None:
+            await super().startup(sockets=sockets)
+            if self.should_exit:
+                self.failed = True
+            else:
+                print(ready, flush=True)
+
+    return ReadyServer(config)
+
+
+if __name__ == "__main__":
+    from lsr_lucene.cli import run_main
+
+    sys.exit(run_main(main))

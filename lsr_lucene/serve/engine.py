@@ -1,0 +1,143 @@
+"""What the server searches with: one ``ImpactSearcher`` and one ``ComposeSearcher`` over an index, loaded at startup.
+
+Everything lazily made (the query encoder, the docid table, the unknown-term checker, the JIT's first paths) is made
+in ``SearchEngine.__init__`` by a warm-up search, not raced on by the first requests. The query encoder (an HF fast
+tokenizer: not thread-safe, huggingface/tokenizers #537) is shared by text and composed queries and called under one
+lock; the Java searches run outside it, in parallel on the server's worker threads.
+"""
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any, Mapping, NamedTuple
+
+from lsr_lucene.errors import InputError
+
+
+class SearchEngine:
+    """Text, vector and composed searches over one impact index; hits as Anserini v1 ``candidates``."""
+
+    def __init__(self, index_dir: str | Path, name: str | None = None, encoder: str | None = None,
+                 approximate: int = 0, query_cut: int | None = None, compose: bool = True):
+        from lsr_lucene.search.impact import index_settings
+        from lsr_lucene.search.impact_searcher import ImpactSearcher
+
+        path = Path(index_dir)
+        if not path.is_dir():
+            raise InputError(f"{index_dir}: no such index directory")
+        self.index_dir = str(index_dir)
+        self.name = name or path.resolve().name
+        self.searcher = ImpactSearcher(self.index_dir, encoder=encoder, approximate=approximate, query_cut=query_cut)
+        settings = index_settings(self.index_dir)
+        self.model = str(encoder or settings.get("model") or "splade-tiny")
+        self.lock = threading.Lock()  # the query encoder's
+        self.searcher.query_encoder  # loads the model now (unknown encoder: an error before listening)
+        self.num_docs = self.searcher.num_docs
+        self.searcher._searcher.docids  # the docid table, read once
+        self.search_text("warm up", 1)  # makes the unknown-term checker and runs the Java paths once
+        self.composer = None
+        if compose:
+            from lsr_lucene.compose.searcher import ComposeSearcher
+
+            self.composer = ComposeSearcher(self.index_dir, encoder=self.searcher.query_encoder)
+            self.composer.query_encoder, self.composer.backend  # made now, not raced on by the first requests
+
+    # ----------------------------------------------------------------------------------------------- searches
+
+    def _k(self, hits: int) -> int:
+        """Hits asked, capped at the index size (more cannot come back; Java need not allocate them)."""
+        return max(1, min(int(hits), self.num_docs or 1))
+
+    def search_text(self, text: str, hits: int = 10, approximate: int | None = None,
+                    query_cut: int | None = None, doc: bool = False) -> list[dict]:
+        """Candidates of a text query, encoded as ``lsr-lucene search --topics`` encodes it."""
+        with self.lock:
+            terms = self.searcher.encode([text])[0] if text.strip() else {}
+        if not terms:
+            return []
+        found = self.searcher.search_spec({"qid": "q", "terms": terms}, self._k(hits), approximate, query_cut)
+        return candidates(found, doc)
+
+    def search_vector(self, vector: Mapping[str, float], hits: int = 10, approximate: int | None = None,
+                      query_cut: int | None = None, doc: bool = False) -> list[dict]:
+        """Candidates of a {term: weight} query, searched as a ``search --query-vectors`` line is."""
+        terms = query_vector(vector)
+        found = self.searcher.search_spec({"qid": "q", "terms": terms}, self._k(hits), approximate, query_cut)
+        return candidates(found, doc)
+
+    def compose(self, query: str | Mapping, hits: int = 10, options: Mapping[str, Any] | None = None,
+                doc: bool = False) -> tuple[Any, list[dict]]:
+        """(the composition tree searched as JSON, candidates) of a natural-language negation or a JSON tree,
+        as ``lsr-lucene compose --query`` / ``--composition`` searches it."""
+        from lsr_lucene.compose.tree import tree_to_json
+
+        from lsr_lucene.compose.execute import compose
+        from lsr_lucene.compose.searcher import composition
+        from lsr_lucene.io.ranking import ordered
+
+        if self.composer is None:
+            raise InputError("this server was started without composed search")
+        comp = composition(query, "query" if isinstance(query, str) else "composition")  # names it in errors
+        options = {k: v for k, v in (options or {}).items() if v is not None}
+        settings = compose_settings(**options) if options else self.composer.settings
+        with self.lock:
+            plans = compose([comp], settings, self.composer.query_encoder)
+        ranked = ordered(self.composer.rank([comp], plans, self._k(hits))[comp.qid])
+        found = candidates([ComposedHit(d, s) for d, s in ranked])
+        if doc:
+            for row in found:
+                row["doc"] = self.searcher.raw(row["docid"])
+        return tree_to_json(comp.tree), found
+
+    def document(self, docid: str) -> str:
+        """The stored document of a docid (KeyError when the index lacks it)."""
+        raw = self.searcher.raw(docid)
+        if raw is None:
+            raise KeyError(docid)
+        return raw
+
+    def close(self) -> None:
+        if self.composer is not None:
+            self.composer.close()
+        self.searcher.close()
+
+
+class ComposedHit(NamedTuple):
+    docid: str
+    score: float
+
+
+def compose_settings(operation: str | None = None, not_op: str | None = None, and_op: str | None = None,
+                     or_op: str | None = None):
+    """``lsr-lucene compose``'s operation settings for these names, its other options at their defaults."""
+    from lsr_lucene.compose.operations import DEFAULT_GATE, Settings
+
+    per_type = {op: name for op, name in (("not", not_op), ("and", and_op), ("or", or_op)) if name}
+    return Settings(operation, per_type, None, 5, 1.0, DEFAULT_GATE)
+
+
+def query_vector(vector: Any, where: str = "vector") -> dict[str, float]:
+    """A {term: weight} query validated as a ``--query-vectors`` JSONL line is (zero weights dropped)."""
+    from lsr_lucene.io.topics import _weight, check_query_weights
+
+    if not isinstance(vector, Mapping):
+        raise InputError(f"{where}: expected an object {{term: weight}}, got {type(vector).__name__}")
+    weights = {str(t): _weight(w, where, str(t)) for t, w in vector.items()}
+    check_query_weights(weights, where)
+    weights = {t: w for t, w in weights.items() if w != 0}
+    if not weights:
+        raise InputError(f"{where}: no term with a non-zero weight")
+    return weights
+
+
+def candidates(hits, doc: bool = False) -> list[dict]:
+    """Anserini v1 candidates: docid, score (as the run prints it), 1-based rank; the stored document if asked."""
+    from lsr_lucene.io.runs import format_score
+
+    out = []
+    for rank, hit in enumerate(hits, 1):
+        row = {"docid": hit.docid, "score": float(format_score(hit.score)), "rank": rank}
+        if doc:
+            row["doc"] = hit.raw
+        out.append(row)
+    return out

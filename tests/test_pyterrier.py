@@ -1,0 +1,132 @@
+"""``lsr_lucene.pyterrier``: the retriever's rows are the ``lsr-lucene search`` run's, the scorer's scores are
+brute-force dot products, the composer's rows the ``compose`` run's, and pt.Experiment's nDCG@10 is trec_eval's."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+pt = pytest.importorskip("pyterrier")
+
+from lsr_lucene.io.runs import read_hits  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "lsr_lucene" / "data" / "demo"
+
+
+@pytest.fixture(scope="module")
+def setup(demo, tmp_path_factory):
+    from lsr_lucene.compose.cli import main as compose_main
+    from lsr_lucene.io.topics import read_topics
+    from lsr_lucene.pyterrier import ImpactIndex
+    from lsr_lucene.search.cli import main as search_main
+
+    root = tmp_path_factory.mktemp("pyterrier")
+    common = ["--index", str(demo / "index"), "--topics", str(DEMO / "topics.tsv"), "--hits", "10"]
+    assert search_main([*common, "--output", str(root / "search.run")]) == 0
+    assert compose_main([*common, "--output", str(root / "compose.run")]) == 0
+    topics = pd.DataFrame([{"qid": q, "query": t} for q, t in read_topics(DEMO / "topics.tsv").items()])
+    return {"index": ImpactIndex(demo / "index"), "topics": topics, "root": root, "demo": demo,
+            "search": read_hits(root / "search.run"), "compose": read_hits(root / "compose.run")}
+
+
+def rows(frame: pd.DataFrame) -> dict[str, list[tuple[str, float]]]:
+    out: dict[str, list[tuple[str, float]]] = {}
+    for qid, group in frame.groupby("qid", sort=False):
+        assert list(group["rank"]) == list(range(len(group)))  # 0-based, in order
+        out[qid] = list(zip(group["docno"], group["score"]))
+    return out
+
+
+def run_rows(run) -> dict[str, list[tuple[str, float]]]:
+    return {q: [(d, float(s)) for d, s in hits] for q, hits in run.items()}
+
+
+def test_import_starts_no_jvm():
+    code = ("import sys, jnius_config, lsr_lucene.pyterrier; "
+            "assert not jnius_config.vm_running and 'jnius' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=120)
+
+
+def test_retriever_rows_equal_the_search_run(setup):
+    ours = setup["index"].retriever(num_results=10)
+    got = ours(setup["topics"])
+    assert list(got.columns) == ["qid", "query", "docno", "score", "rank"]
+    assert got["score"].dtype == "float64" and got["rank"].dtype == "int64"
+    assert rows(got) == run_rows(setup["search"])
+    by_vectors = (setup["index"].query_encoder() >> ours)(setup["topics"])
+    assert rows(by_vectors) == rows(got)
+    one = ours.search("tea without caffeine")
+    assert list(one["docno"]) == [d for d, _ in setup["search"]["1"]]
+
+
+def test_rank_cutoff_fuses_into_the_retriever(setup):
+    ours = setup["index"].retriever()
+    fused = (ours % 3).compile()
+    assert getattr(fused, "num_results", None) == 3
+    got = (ours % 3)(setup["topics"].head(2))
+    assert got.groupby("qid").size().tolist() == [3, 3]
+
+
+def test_a_result_frame_is_refused_naming_the_scorer(setup):
+    ours = setup["index"].retriever(num_results=5)
+    with pytest.raises(Exception, match=r"scorer\(\)"):
+        ours(ours(setup["topics"].head(1)))
+
+
+def test_scorer_gives_brute_force_dot_products(setup):
+    """BM25-like candidates (the retriever's top 20, shuffled and rescored by score 0) re-ranked by the scorer:
+    each score is the dot product of the quantised query and the document's vector."""
+    from lsr_lucene.io.vectors import read_vectors, signed
+
+    idx = setup["index"]
+    topics = setup["topics"].head(4)
+    candidates = idx.retriever(num_results=20)(topics).sample(frac=1.0, random_state=0).assign(score=0.0)
+    got = idx.scorer()(candidates)
+    docs = {doc_id: signed(vector) for doc_id, vector in read_vectors(setup["demo"] / "vectors")}
+    queries = dict(zip(topics["qid"], idx.query_encoder()(topics)["query_toks"]))
+    for row in got.itertuples():
+        expected = sum(w * docs[row.docno].get(t, 0) for t, w in queries[row.qid].items())
+        assert row.score == expected
+    for qid, group in got.groupby("qid"):
+        assert list(group["score"]) == sorted(group["score"], reverse=True)
+        assert list(group["rank"]) == list(range(len(group)))
+
+
+def test_composer_rows_equal_the_compose_run(setup):
+    got = setup["index"].composer(num_results=10)(setup["topics"])
+    assert rows(got) == run_rows(setup["compose"])
+
+
+def test_experiment_ndcg_equals_trec_eval(setup, tmp_path):
+    """pt.Experiment of BM25 (pyterrier_pisa), ours, BM25 >> ours' scorer and the composer; ours' nDCG@10 equals
+    trec_eval's (lsr_lucene.eval) on the ``lsr-lucene search`` run."""
+    pytest.importorskip("pyterrier_pisa")
+    from lsr_lucene.eval.trec import evaluate
+    from lsr_lucene.experiments.pyterrier_demo import experiment
+    from lsr_lucene.search.cli import main as search_main
+
+    table = experiment(setup["demo"] / "index", tmp_path / "pisa").set_index("name")
+    run = tmp_path / "full.run"
+    assert search_main(["--index", str(setup["demo"] / "index"), "--topics", str(DEMO / "topics.tsv"),
+                        "--output", str(run)]) == 0
+    reference = evaluate(DEMO / "qrels.txt", {"ours": run}, ["nDCG@10"]).loc["ours", "nDCG@10"]
+    assert table.loc["SPLADE", "nDCG@10"] == pytest.approx(reference, abs=1e-9)
+    assert list(table.index) == ["BM25", "SPLADE", "BM25>>SPLADE", "compose"]
+    assert table["nDCG@10"].between(0, 1).all()
+    assert not pt.java.started()  # pt.Experiment and pyterrier_pisa ran without Terrier's Java
+
+
+def test_another_jvm_first_is_a_clear_error(setup, tmp_path):
+    """A JVM started without our jar (as Terrier's would be) → one error naming the order to create objects in."""
+    code = ("import jnius_config; jnius_config.set_classpath('.'); import jnius\n"
+            "from lsr_lucene.pyterrier import ImpactIndex\n"
+            "try:\n"
+            f"    ImpactIndex({str(setup['demo'] / 'index')!r}).retriever().search('tea')\n"
+            "except Exception as exc:\n"
+            "    print(type(exc).__name__, exc)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.stdout.startswith("SetupError") and "lsr_lucene objects first" in done.stdout, done.stdout + done.stderr

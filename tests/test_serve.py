@@ -1,0 +1,286 @@
+"""``lsr-lucene serve``: a real server on a free loopback port, talked to over HTTP; every hit list equals the CLI's
+run of the same query (docids, order, scores as the run prints them), also under 16 concurrent clients."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from lsr_lucene.io.runs import read_hits
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "lsr_lucene" / "data" / "demo"
+HITS = 10
+APPROXIMATE = 20
+STARTUP_S = 180  # JVM, searcher and encoder load on a shared 2-core machine
+
+
+def serve_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "lsr_lucene.serve", *args]
+
+
+def environment() -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return env
+
+
+def spawn_server(index: Path, stderr: Path, *extra: str) -> subprocess.Popen:
+    """A server on a free port of 127.0.0.1 (``--port 0``); its stderr goes to a file (a pipe nobody reads could
+    fill and block it)."""
+    with open(stderr, "w", encoding="utf-8") as err:
+        return subprocess.Popen(serve_command("--index", str(index), "--port", "0", "--threads", "4", *extra),
+                                stdout=subprocess.PIPE, stderr=err, text=True, env=environment())
+
+
+def wait_ready(proc: subprocess.Popen, stderr: Path) -> str:
+    """The server's base URL once its ready line is printed (bounded wait)."""
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.append(proc.stdout.readline()), daemon=True)
+    reader.start()
+    reader.join(STARTUP_S)
+    if not lines or not lines[0].startswith("serving "):
+        proc.kill()
+        proc.wait(30)
+        raise AssertionError(f"no ready line: {lines!r}; stderr: {stderr.read_text(encoding='utf-8')[-2000:]}")
+    assert re.fullmatch(r"serving \S+ \(\d+ docs\) at http://127\.0\.0\.1:\d+\n", lines[0]), lines[0]
+    return lines[0].split(" at ", 1)[1].strip()
+
+
+def request(url: str, body=None, method: str | None = None, raw: bytes | None = None) -> tuple[int, dict]:
+    """(status, JSON) of one request; an HTTP error status is returned, not raised."""
+    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+    req = urllib.request.Request(url, data=data, method=method,
+                                 headers={"Content-Type": "application/json"} if data is not None else {})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+@pytest.fixture(scope="module")
+def served(demo, tmp_path_factory):
+    """The demo index (with a top-postings sidecar for approximate search) served by one server for the module;
+    the CLI's runs of the demo topics beside it."""
+    from lsr_lucene.compose.cli import main as compose_main
+    from lsr_lucene.encode.cli import main as encode_main
+    from lsr_lucene.index.cli import main as index_main
+    from lsr_lucene.search.cli import main as search_main
+
+    root = tmp_path_factory.mktemp("serve")
+    index = root / "demo-index"
+    shutil.copytree(demo / "index", index)
+    assert index_main(["--index", str(index), "--top-postings", str(APPROXIMATE)]) == 0
+    proc = spawn_server(index, root / "server.err", "--name", "demo")  # loads while the CLI runs are made
+    try:
+        topics = str(DEMO / "topics.tsv")
+        common = ["--index", str(index), "--hits", str(HITS)]
+        assert search_main([*common, "--topics", topics, "--output", str(root / "text.run")]) == 0
+        assert encode_main(["--topics", topics, "--output", str(root / "q.jsonl")]) == 0
+        assert search_main([*common, "--query-vectors", str(root / "q.jsonl"), "--output", str(root / "vec.run")]) == 0
+        assert search_main([*common, "--topics", topics, "--approximate", str(APPROXIMATE),
+                            "--output", str(root / "approx.run")]) == 0
+        assert compose_main([*common, "--topics", topics, "--output", str(root / "nl.run")]) == 0
+        assert compose_main([*common, "--queries", str(DEMO / "compositions.jsonl"),
+                             "--output", str(root / "tree.run")]) == 0
+        queries = dict(line.rstrip("\n").split("\t", 1) for line in open(topics, encoding="utf-8"))
+        vectors = {str(o["id"]): o["vector"] for o in map(json.loads, open(root / "q.jsonl", encoding="utf-8"))}
+        trees = {str(o["id"]): o["query"] for o in map(json.loads, open(DEMO / "compositions.jsonl"))}
+        runs = {name: read_hits(root / f"{name}.run") for name in ("text", "vec", "approx", "nl", "tree")}
+        base = wait_ready(proc, root / "server.err")
+        yield {"proc": proc, "base": base, "api": f"{base}/v1/demo", "queries": queries, "vectors": vectors,
+               "trees": trees, "runs": runs, "index": index, "stderr": root / "server.err"}
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+
+
+def run_rows(run: dict, qid: str) -> list[tuple[str, float]]:
+    return [(d, float(s)) for d, s in run.get(qid, [])]
+
+
+def response_rows(payload: dict) -> list[tuple[str, float]]:
+    ranks = [c["rank"] for c in payload["candidates"]]
+    assert ranks == list(range(1, len(ranks) + 1))
+    return [(c["docid"], c["score"]) for c in payload["candidates"]]
+
+
+def test_health_root_and_docs(served):
+    status, health = request(served["base"] + "/health")
+    assert status == 200 and health["status"] == "ok" and health["index"] == "demo"
+    assert health["num_docs"] == 298 and health["model"] == "splade-tiny"
+    assert served["base"].startswith("http://127.0.0.1:")  # the ready line's address: loopback, a free port
+    status, root = request(served["base"] + "/")
+    assert status == 200 and root["documentation"] == "/docs" and root["version"]
+    status, spec = request(served["base"] + "/openapi.json")
+    paths = set(spec["paths"])
+    assert {"/health", "/v1/{index}/search", "/v1/{index}/compose", "/v1/{index}/batch",
+            "/v1/{index}/doc/{docid}"} <= paths
+    assert set(spec["paths"]["/v1/{index}/search"]) == {"get", "post"}
+    with urllib.request.urlopen(served["base"] + "/docs", timeout=60) as response:
+        assert response.status == 200 and b"swagger" in response.read().lower()
+
+
+def test_every_query_equals_the_cli_runs(served):
+    """Text (GET and POST), vector, approximate and composed queries: the run's docids, order and scores."""
+    api, runs = served["api"], served["runs"]
+    for qid, text in served["queries"].items():
+        query = urllib.parse.urlencode({"query": text, "hits": HITS, "qid": qid})
+        status, got = request(f"{api}/search?{query}")
+        assert status == 200 and got["query"] == {"qid": qid, "text": text}
+        assert response_rows(got) == run_rows(runs["text"], qid), qid
+        _, posted = request(f"{api}/search", {"query_text": text, "hits": HITS, "qid": qid})
+        assert posted == got
+        _, vec = request(f"{api}/search", {"vector": served["vectors"][qid], "hits": HITS})
+        assert response_rows(vec) == run_rows(runs["vec"], qid), qid
+        _, approx = request(f"{api}/search?{query}&approximate={APPROXIMATE}")
+        assert response_rows(approx) == run_rows(runs["approx"], qid), qid
+        status, composed = request(f"{api}/compose", {"query": text, "hits": HITS, "qid": qid})
+        assert status == 200 and response_rows(composed) == run_rows(runs["nl"], qid), qid
+    for qid, tree in served["trees"].items():
+        status, composed = request(f"{api}/compose", {"composition": tree, "hits": HITS})
+        assert status == 200 and composed["composition"] == tree
+        assert response_rows(composed) == run_rows(runs["tree"], qid), qid
+
+
+def test_sixteen_concurrent_clients(served):
+    """200 requests (text GET, text POST, vector POST mixed) from 16 clients at once: no error, every hit list the
+    CLI run's."""
+    api, runs = served["api"], served["runs"]
+    qids = list(served["queries"])
+    jobs = [(i % 3, qids[i % len(qids)]) for i in range(200)]
+
+    def one(job):
+        kind, qid = job
+        text = served["queries"][qid]
+        if kind == 0:
+            status, got = request(f"{api}/search?" + urllib.parse.urlencode({"query": text, "hits": HITS}))
+            expected = runs["text"]
+        elif kind == 1:
+            status, got = request(f"{api}/search", {"query": text, "hits": HITS})
+            expected = runs["text"]
+        else:
+            status, got = request(f"{api}/search", {"query_tokens": served["vectors"][qid], "hits": HITS})
+            expected = runs["vec"]
+        return status == 200 and response_rows(got) == run_rows(expected, qid)
+
+    with ThreadPoolExecutor(16) as pool:
+        results = list(pool.map(one, jobs))
+    assert results.count(True) == 200
+
+
+def test_batch_and_documents(served):
+    api, runs = served["api"], served["runs"]
+    qids = list(served["queries"])[:5]
+    batch = [{"qid": q, "query": served["queries"][q]} if i % 2 else {"qid": q, "vector": served["vectors"][q]}
+             for i, q in enumerate(qids)]
+    status, got = request(f"{api}/batch", {"queries": batch, "hits": HITS})
+    assert status == 200 and [r["query"]["qid"] for r in got["results"]] == qids
+    for i, (q, result) in enumerate(zip(qids, got["results"])):
+        assert response_rows(result) == run_rows(runs["text" if i % 2 else "vec"], q)
+    status, doc = request(f"{api}/doc/tea-01")
+    assert status == 200 and doc["docid"] == "tea-01" and "Camellia sinensis" in doc["doc"]
+    _, with_docs = request(f"{api}/search", {"query": "green tea", "hits": 2, "doc": True})
+    assert all(c["doc"] and json.loads(c["doc"])["id"] == c["docid"] for c in with_docs["candidates"])
+
+
+BAD_REQUESTS = [
+    # (method, path under /v1/demo or absolute, JSON body or raw bytes, status, words of the message)
+    ("GET", "/search", None, 400, "query"),
+    ("GET", "/search?query=tea&hits=0", None, 400, "hits"),
+    ("GET", "/search?query=tea&hits=x", None, 400, "hits"),
+    ("POST", "/search", b'{"query": "tea"', 400, "malformed JSON"),
+    ("POST", "/search", {"query": ""}, 400, "query"),
+    ("POST", "/search", {"query": "tea", "vector": {"tea": 1}}, 400, "vector"),
+    ("POST", "/search", {"query": "tea", "hits": 2.5}, 400, "hits"),
+    ("POST", "/search", {"query": "tea", "hits": -3}, 400, "hits"),
+    ("POST", "/search", {"vector": {"tea": "x"}}, 400, "vector"),
+    ("POST", "/search", {"vector": ["tea"]}, 400, "vector"),
+    ("POST", "/search", {"qeury": "tea"}, 400, "qeury"),
+    ("POST", "/compose", {"composition": {"op": "xor", "a": "tea", "b": "milk"}}, 400, "composition"),
+    ("POST", "/compose", {"query": "tea without milk", "operation": "nope"}, 400, "operation"),
+    ("POST", "/compose", {"hits": 3}, 400, "composition"),
+    ("GET", "/doc/no-such-doc", None, 404, "no-such-doc"),
+    ("GET", "/v1/other/search?query=tea", None, 404, "other"),
+    ("GET", "/no/route", None, 404, "/no/route"),
+    ("DELETE", "/search", None, 405, "DELETE"),
+    ("PUT", "/compose", {"query": "tea"}, 405, "PUT"),
+]
+
+
+@pytest.mark.parametrize("method, path, body, status, word", BAD_REQUESTS)
+def test_errors_are_json_and_the_server_keeps_serving(served, method, path, body, status, word):
+    url = (served["base"] + path) if path.startswith(("/v1/other", "/no/")) else served["api"] + path
+    raw = body if isinstance(body, bytes) else None
+    got_status, got = request(url, None if raw else body, method, raw)
+    assert got_status == status and set(got) == {"error"} and word.lower() in got["error"].lower(), got
+    status, health = request(served["base"] + "/health")
+    assert status == 200
+
+
+def test_query_without_index_terms_has_no_candidates(served):
+    status, got = request(served["api"] + "/search", {"vector": {"zzqqxx": 3}})
+    assert status == 200 and got["candidates"] == []
+
+
+def test_startup_errors_are_one_line(tmp_path, served):
+    """A missing index, a port in use, a non-impact index: one error line, exit status 2, before listening."""
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    port = busy.getsockname()[1]
+    cases = [(["--index", str(tmp_path / "missing")], "no such index"),
+             (["--index", str(served["index"]), "--port", str(port)], "port in use"),
+             (["--index", str(tmp_path)], str(tmp_path)),
+             (["--index", str(served["index"]), "--encoder", "no-such-model-xyz"], "no-such-model-xyz")]
+    try:
+        for args, words in cases:
+            done = subprocess.run(serve_command(*args), capture_output=True, text=True, timeout=STARTUP_S,
+                                  env=environment())
+            lines = done.stderr.strip().splitlines()
+            assert done.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: "), done.stderr
+            assert words in lines[0] and not done.stdout
+    finally:
+        busy.close()
+
+
+def test_approximate_without_sidecar_is_an_input_error(demo):
+    """The search path the server runs (in process here): approximate search on an index without its top-postings
+    sidecar is an InputError naming the build command, i.e. a 400."""
+    from lsr_lucene.errors import InputError
+    from lsr_lucene.serve.engine import SearchEngine
+
+    engine = SearchEngine(demo / "index", compose=False)
+    try:
+        assert [c["rank"] for c in engine.search_text("green tea", 3)] == [1, 2, 3]
+        with pytest.raises(InputError, match="--top-postings"):
+            engine.search_text("green tea", 3, approximate=APPROXIMATE)
+    finally:
+        engine.close()
+
+
+def test_sigterm_stops_gracefully(served):
+    """The last test: SIGTERM stops the module's server within 10 s, without a traceback."""
+    proc = served["proc"]
+    started = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(10)
+    assert time.monotonic() - started < 10
+    assert proc.returncode in (0, 128 + signal.SIGTERM, -signal.SIGTERM)
+    assert "Traceback" not in served["stderr"].read_text(encoding="utf-8")

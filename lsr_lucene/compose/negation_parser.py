@@ -33,6 +33,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from lsr_lucene.compose.intent import decide
 from lsr_lucene.compose.tree import Node, Tree, format_tree
 
 # ---------------------------------------------------------------------------------------------- cues
@@ -354,8 +355,8 @@ def _split(text: str, start: int, end: int, label: str, kind: str, matches,
         rest = text[stop + 1:] if stop < len(text) and text[stop] == "," else text[stop:]
         return text[:start] + " " + rest, b
     stop = _boundary(text, end, protected, commas="clause")
-    for s, _, index in matches:  # a later exclusion cue also ends B
-        if end < s < stop and _CUES[index][1] == "not":
+    for s, e, index in matches:  # a later exclusion cue (one that would fire) also ends B
+        if end < s < stop and _CUES[index][1] == "not" and decide(text, s, e, _CUES[index][0], "not").fire:
             stop = s
             break
     clause = _NEW_CLAUSE.search(text, end, stop)
@@ -413,6 +414,44 @@ def parse(text: str, max_cues: int = 8) -> ParseReport:
     return explain_parse(text, max_cues)
 
 
+def _reject(report: ParseReport, decision: CueDecision) -> None:
+    """Record a rejected candidate once (A is parsed again after a split, so a candidate can be met twice)."""
+    if not any(r.cue == decision.cue and r.text == decision.text and r.reason == decision.reason
+               for r in report.rejected):
+        report.rejected.append(decision)
+
+
+_ALTERNATIVE = re.compile(r"\s+(?:nor|or)\s+", re.IGNORECASE)
+
+
+def alternatives(b: str) -> Tree:
+    """B as a union when it lists alternatives: "Y or Z" / "neither Y nor Z" -> or(Y, Z) (left-nested); a
+    split inside quotes or brackets, or one that leaves a side without a word, keeps B atomic."""
+    b = re.sub(r"^(?:either|neither)\s+", "", b, flags=re.IGNORECASE)
+    if not SPLIT_ALTERNATIVES:
+        return b
+    protected = _protected(b)
+    cuts = [m for m in _ALTERNATIVE.finditer(b) if not protected[m.start() + 1]]
+    if not cuts:
+        return b
+    parts, last = [], 0
+    for m in cuts:
+        parts.append(b[last:m.start()])
+        last = m.end()
+    parts.append(b[last:])
+    parts = [_strip_b(part, light=True) for part in parts]
+    if not all(_has_content(part) for part in parts):
+        return b
+    tree: Tree = parts[0]
+    for part in parts[1:]:
+        tree = Node("or", tree, part)
+    return tree
+
+
+# whether B's alternatives ("Y or Z", "neither Y nor Z") become an or node (else B is one text)
+SPLIT_ALTERNATIVES = True
+
+
 def _parse(text: str, report: ParseReport, budget: int) -> Tree:
     if budget <= 0:
         return text
@@ -420,6 +459,10 @@ def _parse(text: str, report: ParseReport, budget: int) -> Tree:
     matches = _cue_matches(text, protected)
     for start, end, index in matches:
         label, kind, _ = _CUES[index]
+        intent = decide(text, start, end, label, kind)
+        if not intent.fire:
+            _reject(report, CueDecision(label, text[start:end], start, intent.reason))
+            continue
         raw_a, raw_b = _split(text, start, end, label, kind, matches, protected)
         if kind == "and":
             a, b = _strip_a(raw_a), _strip_a(raw_b)
@@ -427,14 +470,14 @@ def _parse(text: str, report: ParseReport, budget: int) -> Tree:
             a, b = _strip_a(raw_a), _strip_b(raw_b, light=kind == "generic")
         if not _has_content(a) or not _has_content(b):
             side = "A" if not _has_content(a) else "B"
-            report.rejected.append(CueDecision(label, text[start:end], start, f"nothing left on the {side} side"))
+            _reject(report, CueDecision(label, text[start:end], start, f"{intent.reason}, but nothing is left on "
+                                                                       f"the {side} side"))
             continue
         op = "and" if kind == "and" else "not"
-        reason = "conjunction" if op == "and" else "exclusion / negation cue"
-        report.fired.append(CueDecision(label, text[start:end], start, reason, op, a, b))
+        report.fired.append(CueDecision(label, text[start:end], start, intent.reason, op, a, b))
         if kind == "and":
             return Node("and", _parse(a, report, budget - 1), _parse(b, report, budget - 1))
-        return Node("not", _parse(a, report, budget - 1), b)
+        return Node("not", _parse(a, report, budget - 1), alternatives(b))
     return text
 
 

@@ -242,8 +242,15 @@ def _sentence_end(text: str, i: int) -> bool:
 
 def _clause_comma(text: str, i: int) -> bool:
     """Whether the comma at ``i`` is followed by a word that opens a new clause."""
-    m = re.match(r"\s*([\w']+)", text[i + 1:])
-    return bool(m) and m.group(1).lower() in _CLAUSE_START
+    m = re.match(r"\s*([\w']+)(?:\s+([\w']+))?", text[i + 1:])
+    if not m or m.group(1).lower() not in _CLAUSE_START:
+        return False
+    if m.group(1).lower() in _LIST_JOINERS:  # ", or Z" ends a list; ", and what …" opens a clause
+        return bool(m.group(2)) and m.group(2).lower() in _CLAUSE_START - _LIST_JOINERS
+    return True
+
+
+_LIST_JOINERS = {"and", "or", "but", "nor"}
 
 
 def _number_comma(text: str, i: int) -> bool:
@@ -307,6 +314,8 @@ def _strip_b(b: str, light: bool = False) -> str:
     words = b.split()
     while words and re.sub(r"[^\w']", "", words[0].lower()) in filler:
         words.pop(0)
+    while words and words[-1].lower().strip(",;") in _LIST_JOINERS | {"yet", "while"}:
+        words.pop()  # "… or" left before a later cue
     out = " ".join(words).strip(" ,.;:")
     out = _B_KEEP_LAST.sub("", out).strip()
     if out.lower().endswith(("'s information", "'s details", " information", " details")):
@@ -362,6 +371,9 @@ def _split(text: str, start: int, end: int, label: str, kind: str, matches,
     clause = _NEW_CLAUSE.search(text, end, stop)
     if clause:
         stop = clause.start()
+    joiner = re.search(r"(?:,?\s+(?:but|and|or|yet|while))+\s*$", text[end:stop], re.IGNORECASE)
+    if joiner and stop < len(text) and text[stop] not in "?!.;,":
+        stop = end + joiner.start()  # "… without X but do not include Y": A keeps "but do not include Y"
     if (stop >= len(text) or text[stop] in "?!.") and len(_sentence_head(text, start).split()) <= 3:
         # "Who else besides Marco Pierre White had a role in …?": B is the named entity after the cue
         entity = _entity_end(text, end, stop)
@@ -421,7 +433,7 @@ def _reject(report: ParseReport, decision: CueDecision) -> None:
         report.rejected.append(decision)
 
 
-_ALTERNATIVE = re.compile(r"\s+(?:nor|or)\s+", re.IGNORECASE)
+_ALTERNATIVE = re.compile(r",?\s+(?:nor|or)\s+", re.IGNORECASE)
 
 
 def alternatives(b: str) -> Tree:

@@ -209,7 +209,7 @@ def _explicit(label: str, cue: str, before: list[str], after: str, sk: str, text
         return Intent(False, f"'{cue} {after.split()[0]}' qualifies a clause, not an exclusion of a topic")
     subject = before[-2] if prev in _COPULA and len(before) >= 2 else prev
     if label == "not interested in" and subject not in ("i", "we", "you", "i'm", "we're", "") and \
-            not cue.startswith(("am", "'m")):
+            not cue.startswith(("am", "'m", "i ", "we ", "i'm", "we're")):
         return Intent(False, "someone else's lack of interest (a statement), not the asker's request")
     return Intent(True, f"exclusion phrase '{cue}'")
 

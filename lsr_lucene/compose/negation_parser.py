@@ -61,7 +61,8 @@ _CUES: list[tuple[str, str, str]] = [
                            r"|refrain\w*\s+from|steer\w*\s+clear\s+of|set\w*\s+aside"),
     ("unrelated to", "not", r"unrelated\s+to"),
     ("not to mention", "not", r"not\s+to\s+mention"),
-    ("not interested in", "not", r"(?:am\s+|'m\s+)?not\s+interested\s+in(?:\s+hearing\s+about)?"),
+    ("not interested in", "not", r"(?:(?:i|we)\s+(?:am|are)\s+|(?:i'm|we're)\s+|am\s+|'m\s+)?not\s+interested\s+in"
+                                             r"(?:\s+hearing\s+about)?"),
     ("don't mention", "not", rf"(?:please\s+)?{_DONT}\s+(?:\w+\s+)?(?:to\s+)?(?:{_VERBS})"),
     ("without", "not", r"without"),
     ("but not", "not", r"but\s+not|and\s+not|or\s+not"),
@@ -326,6 +327,7 @@ def _strip_b(b: str, light: bool = False) -> str:
 def _strip_a(a: str) -> str:
     """Drop dangling connectives/auxiliaries at both ends of A (and before its punctuation); tidy punctuation."""
     a = re.sub(r"\s+([,?.!;:])", r"\1", a)
+    a = re.sub(r"(?<=\w)\.\.(?=\s|$)", ".", a)  # "… planning. ." after the cue's sentence went
     lead = "|".join(sorted(_A_LEAD, key=len, reverse=True))
     a = re.sub(rf"(?:,\s*)?\b(?:{lead})\s*(?=[,?.!;:]|$)", "", a, flags=re.IGNORECASE)  # "…, while?" -> "…?"
     a = re.sub(r"([,;:])\s*(?=[,;:?.!])", "", a)

@@ -29,7 +29,7 @@ cpt             and          maxpool(A, B) plus the top-k Combined Pseudo-Terms 
 fusion          all          score(A) ∘ score(B), ∘ = − (not, times λ), · (and), + (or)
 fusion-scaled   all          as fusion, each child's scores min-max normalised first
 fusion-gated    not          as fusion-scaled, but only documents that carry most of B's score pay:
-                             Â − λ·max(0, B̂ − τ)/(1 − τ) (Â, B̂ min-max scaled; gate τ default 0.7;
+                             Â − λ·max(0, B̂ − τ)/(1 − τ) (Â, B̂ min-max scaled; gate τ default 0.9;
                              on and/or nodes it is fusion-scaled)
 =============== ============ ===============================================================
 

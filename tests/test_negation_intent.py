@@ -142,3 +142,18 @@ def test_fusion_gated_docstring_names_the_default_gate():
     from lsr_lucene.compose import operations
 
     assert f"gate τ default {operations.DEFAULT_GATE:g};" in operations.__doc__
+    assert f"floor φ {operations.GATED_FLOOR:g}" in operations.__doc__
+
+
+def test_gated_penalty_cannot_push_a_strong_a_match_below_non_matches():
+    from lsr_lucene.compose import operations
+
+    plan = operations.FusionPlan("not", True, 1.5, operations.VectorPlan({}), operations.VectorPlan({}), gate=0.5)
+    a = {"strong A, strong B": 10.0, "weak A": 1.5, "B only": 0.0, "A low": 1.0}
+    b = {"strong A, strong B": 10.0, "weak A": 0.0, "B only": 9.0, "A low": 0.0}
+    fused = operations.fuse(plan, [a, b])
+    # Â: 1, 0.15, 0, 0.1; without the floor the strong A-match would score 1 − 1.5 = −0.5, below "B only"
+    assert fused["strong A, strong B"] == pytest.approx(operations.GATED_FLOOR)
+    assert fused["B only"] == 0.0 < fused["strong A, strong B"]
+    assert fused["weak A"] == pytest.approx(0.15) and fused["A low"] == pytest.approx(0.1)  # unpenalised: Â
+    assert operations.gated_not(0.8, 0.2, 1.0, 0.5) == pytest.approx(0.8)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Negation users can trust (issue 36). (1) Do no harm: on ordinary topic sets (SciFact train claims, CACM, CISI,
 # Cranfield, NPL, MED) plain `search` and `compose --topics` (cue parser, default operations) on the same
-# splade-tiny index, nDCG@10 over all topics and over the topics where a cue fired -> runs/negation/harm.{md,csv}.
+# splade-tiny index, nDCG@10 over all topics and over the topics where a cue fired, each set also cut into a seeded
+# tuning part and a held-out third -> runs/negation/harm.{md,csv}.
 # (2) Fire where it should: the default setting on ExcluIR dev and BoolQuestions NOT dev, all rows and the seeded
 # tuning / held-out parts -> runs/negation/exclusion.{md,csv}.
 # Vectors and indexes are cached in work/<collection>/ (as scripts/run_collection.sh makes them) and reused; run
@@ -22,9 +23,9 @@ runs=work/negation_harm
 mkdir -p "$out" "$runs"
 sets=()
 for c in ${SETS:-scifact cacm cisi cranfield npl med}; do
-  topics=$data/$c/topics.tsv; qrels=$data/$c/qrels.txt; split=""
+  topics=$data/$c/topics.tsv; qrels=$data/$c/qrels.txt
   if [ ! -f "$topics" ] && [ -f "$data/$c/topics.train.tsv" ]; then   # SciFact ships its train split only
-    topics=$data/$c/topics.train.tsv; qrels=$data/$c/qrels.train.txt; split=",split"
+    topics=$data/$c/topics.train.tsv; qrels=$data/$c/qrels.train.txt
   fi
   for f in "$data/$c/corpus.jsonl" "$topics" "$qrels"; do
     [ -f "$f" ] || { echo "error: $f not found" >&2; exit 2; }
@@ -40,7 +41,7 @@ for c in ${SETS:-scifact cacm cisi cranfield npl med}; do
     --hits 1000 --threads "$threads" --run-tag plain --overwrite
   python -m lsr_lucene.compose --index "$work/index-$name" --topics "$topics" --output "$runs/$c.compose.run" \
     --hits 1000 --threads "$threads" --run-tag compose --overwrite
-  sets+=(--set "$c=$topics,$qrels,$runs/$c.plain.run,$runs/$c.compose.run$split")
+  sets+=(--set "$c=$topics,$qrels,$runs/$c.plain.run,$runs/$c.compose.run,split")
 done
 python -m lsr_lucene.experiments.negation_harm harm "${sets[@]}" --output "$out/harm" --overwrite
 for f in "$data/excluir/dev.jsonl" "$data/boolquestions_not/dev.jsonl"; do

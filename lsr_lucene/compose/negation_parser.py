@@ -14,17 +14,22 @@ Rules (no model, no network; regular expressions over the text, linear in its le
    ``ignoring``, ``not only … but also``), general negation (``not``, ``no``, ``never``, ``…n't``,
    ``cannot``) and conjunction (``that are also``, ``which are also``, ``and also``). Cues inside quotes
    are ignored (titles such as "They Shoot Horses, Don't They?").
-2. The left-most cue wins (at one position, the longest). If it opens the sentence ("Besides X, …",
+2. Each candidate is judged by :func:`lsr_lucene.compose.intent.decide` (exclusion intent or ordinary negation:
+   statements of fact, hedges, idioms, numbering, titles …); a rejected candidate is reported with its reason
+   and skipped. The left-most cue that fires wins (at one position, the longest). If it opens the sentence ("Besides X, …",
    "Please exclude X."), B runs to the first comma outside quotes and brackets (else to the sentence end)
    and A is the rest. Otherwise B runs from the cue to the next boundary: a comma, ``;``, ``?``, ``!``, a
-   sentence-ending period, a later exclusion cue, or a new question clause (", and what …"); A is the text
-   before the cue plus the text after B.
+   sentence-ending period, a later exclusion cue that would fire, or a new question clause (", and what …"; a
+   comma before "or Z" continues a list); A is the text before the cue plus the text after B.
 3. B loses leading filler words ("any information about", "mentioning anything related to", "the");
    A loses dangling connectives and auxiliaries at its ends ("but", "while", "please", "does", "is").
    A cue whose A or B ends up empty is skipped (the next cue is tried); a query without a usable cue
    stays one atomic text.
-4. A is parsed again (more cues give nested trees: ``not(not(A, B1), B2)``); B stays atomic. For ``and``
-   cues both sides are parsed.
+4. A is parsed again (more cues give nested trees: ``not(not(A, B1), B2)``); B's alternatives ("Y or Z",
+   "neither Y nor Z") become ``or(Y, Z)``, B is not parsed for cues. For ``and`` cues both sides are parsed.
+
+:func:`explain_parse` returns the tree with every decision (:class:`ParseReport`: fired and rejected
+:class:`CueDecision` s and their reasons); ``--explain`` prints :meth:`ParseReport.lines`.
 """
 from __future__ import annotations
 
@@ -160,7 +165,7 @@ class ParseReport:
         return self.fired
 
     def lines(self) -> list[str]:
-        """Human-readable explanation: one line per fired and per rejected cue, in text order."""
+        """Human-readable explanation: one line per fired cue (outermost first), then one per rejected candidate."""
         decisions = [(c, "fired") for c in self.fired] + [(c, "rejected") for c in self.rejected]
         out = []
         for c, what in decisions:

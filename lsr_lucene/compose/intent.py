@@ -129,8 +129,8 @@ def _asker_is_subject(before: list[str]) -> bool:
     if last in ("do", "does", "did", "please", "kindly") and len(before) >= 2:
         last = before[-2]
     return last in {"please", "kindly", "i", "we", "you", "but", "and", "so", "also", "just", "then", "that",
-                    "which", "who", "do", "did", "does", "i'd", "we'd", "i'm", "rather", "still", "yet", "while", "let's",
-                    "lets", "us"}
+                    "which", "who", "do", "did", "does", "i'd", "we'd", "i'm", "rather", "still", "yet", "while",
+                    "let's", "lets", "us"}
 
 
 def decide(text: str, start: int, end: int, label: str, kind: str) -> Intent:
@@ -197,7 +197,8 @@ def _explicit(label: str, cue: str, before: list[str], after: str, sk: str, text
     prev = before[-1] if before else ""
     if label == "other than" and (prev in ("none", "no") or re.match(r"that\b", after, re.IGNORECASE)):
         return Intent(False, f"idiom '{prev} other than' / 'other than that'")
-    if label in ("apart from", "aside from") and ((re.match(r"(?:being|having)\b", after, re.IGNORECASE) and text[_sentence(text, start)[0]:start].strip())
+    mid_sentence = bool(text[_sentence(text, start)[0]:start].strip())
+    if label in ("apart from", "aside from") and ((re.match(r"(?:being|having)\b", after, re.IGNORECASE) and mid_sentence)
                                                   or prev in ("far", "set", "stand", "stands", "stood", "tell", "sets")):
         return Intent(False, f"'{cue}' in its additive or spatial sense, not an exclusion")
     if label == "besides" and cue == "beside" and before:
@@ -321,19 +322,11 @@ def _generic_not(text: str, start: int, end: int, cue: str, before: list[str], a
     """"not" / "…n't" in a question, request or fragment: contrastive, relative or topic frames fire."""
     prev = before[-1] if before else ""
     aux_before = cue.endswith("n't") or prev in _AUX_SET
-    # "… but (Steve Jones) didn't …", "… but are not …", "… yet isn't …"
-    if any(w in _CONTRAST for w in before[-4:]):
-        j = max(i for i, w in enumerate(before) if w in _CONTRAST)
-        between = before[j + 1:]
-        if len(between) <= 3 and not any(w in _PERSON for w in between):
-            return Intent(True, f"exclusion: contrastive '{before[j]} … {cue}' in a {sk}")
-    # "… that isn't spitting", "… which are not X"
-    rel = before[-2] if cue.endswith("n't") is False and len(before) >= 2 else prev
+    # "… that isn't spitting", "… which are not X" (contrastive "but … isn't" is decided in :func:`_generic`)
     if cue.endswith("n't"):
-        rel = prev
-        copula = cue[:-3] in ("is", "are", "was", "were") or cue in ("isn't", "aren't", "wasn't", "weren't")
+        rel, copula = prev, cue in ("isn't", "aren't", "wasn't", "weren't")
     else:
-        copula = prev in _COPULA
+        rel, copula = (before[-2] if len(before) >= 2 else ""), prev in _COPULA
     if rel in _RELATIVE and aux_before:
         if copula or _REQUEST_VERB.match(after) or _TOPIC.match(after):
             return Intent(True, f"exclusion: relative '{rel} … {cue}' names what the answers must not be")

@@ -16,9 +16,9 @@ Rules (no model, no network; regular expressions over the text, linear in its le
    are ignored (titles such as "They Shoot Horses, Don't They?").
 2. Each candidate is judged by :func:`lsr_lucene.compose.intent.decide` (exclusion intent or ordinary negation:
    statements of fact, hedges, idioms, numbering, titles …); a rejected candidate is reported with its reason
-   and skipped. The left-most cue that fires wins (at one position, the longest). If it opens the sentence ("Besides X, …",
-   "Please exclude X."), B runs to the first comma outside quotes and brackets (else to the sentence end)
-   and A is the rest. Otherwise B runs from the cue to the next boundary: a comma, ``;``, ``?``, ``!``, a
+   and skipped. The left-most cue that fires wins (at one position, the longest). If it opens the sentence
+   ("Besides X, …", "Please exclude X."), B runs to the first comma outside quotes and brackets (else to the
+   sentence end) and A is the rest. Otherwise B runs from the cue to the next boundary: a comma, ``;``, ``?``, ``!``, a
    sentence-ending period, a later exclusion cue that would fire, or a new question clause (", and what …"; a
    comma before "or Z" continues a list); A is the text before the cue plus the text after B.
 3. B loses leading filler words ("any information about", "mentioning anything related to", "the");

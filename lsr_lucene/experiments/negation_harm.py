@@ -177,8 +177,8 @@ def main(argv: list[str] | None = None) -> int:
         df = harm_table([_set_spec(raw) for raw in args.sets])
         note = ("nDCG@10 over judged topics (trec_eval -c), 1000 hits, plain `search` vs `compose --topics` "
                 "(default operations) on the same index; Δ = compose − plain; fired: topics the cue parser composes. "
-                "Parts: a seeded hash of the query id holds out one topic in three. parse µs: the cue parser's time per "
-                "topic of the set (mean, max; best of 3 calls each), measured in this run.\n\n")
+                "Parts: a seeded hash of the query id holds out one topic in three. parse µs: the cue parser's time "
+                "per topic of the set (mean, max; best of 3 calls each), measured in this run.\n\n")
     else:
         df = exclusion_table(args.data, args.work, args.model, args.threads)
         note = ("The default setting (cue parser, fusion-gated) on each benchmark's dev rows, exact dot products over "

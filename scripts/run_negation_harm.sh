@@ -43,7 +43,9 @@ for c in ${SETS:-scifact cacm cisi cranfield npl med}; do
     --hits 1000 --threads "$threads" --run-tag compose --overwrite
   sets+=(--set "$c=$topics,$qrels,$runs/$c.plain.run,$runs/$c.compose.run,split")
 done
-python -m lsr_lucene.experiments.negation_harm harm "${sets[@]}" --output "$out/harm" --overwrite
+nq=()  # NQ test questions: no judgments against these collections, only how many fire
+[ -f "$data/wiki2015/topics.nq-test.tsv" ] && nq=(--fired "nq-test=$data/wiki2015/topics.nq-test.tsv")
+python -m lsr_lucene.experiments.negation_harm harm "${sets[@]}" "${nq[@]}" --output "$out/harm" --overwrite
 for f in "$data/excluir/dev.jsonl" "$data/boolquestions_not/dev.jsonl"; do
   [ -f "$f" ] || { echo "error: $f not found" >&2; exit 2; }
 done

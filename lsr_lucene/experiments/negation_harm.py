@@ -88,8 +88,17 @@ def harm_rows(name: str, topics: Mapping[str, str], qrels, plain: Mapping, compo
     return rows
 
 
-def harm_table(sets: Sequence[Mapping]):
-    """DataFrame of :func:`harm_rows` over ``sets`` (dicts with name, topics, qrels, plain, compose, parts)."""
+def fired_row(name: str, topics: Mapping[str, str]) -> dict:
+    """A row for a topic set without judgments (NQ questions): how many topics the parser composes."""
+    fired, micros = fired_topics(topics)
+    return {"set": name, "topics": len(topics), "judged": 0, "fired": len(fired), "fired judged": 0,
+            "parse µs mean": sum(micros) / len(micros),
+            "parse µs max": max(micros)}
+
+
+def harm_table(sets: Sequence[Mapping], unjudged: Sequence[tuple[str, str]] = ()):
+    """DataFrame of :func:`harm_rows` over ``sets`` (dicts with name, topics, qrels, plain, compose, parts), then a
+    :func:`fired_row` for each ``(name, topics file)`` in ``unjudged``."""
     import pandas as pd
 
     from lsr_lucene.eval.trec import read_qrels
@@ -100,6 +109,7 @@ def harm_table(sets: Sequence[Mapping]):
     for spec in sets:
         rows += harm_rows(spec["name"], read_topics(spec["topics"]), read_qrels(spec["qrels"]), read_run(spec["plain"]),
                           read_run(spec["compose"]), spec.get("parts", ("all",)))
+    rows += [fired_row(name, read_topics(path)) for name, path in unjudged]
     return pd.DataFrame(rows).set_index("set")
 
 
@@ -164,6 +174,8 @@ def main(argv: list[str] | None = None) -> int:
     harm.add_argument("--set", action="append", required=True, dest="sets",
                       help="NAME=TOPICS,QRELS,PLAIN_RUN,COMPOSE_RUN[,split] (repeatable; split: also the tuning and "
                            "held-out parts)")
+    harm.add_argument("--fired", action="append", default=[], metavar="NAME=TOPICS",
+                      help="a topic set without judgments: only how many topics fire (repeatable)")
     exclusion = sub.add_parser("exclusion", help="the default setting on ExcluIR-layout benchmarks, by part")
     exclusion.add_argument("--data", action="append", required=True, help="benchmark folder (repeatable)")
     exclusion.add_argument("--work", required=True, help="cache of corpus and query vectors")
@@ -174,7 +186,10 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--overwrite", action="store_true")
     args = parser.parse_args(argv)
     if args.command == "harm":
-        df = harm_table([_set_spec(raw) for raw in args.sets])
+        unjudged = [tuple(raw.split("=", 1)) for raw in args.fired]
+        if any(len(item) != 2 or not Path(item[1]).is_file() for item in unjudged):
+            raise InputError(f"--fired {args.fired}: expected NAME=TOPICS with an existing topics file")
+        df = harm_table([_set_spec(raw) for raw in args.sets], unjudged)
         note = ("nDCG@10 over judged topics (trec_eval -c), 1000 hits, plain `search` vs `compose --topics` "
                 "(default operations) on the same index; Δ = compose − plain; fired: topics the cue parser composes. "
                 "Parts: a seeded hash of the query id holds out one topic in three. parse µs: the cue parser's time "

@@ -218,7 +218,8 @@ def test_gated_fusion_penalises_only_documents_above_the_gate():
     a = {"pos": 10.0, "neg": 10.0, "mention": 9.0, "other": 0.0}
     b = {"pos": 2.0, "neg": 10.0, "mention": 5.0, "other": 0.0}  # scaled: 0.2, 1, 0.5, 0
     fused = operations.fuse(plan, [a, b])
-    assert fused == pytest.approx({"pos": 1.0, "neg": 0.0, "mention": 0.9, "other": 0.0})
+    # neg keeps the floor share of its A score: above "other", which does not match A
+    assert fused == pytest.approx({"pos": 1.0, "neg": operations.GATED_FLOOR, "mention": 0.9, "other": 0.0})
     plain = operations.fuse(operations.FusionPlan("not", True, 1.0, plan.a, plan.b), [a, b])
     assert plain["pos"] == pytest.approx(0.8)  # fusion-scaled penalises every mention of B
     assert Settings("fusion-gated", gate=0.9).describe().startswith("not: fusion-gated(λ=1, gate 0.9)")

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Mapping, Sequence
 
 from lsr_lucene.compose.compositions import Composition
-from lsr_lucene.compose.operations import (FusedNode, Plan, Settings, VectorPlan, format_plan, fuse, gated,
+from lsr_lucene.compose.operations import (GATED_FLOOR, FusedNode, Plan, Settings, VectorPlan, format_plan, fuse, gated,
                                            quantise_composed)
 from lsr_lucene.compose.tree import format_tree
 
@@ -56,7 +56,7 @@ class NodeAccount:
         parts = [leg("A", self.a, self.a_scaled), leg("B", self.b, self.b_scaled)]
         if self.gate is not None:
             parts.append(f"gate {self.gate:g}: penalty {self.lam:g}·max(0, B̂ − {self.gate:g})/{1 - self.gate:g} "
-                         f"= {self.penalty:.4f}")
+                         f"= {self.penalty:.4f}, floor {GATED_FLOOR:g}·Â")
         elif self.penalty is not None:
             parts.append(f"penalty {self.lam:g}·B{'̂' if self.b_scaled is not None else ''} = {self.penalty:.4f}")
         else:

@@ -14,17 +14,22 @@ Rules (no model, no network; regular expressions over the text, linear in its le
    ``ignoring``, ``not only … but also``), general negation (``not``, ``no``, ``never``, ``…n't``,
    ``cannot``) and conjunction (``that are also``, ``which are also``, ``and also``). Cues inside quotes
    are ignored (titles such as "They Shoot Horses, Don't They?").
-2. The left-most cue wins (at one position, the longest). If it opens the sentence ("Besides X, …",
-   "Please exclude X."), B runs to the first comma outside quotes and brackets (else to the sentence end)
-   and A is the rest. Otherwise B runs from the cue to the next boundary: a comma, ``;``, ``?``, ``!``, a
-   sentence-ending period, a later exclusion cue, or a new question clause (", and what …"); A is the text
-   before the cue plus the text after B.
+2. Each candidate is judged by :func:`lsr_lucene.compose.intent.decide` (exclusion intent or ordinary negation:
+   statements of fact, hedges, idioms, numbering, titles …); a rejected candidate is reported with its reason
+   and skipped. The left-most cue that fires wins (at one position, the longest). If it opens the sentence
+   ("Besides X, …", "Please exclude X."), B runs to the first comma outside quotes and brackets (else to the
+   sentence end) and A is the rest. Otherwise B runs from the cue to the next boundary: a comma, ``;``, ``?``, ``!``, a
+   sentence-ending period, a later exclusion cue that would fire, or a new question clause (", and what …"; a
+   comma before "or Z" continues a list); A is the text before the cue plus the text after B.
 3. B loses leading filler words ("any information about", "mentioning anything related to", "the");
    A loses dangling connectives and auxiliaries at its ends ("but", "while", "please", "does", "is").
    A cue whose A or B ends up empty is skipped (the next cue is tried); a query without a usable cue
    stays one atomic text.
-4. A is parsed again (more cues give nested trees: ``not(not(A, B1), B2)``); B stays atomic. For ``and``
-   cues both sides are parsed.
+4. A is parsed again (more cues give nested trees: ``not(not(A, B1), B2)``); B's alternatives ("Y or Z",
+   "neither Y nor Z") become ``or(Y, Z)``, B is not parsed for cues. For ``and`` cues both sides are parsed.
+
+:func:`explain_parse` returns the tree with every decision (:class:`ParseReport`: fired and rejected
+:class:`CueDecision` s and their reasons); ``--explain`` prints :meth:`ParseReport.lines`.
 """
 from __future__ import annotations
 
@@ -33,6 +38,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from lsr_lucene.compose.intent import decide
 from lsr_lucene.compose.tree import Node, Tree, format_tree
 
 # ---------------------------------------------------------------------------------------------- cues
@@ -60,7 +66,8 @@ _CUES: list[tuple[str, str, str]] = [
                            r"|refrain\w*\s+from|steer\w*\s+clear\s+of|set\w*\s+aside"),
     ("unrelated to", "not", r"unrelated\s+to"),
     ("not to mention", "not", r"not\s+to\s+mention"),
-    ("not interested in", "not", r"(?:am\s+|'m\s+)?not\s+interested\s+in(?:\s+hearing\s+about)?"),
+    ("not interested in", "not", r"(?:(?:i|we)\s+(?:am|are)\s+|(?:i'm|we're)\s+|am\s+|'m\s+)?not\s+interested\s+in"
+                                             r"(?:\s+hearing\s+about)?"),
     ("don't mention", "not", rf"(?:please\s+)?{_DONT}\s+(?:\w+\s+)?(?:to\s+)?(?:{_VERBS})"),
     ("without", "not", r"without"),
     ("but not", "not", r"but\s+not|and\s+not|or\s+not"),
@@ -158,7 +165,7 @@ class ParseReport:
         return self.fired
 
     def lines(self) -> list[str]:
-        """Human-readable explanation: one line per fired and per rejected cue, in text order."""
+        """Human-readable explanation: one line per fired cue (outermost first), then one per rejected candidate."""
         decisions = [(c, "fired") for c in self.fired] + [(c, "rejected") for c in self.rejected]
         out = []
         for c, what in decisions:
@@ -241,8 +248,15 @@ def _sentence_end(text: str, i: int) -> bool:
 
 def _clause_comma(text: str, i: int) -> bool:
     """Whether the comma at ``i`` is followed by a word that opens a new clause."""
-    m = re.match(r"\s*([\w']+)", text[i + 1:])
-    return bool(m) and m.group(1).lower() in _CLAUSE_START
+    m = re.match(r"\s*([\w']+)(?:\s+([\w']+))?", text[i + 1:])
+    if not m or m.group(1).lower() not in _CLAUSE_START:
+        return False
+    if m.group(1).lower() in _LIST_JOINERS:  # ", or Z" ends a list; ", and what …" opens a clause
+        return bool(m.group(2)) and m.group(2).lower() in _CLAUSE_START - _LIST_JOINERS
+    return True
+
+
+_LIST_JOINERS = {"and", "or", "but", "nor"}
 
 
 def _number_comma(text: str, i: int) -> bool:
@@ -306,6 +320,8 @@ def _strip_b(b: str, light: bool = False) -> str:
     words = b.split()
     while words and re.sub(r"[^\w']", "", words[0].lower()) in filler:
         words.pop(0)
+    while words and words[-1].lower().strip(",;") in _LIST_JOINERS | {"yet", "while"}:
+        words.pop()  # "… or" left before a later cue
     out = " ".join(words).strip(" ,.;:")
     out = _B_KEEP_LAST.sub("", out).strip()
     if out.lower().endswith(("'s information", "'s details", " information", " details")):
@@ -316,6 +332,7 @@ def _strip_b(b: str, light: bool = False) -> str:
 def _strip_a(a: str) -> str:
     """Drop dangling connectives/auxiliaries at both ends of A (and before its punctuation); tidy punctuation."""
     a = re.sub(r"\s+([,?.!;:])", r"\1", a)
+    a = re.sub(r"(?<=\w)\.\.(?=\s|$)", ".", a)  # "… planning. ." after the cue's sentence went
     lead = "|".join(sorted(_A_LEAD, key=len, reverse=True))
     a = re.sub(rf"(?:,\s*)?\b(?:{lead})\s*(?=[,?.!;:]|$)", "", a, flags=re.IGNORECASE)  # "…, while?" -> "…?"
     a = re.sub(r"([,;:])\s*(?=[,;:?.!])", "", a)
@@ -354,13 +371,16 @@ def _split(text: str, start: int, end: int, label: str, kind: str, matches,
         rest = text[stop + 1:] if stop < len(text) and text[stop] == "," else text[stop:]
         return text[:start] + " " + rest, b
     stop = _boundary(text, end, protected, commas="clause")
-    for s, _, index in matches:  # a later exclusion cue also ends B
-        if end < s < stop and _CUES[index][1] == "not":
+    for s, e, index in matches:  # a later exclusion cue (one that would fire) also ends B
+        if end < s < stop and _CUES[index][1] == "not" and decide(text, s, e, _CUES[index][0], "not").fire:
             stop = s
             break
     clause = _NEW_CLAUSE.search(text, end, stop)
     if clause:
         stop = clause.start()
+    joiner = re.search(r"(?:,?\s+(?:but|and|or|yet|while))+\s*$", text[end:stop], re.IGNORECASE)
+    if joiner and stop < len(text) and text[stop] not in "?!.;,":
+        stop = end + joiner.start()  # "… without X but do not include Y": A keeps "but do not include Y"
     if (stop >= len(text) or text[stop] in "?!.") and len(_sentence_head(text, start).split()) <= 3:
         # "Who else besides Marco Pierre White had a role in …?": B is the named entity after the cue
         entity = _entity_end(text, end, stop)
@@ -413,6 +433,44 @@ def parse(text: str, max_cues: int = 8) -> ParseReport:
     return explain_parse(text, max_cues)
 
 
+def _reject(report: ParseReport, decision: CueDecision) -> None:
+    """Record a rejected candidate once (A is parsed again after a split, so a candidate can be met twice)."""
+    if not any(r.cue == decision.cue and r.text == decision.text and r.reason == decision.reason
+               for r in report.rejected):
+        report.rejected.append(decision)
+
+
+_ALTERNATIVE = re.compile(r",?\s+(?:nor|or)\s+", re.IGNORECASE)
+
+
+def alternatives(b: str) -> Tree:
+    """B as a union when it lists alternatives: "Y or Z" / "neither Y nor Z" -> or(Y, Z) (left-nested); a
+    split inside quotes or brackets, or one that leaves a side without a word, keeps B atomic."""
+    b = re.sub(r"^(?:either|neither)\s+", "", b, flags=re.IGNORECASE)
+    if not SPLIT_ALTERNATIVES:
+        return b
+    protected = _protected(b)
+    cuts = [m for m in _ALTERNATIVE.finditer(b) if not protected[m.start() + 1]]
+    if not cuts:
+        return b
+    parts, last = [], 0
+    for m in cuts:
+        parts.append(b[last:m.start()])
+        last = m.end()
+    parts.append(b[last:])
+    parts = [_strip_b(part, light=True) for part in parts]
+    if not all(_has_content(part) for part in parts):
+        return b
+    tree: Tree = parts[0]
+    for part in parts[1:]:
+        tree = Node("or", tree, part)
+    return tree
+
+
+# whether B's alternatives ("Y or Z", "neither Y nor Z") become an or node (else B is one text)
+SPLIT_ALTERNATIVES = True
+
+
 def _parse(text: str, report: ParseReport, budget: int) -> Tree:
     if budget <= 0:
         return text
@@ -420,6 +478,10 @@ def _parse(text: str, report: ParseReport, budget: int) -> Tree:
     matches = _cue_matches(text, protected)
     for start, end, index in matches:
         label, kind, _ = _CUES[index]
+        intent = decide(text, start, end, label, kind)
+        if not intent.fire:
+            _reject(report, CueDecision(label, text[start:end], start, intent.reason))
+            continue
         raw_a, raw_b = _split(text, start, end, label, kind, matches, protected)
         if kind == "and":
             a, b = _strip_a(raw_a), _strip_a(raw_b)
@@ -427,14 +489,14 @@ def _parse(text: str, report: ParseReport, budget: int) -> Tree:
             a, b = _strip_a(raw_a), _strip_b(raw_b, light=kind == "generic")
         if not _has_content(a) or not _has_content(b):
             side = "A" if not _has_content(a) else "B"
-            report.rejected.append(CueDecision(label, text[start:end], start, f"nothing left on the {side} side"))
+            _reject(report, CueDecision(label, text[start:end], start, f"{intent.reason}, but nothing is left on "
+                                                                       f"the {side} side"))
             continue
         op = "and" if kind == "and" else "not"
-        reason = "conjunction" if op == "and" else "exclusion / negation cue"
-        report.fired.append(CueDecision(label, text[start:end], start, reason, op, a, b))
+        report.fired.append(CueDecision(label, text[start:end], start, intent.reason, op, a, b))
         if kind == "and":
             return Node("and", _parse(a, report, budget - 1), _parse(b, report, budget - 1))
-        return Node("not", _parse(a, report, budget - 1), b)
+        return Node("not", _parse(a, report, budget - 1), alternatives(b))
     return text
 
 

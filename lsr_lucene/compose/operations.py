@@ -29,8 +29,10 @@ cpt             and          maxpool(A, B) plus the top-k Combined Pseudo-Terms 
 fusion          all          score(A) ∘ score(B), ∘ = − (not, times λ), · (and), + (or)
 fusion-scaled   all          as fusion, each child's scores min-max normalised first
 fusion-gated    not          as fusion-scaled, but only documents that carry most of B's score pay:
-                             Â − λ·max(0, B̂ − τ)/(1 − τ) (Â, B̂ min-max scaled; gate τ default 0.9;
-                             on and/or nodes it is fusion-scaled)
+                             max(Â − λ·max(0, B̂ − τ)/(1 − τ), φ·Â) (Â, B̂ min-max scaled; gate τ default 0.9;
+                             floor φ 0.05: a penalised A-match stays above every candidate that does not
+                             match A, so a penalty cannot push it out of the list; on and/or nodes it is
+                             fusion-scaled)
 =============== ============ ===============================================================
 
 Vectors are ``dict`` of key -> float where a key is a term (``str``) or a Combined Pseudo-Term
@@ -178,6 +180,9 @@ VANILLA = "vanilla"
 FUSION = ("fusion", "fusion-scaled", "fusion-gated")
 SCALED_FUSION = ("fusion-scaled", "fusion-gated")
 DEFAULT_GATE = 0.9
+# fusion-gated: share of its scaled A score a penalised document keeps (issue 36: a penalty must not push a strong
+# A-match below the documents that do not match A at all, out of the list)
+GATED_FLOOR = 0.05
 VECTOR_OPS = {
     "not": ("subtract", "ignore", "nrf", "orthogonal", "disentangled", "orthonrf", "adaptive"),
     "and": ("add", "maxpool", "cpt"),
@@ -425,7 +430,7 @@ def _fuse(plan: Plan, it, record: list | None = None, path: str = "") -> dict[st
     a, b = (minmax(raw_a), minmax(raw_b)) if plan.scaled else (raw_a, raw_b)
     docs = a.keys() | b.keys()
     if plan.node_op == "not" and plan.gate is not None:
-        fused = {d: a.get(d, 0.0) - plan.lam * gated(b.get(d, 0.0), plan.gate) for d in docs}
+        fused = {d: gated_not(a.get(d, 0.0), b.get(d, 0.0), plan.lam, plan.gate) for d in docs}
     elif plan.node_op == "not":
         fused = {d: a.get(d, 0.0) - plan.lam * b.get(d, 0.0) for d in docs}
     elif plan.node_op == "and":
@@ -436,6 +441,12 @@ def _fuse(plan: Plan, it, record: list | None = None, path: str = "") -> dict[st
         record.append(FusedNode(path, plan.node_op, plan.lam, plan.gate, raw_a, raw_b, a if plan.scaled else None,
                                 b if plan.scaled else None, fused))
     return fused
+
+
+def gated_not(a: float, b: float, lam: float, gate: float, floor: float = GATED_FLOOR) -> float:
+    """fusion-gated score of one document from its min-max scaled A and B scores: Â − λ·gated(B̂), but never
+    below ``floor``·Â (a strong A-match keeps a place above every candidate that does not match A)."""
+    return max(a - lam * gated(b, gate), floor * a)
 
 
 def gated(scaled: float, gate: float) -> float:
@@ -482,7 +493,8 @@ def format_plan(plan: Plan, top: int = 12, scale: float | None = None, indent: s
     symbol = {"not": f"score(A) − {plan.lam:g}·score(B)", "and": "score(A) · score(B)",
               "or": "score(A) + score(B)"}[plan.node_op]
     if plan.gate is not None:
-        symbol = f"score(A) − {plan.lam:g}·max(0, score(B) − {plan.gate:g})/{1 - plan.gate:g}"
+        symbol = (f"max(score(A) − {plan.lam:g}·max(0, score(B) − {plan.gate:g})/{1 - plan.gate:g}, "
+                  f"{GATED_FLOOR:g}·score(A))")
     label = ("scaled " if plan.scaled else "") + "fusion: " + symbol
     return "\n".join([indent + label, format_plan(plan.a, top, scale, indent + "  A "),
                       format_plan(plan.b, top, scale, indent + "  B ")])

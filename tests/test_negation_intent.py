@@ -1,0 +1,162 @@
+"""Exclusion intent (issue 36): ordinary negation stays one atomic query, exclusion requests give the right trees."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lsr_lucene.compose.intent import decide, sentence_kind
+from lsr_lucene.compose.negation_parser import explain, explain_parse, normalise, parse
+from lsr_lucene.compose.tree import Node
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+@pytest.mark.parametrize("text, why", [
+    ("Physical activity does not improve cognitive function in individuals with Alzheimers.", "statement of fact"),
+    ("There is no association between HNF4A mutations and diabetes risks.", "narrows what is stated"),
+    ("Bone marrow cells don't contribute to adult macrophage compartments.", "statement of fact"),
+    ("Exposure to fine particulate air pollution is unrelated to anxiety prevalence.", "statement of fact"),
+    ("Human embryonic stem cells give rise to cell types from the outer germ layer, but not the other two layers.",
+     "statement of fact"),
+    ("Neither aspirin nor ibuprofen reduces the risk of stroke.", "statement of fact"),
+    ("can studies of pure membrane cylinders having no wall bending stiffness provide any insight into the "
+     "behaviour of pressurized cylinders .", "narrows what is stated"),
+    ("mechanisms for communicating between disjoint processes, possibly, but not exclusively, in a distributed "
+     "environment", "hedge"),
+    ("papers on sorting algorithms, not necessarily recent ones", "hedge"),
+    ("descriptions of complete mechanisms, with or without implementations", "with or without"),
+    ("Recently automatic indexing theories use not only the term frequency but also the relevance of the terms.",
+     "not only"),
+    ("Coordination is a requirement to avoid fragmentation in this new environment.", "purpose clause"),
+    ("it is not likely that the airforces on a wing can be determined by purely analytical methods .",
+     "rhetorical"),
+    ('G.W. Stewart, "Error bounds", SIAM J. Numerical Analysis., Vol. 8, no. 4 (1971).', "numbering"),
+    ("who is the no. 1 ranked tennis player in the world", "numbering"),
+    ("NAC destabilizes NO to increase the effect of contrast agents on renal functions.", "nitric oxide"),
+    ("who sings war don't let me down", "title"),
+    ("who sings i don't want to be lonely", "lyric"),
+    ("when was you'll never walk alone first released", "title"),
+    ("when is a spearman correlation meant to be used instead of a pearson correlation", "substitutes"),
+    ("An automated document clustering procedure is described which does not require the use of a similarity "
+     "matrix.", "describes a noun"),
+    ("the american colonists who did not support the fight for independence", "narrows a noun"),
+])
+def test_ordinary_negation_is_not_an_exclusion(text, why):
+    report = explain_parse(text)
+    assert report.tree == normalise(text) and not report.fired
+    assert report.rejected and why in " ".join(c.reason for c in report.rejected)
+    assert any("rejected" in line for line in report.lines())
+    assert report.lines()[-1].startswith("no cue fired")
+
+
+@pytest.mark.parametrize("text, tree", [
+    ("Where did Joan Hinde Stewart pursue her graduate education, while specifically excluding any details about "
+     "her undergraduate studies?",
+     Node("not", "Where did Joan Hinde Stewart pursue her graduate education?", "her undergraduate studies")),
+    ('What TV shows are part of the DC Nation block, but let\'s not include any information about "Beware the '
+     'Batman"?', Node("not", "What TV shows are part of the DC Nation block?", "Beware the Batman")),
+    ("What defense mechanism do camels use against predators that isn't spitting?",
+     Node("not", "What defense mechanism do camels use against predators?", "spitting")),
+    ("Which mineral symbolizes courage and self-reliance but isn't Prasiolite?",
+     Node("not", "Which mineral symbolizes courage and self-reliance?", "Prasiolite")),
+    ("What was the population of Burton upon Trent? I'm only interested in Burton upon Trent, not any information "
+     "related to Coalville.",
+     Node("not", "What was the population of Burton upon Trent? I'm only interested in Burton upon Trent.",
+          "information related to Coalville")),
+    ("Any information on packet radio networks. I am not interested in the hardware used in the network.",
+     Node("not", "Any information on packet radio networks.", "hardware used in the network")),
+    ("What fruit flavors can enhance salads without using pomelos?",
+     Node("not", "What fruit flavors can enhance salads?", "pomelos")),
+    ("In addition to the polaron concept, what other concepts had been proposed by Lev Landau?",
+     Node("not", "what other concepts had been proposed by Lev Landau?", "polaron concept")),
+    ("some approximate analytical heat conduction solutions using methods other than biot's principle .",
+     Node("not", "some approximate analytical heat conduction solutions using methods.", "biot's principle")),
+    # neither / nor: "nor" is not left inside B, the alternatives are a union
+    ("films that are neither comedies nor musicals", Node("not", "films", Node("or", "comedies", "musicals"))),
+    # X but not Y or Z: A \ (Y ∪ Z); a list "X, Y, or Z" keeps its commas inside one alternative
+    ("jazz albums but not live recordings or compilations",
+     Node("not", "jazz albums", Node("or", "live recordings", "compilations"))),
+    ("What's the cost to replace an oxygen sensor, excluding scenarios involving air filter changes, fuel additives, "
+     "or intake manifold removal?",
+     Node("not", "What's the cost to replace an oxygen sensor?",
+          Node("or", "scenarios involving air filter changes, fuel additives", "intake manifold removal"))),
+    # nested exclusions: each cue takes its own B, A is parsed again
+    ("Birds of Colombia but not Birds of Peru, excluding Birds of Ecuador",
+     Node("not", Node("not", "Birds of Colombia", "Birds of Ecuador"), "Birds of Peru")),
+    ("What platforms assist in building websites without requiring coding skills but do not include Yola?",
+     Node("not", Node("not", "What platforms assist in building websites?", "Yola"), "requiring coding skills")),
+])
+def test_exclusion_requests_give_the_right_trees(text, tree):
+    report = explain_parse(text)
+    assert report.tree == tree
+    assert report.fired and all(c.reason.startswith("exclusion") for c in report.fired)
+
+
+def test_report_names_fired_and_rejected_cues_with_offsets():
+    text = "Papers that do not require proofs, but not about sorting networks"
+    report = explain_parse(text)
+    assert report.tree == Node("not", "Papers that do not require proofs", "sorting networks")
+    assert [(c.cue, c.text, c.start) for c in report.fired] == [("but not", "but not", 35)]
+    assert [(c.cue, c.text, c.start) for c in report.rejected] == [("that are not", "that do not", 7)]
+    lines = report.lines()
+    assert lines[0].startswith("cue 'but not' ('but not') at 35 fired: exclusion")
+    assert lines[1].startswith("cue 'that are not' ('that do not') at 7 rejected:") and "narrows a noun" in lines[1]
+    assert "rejected" in explain(report) and "NOT (A \\ B)" in explain(report)
+    assert parse(text).tree == report.tree  # parse is explain_parse
+
+
+def test_decide_and_sentence_kind():
+    assert sentence_kind("Which films are about dogs?", 0) == "question"
+    assert sentence_kind("Please list films about dogs", 0) == "request"
+    assert sentence_kind("films about dogs but not cartoons", 0) == "fragment"
+    assert sentence_kind("Dogs do not eat grapes.", 0) == "statement"
+    text = "Dogs do not eat grapes."
+    assert not decide(text, 8, 11, "not", "generic").fire
+    text = "films about dogs but not cartoons"
+    assert decide(text, 17, 24, "but not", "not").fire
+
+
+def _topic_texts(path: Path) -> list[str]:
+    return [line.split("\t", 1)[1] for line in path.read_text(encoding="utf-8").splitlines() if "\t" in line]
+
+
+@pytest.mark.skipif(not (DATA / "scifact" / "topics.train.tsv").is_file(), reason="shared data not present")
+@pytest.mark.parametrize("name", ["scifact/topics.train.tsv", "cacm/topics.tsv", "cisi/topics.tsv",
+                                  "cranfield/topics.tsv", "npl/topics.tsv", "med/topics.tsv",
+                                  "wiki2015/topics.nq-test.tsv"])
+def test_ordinary_topic_sets_fire_rarely(name):
+    if not (DATA / name).is_file():
+        pytest.skip(f"{name} not present")
+    texts = _topic_texts(DATA / name)
+    fired = [t for t in texts if parse(t).composed]
+    assert len(fired) <= max(2, 0.03 * len(texts)), fired[:5]  # CACM: two "I am not interested in …"
+
+
+@pytest.mark.skipif(not (DATA / "excluir" / "dev.jsonl").is_file(), reason="shared data not present")
+@pytest.mark.parametrize("name", ["excluir/dev.jsonl", "boolquestions_not/dev.jsonl"])
+def test_exclusion_sets_fire_mostly(name):
+    queries = [json.loads(line)["query"] for line in (DATA / name).open(encoding="utf-8")]
+    assert sum(parse(q).composed for q in queries) >= 0.9 * len(queries)
+
+
+def test_fusion_gated_docstring_names_the_default_gate():
+    from lsr_lucene.compose import operations
+
+    assert f"gate τ default {operations.DEFAULT_GATE:g};" in operations.__doc__
+    assert f"floor φ {operations.GATED_FLOOR:g}" in operations.__doc__
+
+
+def test_gated_penalty_cannot_push_a_strong_a_match_below_non_matches():
+    from lsr_lucene.compose import operations
+
+    plan = operations.FusionPlan("not", True, 1.5, operations.VectorPlan({}), operations.VectorPlan({}), gate=0.5)
+    a = {"strong A, strong B": 10.0, "weak A": 1.5, "B only": 0.0, "A low": 1.0}
+    b = {"strong A, strong B": 10.0, "weak A": 0.0, "B only": 9.0, "A low": 0.0}
+    fused = operations.fuse(plan, [a, b])
+    # Â: 1, 0.15, 0, 0.1; without the floor the strong A-match would score 1 − 1.5 = −0.5, below "B only"
+    assert fused["strong A, strong B"] == pytest.approx(operations.GATED_FLOOR)
+    assert fused["B only"] == 0.0 < fused["strong A, strong B"]
+    assert fused["weak A"] == pytest.approx(0.15) and fused["A low"] == pytest.approx(0.1)  # unpenalised: Â
+    assert operations.gated_not(0.8, 0.2, 1.0, 0.5) == pytest.approx(0.8)

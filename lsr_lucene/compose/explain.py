@@ -130,13 +130,11 @@ def explain_docs(plan: Plan, ranked: Sequence[tuple[str, float]], backend, scale
 
 def explain_query(comp: Composition, plan: Plan, settings: Settings, docs: Sequence[DocExplanation],
                   parse_lines: Sequence[str] | None = None) -> str:
-    """The ``--explain`` report of one query: parse (cue decisions) or tree, operations, composed representation,
+    """The ``--explain`` report of one query: parse (cue decisions), tree, operations, composed representation,
     and the top documents' accounts (:func:`explain_docs`)."""
     lines = [f"== query {comp.qid}" + (f": {comp.text}" if comp.text else "")]
-    if parse_lines:
-        lines += ["  " + line for line in parse_lines]
-    else:
-        lines.append(format_tree(comp.tree, "  "))
+    lines += ["  " + line for line in parse_lines or ()]
+    lines.append(format_tree(comp.tree, "  "))
     lines.append(f"  operations: {settings.describe()}")
     lines.append("  representation (term: weight, sorted; negative terms penalise documents):")
     lines.append(format_plan(plan, top=12, indent="    "))

@@ -40,7 +40,7 @@ from lsr_lucene.compose.compositions import Composition, parse_topics, read_comp
 from lsr_lucene.compose.execute import DEFAULT_FUSION_DEPTH, compose, composed_specs, execute
 from lsr_lucene.compose.explain import explain_query
 from lsr_lucene.compose.negation_parser import explain, parse
-from lsr_lucene.compose.operations import DEFAULT_GATE, DEFAULTS, OPERATIONS, Settings
+from lsr_lucene.compose.operations import DEFAULT_GATE, DEFAULTS, OPERATIONS, Settings, required_texts
 from lsr_lucene.compose.query_encoder import QueryEncoder
 from lsr_lucene.compose.tree import MAX_DEPTH, NODE_OPS, tree_from_json
 from lsr_lucene.errors import InputError
@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     """CLI: compose, search and write a TREC run."""
     from lsr_lucene.encode.precision import note_documents_precision
     from lsr_lucene.io.output import refuse_existing
-    from lsr_lucene.search.impact import index_settings, report_unanswered
+    from lsr_lucene.search.impact import index_settings, report_unanswered, warn_truncated
 
     args = build_parser().parse_args(argv)
     if not Path(args.index).is_dir():
@@ -158,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     encoder = QueryEncoder(model, encoder_mode(args), args.query_max_length, threads=args.threads, **options)
     note_documents_precision(info.get("dtype"))  # queries are always encoded in fp32
+    texts = dict.fromkeys(t for c in comps for t in required_texts(c.tree, settings, c.text))
+    warn_truncated(encoder.encoder, list(texts), noun="query texts")  # past --query-max-length: said, not silent
     plans = compose(comps, settings, encoder)
     print(f"composed {len(comps)} queries ({settings.describe()}; encoder {encoder.mode})", file=sys.stderr)
     if args.write_specs:

@@ -43,7 +43,7 @@ from lsr_lucene.compose.negation_parser import explain, parse
 from lsr_lucene.compose.operations import DEFAULT_GATE, DEFAULTS, OPERATIONS, Settings, required_texts
 from lsr_lucene.compose.query_encoder import QueryEncoder
 from lsr_lucene.compose.tree import MAX_DEPTH, NODE_OPS, tree_from_json
-from lsr_lucene.errors import InputError
+from lsr_lucene.errors import InputError, json_problem
 from lsr_lucene.io.runs import write_run
 
 
@@ -94,7 +94,7 @@ def load_compositions(args: argparse.Namespace) -> tuple[list[Composition], dict
             try:
                 obj = json.loads(raw)
             except json.JSONDecodeError as exc:
-                raise InputError(f"--composition {i}: malformed JSON ({exc.msg})") from None
+                raise InputError(f"--composition {i}: malformed JSON ({json_problem(exc)})") from None
             except RecursionError:
                 raise InputError(f"--composition {i}: nested deeper than {MAX_DEPTH} levels") from None
             comps.append(Composition(str(i), tree_from_json(obj, f"--composition {i}")))

@@ -2,7 +2,8 @@
 
 ``ImpactSearcher(index, encoder=...)`` follows Pyserini's ``LuceneImpactSearcher``: ``search(q, k=10)`` returns a
 list of hits best first, ``batch_search(queries, qids, k=10, threads=1)`` a dict qid → hits, and every hit has
-``.docid``, ``.score``, ``.lucene_docid`` and ``.raw`` (the stored document, read when first asked for). Queries are
+``.docid``, ``.score``, ``.lucene_docid``, ``.raw`` and ``.contents`` (the stored document, read when asked for);
+``doc(docid)`` is Pyserini's ``searcher.doc``: a document with ``docid()``, ``raw()`` and ``contents()``. Queries are
 encoded and quantised exactly as ``lsr-lucene search`` does (the index's model and scale unless given), and searched
 by our Java ``BatchSearcher`` (``SpecSearcher``), so the hits equal the run that command writes: same documents,
 order (ties by docid) and scores (six decimals, as in the run file). ``search_spec`` / ``batch_search_specs`` take
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from lsr_lucene.errors import InputError
+from lsr_lucene.errors import InputError, json_problem
 from lsr_lucene.io.runs import read_hits
 from lsr_lucene.search.specs import validate_spec
 
@@ -36,6 +37,45 @@ class ImpactHit:
         """The stored raw document (Anserini's ``raw`` field: the vector JSON line), None when not stored."""
         return self._load_raw(self.lucene_docid)
 
+    @property
+    def contents(self) -> str | None:
+        """The document's text as encoded (the ``contents`` of its raw vector line), None when not stored."""
+        return contents_of(self.raw)
+
+
+def contents_of(raw: str | None) -> str | None:
+    """The ``contents`` of a stored JsonVectorCollection line (the raw field), else the raw text itself."""
+    if raw is None:
+        return None
+    try:
+        obj = json.loads(raw)
+    except ValueError:
+        return raw
+    return obj.get("contents") if isinstance(obj, dict) else raw
+
+
+@dataclass(frozen=True)
+class ImpactDocument:
+    """A stored document, with Pyserini's ``Document`` methods: ``docid()``, ``id()``, ``raw()``, ``contents()``."""
+
+    _docid: str
+    lucene_docid: int
+    _raw: str | None = field(repr=False)
+
+    def docid(self) -> str:
+        return self._docid
+
+    def id(self) -> str:
+        return self._docid
+
+    def raw(self) -> str | None:
+        """The stored raw field (the vector JSON line), None when the index stores none."""
+        return self._raw
+
+    def contents(self) -> str | None:
+        """The document's text (``contents`` of the raw line)."""
+        return contents_of(self._raw)
+
 
 def _parse_spec(spec: Mapping | str) -> dict:
     """A spec dict from a dict or a JSON string (InputError on malformed JSON or spec)."""
@@ -43,7 +83,7 @@ def _parse_spec(spec: Mapping | str) -> dict:
         try:
             spec = json.loads(spec)
         except json.JSONDecodeError as exc:
-            raise InputError(f"query spec: malformed JSON ({exc.msg} at character {exc.pos})") from None
+            raise InputError(f"query spec: malformed JSON ({json_problem(exc)})") from None
     validate_spec(spec)
     return dict(spec)
 
@@ -127,6 +167,7 @@ class ImpactSearcher:
         """Top-k hits of many text queries searched with ``threads`` threads: a dict qid → hits."""
         if len(queries) != len(qids):
             raise InputError(f"{len(queries)} queries but {len(qids)} qids")
+        _refuse_duplicates([str(q) for q in qids], "qids")
         vectors = self.encode(list(queries))
         results: dict[str, list[ImpactHit]] = {str(qid): [] for qid in qids}
         specs = [{"qid": str(qid), "terms": vec} for qid, vec in zip(qids, vectors) if vec]
@@ -148,9 +189,8 @@ class ImpactSearcher:
                            approximate: int | None = None) -> dict[str, list[ImpactHit]]:
         """Top-k hits of many query specs searched in the JVM with ``threads`` threads: a dict qid → hits."""
         parsed = [_parse_spec(s) for s in specs]
+        _refuse_duplicates([str(s["qid"]) for s in parsed], "query specs")
         results: dict[str, list[ImpactHit]] = {str(s["qid"]): [] for s in parsed}
-        if len(results) != len(parsed):
-            raise InputError("duplicate qid in the query specs")
         searchable = [s for s in parsed if _searchable(s)]
         if not searchable:
             return results
@@ -182,6 +222,19 @@ class ImpactSearcher:
         lucene = self._lucene_docids([docid])[0]
         return None if lucene < 0 else self._raw(lucene)
 
+    def doc(self, docid: str | int) -> ImpactDocument | None:
+        """Pyserini's ``searcher.doc``: the document of an external docid (str) or Lucene docid (int), None when
+        the index has no such document."""
+        if isinstance(docid, int):
+            if not 0 <= docid < self.num_docs:
+                return None
+            lucene, external = docid, str(self._java.docid(docid))
+        else:
+            lucene, external = self._lucene_docids([docid])[0], str(docid)
+            if lucene < 0:
+                return None
+        return ImpactDocument(external, int(lucene), self._raw(lucene))
+
     def _raw(self, lucene_docid: int) -> str | None:
         java = self._java
         return java.storedField(int(lucene_docid), "raw")
@@ -208,6 +261,15 @@ class ImpactSearcher:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _refuse_duplicates(qids: Sequence[str], what: str) -> None:
+    """InputError naming the first qid given twice (a dict of results would keep only one of them)."""
+    seen: set[str] = set()
+    for qid in qids:
+        if qid in seen:
+            raise InputError(f"duplicate qid {qid!r} in the {what}")
+        seen.add(qid)
 
 
 def _searchable(spec: Mapping) -> bool:

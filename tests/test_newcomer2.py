@@ -109,3 +109,144 @@ def test_truncated_queries_are_counted_with_the_option_that_sets_the_limit(forei
     assert cli_main(["search", "--index", str(foreign["impact"]), "--query", "tea", "--query", long,
                      "--query-max-length", "128", "--output", str(tmp_path / "b.run"), "--threads", "1"]) == 0
     assert lines(capsys.readouterr().err, "warning:") == []
+
+
+# ----------------------------------------------------------------------------- 3. inputs checked before work
+def test_bm25_checks_its_topics_before_building_the_index(foreign, tmp_path, capsys, monkeypatch):
+    import lsr_lucene.search.bm25 as bm25
+
+    monkeypatch.setattr(bm25, "run_index_collection", lambda *a, **k: pytest.fail("index built before the check"))
+    (tmp_path / "bad.jsonl").write_text('{"id": "1", "text": "tea"}\n{"id": "2", \n')
+    for topics, message in ((tmp_path / "none.tsv", "no such file"), (tmp_path / "bad.jsonl", "malformed JSON")):
+        assert cli_main(["bm25", "--index", str(tmp_path / "idx"), "--corpus", str(foreign["corpus"]),
+                         "--topics", str(topics), "--output", str(tmp_path / "r.run")]) == 2
+        errors = lines(capsys.readouterr().err, "error:")
+        assert len(errors) == 1 and message in errors[0], errors
+    assert not (tmp_path / "idx").exists()
+
+
+def test_longdocs_search_reads_its_topics_before_the_model(foreign, tmp_path, capsys, monkeypatch):
+    import lsr_lucene.encode.encoder as encoder
+
+    monkeypatch.setattr(encoder, "SparseEncoder", lambda *a, **k: pytest.fail("model loaded before the topics"))
+    assert cli_main(["longdocs", "search", "--index", str(foreign["impact"]), "--method", "score-max",
+                     "--topics", str(tmp_path / "none.tsv"), "--output", str(tmp_path / "r.run")]) == 2
+    assert "no such file" in lines(capsys.readouterr().err, "error:")[0]
+
+
+# ------------------------------------------------------------------------------- 4. eval: missing queries
+def test_eval_counts_judged_queries_without_results_and_takes_a_subset(tmp_path, capsys):
+    (tmp_path / "qrels").write_text("1 0 d1 1\n2 0 d2 1\n3 0 d3 1\n")
+    (tmp_path / "run").write_text("1 Q0 d1 1 2.0 t\n")
+    assert cli_main(["eval", "--qrels", str(tmp_path / "qrels"), "--run", f"a={tmp_path / 'run'}",
+                     "--measures", "map"]) == 0
+    captured = capsys.readouterr()
+    warnings = lines(captured.err, "warning:")
+    assert len(warnings) == 1 and "run a: 2 of 3 judged queries have no results" in warnings[0]
+    assert "--qids" in warnings[0]
+    assert "| 0.3333 |" in captured.out
+    (tmp_path / "qids").write_text("1\n")
+    assert cli_main(["eval", "--qrels", str(tmp_path / "qrels"), "--run", f"a={tmp_path / 'run'}",
+                     "--measures", "map", "--qids", str(tmp_path / "qids")]) == 0
+    captured = capsys.readouterr()
+    assert lines(captured.err, "warning:") == [] and "| 1 " in captured.out.replace("1.0000", "1 ")
+    (tmp_path / "other").write_text("9\n")
+    assert cli_main(["eval", "--qrels", str(tmp_path / "qrels"), "--run", f"a={tmp_path / 'run'}",
+                     "--qids", str(tmp_path / "other")]) == 2
+    assert "none of its 1 query ids is judged" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------- 8. one name, one default, order
+def test_bm25_writes_its_run_in_the_topics_order(foreign, tmp_path):
+    (tmp_path / "topics.tsv").write_text("10\ttea\n9\tcoffee\n100\tgreen\n")
+    run = tmp_path / "r.run"
+    assert cli_main(["bm25", "--index", str(foreign["bm25"]), "--topics", str(tmp_path / "topics.tsv"),
+                     "--output", str(run)]) == 0
+    qids = list(dict.fromkeys(line.split()[0] for line in run.read_text().splitlines()))
+    assert qids == ["10", "9", "100"]
+
+
+def test_longdocs_fit_metric_takes_evals_names():
+    from lsr_lucene.longdocs.cli import fit_metric
+
+    assert fit_metric("map") == fit_metric("MAP") == "map"
+    assert fit_metric("ndcg_cut_10") == fit_metric("ndcg_cut.10") == fit_metric("nDCG@10") == "ndcg@10"
+    with pytest.raises(InputError, match="--metric must be map or ndcg_cut_10"):
+        fit_metric("recall_100")
+
+
+def test_longdocs_encode_refuses_a_complete_encoding_without_overwrite(tmp_path, capsys, monkeypatch):
+    import lsr_lucene.encode.encoder as encoder
+
+    out = tmp_path / "encoded"
+    out.mkdir()
+    from lsr_lucene.longdocs.store import STATE
+
+    (out / STATE).write_text(json.dumps({"settings": {}, "complete": True}))
+    (tmp_path / "segments.jsonl").write_text(jsonl({"id": "d1@@0", "contents": "tea"}))
+    monkeypatch.setattr(encoder, "SparseEncoder", lambda *a, **k: pytest.fail("model loaded"))
+    assert cli_main(["longdocs", "encode", "--segments", str(tmp_path / "segments.jsonl"), "--output",
+                     str(out)]) == 2
+    errors = lines(capsys.readouterr().err, "error:")
+    assert len(errors) == 1 and "holds a complete encoding; pass --overwrite" in errors[0]
+
+
+# ---------------------------------------------------------------------------------------------- 9. noise
+def test_the_python_api_loads_models_without_the_loading_bar(foreign, capfd):
+    from transformers.utils import logging
+
+    from lsr_lucene import ImpactSearcher
+    from lsr_lucene.verbosity import is_verbose
+
+    assert not is_verbose()
+    logging.enable_progress_bar()  # as in a fresh Python session (commands run earlier in this process hid it)
+    logging.set_verbosity_warning()
+    try:
+        with ImpactSearcher(foreign["impact"]) as searcher:
+            assert searcher.search("green tea", k=1)[0].docid == "d1"
+        assert logging.is_progress_bar_enabled()  # the user's setting is given back
+    finally:
+        logging.disable_progress_bar()
+        logging.set_verbosity_error()
+    err = capfd.readouterr().err
+    assert "Loading weights" not in err and "UnknownTermsWarning" not in err
+
+
+# ----------------------------------------------------------------------------------------- 10. small things
+def test_parse_negation_is_a_verb(capsys):
+    assert cli_main(["parse-negation", "tea but not coffee"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["query"] == {"op": "not", "a": "tea", "b": "coffee"}
+    import lsr_lucene.parse_negation as module
+
+    assert module.main is not None
+
+
+def test_malformed_json_errors_say_where_in_the_line(tmp_path, capsys):
+    (tmp_path / "bad.jsonl").write_text('{"qid": "1", "text": "tea"}\n{"qid": "2", "text": "a\tb\n')
+    assert cli_main(["parse-negation", "--topics", str(tmp_path / "bad.jsonl")]) == 2
+    errors = lines(capsys.readouterr().err, "error:")
+    assert errors == [f"error: {tmp_path / 'bad.jsonl'}:2: malformed JSON (Invalid control character at column 24)"]
+
+
+def test_searcher_doc_and_hit_contents_as_in_pyserini(foreign):
+    from lsr_lucene import ImpactSearcher
+
+    with ImpactSearcher(foreign["impact"]) as searcher:
+        hit = searcher.search_spec({"qid": "1", "terms": {"coffee": 1}}, k=1)[0]
+        assert hit.docid == "d2" and hit.contents == "black coffee beans"
+        doc = searcher.doc("d2")
+        assert doc.docid() == doc.id() == "d2" and doc.contents() == "black coffee beans"
+        assert json.loads(doc.raw())["id"] == "d2"
+        assert searcher.doc(hit.lucene_docid).docid() == "d2"
+        assert searcher.doc("nope") is None and searcher.doc(99) is None
+        with pytest.raises(InputError, match="duplicate qid '7' in the query specs"):
+            searcher.batch_search_specs([{"qid": "7", "terms": {"tea": 1}}, {"qid": "7", "terms": {"tea": 2}}])
+
+
+def test_the_readme_example_run_is_ignored():
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    result = subprocess.run(["git", "check-ignore", "-q", "runs/cran.run"], cwd=root)
+    assert result.returncode == 0

@@ -121,7 +121,7 @@ class ImpactSearcher:
         self._encoder_options["threads"] = threads
         self._documents_dtype = settings.get("dtype")
         self._model = settings.get("model") or "splade-tiny"
-        self._unknown_terms = None  # search.unknown_terms.UnknownTerms, made on first spec search
+        self._unknown_terms = None  # {encoded?: search.unknown_terms.UnknownTerms or None}, made on first search
         self._encoder = None if encoder is None or isinstance(encoder, (str, Path)) else encoder
 
     @property
@@ -160,7 +160,7 @@ class ImpactSearcher:
     def search(self, q: str, k: int = 10, approximate: int | None = None) -> list[ImpactHit]:
         """Top-k hits of one text query, best first (no hits when no query term is in the index)."""
         terms = self.encode([q])[0] if q.strip() else {}
-        return self.search_spec({"qid": "q", "terms": terms}, k, approximate) if terms else []
+        return self._search_spec({"qid": "q", "terms": terms}, k, approximate, encoded=True) if terms else []
 
     def batch_search(self, queries: Sequence[str], qids: Sequence[str], k: int = 10, threads: int = 1,
                      approximate: int | None = None) -> dict[str, list[ImpactHit]]:
@@ -171,30 +171,38 @@ class ImpactSearcher:
         vectors = self.encode(list(queries))
         results: dict[str, list[ImpactHit]] = {str(qid): [] for qid in qids}
         specs = [{"qid": str(qid), "terms": vec} for qid, vec in zip(qids, vectors) if vec]
-        results.update(self.batch_search_specs(specs, k=k, threads=threads, approximate=approximate))
+        results.update(self._batch_search_specs(specs, k, threads, approximate, encoded=True))
         return results
 
     # ---------------------------------------------------------------------------------------------- query specs
 
     def search_spec(self, spec: Mapping | str, k: int = 10, approximate: int | None = None) -> list[ImpactHit]:
         """Top-k hits of one query spec (dict or JSON): signed terms, CPT pairs, windows, composed queries."""
+        return self._search_spec(spec, k, approximate)
+
+    def _search_spec(self, spec: Mapping | str, k: int, approximate: int | None, encoded: bool = False
+                     ) -> list[ImpactHit]:
         spec = _parse_spec(spec)
         if not _searchable(spec):
             return []
-        self._warn_unknown_terms([spec])
+        self._warn_unknown_terms([spec], encoded)
         depth = self.approximate if approximate is None else approximate
         return [ImpactHit(d, s, n, self._raw) for d, s, n in self._searcher.search_hits(spec, k, depth, self.query_cut)]
 
     def batch_search_specs(self, specs: Sequence[Mapping | str], k: int = 10, threads: int = 1,
                            approximate: int | None = None) -> dict[str, list[ImpactHit]]:
         """Top-k hits of many query specs searched in the JVM with ``threads`` threads: a dict qid → hits."""
+        return self._batch_search_specs(specs, k, threads, approximate)
+
+    def _batch_search_specs(self, specs: Sequence[Mapping | str], k: int, threads: int, approximate: int | None,
+                            encoded: bool = False) -> dict[str, list[ImpactHit]]:
         parsed = [_parse_spec(s) for s in specs]
         _refuse_duplicates([str(s["qid"]) for s in parsed], "query specs")
         results: dict[str, list[ImpactHit]] = {str(s["qid"]): [] for s in parsed}
         searchable = [s for s in parsed if _searchable(s)]
         if not searchable:
             return results
-        self._warn_unknown_terms(searchable)
+        self._warn_unknown_terms(searchable, encoded)
         with tempfile.TemporaryDirectory(prefix="lsr-impact-searcher-") as tmp:
             run = Path(tmp, "run")
             depth = self.approximate if approximate is None else approximate
@@ -205,15 +213,25 @@ class ImpactSearcher:
             results[qid] = self._hits(hits)
         return results
 
-    def _warn_unknown_terms(self, specs: Sequence[Mapping]) -> None:
-        """A warning per query naming its terms that the index lacks (they would change nothing, silently)."""
+    def _warn_unknown_terms(self, specs: Sequence[Mapping], encoded: bool = False) -> None:
+        """A warning per query naming its terms that the index lacks (they would change nothing, silently).
+        Specs of ``encoded`` text queries are checked against the query encoder's vocabulary, and not at all when
+        it is not at hand (expansion terms that the collection lacks are normal)."""
         from lsr_lucene.search.impact import index_settings
         from lsr_lucene.search.unknown_terms import UnknownTerms, model_vocabulary, warn_unknown_terms
 
         if self._unknown_terms is None:
-            vocabulary = model_vocabulary(index_settings(self.index_dir).get("model"))
-            self._unknown_terms = UnknownTerms(self._java.getSearcher(), vocabulary)
-        warn_unknown_terms(self._unknown_terms, specs, stacklevel=4)
+            self._unknown_terms = {}
+        if encoded not in self._unknown_terms:
+            model = index_settings(self.index_dir).get("model")
+            if encoded:
+                model = str(self._encoder_spec) if isinstance(self._encoder_spec, (str, Path)) else \
+                    self._model if self._encoder_spec is None else None
+            vocabulary = model_vocabulary(model)
+            self._unknown_terms[encoded] = None if encoded and vocabulary is None else \
+                UnknownTerms(self._java.getSearcher(), vocabulary)
+        if self._unknown_terms[encoded] is not None:
+            warn_unknown_terms(self._unknown_terms[encoded], specs, stacklevel=5 if encoded else 4)
 
     # ---------------------------------------------------------------------------------------------- documents
 

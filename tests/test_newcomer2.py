@@ -250,3 +250,79 @@ def test_the_readme_example_run_is_ignored():
     root = Path(__file__).resolve().parents[1]
     result = subprocess.run(["git", "check-ignore", "-q", "runs/cran.run"], cwd=root)
     assert result.returncode == 0
+
+
+# -------------------------------------------------------------------------------------------- 7. progress
+def test_progress_in_logs_is_a_line_every_few_seconds_with_rate_and_eta(monkeypatch):
+    import io
+
+    import lsr_lucene.progress as progress
+
+    clock = [100.0]
+    monkeypatch.setattr(progress.time, "monotonic", lambda: clock[0])
+    monkeypatch.setenv("LSR_PROGRESS_SECONDS", "5")
+    log = io.StringIO()  # not a terminal
+    bar = progress.progress_bar(total=100, desc="encoding x", unit=" docs", file=log)
+    assert isinstance(bar, progress.LogProgress)
+    for _ in range(10):
+        clock[0] += 1
+        bar.update(5)
+    bar.close()
+    rows = log.getvalue().splitlines()
+    assert rows == ["encoding x: 25/100 docs (25%), 5 docs/s, ETA 0:15",
+                    "encoding x: 50/100 docs (50%), 5 docs/s, ETA 0:10",
+                    "encoding x: 50/100 docs (50%), 5 docs/s, done in 0:10"]
+    quick = io.StringIO()
+    with progress.progress_bar(total=3, desc="fast", file=quick) as bar:
+        bar.update(3)
+    assert quick.getvalue() == ""  # work done within the interval prints nothing
+
+
+def test_an_inner_bar_feeds_the_outer_one(monkeypatch):
+    import io
+
+    import lsr_lucene.progress as progress
+
+    outer = progress.progress_bar(total=10, desc="outer", file=io.StringIO())
+    with progress.feeding(outer) as fed:
+        inner = progress.progress_bar(total=4, desc="inner", leave=False)
+        inner.update(2)
+        inner.update(2)
+        inner.close()
+    assert outer.n == 4 and fed == [4]
+    assert not progress.is_feeding() and isinstance(progress.progress_bar(file=io.StringIO()), progress.LogProgress)
+
+
+def test_the_encode_bar_moves_per_batch(tmp_path, monkeypatch):
+    import io
+
+    import lsr_lucene.io.vectors as vectors
+    import lsr_lucene.progress as progress
+
+    steps = []
+
+    class Encoder:
+        def settings(self):
+            return {"model": "fake", "dtype": "fp32"}
+
+        def encode_documents(self, texts, batch_size=16, progress=False):
+            out = []
+            bar = vectors_progress(total=len(texts), leave=False) if progress else None
+            for start in range(0, len(texts), batch_size):
+                out += [{"tea": 1.0} for _ in texts[start:start + batch_size]]
+                if bar is not None:
+                    bar.update(len(texts[start:start + batch_size]))
+            return out
+
+    vectors_progress = progress.progress_bar
+    real = progress.LogProgress.update
+
+    def record(self, n=1):
+        steps.append(n)
+        real(self, n)
+
+    monkeypatch.setattr(progress.LogProgress, "update", record)
+    monkeypatch.setattr(progress.sys, "stderr", io.StringIO())
+    docs = [(f"d{i}", "tea") for i in range(40)]
+    vectors.write_vectors(docs, Encoder(), tmp_path / "v", batch_size=8)
+    assert steps[:5] == [8, 8, 8, 8, 8] and sum(steps) == 40

@@ -6,11 +6,11 @@
 #   Writes runs/threads/times.csv (every round) and runs/threads/results.md (fastest round per cell, ratios to the
 #   best setting); inputs are built once under work/threads.
 # Environment: DATA (default ../shared/data), DOCS (SciFact documents, default 1000), QUERIES (SciFact train
-#   topics, default 300), ROUNDS (default 2).
+#   topics, default 300), ENCODE_DOCS (documents encode is timed on, default 64), ROUNDS (default 2).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 data=${DATA:-$here/../shared/data}/scifact
-docs=${DOCS:-1000}; queries=${QUERIES:-300}; rounds=${ROUNDS:-2}
+docs=${DOCS:-1000}; queries=${QUERIES:-300}; rounds=${ROUNDS:-2}; encode_docs=${ENCODE_DOCS:-64}
 work=$here/work/threads; out=$here/runs/threads
 lsr() { python -m lsr_lucene.cli "$@"; }
 mkdir -p "$work" "$out"
@@ -27,7 +27,7 @@ cd "$here"
   --max-tokens 128
 [ -d "$work/encoded" ] || lsr longdocs encode --segments "$work/segments.jsonl" --output "$work/encoded"
 [ -d "$work/segindex" ] || lsr longdocs index --encoded "$work/encoded" --index "$work/segindex"
-head -n 200 "$work/corpus.jsonl" > "$work/encode-corpus.jsonl"  # encode is timed on 200 documents
+head -n "$encode_docs" "$work/corpus.jsonl" > "$work/encode-corpus.jsonl"  # encode is timed on fewer documents
 
 # ---- one verb at one setting: the seconds it takes, appended to times.csv
 verb_cmd() {  # VERB OUTPUT: the command line of a verb (without --threads)

@@ -326,3 +326,30 @@ def test_the_encode_bar_moves_per_batch(tmp_path, monkeypatch):
     docs = [(f"d{i}", "tea") for i in range(40)]
     vectors.write_vectors(docs, Encoder(), tmp_path / "v", batch_size=8)
     assert steps[:5] == [8, 8, 8, 8, 8] and sum(steps) == 40
+
+
+def test_ray_is_started_quiet_unless_verbose(monkeypatch, capfd):
+    import logging
+    import os
+
+    from lsr_lucene.distributed import cluster
+    from lsr_lucene.verbosity import set_verbose
+
+    monkeypatch.delenv("RAY_BACKEND_LOG_LEVEL", raising=False)
+    monkeypatch.setenv("LSR_VERBOSE", "0")  # set_verbose(True) below sets it; restored after the test
+    options = cluster.quiet_ray_options()
+    assert options["log_to_driver"] is False and options["logging_level"] == logging.ERROR
+    assert os.environ["RAY_BACKEND_LOG_LEVEL"] == "fatal"  # the core worker's error-level notes
+    with cluster._stderr_quiet():  # what Ray's core worker prints on fd 2 while it starts
+        os.write(2, b"[I logging.cc] Set ray log level\n")
+    assert "logging.cc" not in capfd.readouterr().err
+    monkeypatch.delenv("RAY_BACKEND_LOG_LEVEL")
+    set_verbose(True)
+    try:
+        assert cluster.quiet_ray_options()["log_to_driver"] is True
+        assert "RAY_BACKEND_LOG_LEVEL" not in os.environ
+        with cluster._stderr_quiet():
+            os.write(2, b"shown\n")
+        assert "shown" in capfd.readouterr().err
+    finally:
+        set_verbose(False)

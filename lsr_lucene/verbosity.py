@@ -67,5 +67,7 @@ def quiet_loading() -> Iterator[None]:
         yield
     finally:
         if bar:
-            logging.enable_progress_bar()
+            with warnings.catch_warnings():  # the Hub's bars may be off by its environment variable
+                warnings.simplefilter("ignore")
+                logging.enable_progress_bar()
         logging.set_verbosity(level)

@@ -7,7 +7,6 @@ matters and a fake or none where it does not.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -199,7 +198,11 @@ def test_the_python_api_loads_models_without_the_loading_bar(foreign, capfd):
     from lsr_lucene.verbosity import is_verbose
 
     assert not is_verbose()
-    logging.enable_progress_bar()  # as in a fresh Python session (commands run earlier in this process hid it)
+    import warnings
+
+    with warnings.catch_warnings():  # as in a fresh Python session (commands run earlier in this process hid it)
+        warnings.simplefilter("ignore")
+        logging.enable_progress_bar()
     logging.set_verbosity_warning()
     try:
         with ImpactSearcher(foreign["impact"]) as searcher:

@@ -2,12 +2,12 @@
 
 __version__ = "0.1.0"
 
-__all__ = ["ImpactSearcher", "ImpactHit"]
+__all__ = ["ImpactSearcher", "ImpactHit", "ImpactDocument"]
 
 
 def __getattr__(name: str):
     """``from lsr_lucene import ImpactSearcher`` without importing torch or starting the JVM at package import."""
-    if name in ("ImpactSearcher", "ImpactHit"):
+    if name in ("ImpactSearcher", "ImpactHit", "ImpactDocument"):
         from lsr_lucene.search import impact_searcher
 
         return getattr(impact_searcher, name)

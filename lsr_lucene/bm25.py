@@ -1,7 +1,9 @@
 """BM25 baselines (plain, RM3, SDM) with Anserini's default analyzer on the same corpus and topics.
 
 ``lsr-lucene bm25`` (also ``python -m lsr_lucene.bm25``): builds the BM25 index when missing and writes a run;
-the library is lsr_lucene.search.bm25.
+the library is lsr_lucene.search.bm25. The index is a cache of the corpus (reused when built from the same one;
+``--rebuild-index`` builds it again); ``--overwrite`` replaces the run file, as in every verb. Topics and output
+are checked before the index is built.
 """
 from __future__ import annotations
 
@@ -25,16 +27,26 @@ def main(argv: list[str] | None = None) -> int:
     expansion.add_argument("--rm3", action="store_true", help="RM3 query expansion (Anserini defaults)")
     expansion.add_argument("--sdm", action="store_true", help="Anserini's sequential dependence model query")
     opt.add_run_tag(parser)
-    parser.add_argument("--rebuild-index", action="store_true", help="rebuild the index from --corpus even if it exists")
-    opt.add_overwrite(parser)
+    parser.add_argument("--rebuild-index", action="store_true",
+                        help="build the index from --corpus again even if it exists (the index is a cache of the "
+                             "corpus: --overwrite does not rebuild it)")
+    opt.add_overwrite(parser, "replace an existing run file (without it, an existing --output is refused)")
     args = parser.parse_args(argv)
     if bool(args.topics) != bool(args.output):
         parser.error("--topics and --output go together")
-    ensure_bm25_index(args.corpus, args.index, threads=args.threads, rebuild=args.rebuild_index)
-    if args.topics:
+    topics = None
+    if args.topics:  # every input checked before the index is built
+        from lsr_lucene.errors import InputError
+        from lsr_lucene.io.output import refuse_existing
         from lsr_lucene.io.topics import read_topics
 
-        bm25_run(args.index, read_topics(args.topics), args.output, hits=args.hits, threads=args.threads,
+        refuse_existing(args.output, args.overwrite)
+        topics = read_topics(args.topics)
+        if not topics:
+            raise InputError(f"{args.topics}: no topics")
+    ensure_bm25_index(args.corpus, args.index, threads=args.threads, rebuild=args.rebuild_index)
+    if topics:
+        bm25_run(args.index, topics, args.output, hits=args.hits, threads=args.threads,
                  k1=args.k1, b=args.b, rm3=args.rm3, sdm=args.sdm, tag=args.run_tag, overwrite=args.overwrite)
         print(f"wrote {args.output}")
     return 0

@@ -21,6 +21,8 @@ SUBCOMMANDS = {
     "build-java": ("lsr_lucene.jvm.cli", "compile java/ into the lsr_lucene jar"),
     "java-home": ("lsr_lucene.jvm.home", "print the Java 21+ runtime's home (--export: lines for Pyserini's CLI)"),
     "compose": ("lsr_lucene.compose.cli", "search set-compositional and negated queries"),
+    "parse-negation": ("lsr_lucene.compose.parse_negation", "print the composition the cue parser reads in "
+                                                            "negated queries (JSON lines; --explain: the cues)"),
     "longdocs": ("lsr_lucene.longdocs.cli", "segment long documents; aggregations and ExactSDM/SoftSDM"),
     "train": ("lsr_lucene.train.cli", "fine-tune a (signed) sparse encoder on contrastive pairs"),
     "fuse": ("lsr_lucene.fuse.cli", "fuse runs (RRF, min-max or z-score linear), weights fitted on training topics"),
@@ -97,7 +99,7 @@ def _usage() -> str:
     lines = ["usage: lsr-lucene [-v] <command> [options]   (lsr-lucene <command> --help for its options)",
              "  -v, --verbose  show library logs, warnings and the model loading bar (hidden by default)", "",
              "commands:"]
-    lines += [f"  {name:<11} {help_text}" for name, (_, help_text) in SUBCOMMANDS.items()]
+    lines += [f"  {name:<14} {help_text}" for name, (_, help_text) in SUBCOMMANDS.items()]
     return "\n".join(lines)
 
 

@@ -12,13 +12,28 @@ from __future__ import annotations
 import argparse
 import copy
 import math
+import os
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from lsr_lucene.errors import InputError
 
 DEFAULT_HITS = 1000
-DEFAULT_THREADS = 2  # Lucene-side threads (indexing, searching); encoders default to torch's thread count
+
+
+def available_cores() -> int:
+    """CPUs this process may run on (its affinity mask, e.g. a container's or taskset's share; else all)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+# One policy for every verb's --threads: the cores available. Each verb keeps workers x inner threads within
+# that: Lucene search/index threads run alone; the sparse encoder runs that many batches at once with one torch
+# thread each; dense search encodes its (small) query batches with one torch thread and searches with that many
+# Faiss threads (README "Threads"; runs/threads measures it).
+DEFAULT_THREADS = available_cores()
 DEFAULT_MAX_LENGTH = 256  # document truncation in tokens of the README's figures
 
 
@@ -149,9 +164,15 @@ def add_hits(parser, *aliases: str, default: int = DEFAULT_HITS, help: str = "re
 
 
 def add_threads(parser, default: int | None = DEFAULT_THREADS, help: str | None = None) -> argparse.Action:
-    """``--threads N``: threads of the verb's main work."""
+    """``--threads N``: threads of the verb's main work; by default the cores available (one policy for every
+    verb: DEFAULT_THREADS)."""
+    if default is None:  # former per-verb "library default" (torch's thread count): the shared policy instead
+        default = DEFAULT_THREADS
     if help is None:
-        help = "threads (default: torch's thread count)" if default is None else "threads"
+        help = "threads"
+    help = help.replace("(default: torch's thread count)", "").replace("(default: all cores)", "").strip()
+    if default == DEFAULT_THREADS and "default" not in help:
+        help += f" (default: the cores available, {DEFAULT_THREADS})"
     return add_number(parser, "--threads", default=default, metavar="N", help=help)
 
 

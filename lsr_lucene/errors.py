@@ -23,3 +23,10 @@ class JavaError(LsrError):
 
 class Interrupted(KeyboardInterrupt):
     """An interrupt after which a resumable command kept its finished work (the message says what, and how to resume)."""
+
+
+def json_problem(exc) -> str:
+    """What a ``json.JSONDecodeError`` says, with where in the line: ``Invalid control character at column 29``
+    (its ``msg`` alone ends in a bare "at" for some errors)."""
+    msg = exc.msg[:-3] if exc.msg.endswith(" at") else exc.msg
+    return f"{msg} at column {exc.colno}"

@@ -2,9 +2,11 @@
 default in commands; ``-v/--verbose`` (or ``LSR_VERBOSE=1``) shows it."""
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import warnings
+from typing import Iterator
 
 _QUIET_ENV = {"TRANSFORMERS_VERBOSITY": "error", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
               "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1", "TOKENIZERS_PARALLELISM": "false"}
@@ -47,3 +49,25 @@ def _apply_transformers(on: bool) -> None:
     else:
         logging.set_verbosity_error()
         logging.disable_progress_bar()
+
+
+@contextlib.contextmanager
+def quiet_loading() -> Iterator[None]:
+    """Model loading without transformers' "Loading weights" bar and load notes unless verbose, in library use
+    too (``ImpactSearcher``, ``SparseEncoder``: no command has quieted the libraries); settings restored after."""
+    if is_verbose():
+        yield
+        return
+    from transformers.utils import logging
+
+    bar, level = logging.is_progress_bar_enabled(), logging.get_verbosity()
+    logging.disable_progress_bar()
+    logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        if bar:
+            with warnings.catch_warnings():  # the Hub's bars may be off by its environment variable
+                warnings.simplefilter("ignore")
+                logging.enable_progress_bar()
+        logging.set_verbosity(level)

@@ -39,9 +39,9 @@ from lsr_lucene.compose.compositions import Composition, parse_topics, read_comp
 from lsr_lucene.compose.execute import DEFAULT_FUSION_DEPTH, composed_specs, require_single_specs
 from lsr_lucene.compose.explain import explain_docs, explain_query
 from lsr_lucene.compose.negation_parser import explain_parse
-from lsr_lucene.compose.operations import DEFAULT_GATE, DEFAULTS, OPERATIONS
+from lsr_lucene.compose.operations import DEFAULT_GATE, DEFAULTS, OPERATIONS, required_texts
 from lsr_lucene.compose.tree import MAX_DEPTH, NODE_OPS, tree_from_json
-from lsr_lucene.errors import InputError
+from lsr_lucene.errors import InputError, json_problem
 from lsr_lucene.io.runs import write_run
 
 
@@ -92,7 +92,7 @@ def load_compositions(args: argparse.Namespace) -> tuple[list[Composition], dict
             try:
                 obj = json.loads(raw)
             except json.JSONDecodeError as exc:
-                raise InputError(f"--composition {i}: malformed JSON ({exc.msg})") from None
+                raise InputError(f"--composition {i}: malformed JSON ({json_problem(exc)})") from None
             except RecursionError:
                 raise InputError(f"--composition {i}: nested deeper than {MAX_DEPTH} levels") from None
             comps.append(Composition(str(i), tree_from_json(obj, f"--composition {i}")))
@@ -142,7 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """CLI: compose, search and write a TREC run (through a ComposeSearcher: the Python API's code path)."""
     from lsr_lucene.io.output import refuse_existing
-    from lsr_lucene.search.impact import report_unanswered
+    from lsr_lucene.search.impact import report_unanswered, warn_truncated
 
     args = build_parser().parse_args(argv)
     if not Path(args.index).is_dir():
@@ -156,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.write_specs:  # before any work: a fused query has no single spec (one line naming what to choose)
         require_single_specs(comps, settings, "--write-specs")
     started = time.perf_counter()
+    texts = dict.fromkeys(t for c in comps for t in required_texts(c.tree, settings, c.text))
+    warn_truncated(searcher.query_encoder.encoder, list(texts), noun="query texts")  # said, not silent
     try:
         plans = searcher.plans(comps)
         print(f"composed {len(comps)} queries ({settings.describe()}; encoder {searcher.mode})", file=sys.stderr)

@@ -14,7 +14,7 @@ from typing import Mapping
 
 from lsr_lucene.compose.negation_parser import parse
 from lsr_lucene.compose.tree import MAX_DEPTH, Tree, tree_from_json
-from lsr_lucene.errors import InputError
+from lsr_lucene.errors import InputError, json_problem
 
 
 @dataclass
@@ -41,7 +41,7 @@ def read_compositions(path: str | Path) -> list[Composition]:
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise InputError(f"{where}: malformed JSON ({exc.msg})") from None
+                raise InputError(f"{where}: malformed JSON ({json_problem(exc)})") from None
             except RecursionError:
                 raise InputError(f"{where}: composition nested deeper than {MAX_DEPTH} levels") from None
             if not isinstance(obj, dict):

@@ -1,22 +1,23 @@
 """Deterministic cue parser: natural-language negated / exclusionary / conjunctive queries -> composition trees.
 
-``python -m lsr_lucene.compose.parse_negation [--explain] [--topics FILE] QUERY ...`` prints each query's
+``lsr-lucene parse-negation [--explain] [--topics FILE] QUERY ...`` (also ``python -m lsr_lucene.parse_negation``
+or ``python -m lsr_lucene.compose.parse_negation``) prints each query's
 composition as a JSON line (or, with ``--explain``, the cues used and the tree). The parser itself is
 :mod:`lsr_lucene.compose.negation_parser`.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 
+from lsr_lucene import cli_options as opt
 from lsr_lucene.compose.negation_parser import explain, parse
 from lsr_lucene.compose.tree import tree_to_json
 
 
 def main(argv: list[str] | None = None) -> int:
     """CLI: print the parse of each query (``--explain``) or the JSON composition lines."""
-    ap = argparse.ArgumentParser(prog="python -m lsr_lucene.compose.parse_negation", description=__doc__.splitlines()[0])
+    ap = opt.Parser(prog="lsr-lucene parse-negation", description=__doc__.splitlines()[0])
     ap.add_argument("queries", nargs="*", help="query texts (default: read --topics)")
     ap.add_argument("--topics", help="topics file (TSV, JSONL, ...) to parse")
     ap.add_argument("--explain", action="store_true", help="print cues and trees instead of JSON lines")

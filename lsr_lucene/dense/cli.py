@@ -13,10 +13,13 @@ import time
 from lsr_lucene import cli_options as opt
 from lsr_lucene.dense.encoder import DEFAULT_BATCH_SIZE, DEFAULT_MAX_LENGTH
 
+QUERY_THREADS = 1  # torch threads that encode dense search's queries
+
 
 def _common(parser: argparse.ArgumentParser) -> None:
     opt.add_batch_size(parser, DEFAULT_BATCH_SIZE)
-    opt.add_threads(parser, None, "CPU threads (default: torch's thread count)")
+    opt.add_threads(parser, None, "CPU threads: torch's for documents (dense encode), Faiss's for search (queries "
+                                  "are encoded with one)")
     parser.add_argument("--device", default=None, help="cpu, cuda ... (default: cuda when present)")
     opt.add_overwrite(parser)
 
@@ -81,7 +84,9 @@ def _search(args: argparse.Namespace) -> int:
     embeddings = read_embeddings(args.index)
     topics = read_topics(args.topics)
     meta = embeddings.metadata
-    encoder = DenseEncoder(meta.get("model"), int(meta.get("max_length", DEFAULT_MAX_LENGTH)), args.threads,
+    # queries: one torch thread (small length-grouped batches; intra-op threads wait on each other at every
+    # operation: 14x slower at 2 threads on a loaded 2-core machine, runs/threads); --threads go to Faiss
+    encoder = DenseEncoder(meta.get("model"), int(meta.get("max_length", DEFAULT_MAX_LENGTH)), QUERY_THREADS,
                            QUERY_DTYPE, args.device)
     note_documents_precision(meta.get("dtype"))
     if encoder.dim != embeddings.vectors.shape[1]:

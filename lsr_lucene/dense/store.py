@@ -9,7 +9,7 @@ from typing import Sequence
 
 import numpy as np
 
-from lsr_lucene.errors import InputError
+from lsr_lucene.errors import InputError, json_problem
 from lsr_lucene.io.output import atomic_output
 
 EMBEDDINGS, DOCIDS, METADATA = "embeddings.npy", "docids.txt", "metadata.json"
@@ -45,7 +45,7 @@ def read_embeddings(path: str | Path) -> Embeddings:
     try:
         metadata = json.loads((path / METADATA).read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise InputError(f"{path / METADATA}:{exc.lineno}: malformed JSON ({exc.msg})") from None
+        raise InputError(f"{path / METADATA}:{exc.lineno}: malformed JSON ({json_problem(exc)})") from None
     vectors = np.load(path / EMBEDDINGS, mmap_mode="r")  # memory-mapped: searched block by block, never whole
     docids = (path / DOCIDS).read_text(encoding="utf-8").splitlines()
     if vectors.ndim != 2 or len(docids) != vectors.shape[0]:

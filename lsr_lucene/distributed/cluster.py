@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from typing import Iterator
 
 from lsr_lucene.errors import LsrError, SetupError
+from lsr_lucene.verbosity import is_verbose
 
 # bounds of the objects a command puts in Ray's object store (shards of text, hit lists): a local instance
 # started for one command does not need Ray's default of 30% of the memory
@@ -22,10 +23,25 @@ def _quiet_ray_data() -> None:
     """Our own tqdm bars report progress: Ray Data's bars and per-dataset log lines are turned off."""
     import ray.data
 
+    if not is_verbose():  # its note that bars are disabled, too
+        logging.getLogger("ray.data").setLevel(logging.ERROR)
     context = ray.data.DataContext.get_current()
     context.enable_progress_bars = False
     context.print_on_execution_start = False
-    logging.getLogger("ray.data").setLevel(logging.WARNING)
+    logging.getLogger("ray.data").setLevel(logging.WARNING if is_verbose() else logging.ERROR)
+
+
+def quiet_ray_options() -> dict:
+    """``ray.init`` options, and environment read by Ray's C++ core, that keep a successful command quiet unless
+    ``-v``: Ray's Python warnings (token authentication note ...), the core worker's log lines on stderr (an actor
+    restart note printed as an error line) and the workers' own output are shown only when verbose; failures
+    still reach the command as exceptions."""
+    if is_verbose():
+        return {"logging_level": logging.WARNING, "log_to_driver": True, "configure_logging": True}
+    os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "fatal")  # read by the core worker when ray.init starts it
+    for name in ("ray", "ray.data"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    return {"logging_level": logging.ERROR, "log_to_driver": False, "configure_logging": True}
 
 
 def check_reachable(address: str, timeout: float = 5.0) -> None:
@@ -53,6 +69,27 @@ def prevent_signal_handler_takeover() -> None:
 
 
 @contextmanager
+def _stderr_quiet() -> Iterator[None]:
+    """Unless ``-v``: file descriptor 2 points at /dev/null while Ray's core worker starts in this process, which
+    prints a line about its log level there (failures still come back as exceptions)."""
+    if is_verbose():
+        yield
+        return
+    import sys
+
+    sys.stderr.flush()
+    saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
+@contextmanager
 def ray_cluster(address: str | None = None, num_cpus: int | None = None,
                 object_store_memory: int | None = LOCAL_OBJECT_STORE_BYTES) -> Iterator[dict]:
     """Connect to ``address`` (``host:port`` or ``auto``), or start a local instance with ``num_cpus`` CPUs;
@@ -66,15 +103,17 @@ def ray_cluster(address: str | None = None, num_cpus: int | None = None,
 
     started = False
     if not ray.is_initialized():
-        options = {"logging_level": logging.WARNING, "log_to_driver": True, "configure_logging": True}
+        options = quiet_ray_options()
         try:
             with kept_jvm_handlers():  # Ray resets SIGSEGV: a JVM running here would die on its next fault
                 if address:
                     check_reachable(address)
-                    ray.init(address=address, **options)
+                    with _stderr_quiet():
+                        ray.init(address=address, **options)
                 else:
-                    ray.init(num_cpus=num_cpus, object_store_memory=object_store_memory, include_dashboard=False,
-                             **options)
+                    with _stderr_quiet():
+                        ray.init(num_cpus=num_cpus, object_store_memory=object_store_memory,
+                                 include_dashboard=False, **options)
         except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             where = f"the Ray cluster at {address}" if address else "a local Ray instance"

@@ -114,9 +114,12 @@ def load_pretrained(registry: dict, name_or_path: str, model_class: str, what: s
                              f"Hugging Face cache and the Hub cannot be reached; {_offline_hint(registry, what)}")
     import transformers
 
+    from lsr_lucene.verbosity import quiet_loading
+
     try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(target, local_files_only=local_only)
-        model = getattr(transformers, model_class).from_pretrained(target, local_files_only=local_only)
+        with quiet_loading():  # no "Loading weights" bar unless -v / LSR_VERBOSE (Python API use too)
+            tokenizer = transformers.AutoTokenizer.from_pretrained(target, local_files_only=local_only)
+            model = getattr(transformers, model_class).from_pretrained(target, local_files_only=local_only)
     except (OSError, ValueError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise SetupError(f"could not load {what} {name_or_path!r} (tried {tried_text}): {first}; "

@@ -30,11 +30,12 @@ def _parse_run(spec: str) -> tuple[str, str]:
 def warn_unjudged(qrels: dict[str, dict[str, int]], qrels_path: str,
                   runs: dict[str, dict[str, dict[str, float]]]) -> None:
     """One warning line per run whose queries (or documents) the qrels do not judge (lsr_lucene.eval.judged)."""
-    from lsr_lucene.eval.judged import judged_warnings
+    from lsr_lucene.eval.judged import judged_warnings, unanswered_warning
 
     for name, run in runs.items():
-        for line in judged_warnings(qrels, run, name, qrels_path):
-            print(line, file=sys.stderr)
+        for line in judged_warnings(qrels, run, name, qrels_path) + [unanswered_warning(qrels, run, name)]:
+            if line:
+                print(line, file=sys.stderr)
 
 
 def contrastive(pairs: str, runs: dict[str, str], per_query: bool = False, missing_as_miss: bool = False):
@@ -78,6 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--measures", nargs="+", default=None,
                         help="trec_eval measures: ndcg_cut_10 ndcg_cut.10 nDCG@10 map recall_100 R@1000 P_10 "
                              f"recip_rank ... (comma lists ok; default: {' '.join(DEFAULT_MEASURES)})")
+    parser.add_argument("--qids", metavar="FILE", default=None,
+                        help="evaluate only these queries: one qid per line, or a topics file (TSV, JSONL, TREC)")
     parser.add_argument("--per-query", action="store_true", help="one row per (run, query) instead of means")
     opt.add_output(parser, "also write the table as STEM.csv and STEM.md", required=False, metavar="STEM")
     opt.add_overwrite(parser)
@@ -105,6 +108,13 @@ def main(argv: list[str] | None = None) -> int:
         else:
             qrels = read_qrels(args.qrels)  # each file read once, for the measures and the unjudged warnings
             loaded = {name: read_run(path) for name, path in runs.items()}
+            if args.qids:  # a topic subset: qrels and runs restricted to it
+                from lsr_lucene.eval.judged import read_qids, subset
+
+                qids = read_qids(args.qids)
+                qrels = subset(qrels, qids, args.qids)
+                keep = set(qids)
+                loaded = {name: {q: hits for q, hits in run.items() if q in keep} for name, run in loaded.items()}
             table = evaluate(qrels, loaded, args.measures or DEFAULT_MEASURES, per_query=args.per_query)
         sys.stdout.write(preamble + to_markdown(table))
         if not args.contrastive:

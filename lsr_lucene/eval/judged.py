@@ -21,3 +21,44 @@ def judged_warnings(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Co
         lines.append(f"warning: run {name}: none of its documents is judged in {qrels_path} "
                      f"(qrels of another collection?)")
     return lines
+
+
+def unanswered_warning(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Collection[str]], name: str
+                       ) -> str | None:
+    """A warning line when judged queries have no results in run ``name``: trec_eval -c scores them 0, so the
+    means drop without a word (``--qids`` evaluates a subset of the topics instead)."""
+    missing = [qid for qid in qrels if not run.get(qid)]
+    if not missing:
+        return None
+    shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
+    return (f"warning: run {name}: {len(missing)} of {len(qrels)} judged queries have no results and count as 0 "
+            f"in the means ({shown}); --qids FILE evaluates a subset of the topics")
+
+
+def read_qids(path: str | Path) -> list[str]:
+    """Query ids of a topic subset: a topics file (TSV, JSONL, TREC) or one qid per line (the first field; blank
+    lines and # comments skipped); InputError for a missing or empty file."""
+    from lsr_lucene.errors import InputError
+    from lsr_lucene.io.corpus import open_text
+    from lsr_lucene.io.topics import read_topics, topics_format
+
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: no such qids file")
+    if topics_format(path) in ("jsonl", "trec"):
+        return list(read_topics(path))
+    with open_text(path) as handle:
+        qids = [line.split()[0] for line in handle if line.strip() and not line.lstrip().startswith("#")]
+    if not qids:
+        raise InputError(f"{path}: no query ids")
+    return list(dict.fromkeys(qids))
+
+
+def subset(qrels: Mapping[str, Mapping[str, int]], qids: list[str], path: str | Path) -> dict[str, dict[str, int]]:
+    """The qrels of the queries ``qids`` (read from ``path``); InputError when none of them is judged."""
+    from lsr_lucene.errors import InputError
+
+    kept = {qid: dict(qrels[qid]) for qid in qids if qid in qrels}
+    if not kept:
+        raise InputError(f"{path}: none of its {len(qids)} query ids is judged in the qrels (first: {qids[0]})")
+    return kept

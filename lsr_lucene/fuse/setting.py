@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from lsr_lucene.errors import InputError
+from lsr_lucene.errors import InputError, json_problem
 
 METHODS = ("rrf", "linear", "zscore")
 NORMALISATIONS = ("minmax", "zscore", "none")
@@ -92,7 +92,7 @@ def read_setting(path: str | Path, names: Sequence[str]) -> Setting:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise InputError(f"{path}:{exc.lineno}: malformed JSON ({exc.msg})") from None
+        raise InputError(f"{path}:{exc.lineno}: malformed JSON ({json_problem(exc)})") from None
     if not isinstance(data, dict) or not isinstance(data.get("weights"), dict) or "method" not in data:
         raise InputError(f"{path}: expected a JSON object with \"method\" and \"weights\"")
     if sorted(data["weights"]) != sorted(names):

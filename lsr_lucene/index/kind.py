@@ -3,7 +3,9 @@
 Our indexes record their kind: ``lsr_lucene.json`` (``"kind": "impact"`` or ``"bm25"``) in a Lucene index folder,
 ``shards.json`` (``"kind": "distributed-impact"``) in a distributed one. A BM25 index searched as an impact index
 (or the reverse) returns a run without any error, so each verb checks the kind first and fails with one line.
-Folders without either file (indexes built by Anserini or Pyserini) are taken as they are.
+A Lucene index without either file (built by Anserini or Pyserini) is looked at: a ``contents`` field indexed with
+positions or term vectors is a text (BM25) index, which an impact search refuses; one without (IndexCollection's
+``-impact -pretokenized`` index) is searched as an impact index.
 """
 from __future__ import annotations
 
@@ -46,11 +48,42 @@ def require_index_kind(index: str | Path, kind: str, verb: str, must_exist: bool
     if not path.is_dir():
         raise InputError(f"{index}: not an index directory")
     found = index_kind(path)
+    if found is None and kind == IMPACT and unrecorded_text_index(path):
+        raise InputError(f"{index} is a text (BM25) index built elsewhere (no {INDEX_METADATA}; its contents field "
+                         f"keeps positions or term vectors, which impact indexes do not); {verb} needs an impact "
+                         f"index (built by `lsr-lucene index`): search this one with `lsr-lucene bm25 --index "
+                         f"{index} --topics ... --output ...` or Pyserini's LuceneSearcher")
     if found is not None and found != kind:
         built = BUILT_BY.get(kind)
         hint = f" (built by `{built}`)" if built else ""
         raise InputError(f"{index} is {_a(found)} {found} index (its {_record(found)} says so); {verb} needs "
                          f"{_a(kind)} {kind} index{hint}")
+
+
+def unrecorded_text_index(index: Path, field: str = "contents") -> bool:
+    """Whether a Lucene index that records no kind indexes ``field`` as text (positions or term vectors: Anserini's
+    and Pyserini's BM25 indexes), not as impacts (IndexCollection ``-impact`` keeps term frequencies only)."""
+    if not any(index.glob("segments_*")):
+        return False  # not a Lucene index: the searcher says what is wrong
+    from lsr_lucene.jvm import runtime as jvm
+
+    paths = jvm.autoclass("java.nio.file.Paths")
+    directory = jvm.autoclass("org.apache.lucene.store.FSDirectory").open(paths.get(str(index.resolve())))
+    try:
+        reader = jvm.autoclass("org.apache.lucene.index.DirectoryReader").open(directory)
+        try:
+            info = jvm.autoclass("org.apache.lucene.index.FieldInfos").getMergedFieldInfos(reader).fieldInfo(field)
+        finally:
+            reader.close()
+    except Exception:  # unreadable: the searcher gives the Lucene error
+        return False
+    finally:
+        directory.close()
+    if info is None:
+        return False
+    options = str(info.getIndexOptions().toString())
+    vectors = getattr(info, "hasTermVectors", None) or info.hasVectors  # Lucene 10's name, else Lucene 9's
+    return "POSITIONS" in options or bool(vectors())
 
 
 def _record(kind: str) -> str:

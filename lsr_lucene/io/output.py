@@ -15,7 +15,7 @@ from typing import Callable, Iterator
 
 import orjson
 
-from lsr_lucene.errors import InputError, OutputError
+from lsr_lucene.errors import InputError, OutputError, json_problem
 from lsr_lucene.io.claims import claim_output, remove_path, remove_stale_temporaries, temporary_prefix
 
 
@@ -158,7 +158,7 @@ def open_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
                 try:
                     obj = json.loads(line)
                 except json.JSONDecodeError as exc:
-                    raise InputError(f"{path}:{line_no}: malformed JSON ({exc.msg})") from None
+                    raise InputError(f"{path}:{line_no}: malformed JSON ({json_problem(exc)})") from None
             if not isinstance(obj, dict):
                 raise InputError(f"{path}:{line_no}: expected a JSON object")
             yield line_no, obj

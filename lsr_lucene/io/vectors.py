@@ -249,13 +249,31 @@ def _finish(partial: _Partial, metadata: dict, positions: Path | None, overwrite
     install(partial.dir, partial.final, overwrite)
 
 
+def feeding_now() -> bool:
+    """Whether an outer bar takes the encoder's per-batch progress (lsr_lucene.progress.feeding)."""
+    from lsr_lucene.progress import is_feeding
+
+    return is_feeding()
+
+
+def _takes_progress(encoder) -> bool:
+    """Whether ``encoder.encode_documents`` takes ``progress`` (SparseEncoder: a bar advanced per batch)."""
+    import inspect
+
+    try:
+        return "progress" in inspect.signature(encoder.encode_documents).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def vector_lines(encoder, pending: list[tuple[str, str, str]], scale: float, batch_size: int,
                  positions: bool = False) -> tuple[list[str], list[str] | None, int, int]:
     """JsonVectorCollection lines of one window of (id, text, origin) documents, encoded together (the encoder sorts
     them by length into batches): (lines, position lines or None, postings, documents with an empty vector)."""
     texts = [text for _, text, _ in pending]
     if not positions:
-        vectors, tokens = encoder.encode_documents(texts, batch_size=batch_size), None
+        per_batch = {"progress": True} if feeding_now() and _takes_progress(encoder) else {}  # a per-batch bar
+        vectors, tokens = encoder.encode_documents(texts, batch_size=batch_size, **per_batch), None
     elif hasattr(encoder, "encode_with_token_weights"):
         vectors, tokens = encoder.encode_with_token_weights(texts, batch_size=batch_size)
     else:
@@ -289,7 +307,7 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
     ``positions`` also writes per-position token weights JSONL ``{"id", "tokens": [[tok, w], ...]}``.
     Returns the metadata written to ``metadata.json``.
     """
-    from lsr_lucene.progress import progress_bar
+    from lsr_lucene.progress import feeding, progress_bar
 
     from lsr_lucene.io.claims import claim_output, remove_path
     from lsr_lucene.io.output import refuse_existing
@@ -326,13 +344,15 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
             nonlocal shard_empty_vectors, shard_postings
             if not pending:
                 return
-            new_lines, new_pos, postings, empties = vector_lines(encoder, pending, scale, batch_size, pos_lines is not None)
+            with feeding(progress) as fed:  # the encoder's per-batch bar moves this one
+                new_lines, new_pos, postings, empties = vector_lines(encoder, pending, scale, batch_size,
+                                                                     pos_lines is not None)
             lines.extend(new_lines)
             if pos_lines is not None:
                 pos_lines.extend(new_pos)
             shard_postings += postings
             shard_empty_vectors += empties
-            progress.update(len(pending))
+            progress.update(len(pending) - fed[0])
             pending.clear()
 
         def close_shard() -> None:

@@ -38,7 +38,7 @@ from lsr_lucene.longdocs.queries import QUERY_COMBINE, Query, encode_queries, sp
 from lsr_lucene.io.runs import write_run
 from lsr_lucene.longdocs.runs import with_tail
 from lsr_lucene.longdocs.sdm_features import SdmSettings
-from lsr_lucene.longdocs.segment import DEFAULT_MAX_TOKENS, LONG_SENTENCE_MODES, Segmenter, write_segments
+from lsr_lucene.longdocs.segment import DEFAULT_MAX_TOKENS, SEGMENT_MAX_LENGTH, LONG_SENTENCE_MODES, Segmenter, write_segments
 from lsr_lucene.longdocs.segment_search import SegmentSearch, index_encoder_settings
 from lsr_lucene.longdocs.store import DEFAULT_SHARD, STATE, encode_segments_dir, encode_topk
 
@@ -95,7 +95,9 @@ def _cmd_encode(argv: list[str]) -> int:
     parser.add_argument("--segments", required=True, help="segments JSONL from `longdocs segment`")
     opt.add_output(parser, "folder for vectors/, tokens/, soft/ (resumable)")
     opt.add_encoder(parser, "splade-tiny", "sparse encoder: registry name, HF id or local model folder", dest="model")
-    opt.add_max_length(parser, 512, "segment truncation in tokens (segments hold up to 400)")
+    opt.add_max_length(parser, SEGMENT_MAX_LENGTH, "segment truncation in tokens: above `longdocs segment "
+                                                   "--max-tokens` (400), so that no segment is cut (encode's 256 "
+                                                   "would cut most)")
     opt.add_number(parser, "--scale", kind=opt.POSITIVE_NUMBER, default=100, help="weights become round(w × scale)")
     opt.add_number(parser, "--top-k", kind=opt.NON_NEGATIVE_INT, default=0,
                         help="SoftSDM: also store each position's top-k MLM terms (0: none; rerun with --top-k on an "
@@ -110,13 +112,19 @@ def _cmd_encode(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     from lsr_lucene.io.output import make_parent
 
+    state = Path(args.output) / STATE
+    complete = state.is_file() and json.loads(state.read_text()).get("complete")
+    if complete and not args.overwrite and not args.top_k:  # other verbs refuse an existing output too
+        raise InputError(f"{args.output} holds a complete encoding; pass --overwrite to encode again (or --top-k K "
+                         "to add the SoftSDM store)")
     if args.overwrite and Path(args.output).exists():
         import shutil
 
         shutil.rmtree(args.output)
+    elif state.is_file() and not complete:
+        print(f"resuming the partial encoding in {args.output}", file=sys.stderr)
     make_parent(args.output)  # a folder that cannot be made fails before the model loads
     encoder = SparseEncoder(model=args.model, max_length=args.max_length, threads=args.threads, dtype=args.dtype)
-    state = Path(args.output) / STATE
     if args.top_k and state.exists() and json.loads(state.read_text()).get("complete"):
         info = encode_topk(args.segments, args.output, encoder, top_k=args.top_k, shard_size=args.shard_size,
                            batch_size=args.batch_size)
@@ -184,6 +192,21 @@ def _add_sdm_arguments(parser: argparse.ArgumentParser) -> None:
     opt.add_threads(parser, help="search threads")
 
 
+def fit_metric(name: str) -> str:
+    """``--metric``/``--fit-metric``: eval's measure names (``map``, ``ndcg_cut_10``, ``ndcg_cut.10``,
+    ``nDCG@10``) -> the fitting code's key ("map", "ndcg@10"); InputError for other measures."""
+    from lsr_lucene.eval.trec import canonical_measure
+
+    try:
+        measure = canonical_measure(name)
+    except InputError:
+        measure = None
+    found = {("map", None): "map", ("ndcg_cut", "10"): "ndcg@10"}.get(measure)
+    if found is None:
+        raise InputError(f"--metric must be map or ndcg_cut_10 (eval's names; nDCG@10 too), got {name!r}")
+    return found
+
+
 def _parse_k(value: str) -> int | None:
     if value in ("all", "", None):
         return None
@@ -202,14 +225,14 @@ def _load_queries(args) -> tuple[dict[str, Query], Collection | None]:
     from lsr_lucene.io.topics import read_topics
 
     settings = index_encoder_settings(args.index)
-    encoder = SparseEncoder(model=args.encoder or settings.get("model") or "splade-tiny", threads=args.threads)
-    note_documents_precision(settings.get("dtype"))  # queries are always encoded in fp32
-    if args.collection:
+    if args.collection:  # the queries are read (and checked) before the model loads
         coll = load_collection(args.collection, args.query_mode, args.data)
         texts = coll.queries
     else:
         coll = None
         texts = {q: [t] for q, t in read_topics(args.topics).items()}
+    encoder = SparseEncoder(model=args.encoder or settings.get("model") or "splade-tiny", threads=args.threads)
+    note_documents_precision(settings.get("dtype"))  # queries are always encoded in fp32
     return encode_queries(texts, encoder), coll
 
 
@@ -275,7 +298,8 @@ def _cmd_fit(argv: list[str]) -> int:
     parser.add_argument("--qrels", default=None, help="qrels of the training queries (default: the collection's)")
     parser.add_argument("--train", choices=("half", "all"), default="half",
                         help="fit on the fixed half (sorted ids, even positions) or on every judged query")
-    parser.add_argument("--metric", choices=("map", "ndcg@10"), default="map", help="measure the fit maximises")
+    parser.add_argument("--metric", type=fit_metric, default="map", metavar="MEASURE",
+                        help="measure the fit maximises: map or ndcg_cut_10, in eval's names (nDCG@10 too)")
     opt.add_overwrite(parser, "replace λ already fitted with the same method, pooling and segments "
                               "(without it, they are refused)")
     _add_query_arguments(parser)
@@ -286,10 +310,13 @@ def _cmd_fit(argv: list[str]) -> int:
     if not args.overwrite and lambdas_file.is_file() and key in json.loads(lambdas_file.read_text()):
         raise InputError(f"{lambdas_file}: λ for {key} already fitted; pass --overwrite to refit them")
     k = _parse_k(args.segments)
-    queries, coll = _load_queries(args)
-    qrels = read_qrels(args.qrels) if args.qrels else (coll.qrels if coll else None)
-    if qrels is None:
+    if args.topics and not args.qrels:
         raise InputError("--qrels is required with --topics")
+    qrels = read_qrels(args.qrels) if args.qrels else None  # read before the queries are encoded
+    queries, coll = _load_queries(args)
+    qrels = qrels if qrels is not None else (coll.qrels if coll else None)
+    if not qrels:
+        raise InputError(f"{args.collection}: no qrels; pass --qrels")
     judged = [q for q in queries if q in qrels]
     train = split_queries(judged)[0] if args.train == "half" else sorted(judged)
     search = SegmentSearch(args.index, {q: queries[q] for q in train}, args.query_combine, k,
@@ -328,7 +355,8 @@ def _cmd_experiment(argv: list[str]) -> int:
                    help="ExactSDM reranks this many score-max documents")
     opt.add_number(parser, "--soft-depth", kind=opt.POSITIVE_INT, default=1000,
                         help="SoftSDM reranks this many (the rest keep their score-max order below)")
-    parser.add_argument("--fit-metric", choices=("map", "ndcg@10"), default="map")
+    parser.add_argument("--fit-metric", type=fit_metric, default="map", metavar="MEASURE",
+                        help="measure the λ fit maximises: map or ndcg_cut_10 (eval's names; nDCG@10 too)")
     parser.add_argument("--methods", default="aggregations,exact,soft,baselines,ablation",
                         help="comma list of aggregations, exact, soft, baselines, ablation (n-gram/width grid)")
     opt.add_threads(parser, help="threads of every step")

@@ -9,8 +9,10 @@ from typing import Iterable, Mapping, Sequence
 
 from lsr_lucene.errors import InputError
 from lsr_lucene.io.output import write_text_atomic
+from lsr_lucene.progress import progress_bar
 
 QUERY_COMBINE = ("sum", "max")
+QUERY_CHUNK = 64  # query passages encoded per progress step
 
 
 @dataclass
@@ -44,11 +46,18 @@ def encode_queries(queries: Mapping[str, Sequence[str]], encoder, max_length: in
     texts = [p for q in queries for p in queries[q]]
     saved = encoder.query_max_length
     encoder.query_max_length = max_length
+    vectors: list = []
+    sequences: list = []
+    # in chunks, for a progress bar: queries are encoded unpadded in fp32, so a vector does not depend on its chunk
+    chunks = [texts[start:start + QUERY_CHUNK] for start in range(0, len(texts), QUERY_CHUNK)]
     try:
-        vectors = encoder.encode_queries(texts, batch_size=32)
+        with progress_bar(total=len(texts), desc="encoding query passages", unit=" passages", leave=False) as bar:
+            for chunk in chunks:
+                vectors += encoder.encode_queries(chunk, batch_size=32)
+                sequences += encoder.token_weights(chunk, max_length=max_length, queries=True)
+                bar.update(len(chunk))
     finally:
         encoder.query_max_length = saved
-    sequences = encoder.token_weights(texts, max_length=max_length, queries=True)  # fp32, unpadded
     out: dict[str, Query] = {q: Query(q, [], []) for q in queries}
     for qid, vec, seq in zip(qids, vectors, sequences):
         out[qid].vectors.append({t: round(w, 5) for t, w in vec.items()})

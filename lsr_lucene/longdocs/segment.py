@@ -22,6 +22,7 @@ from lsr_lucene.errors import InputError
 
 SEPARATOR = "@@"
 DEFAULT_MAX_TOKENS = 400
+SEGMENT_MAX_LENGTH = 512  # longdocs encode's truncation: above DEFAULT_MAX_TOKENS plus special tokens, so none is cut
 LONG_SENTENCE_MODES = ("own", "split")
 
 # Words that end with a period without ending a sentence (lower-cased, without the period).

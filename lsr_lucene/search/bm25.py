@@ -16,7 +16,6 @@ from lsr_lucene.index.impact import index_size, run_index_collection
 from lsr_lucene.index.kind import BM25, INDEX_METADATA, require_index_kind
 from lsr_lucene.io.claims import temporary_prefix
 from lsr_lucene.io.output import atomic_output, refuse_existing
-from lsr_lucene.io.runs import answered
 
 K1, B = 0.9, 0.4  # Anserini's defaults
 MAX_CLAUSES = 65_536
@@ -74,6 +73,20 @@ def write_topics_tsv(topics: dict[str, str], path: Path) -> None:
             out.write(f"{qid}\t{_clean(text)}\n")
 
 
+def in_topic_order(run: Path, topics: dict[str, str]) -> set[str]:
+    """Rewrite a run (SearchCollection writes queries in its own order) in the topics' order, as ``search`` does;
+    each query's lines keep their order. Returns the qids with hits."""
+    by_qid: dict[str, list[str]] = {}
+    with open(run, encoding="utf-8") as handle:
+        for line in handle:
+            by_qid.setdefault(line.split(maxsplit=1)[0], []).append(line)
+    order = list(topics) + [qid for qid in by_qid if qid not in topics]
+    with open(run, "w", encoding="utf-8") as out:
+        for qid in order:
+            out.writelines(by_qid.get(qid, ()))
+    return set(by_qid)
+
+
 def bm25_run(index: str | Path, topics: dict[str, str], output: str | Path, hits: int = 1000, threads: int = 2,
              k1: float = K1, b: float = B, rm3: bool = False, sdm: bool = False, tag: str | None = None,
              overwrite: bool = False) -> None:
@@ -106,7 +119,7 @@ def bm25_run(index: str | Path, topics: dict[str, str], output: str | Path, hits
                 jvm.autoclass("io.anserini.search.SearchCollection").main(args)
         finally:
             searcher_class.setMaxClauseCount(previous_limit)
-        answered_qids = answered(tmp)
+        answered_qids = in_topic_order(tmp, topics)
         missing = [qid for qid in topics if qid not in answered_qids]
         if missing:
             shown = ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else "")

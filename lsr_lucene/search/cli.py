@@ -16,22 +16,44 @@ from lsr_lucene.search.impact import (encode_topics, index_settings, plain_specs
                                       run_specs)
 
 
+def query_model(args: argparse.Namespace, settings: dict) -> str | None:
+    """The model that encodes --topics/--query (given, else the index's, else splade-tiny); None for pre-encoded
+    queries whose model the index does not record."""
+    if getattr(args, "query_vectors", None) or getattr(args, "specs", None) or (
+            args.encoder and Path(args.encoder).is_file()):
+        return settings.get("model")
+    return args.encoder or settings.get("model") or "splade-tiny"
+
+
+def read_query_texts(args: argparse.Namespace) -> dict[str, str]:
+    """Query texts of --topics, or of --query (repeatable; ids 1, 2, ... as in compose)."""
+    if getattr(args, "query", None):
+        topics = {str(i): text for i, text in enumerate(args.query, 1)}
+        for qid, text in topics.items():
+            if not text.strip():
+                raise InputError(f"--query {qid}: empty query")
+        return topics
+    from lsr_lucene.io.topics import read_topics
+
+    topics = read_topics(args.topics)
+    if not topics:
+        raise InputError(f"{args.topics}: no topics")
+    return topics
+
+
 def load_queries(args: argparse.Namespace) -> dict[str, dict[str, float]]:
-    """Query vectors from --query-vectors, or --topics encoded with the index's (or the given) model."""
+    """Query vectors from --query-vectors, or --topics/--query encoded with the index's (or the given) model."""
     settings = index_settings(args.index)
     if args.query_vectors:
         from lsr_lucene.io.topics import read_query_vectors
 
         return read_query_vectors(args.query_vectors)
     from lsr_lucene.encode.precision import note_documents_precision
-    from lsr_lucene.io.topics import read_topics
 
-    topics = read_topics(args.topics)
-    if not topics:
-        raise InputError(f"{args.topics}: no topics")
+    topics = read_query_texts(args)
     if args.encoder and Path(args.encoder).is_file():
         return pre_encoded(topics, args.encoder)
-    model = args.encoder or settings.get("model") or "splade-tiny"
+    model = query_model(args, settings)
     scale = args.scale or settings.get("scale") or 100
     options = {k: settings[k] for k in ("activation", "pooling", "epsilon") if settings.get(k) is not None}
     note_documents_precision(settings.get("dtype"))  # queries are always encoded in fp32
@@ -75,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     add_search_arguments(parser)
     source = parser.add_mutually_exclusive_group(required=True)
     opt.add_topics(source)
+    source.add_argument("--query", action="append", metavar="TEXT",
+                        help="a query text (repeatable; ids 1, 2, ...), instead of a topics file")
     source.add_argument("--query-vectors", help="pre-encoded queries: JSONL vectors or Anserini repeated-token TSV")
     source.add_argument("--specs", help="query specs JSONL (signed terms, pairs, windows; lsr_lucene.search.specs)")
     opt.add_approximate(parser)
@@ -94,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
             raise InputError(f"{args.specs}: no query specs")
     else:
         specs = plain_specs(load_queries(args))
+    model = query_model(args, index_settings(args.index))
     if args.write_specs:
         from lsr_lucene.search.specs import save_query_specs
 
@@ -101,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {args.write_specs} ({n} query specs)")
     missing = run_specs(args.index, specs, args.output, hits=args.hits, threads=args.threads,
                         tag=args.run_tag or "lsr_lucene", overwrite=args.overwrite, approximate=args.approximate,
-                        query_cut=args.query_cut)
+                        query_cut=args.query_cut, model=model, hand_written=bool(args.specs))
     report_unanswered(missing, len(specs))
     print(f"wrote {args.output} ({len(specs) - len(missing)} queries with hits)")
     return 0

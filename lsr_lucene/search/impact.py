@@ -39,8 +39,30 @@ def encode_topics(topics: Mapping[str, str], model: str, scale: float, query_max
             encoder_options["query_max_length"] = query_max_length
         encoder = SparseEncoder(model=model, **encoder_options)
     qids = list(topics)
-    vectors = encoder.encode_queries([topics[q] for q in qids])
+    texts = [topics[q] for q in qids]
+    warn_truncated(encoder, texts)
+    vectors = encoder.encode_queries(texts)
     return {qid: quantise_query(vec, scale) for qid, vec in zip(qids, vectors)}
+
+
+def warn_truncated(encoder, texts: list[str], option: str = "--query-max-length", noun: str = "queries") -> int:
+    """One warning line when queries are longer than the encoder's query truncation (``query_max_length``
+    tokens, special tokens included): how many, the longest, and the option that sets the limit."""
+    limit = int(encoder.query_max_length)
+    tokenizer = getattr(encoder, "tokenizer", None)
+    if tokenizer is None or not texts:
+        return 0
+    import warnings
+
+    with warnings.catch_warnings():  # transformers' "longer than the model maximum" note: we say it below
+        warnings.simplefilter("ignore")
+        lengths = [len(ids) for ids in tokenizer(list(texts), truncation=False, return_attention_mask=False,
+                                                 return_token_type_ids=False, verbose=False)["input_ids"]]
+    over = [n for n in lengths if n > limit]
+    if over:
+        print(f"warning: {len(over)} of {len(texts)} {noun} are longer than {limit} tokens (the longest: "
+              f"{max(over)}) and were truncated; {option} sets the limit", file=sys.stderr)
+    return len(over)
 
 
 def plain_specs(query_vectors: Mapping[str, Mapping[str, float]]) -> list[dict]:
@@ -50,18 +72,24 @@ def plain_specs(query_vectors: Mapping[str, Mapping[str, float]]) -> list[dict]:
 
 def run_specs(index: str | Path, specs: list[dict], output: str | Path, hits: int = DEFAULT_HITS,
               threads: int = 2, tag: str = "lsr_lucene", overwrite: bool = False, approximate: int = 0,
-              query_cut: int | None = None) -> list[str]:
+              query_cut: int | None = None, model: str | None = None, hand_written: bool = True) -> list[str]:
     """Search query specs as one batch in the JVM and write the run; returns qids that got no hits
-    (``approximate`` > 0: approximate search with ``query_cut`` terms, see ``SpecSearcher.search_hits``)."""
+    (``approximate`` > 0: approximate search with ``query_cut`` terms, see ``SpecSearcher.search_hits``).
+
+    Query terms the index lacks are named (warning lines) unless they are terms of ``model``'s vocabulary (default:
+    the index's model). Specs that a model made (``hand_written`` false) are checked only when that vocabulary is
+    at hand: without it, every expansion term the collection lacks (normal) would be named."""
     from lsr_lucene.search.spec_searcher import QUERY_CUT
 
     from lsr_lucene.search.spec_searcher import SpecSearcher
-    from lsr_lucene.search.unknown_terms import report_unknown_terms
+    from lsr_lucene.search.unknown_terms import model_vocabulary, report_unknown_terms
 
     refuse_existing(output, overwrite)
+    model = model or read_index_metadata(index).get("encoder", {}).get("model")
     searchable = [spec for spec in specs if spec.get("terms") or spec.get("pairs") or spec.get("windows")]
     with SpecSearcher(str(index)) as searcher:  # writes a temporary run and renames it when complete
-        report_unknown_terms(searcher, searchable, read_index_metadata(index).get("encoder", {}).get("model"))
+        if hand_written or model_vocabulary(model) is not None:
+            report_unknown_terms(searcher, searchable, model)
         searcher.search_to_run(searchable, str(output), k=hits, threads=threads, tag=tag, approximate=approximate,
                                query_cut=QUERY_CUT if query_cut is None else query_cut)
     answered_qids = answered(output)

@@ -2,7 +2,8 @@
 
 ``ImpactSearcher(index, encoder=...)`` follows Pyserini's ``LuceneImpactSearcher``: ``search(q, k=10)`` returns a
 list of hits best first, ``batch_search(queries, qids, k=10, threads=1)`` a dict qid → hits, and every hit has
-``.docid``, ``.score``, ``.lucene_docid`` and ``.raw`` (the stored document, read when first asked for). Queries are
+``.docid``, ``.score``, ``.lucene_docid``, ``.raw`` and ``.contents`` (the stored document, read when asked for);
+``doc(docid)`` is Pyserini's ``searcher.doc``: a document with ``docid()``, ``raw()`` and ``contents()``. Queries are
 encoded and quantised exactly as ``lsr-lucene search`` does (the index's model and scale unless given), and searched
 by our Java ``BatchSearcher`` (``SpecSearcher``), so the hits equal the run that command writes: same documents,
 order (ties by docid) and scores (six decimals, as in the run file). ``search_spec`` / ``batch_search_specs`` take
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from lsr_lucene.errors import InputError
+from lsr_lucene.errors import InputError, json_problem
 from lsr_lucene.io.runs import read_hits
 from lsr_lucene.search.specs import validate_spec
 
@@ -41,6 +42,45 @@ class ImpactHit:
         """The stored raw document (Anserini's ``raw`` field: the vector JSON line), None when not stored."""
         return self._load_raw(self.lucene_docid)
 
+    @property
+    def contents(self) -> str | None:
+        """The document's text as encoded (the ``contents`` of its raw vector line), None when not stored."""
+        return contents_of(self.raw)
+
+
+def contents_of(raw: str | None) -> str | None:
+    """The ``contents`` of a stored JsonVectorCollection line (the raw field), else the raw text itself."""
+    if raw is None:
+        return None
+    try:
+        obj = json.loads(raw)
+    except ValueError:
+        return raw
+    return obj.get("contents") if isinstance(obj, dict) else raw
+
+
+@dataclass(frozen=True)
+class ImpactDocument:
+    """A stored document, with Pyserini's ``Document`` methods: ``docid()``, ``id()``, ``raw()``, ``contents()``."""
+
+    _docid: str
+    lucene_docid: int
+    _raw: str | None = field(repr=False)
+
+    def docid(self) -> str:
+        return self._docid
+
+    def id(self) -> str:
+        return self._docid
+
+    def raw(self) -> str | None:
+        """The stored raw field (the vector JSON line), None when the index stores none."""
+        return self._raw
+
+    def contents(self) -> str | None:
+        """The document's text (``contents`` of the raw line)."""
+        return contents_of(self._raw)
+
 
 def _parse_spec(spec: Mapping | str) -> dict:
     """A spec dict from a dict or a JSON string (InputError on malformed JSON or spec)."""
@@ -48,7 +88,7 @@ def _parse_spec(spec: Mapping | str) -> dict:
         try:
             spec = json.loads(spec)
         except json.JSONDecodeError as exc:
-            raise InputError(f"query spec: malformed JSON ({exc.msg} at character {exc.pos})") from None
+            raise InputError(f"query spec: malformed JSON ({json_problem(exc)})") from None
     validate_spec(spec)
     return dict(spec)
 
@@ -87,7 +127,7 @@ class ImpactSearcher:
         self._encoder_options["threads"] = threads
         self._documents_dtype = settings.get("dtype")
         self._model = settings.get("model") or "splade-tiny"
-        self._unknown_terms = None  # search.unknown_terms.UnknownTerms, made on first spec search
+        self._unknown_terms = None  # {encoded?: search.unknown_terms.UnknownTerms or None}, made on first search
         self._encoder = None if encoder is None or isinstance(encoder, (str, Path)) else encoder
 
     @property
@@ -127,18 +167,18 @@ class ImpactSearcher:
                query_cut: int | None = None) -> list[ImpactHit]:
         """Top-k hits of one text query, best first (no hits when no query term is in the index)."""
         terms = self.encode([q])[0] if q.strip() else {}
-        return self.search_spec({"qid": "q", "terms": terms}, k, approximate, query_cut) if terms else []
+        return self._search_spec({"qid": "q", "terms": terms}, k, approximate, query_cut, encoded=True) if terms else []
 
     def batch_search(self, queries: Sequence[str], qids: Sequence[str], k: int = 10, threads: int = 1,
                      approximate: int | None = None, query_cut: int | None = None) -> dict[str, list[ImpactHit]]:
         """Top-k hits of many text queries searched with ``threads`` threads: a dict qid → hits."""
         if len(queries) != len(qids):
             raise InputError(f"{len(queries)} queries but {len(qids)} qids")
+        _refuse_duplicates([str(q) for q in qids], "qids")
         vectors = self.encode(list(queries))
         results: dict[str, list[ImpactHit]] = {str(qid): [] for qid in qids}
         specs = [{"qid": str(qid), "terms": vec} for qid, vec in zip(qids, vectors) if vec]
-        results.update(self.batch_search_specs(specs, k=k, threads=threads, approximate=approximate,
-                                               query_cut=query_cut))
+        results.update(self._batch_search_specs(specs, k, threads, approximate, query_cut, encoded=True))
         return results
 
     # ---------------------------------------------------------------------------------------------- query specs
@@ -147,10 +187,14 @@ class ImpactSearcher:
                     query_cut: int | None = None) -> list[ImpactHit]:
         """Top-k hits of one query spec (dict or JSON): signed terms, CPT pairs, windows, composed queries
         (``approximate``, ``query_cut``: this search's, default the searcher's)."""
+        return self._search_spec(spec, k, approximate, query_cut)
+
+    def _search_spec(self, spec: Mapping | str, k: int, approximate: int | None, query_cut: int | None,
+                     encoded: bool = False) -> list[ImpactHit]:
         spec = _parse_spec(spec)
         if not _searchable(spec):
             return []
-        self._warn_unknown_terms([spec])
+        self._warn_unknown_terms([spec], encoded)
         depth = self.approximate if approximate is None else approximate
         cut = self.query_cut if query_cut is None else int(query_cut)
         return [ImpactHit(d, s, n, self._raw) for d, s, n in self._searcher.search_hits(spec, k, depth, cut)]
@@ -159,14 +203,17 @@ class ImpactSearcher:
                            approximate: int | None = None,
                            query_cut: int | None = None) -> dict[str, list[ImpactHit]]:
         """Top-k hits of many query specs searched in the JVM with ``threads`` threads: a dict qid → hits."""
+        return self._batch_search_specs(specs, k, threads, approximate, query_cut)
+
+    def _batch_search_specs(self, specs: Sequence[Mapping | str], k: int, threads: int, approximate: int | None,
+                            query_cut: int | None, encoded: bool = False) -> dict[str, list[ImpactHit]]:
         parsed = [_parse_spec(s) for s in specs]
+        _refuse_duplicates([str(s["qid"]) for s in parsed], "query specs")
         results: dict[str, list[ImpactHit]] = {str(s["qid"]): [] for s in parsed}
-        if len(results) != len(parsed):
-            raise InputError("duplicate qid in the query specs")
         searchable = [s for s in parsed if _searchable(s)]
         if not searchable:
             return results
-        self._warn_unknown_terms(searchable)
+        self._warn_unknown_terms(searchable, encoded)
         with tempfile.TemporaryDirectory(prefix="lsr-impact-searcher-") as tmp:
             run = Path(tmp, "run")
             depth = self.approximate if approximate is None else approximate
@@ -177,15 +224,25 @@ class ImpactSearcher:
             results[qid] = self._hits(hits)
         return results
 
-    def _warn_unknown_terms(self, specs: Sequence[Mapping]) -> None:
-        """A warning per query naming its terms that the index lacks (they would change nothing, silently)."""
+    def _warn_unknown_terms(self, specs: Sequence[Mapping], encoded: bool = False) -> None:
+        """A warning per query naming its terms that the index lacks (they would change nothing, silently).
+        Specs of ``encoded`` text queries are checked against the query encoder's vocabulary, and not at all when
+        it is not at hand (expansion terms that the collection lacks are normal)."""
         from lsr_lucene.search.impact import index_settings
         from lsr_lucene.search.unknown_terms import UnknownTerms, model_vocabulary, warn_unknown_terms
 
         if self._unknown_terms is None:
-            vocabulary = model_vocabulary(index_settings(self.index_dir).get("model"))
-            self._unknown_terms = UnknownTerms(self._java.getSearcher(), vocabulary)
-        warn_unknown_terms(self._unknown_terms, specs, stacklevel=4)
+            self._unknown_terms = {}
+        if encoded not in self._unknown_terms:
+            model = index_settings(self.index_dir).get("model")
+            if encoded:
+                model = str(self._encoder_spec) if isinstance(self._encoder_spec, (str, Path)) else \
+                    self._model if self._encoder_spec is None else None
+            vocabulary = model_vocabulary(model)
+            self._unknown_terms[encoded] = None if encoded and vocabulary is None else \
+                UnknownTerms(self._java.getSearcher(), vocabulary)
+        if self._unknown_terms[encoded] is not None:
+            warn_unknown_terms(self._unknown_terms[encoded], specs, stacklevel=5 if encoded else 4)
 
     # ---------------------------------------------------------------------------------------------- documents
 
@@ -193,6 +250,19 @@ class ImpactSearcher:
         """The stored raw document of an external docid (None when absent)."""
         lucene = self._lucene_docids([docid])[0]
         return None if lucene < 0 else self._raw(lucene)
+
+    def doc(self, docid: str | int) -> ImpactDocument | None:
+        """Pyserini's ``searcher.doc``: the document of an external docid (str) or Lucene docid (int), None when
+        the index has no such document."""
+        if isinstance(docid, int):
+            if not 0 <= docid < self.num_docs:
+                return None
+            lucene, external = docid, str(self._java.docid(docid))
+        else:
+            lucene, external = self._lucene_docids([docid])[0], str(docid)
+            if lucene < 0:
+                return None
+        return ImpactDocument(external, int(lucene), self._raw(lucene))
 
     def _raw(self, lucene_docid: int) -> str | None:
         java = self._java
@@ -220,6 +290,15 @@ class ImpactSearcher:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _refuse_duplicates(qids: Sequence[str], what: str) -> None:
+    """InputError naming the first qid given twice (a dict of results would keep only one of them)."""
+    seen: set[str] = set()
+    for qid in qids:
+        if qid in seen:
+            raise InputError(f"duplicate qid {qid!r} in the {what}")
+        seen.add(qid)
 
 
 def _searchable(spec: Mapping) -> bool:

@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-from lsr_lucene.errors import InputError
+from lsr_lucene.errors import InputError, json_problem
 from lsr_lucene.io.vectors import signed as signed_vector
 
 
@@ -276,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
             except FileNotFoundError:
                 raise InputError(f"{path}: no such file") from None
             except json.JSONDecodeError as exc:
-                raise InputError(f"{path}: malformed JSON ({exc.msg})") from None
+                raise InputError(f"{path}: malformed JSON ({json_problem(exc)})") from None
         df = results_table(results)
         write_table(df, args.output, overwrite=args.overwrite)
         print(to_markdown(df))

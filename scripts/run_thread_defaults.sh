@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Thread defaults (issue 38): each verb timed as a user runs it (a fresh process: model load and JVM start
+# included) at --threads 1, 2 and its default (no --threads), on one machine in one run; rounds interleave the
+# settings so that load from other processes falls on all of them alike, and the fastest round counts.
+# Usage: scripts/run_thread_defaults.sh
+#   Writes runs/threads/times.csv (every round) and runs/threads/results.md (fastest round per cell, ratios to the
+#   best setting); inputs are built once under work/threads.
+# Environment: DATA (default ../shared/data), DOCS (SciFact documents, default 1000), QUERIES (SciFact train
+#   topics, default 300), ENCODE_DOCS (documents encode is timed on, default 64), ROUNDS (default 2).
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+data=${DATA:-$here/../shared/data}/scifact
+docs=${DOCS:-1000}; queries=${QUERIES:-300}; rounds=${ROUNDS:-2}; encode_docs=${ENCODE_DOCS:-64}
+work=$here/work/threads; out=$here/runs/threads
+lsr() { python -m lsr_lucene.cli "$@"; }
+mkdir -p "$work" "$out"
+cd "$here"
+
+# ---- inputs (untimed, once)
+[ -f "$work/corpus.jsonl" ] || head -n "$docs" "$data/corpus.jsonl" > "$work/corpus.jsonl"
+[ -f "$work/topics.tsv" ] || head -n "$queries" "$data/topics.train.tsv" > "$work/topics.tsv"
+[ -d "$work/vectors" ] || lsr encode --corpus "$work/corpus.jsonl" --output "$work/vectors" --encoder splade-tiny
+[ -d "$work/index" ] || lsr index --input "$work/vectors" --index "$work/index"
+[ -d "$work/bm25" ] || lsr bm25 --corpus "$work/corpus.jsonl" --index "$work/bm25"
+[ -d "$work/dense" ] || lsr dense encode --corpus "$work/corpus.jsonl" --output "$work/dense"
+[ -f "$work/segments.jsonl" ] || lsr longdocs segment --corpus "$work/corpus.jsonl" --output "$work/segments.jsonl" \
+  --max-tokens 128
+[ -d "$work/encoded" ] || lsr longdocs encode --segments "$work/segments.jsonl" --output "$work/encoded"
+[ -d "$work/segindex" ] || lsr longdocs index --encoded "$work/encoded" --index "$work/segindex"
+head -n "$encode_docs" "$work/corpus.jsonl" > "$work/encode-corpus.jsonl"  # encode is timed on fewer documents
+
+# ---- one verb at one setting: the seconds it takes, appended to times.csv
+verb_cmd() {  # VERB OUTPUT: the command line of a verb (without --threads)
+  case $1 in
+    encode) echo "encode --corpus $work/encode-corpus.jsonl --output $2 --encoder splade-tiny" ;;
+    search) echo "search --index $work/index --topics $work/topics.tsv --output $2" ;;
+    dense-search) echo "dense search --index $work/dense --topics $work/topics.tsv --output $2" ;;
+    bm25) echo "bm25 --index $work/bm25 --topics $work/topics.tsv --output $2" ;;
+    longdocs-search) echo "longdocs search --index $work/segindex --method score-max --topics $work/topics.tsv \
+--output $2" ;;
+  esac
+}
+csv=$out/times.csv
+echo "verb,threads,resolved_threads,round,seconds,load_avg_1min,cpus,cpu_capability" > "$csv"
+capability=$(python -c "import torch; print(torch.backends.cpu.get_cpu_capability())")
+default_threads=$(python -c "from lsr_lucene.cli_options import DEFAULT_THREADS; print(DEFAULT_THREADS)")
+for round in $(seq 1 "$rounds"); do
+  for verb in encode search dense-search bm25 longdocs-search; do
+    for setting in 1 2 default; do
+      target=$work/out-$verb-$setting
+      rm -rf "$target"
+      extra=(); [ "$setting" = default ] || extra=(--threads "$setting")
+      resolved=$([ "$setting" = default ] && echo "$default_threads" || echo "$setting")
+      load=$(cut -d' ' -f1 /proc/loadavg)
+      t0=$(date +%s.%N)
+      # shellcheck disable=SC2046
+      lsr $(verb_cmd "$verb" "$target") "${extra[@]}" > /dev/null 2>> "$work/stderr.log"
+      t1=$(date +%s.%N)
+      secs=$(python -c "print(round($t1 - $t0, 2))")
+      echo "$verb,$setting,$resolved,$round,$secs,$load,$(nproc),$capability" | tee -a "$csv"
+    done
+  done
+done
+
+# ---- the table: fastest round per cell, each setting / the verb's fastest setting
+python - "$csv" "$out/results.md" <<'PY'
+import sys
+import pandas as pd
+
+times = pd.read_csv(sys.argv[1], dtype={"threads": str})
+best = times.groupby(["verb", "threads"])["seconds"].min().unstack("threads")[["1", "2", "default"]]
+load = times.groupby("verb")["load_avg_1min"].agg(["min", "max"])
+rows = ["| verb | --threads 1 (s) | --threads 2 (s) | default (s) | default / fastest | load (1-min avg) |",
+        "|---|---:|---:|---:|---:|---|"]
+for verb in ["encode", "search", "dense-search", "bm25", "longdocs-search"]:
+    if verb not in best.index:
+        continue
+    r = best.loc[verb]
+    rows.append(f"| {verb} | {r['1']:.2f} | {r['2']:.2f} | {r['default']:.2f} | {r['default'] / r.min():.2f} | "
+                f"{load.loc[verb, 'min']:.1f}-{load.loc[verb, 'max']:.1f} |")
+meta = times.iloc[0]
+head = (f"Fastest of {times['round'].max()} interleaved rounds per cell, seconds of the whole command (fresh process, "
+        f"model load and JVM start included); {int(meta['cpus'])} CPUs, torch CPU capability {meta['cpu_capability']}, "
+        f"default --threads = {int(times.loc[times.threads == 'default', 'resolved_threads'].iloc[0])}. "
+        "Written by scripts/run_thread_defaults.sh.\n\n")
+open(sys.argv[2], "w").write(head + "\n".join(rows) + "\n")
+print(open(sys.argv[2]).read())
+PY

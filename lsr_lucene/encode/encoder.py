@@ -94,6 +94,7 @@ class SparseEncoder:
         self.dtype = self.precision.dtype  # resolved: fp32 or bf16 (recorded with outputs, compared on resume)
         self._head = None  # signed head (negative_head.py), when the model was trained with one
         self._head_kind = saved.get("negative_head")
+
         if self._head_kind:
             from lsr_lucene.encode.models import resolve
 
@@ -248,18 +249,27 @@ class SparseEncoder:
         return weights
 
     def _run_batches(self, ids: list[list[int]], batch_size: int, work, progress=None,
-                     unpadded: bool = False) -> list:
+                     unpadded: bool = False, groups: Sequence | None = None) -> list:
         """Apply ``work(input_ids, mask) -> per-row results`` to length-sorted batches; results in input order.
+
+        ``groups``: a key per text; a batch never mixes keys (longdocs batches a segment with segments of the same
+        number only, so that raising the segment cap leaves the batches of the first segments as they were).
 
         ``unpadded``: each batch holds texts of one length only (queries), so no text is padded and its result
         does not depend on the texts it is batched with (padding moves fp32 results by an ulp or so).
         On CPU with several threads, batches run in parallel Python threads with one torch thread each:
         independent batches scale better than intra-op threads (no barrier per small operation).
         """
-        order = sorted(range(len(ids)), key=lambda i: (-len(ids[i]), i))
-        runs = [order]
+        if groups is not None:
+            keys = list(dict.fromkeys(groups))  # in order of first appearance
+            rank = {key: number for number, key in enumerate(keys)}
+            order = sorted(range(len(ids)), key=lambda i: (rank[groups[i]], -len(ids[i]), i))
+            runs = [list(run) for _, run in itertools.groupby(order, key=lambda i: rank[groups[i]])]
+        else:
+            order = sorted(range(len(ids)), key=lambda i: (-len(ids[i]), i))
+            runs = [order]
         if unpadded:
-            runs = [list(group) for _, group in itertools.groupby(order, key=lambda i: len(ids[i]))]
+            runs = [list(group) for run in runs for _, group in itertools.groupby(run, key=lambda i: len(ids[i]))]
         batches = [run[start:start + batch_size] for run in runs for start in range(0, len(run), batch_size)]
 
         def run(rows: list[int]) -> list:
@@ -268,9 +278,12 @@ class SparseEncoder:
                 return work(input_ids, mask)
 
         results: list = [None] * len(ids)
-        parallel = self.device.type == "cpu" and self.threads > 1 and len(batches) > 1
+        # on CPU every batch runs on one torch thread (in ``threads`` worker threads): a batch's result then depends on
+        # its texts alone, not on the thread count or on how many batches its window has (MKL sums differ by threads)
+        cpu = self.device.type == "cpu"
+        parallel = cpu and self.threads > 1 and len(batches) > 1
         previous = torch.get_num_threads()
-        if parallel:
+        if cpu:
             torch.set_num_threads(1)
         try:
             if parallel:
@@ -288,7 +301,7 @@ class SparseEncoder:
                 if pool is not None:
                     pool.shutdown(wait=True, cancel_futures=True)
         finally:
-            if parallel:
+            if cpu:
                 torch.set_num_threads(previous)
         return results
 
@@ -385,10 +398,12 @@ class SparseEncoder:
         segments = self.encode_segments(texts, 0, batch_size)
         return [s[0] for s in segments], [s[1] for s in segments]
 
-    def encode_segments(self, texts: Sequence[str], top_k: int = 0, batch_size: int = DEFAULT_BATCH_SIZE
+    def encode_segments(self, texts: Sequence[str], top_k: int = 0, batch_size: int = DEFAULT_BATCH_SIZE,
+                        groups: Sequence | None = None
                         ) -> list[tuple[dict[str, float], list[tuple[str, float]], tuple | None]]:
         """Per text, from one transformer pass at ``max_length``: its vector (``encode_documents``), its own-token
-        weights (``token_weights``) and, when ``top_k`` > 0, its ``position_topk`` entries (else None)."""
+        weights (``token_weights``) and, when ``top_k`` > 0, its ``position_topk`` entries (else None).
+        ``groups``: a key per text; batches never mix keys (``_run_batches``)."""
         self._require_no_head("token_weights")
         if not texts:
             return []
@@ -400,7 +415,7 @@ class SparseEncoder:
             return list(zip(self._to_dicts(self._weights(hidden, mask, input_ids)),
                             self._own_weights(hidden, input_ids, mask), tops))
 
-        return self._run_batches(self._tokenize(texts, self.max_length), batch_size, work)
+        return self._run_batches(self._tokenize(texts, self.max_length), batch_size, work, groups=groups)
 
     def position_topk(self, texts: Sequence[str], top_k: int, batch_size: int = 16
                       ) -> list[tuple[np.ndarray, np.ndarray]]:

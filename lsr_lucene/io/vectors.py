@@ -18,6 +18,8 @@ import math
 import shutil
 import sys
 import time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
@@ -262,7 +264,7 @@ def window_lines(encoder, pending: list[tuple[str, str, str]], scale: float, bat
     """Per document of one window of (id, text, origin) documents, encoded together in one encoder call (the encoder
     sorts them by length into batches): (JSONL line, position line or None, postings)."""
     texts = [text for _, text, _ in pending]
-    if hasattr(encoder, "encode_documents_quantised") and not positions:  # quantised on the device (GPU path)
+    if getattr(encoder, "quantises_on_device", False) and not positions:  # GPU: pooled, rounded, selected there
         vectors = encoder.encode_documents_quantised(texts, scale, batch_size=batch_size)
         tokens = None
         quantised_already = True
@@ -279,6 +281,8 @@ def window_lines(encoder, pending: list[tuple[str, str, str]], scale: float, bat
     dumps = json.dumps
     for row, ((doc_id, text, origin), vector) in enumerate(zip(pending, vectors)):
         if quantised_already:
+            if vector is None:
+                raise InputError(f"{origin}: document {doc_id!r}: a weight is not a finite number")
             quantised = vector
         else:
             try:
@@ -354,16 +358,35 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
         ready: list[tuple[str, str | None, int]] = []  # encoded documents of the shards not yet written, in order
         rows_of: dict[int, list[int]] = {}  # shard number -> [input rows consumed, empty ones skipped]
         consumed = nonempty = 0
+        # windows in flight: a GPU encoder tokenises, computes and formats several windows at once (each in a
+        # worker thread), so the device never waits for the host; on CPU one at a time (its batches use the cores)
+        depth = max(1, int(getattr(encoder, "pipeline_depth", 1)))
+        pool = ThreadPoolExecutor(max_workers=depth, thread_name_prefix="lsr-window") if depth > 1 else None
+        in_flight: deque = deque()  # (future or rows, context, window size)
+
+        def collect(entry) -> None:
+            result, skip, size = entry
+            rows = result.result() if pool is not None else result
+            ready.extend(rows[skip:])
+            progress.update(size - skip)
+            while len(ready) >= shard_size:
+                write_shard(shard_size)
 
         def encode_window_now() -> None:
             nonlocal context
             if not pending:
                 return
-            rows = window_lines(encoder, pending, scale, batch_size, with_positions)
-            ready.extend(rows[context:])
-            progress.update(len(pending) - context)
+            window_docs = list(pending)
+            if pool is not None:
+                in_flight.append((pool.submit(window_lines, encoder, window_docs, scale, batch_size, with_positions),
+                                  context, len(window_docs)))
+            else:
+                in_flight.append((window_lines(encoder, window_docs, scale, batch_size, with_positions), context,
+                                  len(window_docs)))
             pending.clear()
             context = 0
+            while len(in_flight) >= depth:
+                collect(in_flight.popleft())
 
         def write_shard(count: int) -> None:
             number = len(partial.shards)
@@ -405,12 +428,12 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
                 nonempty += 1
                 if len(pending) >= window:
                     encode_window_now()
-                    while len(ready) >= shard_size:
-                        write_shard(shard_size)
             if consumed < done_consumed:
                 raise ResumeMismatch(f"{source or 'input'}: has {consumed} documents, fewer than the {done_consumed} "
                                      f"already encoded in {partial.dir}; delete it to start again")
             encode_window_now()
+            while in_flight:
+                collect(in_flight.popleft())
             while ready:
                 write_shard(min(shard_size, len(ready)))
             for counts in rows_of.values():  # empty documents after the last shard's: counted in that shard
@@ -431,6 +454,8 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
                 remove_path(partial.dir)
             raise
         finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
             progress.close()
         documents = sum(s["documents"] for s in partial.shards)
         if documents == 0:

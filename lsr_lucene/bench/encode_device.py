@@ -19,16 +19,92 @@ from lsr_lucene.bench.encode_speed import (Rows, batching_check, end_to_end, har
 MAX_LENGTH = 256
 
 
-def base_size_model(tokenizer_from: str, folder: Path) -> str:
-    """A BERT-base-size masked-LM with random weights (speed only), saved with ``tokenizer_from``'s tokenizer."""
+def base_size_model(tokenizer_from: str, folder: Path, texts: list[str], terms: int = 300) -> str:
+    """A BERT-base-size masked-LM with random weights (speed only), saved with ``tokenizer_from``'s tokenizer. Its
+    vocabulary bias is lowered so that about ``terms`` terms per text get a positive pooled logit, as a trained
+    SPLADE model's few hundred (random weights make every term positive: the JSON, not the model, would be timed)."""
     from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 
     torch.manual_seed(0)
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_from)
-    model = BertForMaskedLM(BertConfig(vocab_size=len(tokenizer)))
+    model = BertForMaskedLM(BertConfig(vocab_size=len(tokenizer))).eval()
+    batch = tokenizer(texts[:16], max_length=256, truncation=True, padding=True, return_tensors="pt")
+    with torch.inference_mode():
+        logits = model(**batch).logits.masked_fill(~batch["attention_mask"].bool()[..., None], -1e9).amax(dim=1)
+    cut = torch.quantile(logits.flatten()[:1_000_000].float(), 1 - terms / logits.shape[1])
+    model.cls.predictions.bias.data -= cut
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return str(folder)
+
+
+def stage_seconds(encoder, docs, batch: int, out: Path) -> dict:
+    """One end-to-end run with the wall seconds spent in each stage, summed over the threads that ran it
+    (tokenising, the device work of each batch, the host's share of rounding and selecting, whole windows)."""
+    import threading
+
+    from lsr_lucene.encode import device as dev
+    from lsr_lucene.io import vectors
+
+    totals: dict[str, float] = {}
+    lock = threading.Lock()
+    originals = {"tokenize": (dev.FastTokenizer, "ids"), "batch (device + host selection)": (dev, "quantised_batch"),
+                 "window (all of it)": (vectors, "window_lines"), "pad + copy": (type(encoder), "_pad"),
+                 "transformer": (type(encoder), "_hidden"), "projection + pooling": (type(encoder), "_weights")}
+    saved = {name: getattr(owner, attr) for name, (owner, attr) in originals.items()}
+
+    def timed(name, function):
+        def wrapper(*a, **k):
+            started = time.perf_counter()
+            try:
+                return function(*a, **k)
+            finally:
+                with lock:
+                    totals[name] = totals.get(name, 0.0) + time.perf_counter() - started
+        return wrapper
+
+    for name, (owner, attr) in originals.items():
+        setattr(owner, attr, timed(name, saved[name]))
+    samples, stop = sampler()
+    try:
+        totals["wall"] = end_to_end(encoder, docs, batch, out)
+    finally:
+        stop.set()
+        for name, (owner, attr) in originals.items():
+            setattr(owner, attr, saved[name])
+    result = {k: round(v, 3) for k, v in totals.items()}
+    result["samples (thread kind: innermost frame, then the lsr_lucene frame)"] = dict(samples.most_common(45))
+    return result
+
+
+def sampler(every: float = 0.001):
+    """A thread that counts, every ``every`` seconds, where each other thread is (a poor man's py-spy)."""
+    import collections
+    import sys
+    import threading
+
+    counts: collections.Counter = collections.Counter()
+    stop = threading.Event()
+
+    def run():
+        me = threading.get_ident()
+        names = {}
+        while not stop.wait(every):
+            for ident, frame in sys._current_frames().items():
+                if ident == me:
+                    continue
+                if ident not in names:
+                    thread = next((t for t in threading.enumerate() if t.ident == ident), None)
+                    names[ident] = (thread.name.split("_")[0] if thread else "?")
+                inner = f"{Path(frame.f_code.co_filename).name}:{frame.f_code.co_name}:{frame.f_lineno}"
+                ours = frame
+                while ours is not None and "lsr_lucene" not in ours.f_code.co_filename:
+                    ours = ours.f_back
+                where = f"{Path(ours.f_code.co_filename).name}:{ours.f_code.co_name}:{ours.f_lineno}" if ours else "-"
+                counts[f"{names[ident]}: {inner} | {where}"] += 1
+
+    threading.Thread(target=run, daemon=True, name="sampler").start()
+    return counts, stop
 
 
 def _gpu(args, rows: Rows, checks: dict, docs, work: Path) -> None:
@@ -47,13 +123,31 @@ def _gpu(args, rows: Rows, checks: dict, docs, work: Path) -> None:
     FastTokenizer(encoder.tokenizer, MAX_LENGTH).ids(texts)
     rows.add(device="host", hardware=hardware("cpu"), model=args.model, kind="tokenize only (one fast call)",
              max_length=MAX_LENGTH, passages=len(texts), seconds=time.perf_counter() - started)
+    best = (float("inf"), encoder.pipeline_depth, encoder.switch_interval)
+    for depth in [int(d) for d in args.depths.split(",")]:
+        for switch in [float(x) for x in args.switch_intervals.split(",")]:
+            encoder.pipeline_depth, encoder.switch_interval = depth, switch
+            seconds = end_to_end(encoder, docs, batch, work / "gpu-fp32")
+            best = min(best, (seconds, depth, switch))
+            rows.add(device=kind, hardware=name, model=args.model, dtype="fp32", kind="end-to-end", batch_size=batch,
+                     max_length=MAX_LENGTH, passages=len(docs), seconds=seconds,
+                     note=f"{depth} windows in flight, GIL switch {switch * 1e3:g} ms")
+    _, depth, switch = best
+    checks["best_pipeline"] = {"depth": depth, "switch_interval_s": switch}
+    encoder.pipeline_depth, encoder.switch_interval = depth, switch
+    checks["stages_seconds"] = stage_seconds(encoder, docs, batch, work / "gpu-stages")
+    print("stages (seconds summed over threads):", checks["stages_seconds"], flush=True)
     for dtype in ("fp32", "bf16"):
         if dtype != "fp32":
             encoder = SparseEncoder(args.model, max_length=MAX_LENGTH, dtype=dtype, device=device)
+            encoder.pipeline_depth, encoder.switch_interval = depth, switch
             end_to_end(encoder, docs[:batch * 8], batch, work / "warm")
-        seconds = end_to_end(encoder, docs, batch, work / f"gpu-{dtype}")
-        rows.add(device=kind, hardware=name, model=args.model, dtype=dtype, kind="end-to-end", batch_size=batch,
-                 max_length=MAX_LENGTH, passages=len(docs), seconds=seconds)
+            seconds = end_to_end(encoder, docs, batch, work / f"gpu-{dtype}")
+            rows.add(device=kind, hardware=name, model=args.model, dtype=dtype, kind="end-to-end", batch_size=batch,
+                     max_length=MAX_LENGTH, passages=len(docs), seconds=seconds,
+                     note=f"{depth} windows in flight, GIL switch {switch * 1e3:g} ms")
+        encoder.pipeline_depth, encoder.switch_interval = depth, switch
+        end_to_end(encoder, docs, batch, work / f"gpu-{dtype}")  # the outputs compared below
         for naive in (False, True):
             per_batch = model_only(encoder, batch, MAX_LENGTH, 10, naive)
             rows.add(device=kind, hardware=name, model=args.model, dtype=dtype,
@@ -73,10 +167,11 @@ def _gpu(args, rows: Rows, checks: dict, docs, work: Path) -> None:
     if args.base_passages <= 0:
         return
     # a BERT-base-size model: end to end against model only, both dtypes
-    base = args.base_model or base_size_model(resolve(args.model), work / "bert-base-random")
+    base = args.base_model or base_size_model(resolve(args.model), work / "bert-base-random", texts)
     base_docs = docs[:args.base_passages]
     for dtype in ("fp32", "bf16"):
         encoder = SparseEncoder(base, max_length=MAX_LENGTH, dtype=dtype, device=device)
+        encoder.pipeline_depth, encoder.switch_interval = depth, switch
         end_to_end(encoder, base_docs[:batch * 2], batch, work / "warm")
         seconds = end_to_end(encoder, base_docs, batch, work / f"base-{dtype}")
         rows.add(device=kind, hardware=name, model="bert-base-random", dtype=dtype, kind="end-to-end",
@@ -103,7 +198,7 @@ def _cpu(args, rows: Rows, checks: dict, docs, work: Path) -> None:
         print("batching check (issue 37):", checks["batching_check"], flush=True)
     sweep = docs[:args.sweep_passages]
     cores = os.cpu_count() or 1
-    threads = [t for t in (1, 2, 4, 8, 16, 32) if t <= cores]
+    threads = [t for t in (int(x) for x in args.sweep_threads.split(",")) if t <= cores]
     thread_sweep(rows, args.model, sweep, threads, ["fp32", "int8"], 16, MAX_LENGTH, repeats=1)
     if args.base_passages <= 0:
         return
@@ -112,8 +207,8 @@ def _cpu(args, rows: Rows, checks: dict, docs, work: Path) -> None:
     if base is None:
         from lsr_lucene.encode.models import resolve
 
-        base = base_size_model(resolve(args.model), work / "bert-base-random")
-    base_docs = docs[:16 * cores]
+        base = base_size_model(resolve(args.model), work / "bert-base-random", [t for _, t in docs[:16]])
+    base_docs = docs[:args.cpu_base_passages]
     thread_sweep(rows, base, base_docs, [cores], ["fp32", "int8"], 16, MAX_LENGTH, repeats=1, label="bert-base-random")
     for dtype in ("fp32", "int8"):
         encoder = SparseEncoder(base, max_length=MAX_LENGTH, dtype=dtype, device="cpu", threads=cores)

@@ -46,7 +46,7 @@ def quantised_batch(encoder, input_ids: torch.Tensor, mask: torch.Tensor, scale:
     counts, terms, values, negative, finite = (t.to("cpu", non_blocking=False) for t in
                                                (counts, where[:, 1], values, negative, finite))
     vocab = encoder.vocab
-    terms, values = terms.tolist(), values.tolist()
+    terms, values, finite = terms.tolist(), values.tolist(), finite.tolist()
     signs = negative.tolist() if bool(negative.any()) else None
     out: list[dict | None] = []
     start = 0

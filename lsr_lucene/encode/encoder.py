@@ -3,7 +3,8 @@
 Fast path: the vocabulary projection is done in chunks of the vocabulary and pooled over positions on
 RAW logits (activations are monotone, so pooling commutes with them), never materialising a
 batch × length × vocabulary tensor; texts are encoded in length-sorted batches (order restored).
-``dtype="int8"`` (CPU, documents): the projection in int8 (lsr_lucene.encode.int8), the transformer in fp32.
+``dtype="int8"`` (CPU, documents): the projection in int8 (lsr_lucene.encode.int8), the transformer in bf16 where
+the CPU has native bf16, else fp32.
 On CPUs with native bf16, a bf16 projection screens out the terms that are provably zero and only
 the few hundred remaining terms per text are computed in fp32 (see ``SparseEncoder._screened``).
 Documents' transformer and SoftSDM top-k projection run in fp32 (the default) or bf16 (``dtype="bf16"``, or
@@ -96,13 +97,15 @@ class SparseEncoder:
         self.dtype = self.precision.dtype  # resolved: fp32 or bf16 (recorded with outputs, compared on resume)
         self._head = None  # signed head (negative_head.py), when the model was trained with one
         self._head_kind = saved.get("negative_head")
-        self._int8 = None  # --dtype int8: the int8 vocabulary projection (documents only; transformer in fp32)
+        self._int8 = None  # --dtype int8: the int8 vocabulary projection (documents only)
         if self.dtype == "int8":
             from lsr_lucene.encode.int8 import Int8Projection
 
             if self._head_kind:
                 raise InputError(f"--dtype int8: model {model!r} has a negative head; use fp32 or bf16")
             self._int8 = Int8Projection(self._weight, self._bias)
+        # int8 documents: the transformer in bf16 where the CPU computes it natively (as ``auto`` would choose)
+        self._int8_bf16 = self.dtype == "int8" and bool(prec.native_bf16(prec.cpu_features()))
         if self._head_kind:
             from lsr_lucene.encode.models import resolve
 
@@ -123,6 +126,9 @@ class SparseEncoder:
         # documents quantised and selected on the device (``encode_documents_quantised``), several windows in flight
         self.quantises_on_device = cuda if device_quantise is None else bool(device_quantise)
         self.pipeline_depth = 3 if cuda else 1
+        # while windows are in flight: Python's GIL switch interval (5 ms by default), so that the thread launching
+        # kernels gets the GIL back quickly from the threads tokenising and formatting JSON
+        self.switch_interval = 1e-4
         self._fast_tokenizers: dict[int, object] = {}
         self._weight_bf16 = self._weight.to(torch.bfloat16) if self._screen else None
         self._weight_norms = self._weight.norm(dim=-1)
@@ -171,9 +177,9 @@ class SparseEncoder:
         lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
         length = int(lengths.max())
         input_ids = np.full((len(ids), length), self._pad_id, dtype=np.int64)
-        for row, seq in enumerate(ids):
-            input_ids[row, :len(seq)] = seq
-        mask = (np.arange(length)[None, :] < lengths[:, None]).astype(np.int64)
+        mask = (np.arange(length)[None, :] < lengths[:, None])
+        input_ids[mask] = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int64, count=int(lengths.sum()))
+        mask = mask.astype(np.int64)
         input_ids, mask = torch.from_numpy(input_ids), torch.from_numpy(mask)
         if self.device.type == "cuda":  # from pinned memory, without blocking the host
             return (input_ids.pin_memory().to(self.device, non_blocking=True),
@@ -184,7 +190,8 @@ class SparseEncoder:
         """Transformed hidden states fed to the vocabulary projection (batch, length, hidden); for ``queries``
         always in fp32, for documents in the encoder's precision."""
         dtype = prec.QUERY_DTYPE if queries else self.dtype
-        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=dtype == "bf16"):
+        bf16 = dtype == "bf16" or (dtype == "int8" and self._int8_bf16)
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=bf16):
             out = self.net(input_ids=input_ids, attention_mask=mask)
         return out.logits if hasattr(out, "logits") else out[0]
 

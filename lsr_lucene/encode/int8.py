@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-CHUNK = 1024  # vocabulary terms per int8 product: a position block's int32 logits stay in cache
+CHUNK = 4096  # vocabulary terms per int8 product (a text's int32 logits block: positions × CHUNK)
 _QMAX = 127
 
 
@@ -25,33 +25,34 @@ class Int8Projection:
         self.scales = weight.abs().amax(dim=1).clamp_min(1e-12) / _QMAX  # one per vocabulary term
         quantised = torch.round(weight / self.scales[:, None]).clamp_(-_QMAX, _QMAX).to(torch.int8)
         self.bias = bias.detach().float()
-        self.chunks: list[tuple[int, int, torch.Tensor]] = []
+        self.chunks: list[tuple[int, torch.Tensor]] = []
         for start in range(0, self.vocab, chunk):
-            end = min(self.vocab, start + chunk)
-            block = quantised[start:end]
-            if (end - start) % 8:  # int8 kernels want whole groups of 8 columns: zero terms, sliced off
-                block = torch.cat([block, block.new_zeros(8 - (end - start) % 8, self.hidden)])
-            self.chunks.append((start, end, block.T.contiguous()))
+            block = quantised[start:start + chunk]
+            if len(block) % 8:  # int8 kernels want whole groups of 8 columns: zero terms, sliced off at the end
+                block = torch.cat([block, block.new_zeros(8 - len(block) % 8, self.hidden)])
+            self.chunks.append((start, block.T.contiguous()))
+        self.width = self.chunks[-1][0] + self.chunks[-1][1].shape[1]
 
     def pooled(self, hidden: torch.Tensor, lengths: list[int], need_min: bool
                ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Per text (its first ``lengths[i]`` positions of ``hidden``), the max (and min) raw logit of every term."""
-        batch = hidden.shape[0]
-        raw_max = torch.empty((batch, self.vocab), dtype=torch.float32)
-        raw_min = torch.empty((batch, self.vocab), dtype=torch.float32) if need_min else None
-        acc_max = torch.empty(self.vocab, dtype=torch.int32)
-        acc_min = torch.empty(self.vocab, dtype=torch.int32) if need_min else None
-        for row, length in enumerate(lengths):
-            states = hidden[row, :length].float()
-            scale = states.abs().amax().clamp_min(1e-12) / _QMAX  # the text's own scale: batch-independent
-            states = torch.round(states / scale).clamp_(-_QMAX, _QMAX).to(torch.int8)
-            for start, end, block in self.chunks:
-                logits = torch._int_mm(states, block)
-                acc_max[start:end] = logits.amax(dim=0)[:end - start]
+        batch, length, _ = hidden.shape
+        hidden = hidden.float()
+        keep = torch.arange(length)[None, :] < torch.tensor(lengths)[:, None]
+        # each text's own scale (not the batch's): its vector does not depend on the texts it is batched with
+        scale = hidden.abs().masked_fill(~keep[..., None], 0).amax(dim=(1, 2)).clamp_min(1e-12) / _QMAX
+        states = torch.round(hidden / scale[:, None, None]).clamp_(-_QMAX, _QMAX).to(torch.int8)
+        acc_max = torch.empty((batch, self.width), dtype=torch.int32)
+        acc_min = torch.empty((batch, self.width), dtype=torch.int32) if need_min else None
+        for row, count in enumerate(lengths):
+            text = states[row, :count]
+            for start, block in self.chunks:
+                logits = torch._int_mm(text, block)
+                torch.amax(logits, dim=0, out=acc_max[row, start:start + block.shape[1]])
                 if acc_min is not None:
-                    acc_min[start:end] = logits.amin(dim=0)[:end - start]
-            factor = scale * self.scales
-            raw_max[row] = acc_max.float() * factor + self.bias  # int32 sums stay exact in fp32 (< 2^24)
-            if raw_min is not None:
-                raw_min[row] = acc_min.float() * factor + self.bias
+                    torch.amin(logits, dim=0, out=acc_min[row, start:start + block.shape[1]])
+        factor = scale[:, None] * self.scales[None, :]
+        # int32 sums are exact in fp32 below 2^24 (127·127·hidden: hidden sizes up to 1040)
+        raw_max = acc_max[:, :self.vocab].float() * factor + self.bias
+        raw_min = acc_min[:, :self.vocab].float() * factor + self.bias if acc_min is not None else None
         return raw_max, raw_min

@@ -362,6 +362,9 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
         # worker thread), so the device never waits for the host; on CPU one at a time (its batches use the cores)
         depth = max(1, int(getattr(encoder, "pipeline_depth", 1)))
         pool = ThreadPoolExecutor(max_workers=depth, thread_name_prefix="lsr-window") if depth > 1 else None
+        switch = sys.getswitchinterval()
+        if pool is not None:  # the thread launching GPU kernels must not wait 5 ms for the GIL at every operation
+            sys.setswitchinterval(getattr(encoder, "switch_interval", None) or switch)
         in_flight: deque = deque()  # (future or rows, context, window size)
 
         def collect(entry) -> None:
@@ -456,6 +459,7 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
         finally:
             if pool is not None:
                 pool.shutdown(wait=True, cancel_futures=True)
+                sys.setswitchinterval(switch)
             progress.close()
         documents = sum(s["documents"] for s in partial.shards)
         if documents == 0:

@@ -36,6 +36,7 @@ SHARD_PATTERN = "part-{:05d}.jsonl"
 # pads length-sorted batches of them, and float results depend on a batch's shape, so the windows fix the output
 # (``encode_window``: at least this many, in whole batches; lsr_lucene.distributed cuts the same windows)
 ENCODE_WINDOW = 512
+MIN_WINDOW_BATCHES = 8
 POSITIONS_PATTERN = "positions-{:05d}.part"
 # settings that must match for a resumed run to continue an interrupted one
 RESUME_KEYS = ("model", "max_length", "activation", "pooling", "epsilon", "dtype", "scale", "shard_size",
@@ -252,11 +253,13 @@ def _finish(partial: _Partial, metadata: dict, positions: Path | None, overwrite
     install(partial.dir, partial.final, overwrite)
 
 
-def encode_window(batch_size: int, base: int = ENCODE_WINDOW) -> int:
-    """Documents encoded together (length-sorted into batches) for ``batch_size``: ``base`` rounded up to whole
-    batches, and at least 8 batches so that sorting by length keeps padding low for large (GPU) batches."""
+def encode_window(batch_size: int, base: int | None = None) -> int:
+    """Documents encoded together (length-sorted into batches) for ``batch_size``: ``base`` (ENCODE_WINDOW) rounded up
+    to whole batches, and at least MIN_WINDOW_BATCHES batches so that sorting by length keeps padding low for large
+    (GPU) batches."""
     batch_size = max(1, int(batch_size))
-    return batch_size * max(-(-base // batch_size), 8)
+    base = ENCODE_WINDOW if base is None else int(base)
+    return batch_size * max(-(-base // batch_size), MIN_WINDOW_BATCHES)
 
 
 def window_lines(encoder, pending: list[tuple[str, str, str]], scale: float, batch_size: int,

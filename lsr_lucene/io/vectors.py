@@ -380,7 +380,9 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
 
         def encode_window_now() -> None:
             nonlocal context
-            if not pending:
+            if context == len(pending):  # nothing new (none, or a resumed run whose shards were all complete)
+                pending.clear()
+                context = 0
                 return
             window_docs = list(pending)
             if pool is not None:

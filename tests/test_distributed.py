@@ -22,7 +22,8 @@ os.environ.setdefault("RAY_DISABLE_FAILURE_SIGNAL_HANDLER", "1")
 ray = pytest.importorskip("ray")
 
 from lsr_lucene.cli import main as cli  # noqa: E402
-from lsr_lucene.distributed.encode import ShardPlan, distributed_encode, plan_shards, windows  # noqa: E402
+from lsr_lucene.distributed.encode import (ShardPlan, distributed_encode, plan_shards, windows,  # noqa: E402
+                                           with_context)
 from lsr_lucene.distributed.search import DistributedSearcher, distributed_search, first_stage, merge_hits  # noqa: E402,E501
 from lsr_lucene.io.vectors import vector_lines, write_vectors  # noqa: E402
 
@@ -110,12 +111,16 @@ def test_shards_and_encoding_windows_are_those_of_one_machine(tmp_path):
     write_vectors(docs, reference, tmp_path / "v", shard_size=20, window=8)
     ours = RecordingEncoder()
     plans = list(plan_shards(docs, 20))
-    for plan in plans:
+    # windows of 8 non-empty documents from the input's start, across shard boundaries (20 is no multiple of 8)
+    nonempty = [d for plan in plans for d in plan.docs]
+    assert reference.calls == [[t for _, t, _ in nonempty[i:i + 8]] for i in range(0, len(nonempty), 8)]
+    for plan, before, after in with_context(plans, 8):
         lines: list[str] = []
-        for group in windows(plan.docs, 8):
+        for group in windows(before + plan.docs + after, 8):
             lines += vector_lines(ours, group, 100, 16)[0]
+        lines = lines[len(before):len(before) + len(plan.docs)]
         assert "".join(lines) == (tmp_path / "v" / f"part-{plan.number:05d}.jsonl").read_text()
-    assert ours.calls == reference.calls
+    assert {tuple(c) for c in ours.calls} == {tuple(c) for c in reference.calls}
     assert [len(p.docs) for p in plans] == [20, 20, 7]
     assert [(p.consumed, p.skipped_empty) for p in plans] == [(21, 1), (22, 2), (9, 2)]  # trailing empties: last
 
@@ -188,7 +193,7 @@ def test_distributed_encode_equals_single_encode(single, distributed):
     mine = json.loads((distributed / "vectors" / "metadata.json").read_text())
     reference = json.loads((single / "vectors" / "metadata.json").read_text())
     for key in ("model", "max_length", "dtype", "scale", "shard_size", "documents", "skipped_empty", "postings",
-                "shards", "files"):
+                "shards", "files", "batch_size", "encode_window"):
         assert mine[key] == reference[key], key
     assert mine["skipped_empty"] == 2
 

@@ -197,6 +197,49 @@ def test_raising_the_cap_reuses_encoded_segments(tiny, tmp_path):
         segment_store.encode_segments_dir(segments, tmp_path / "other", encoder, scale=1000, reuse=tmp_path / "first1")
 
 
+def _record_batches(encoder, monkeypatch) -> list:
+    """The padded batches fed to the model from now on, each as a sorted tuple of its token-id rows."""
+    batches = []
+    original = encoder._pad
+
+    def pad(ids):
+        batches.append(tuple(sorted(tuple(x) for x in ids)))
+        return original(ids)
+
+    monkeypatch.setattr(encoder, "_pad", pad)
+    return batches
+
+
+def test_batches_do_not_depend_on_the_cap_shards_or_resumption(tiny, tmp_path, monkeypatch):
+    """A segment is batched with the same segments whatever the cap, the shard size or where a run resumes (fp32
+    matrix kernels sum in an order that depends on a batch's shape: on AMX a segment moved to another batch gets
+    other weights), so the reused and resumed encodings equal a fresh one on any CPU."""
+    root, encoder = tiny
+    segments = root / "segments.jsonl"
+    batches = _record_batches(encoder, monkeypatch)
+    segment_store.encode_segments_dir(segments, tmp_path / "fresh", encoder, top_k=4, shard_size=3)
+    fresh = sorted(batches)
+    batches.clear()
+    segment_store.encode_segments_dir(segments, tmp_path / "other-shards", encoder, top_k=4, shard_size=5)
+    assert sorted(batches) == fresh
+    batches.clear()
+    segment_store.encode_segments_dir(segments, tmp_path / "first1", encoder, top_k=4, shard_size=3, limit=1)
+    segment_store.encode_segments_dir(segments, tmp_path / "all", encoder, top_k=4, shard_size=3,
+                                      reuse=tmp_path / "first1")
+    assert sorted(batches) == fresh  # the cap-1 run's batches and the rest's: those of the fresh run
+    # a resumed run (shard 1 lost) encodes again whole batches of the fresh run, and gives the same output
+    for folder in ("vectors", "tokens"):
+        (tmp_path / "fresh" / folder / "part-00001.jsonl").unlink()
+    (tmp_path / "fresh" / "soft" / "soft-00001.npz").unlink()
+    batches.clear()
+    segment_store.encode_segments_dir(segments, tmp_path / "fresh", encoder, top_k=4, shard_size=3)
+    assert batches and set(batches) <= set(fresh)
+    for other in ("other-shards", "all", "fresh"):
+        assert list(segment_store.read_segment_vectors(tmp_path / other)) == \
+            list(segment_store.read_segment_vectors(root / "encoded"))
+        assert segment_store.read_tokens(tmp_path / other) == segment_store.read_tokens(root / "encoded")
+
+
 def test_aggregations_and_score_max_through_lucene_equal_brute_force(tiny, tmp_path):
     from lsr_lucene.search.impact import plain_specs, run_specs
 

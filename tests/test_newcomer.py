@@ -169,6 +169,8 @@ def test_interrupted_encode_says_what_was_kept_and_resumes(tmp_path, capsys, mon
     corpus.write_text(jsonl(*({"id": f"d{i}", "text": f"word{i} tea"} for i in range(10))))
     out = tmp_path / "vectors"
     argv = ["encode", "--corpus", str(corpus), "--output", str(out), "--shard-size", "2", "--batch-size", "2"]
+    monkeypatch.setattr("lsr_lucene.io.vectors.ENCODE_WINDOW", 2)  # windows of 2 documents, so shards complete early
+    monkeypatch.setattr("lsr_lucene.io.vectors.MIN_WINDOW_BATCHES", 1)
     monkeypatch.setattr(encode_cli, "_encoder_from_args", lambda args: FakeEncoder(interrupt_after=2))
     assert cli_main(argv) == 130
     err = capsys.readouterr().err

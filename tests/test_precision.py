@@ -232,15 +232,15 @@ def test_resume_compares_the_resolved_dtype(fp32, texts, tmp_path, monkeypatch):
 
     monkeypatch.setattr(fp32, "encode_documents", flaky)
     with pytest.raises(_Interrupted):
-        write_vectors(docs, fp32, out, shard_size=2)  # first shard complete, then killed
+        write_vectors(docs, fp32, out, shard_size=2, window=2)  # first shard complete, then killed
     monkeypatch.undo()
     _native(monkeypatch)
     explicit = SparseEncoder("splade-tiny", max_length=MAX_LENGTH, dtype="bf16", threads=1)
     with pytest.raises(InputError, match="dtype='fp32'"):
-        write_vectors(docs, explicit, out, shard_size=2)
+        write_vectors(docs, explicit, out, shard_size=2, window=2)
     auto = SparseEncoder("splade-tiny", max_length=MAX_LENGTH, dtype="auto", threads=1)
     assert auto.dtype == "bf16"
-    meta = write_vectors(docs, auto, out, shard_size=2)  # auto keeps the interrupted run's fp32
+    meta = write_vectors(docs, auto, out, shard_size=2, window=2)  # auto keeps the interrupted run's fp32
     assert (meta["dtype"], meta["dtype_requested"], meta["resumed_after_documents"]) == ("fp32", "auto", 2)
     assert meta["precision_reason"].startswith("resuming")
 

@@ -16,6 +16,7 @@ class FakeEncoder:
         self.nan_for = nan_for
         self.tag = tag
         self.encoded: list[str] = []
+        self.calls: list[list[str]] = []  # the texts of each encoder call (one window each)
 
     def settings(self) -> dict:
         return {"model": self.tag, "max_length": 32, "activation": "splade", "pooling": "max", "epsilon": 1.0,
@@ -31,6 +32,7 @@ class FakeEncoder:
 
     def encode_documents(self, texts, batch_size=16):
         self.encoded.extend(texts)
+        self.calls.append(list(texts))
         return [self._vector(t) for t in texts]
 
     def token_weights(self, texts, max_length=None, batch_size=16):
@@ -102,36 +104,64 @@ def _interrupt_after(docs, n):
 def test_resume_after_interruption_gives_same_output(tmp_path):
     corpus = _corpus(tmp_path, TEXTS[:10] + ["", "  "] + TEXTS[10:])
     reference = tmp_path / "reference"
-    write_vectors(read_corpus(corpus), FakeEncoder(), reference, shard_size=5)
+    first = FakeEncoder()
+    write_vectors(read_corpus(corpus), first, reference, shard_size=5, window=4)
 
     out = tmp_path / "resumed"
     with pytest.raises(Interrupted):  # interrupted in the middle of the third shard
-        write_vectors(_interrupt_after(read_corpus(corpus), 14), FakeEncoder(), out, shard_size=5)
+        write_vectors(_interrupt_after(read_corpus(corpus), 14), FakeEncoder(), out, shard_size=5, window=4)
     assert not out.exists()
     partial = tmp_path / ".resumed.partial"
     assert sorted(p.name for p in partial.glob("part-*.jsonl")) == ["part-00000.jsonl", "part-00001.jsonl"]
 
     again = FakeEncoder()
-    meta = write_vectors(read_corpus(corpus), again, out, shard_size=5)
+    meta = write_vectors(read_corpus(corpus), again, out, shard_size=5, window=4)
     assert _outputs(out) == _outputs(reference)
-    assert len(again.encoded) == 23 - 10  # the two complete shards were not encoded again
+    # the two complete shards (10 documents) were not encoded again, except the window the run resumes in
+    # (documents 8..11), which is encoded whole, so every batch is the uninterrupted run's
+    assert again.calls == first.calls[2:]
+    assert len(again.encoded) == 23 - 8
     assert meta["resumed_after_documents"] == 10 and meta["skipped_empty"] == 2 and meta["documents"] == 23
     assert not partial.exists()
+
+
+@pytest.mark.parametrize("window", [4, 512])
+def test_batches_do_not_depend_on_shard_size(tmp_path, window):
+    """Windows are counted from the input's start: shard size changes neither the encoder calls nor the vectors."""
+    corpus = _corpus(tmp_path, TEXTS[:10] + ["", "  "] + TEXTS[10:])
+    calls, outputs = [], []
+    for shard_size in (3, 5, 1000):
+        encoder = FakeEncoder()
+        out = tmp_path / f"v{shard_size}"
+        meta = write_vectors(read_corpus(corpus), encoder, out, shard_size=shard_size, window=window)
+        calls.append(encoder.calls)
+        outputs.append(list(read_vectors(out)))
+        assert meta["documents"] == 23 and meta["skipped_empty"] == 2 and meta["encode_window"] == window
+    texts = [t for t in TEXTS if t.strip()]
+    assert calls[0] == calls[1] == calls[2] == [texts[i:i + window] for i in range(0, len(texts), window)]
+    assert outputs[0] == outputs[1] == outputs[2]
+
+
+def test_encode_window_is_whole_batches():
+    from lsr_lucene.io.vectors import encode_window
+
+    assert encode_window(16) == 512 and encode_window(64) == 512 and encode_window(24) == 528
+    assert encode_window(256) == 2048 and encode_window(1) == 512
 
 
 def test_resume_refuses_other_settings_and_changed_input(tmp_path):
     corpus = _corpus(tmp_path, TEXTS)
     out = tmp_path / "vectors"
     with pytest.raises(Interrupted):
-        write_vectors(_interrupt_after(read_corpus(corpus), 12), FakeEncoder(), out, shard_size=5)
+        write_vectors(_interrupt_after(read_corpus(corpus), 12), FakeEncoder(), out, shard_size=5, window=4)
     with pytest.raises(InputError, match="scale"):
-        write_vectors(read_corpus(corpus), FakeEncoder(), out, shard_size=5, scale=10)
+        write_vectors(read_corpus(corpus), FakeEncoder(), out, shard_size=5, scale=10, window=4)
     with pytest.raises(InputError, match="model"):
-        write_vectors(read_corpus(corpus), FakeEncoder(tag="other"), out, shard_size=5)
+        write_vectors(read_corpus(corpus), FakeEncoder(tag="other"), out, shard_size=5, window=4)
     changed = _corpus(tmp_path, ["other text"] + TEXTS[1:], name="changed.jsonl")
     with pytest.raises(InputError, match="differs"):
-        write_vectors(read_corpus(changed), FakeEncoder(), out, shard_size=5)
-    meta = write_vectors(read_corpus(corpus), FakeEncoder(), out, shard_size=5)  # same settings: resumes
+        write_vectors(read_corpus(changed), FakeEncoder(), out, shard_size=5, window=4)
+    meta = write_vectors(read_corpus(corpus), FakeEncoder(), out, shard_size=5, window=4)  # same settings: resumes
     assert meta["documents"] == 23
 
 

@@ -2,9 +2,10 @@
 
 The driver reads the corpus and cuts it into the shards ``lsr-lucene encode`` writes (``shard_size`` non-empty
 documents each, empty documents counted in the shard they fall in); each shard is one Ray Data row, encoded
-by a :class:`ShardEncoder` actor through the same code as one machine (``io.vectors.vector_lines`` over
-windows of ``ENCODE_WINDOW`` documents from the shard's start, so every document is padded with the same
-neighbours) and written by the actor as ``part-NNNNN.jsonl`` (temporary name, renamed when complete). The
+by a :class:`ShardEncoder` actor through the same code as one machine (``io.vectors.window_lines`` over the
+windows of ``io.vectors.encode_window`` documents counted from the input's start: a shard's row carries the
+neighbouring documents of the windows it shares with other shards, so every document is batched and padded with
+the same neighbours) and written by the actor as ``part-NNNNN.jsonl`` (temporary name, renamed when complete). The
 shards are therefore the same bytes as ``lsr-lucene encode``'s with the same settings, on any number of workers.
 
 Work happens in a hidden ``.<name>.partial-distributed/`` beside the output: a rerun after a crash skips the
@@ -30,7 +31,8 @@ from typing import Any, Callable, Iterable, Iterator
 from lsr_lucene.distributed.cluster import lsr_error_in, node_id
 from lsr_lucene.errors import InputError, Interrupted
 from lsr_lucene.io.output import write_text_atomic
-from lsr_lucene.io.vectors import ENCODE_WINDOW, METADATA, SHARD_PATTERN, ResumeMismatch, doc_fields, vector_lines
+from lsr_lucene.io.vectors import (ENCODE_WINDOW, METADATA, SHARD_PATTERN, ResumeMismatch, doc_fields, encode_window,
+                                   window_lines)
 
 STATE = "distributed.state"  # progress record in the partial directory (not *.json: the indexer reads those)
 WAVE_DOCUMENTS = 200_000  # documents handed to Ray Data at a time, so the driver never holds a whole corpus
@@ -86,9 +88,39 @@ def plan_shards(docs: Iterable[Any], shard_size: int) -> Iterator[ShardPlan]:
 
 
 def windows(docs: list, size: int = ENCODE_WINDOW) -> Iterator[list]:
-    """The groups of documents one machine encodes together: ``size`` at a time from the shard's start."""
+    """Consecutive groups of ``size`` documents from the start of ``docs`` (the windows one machine encodes together,
+    when ``docs`` starts at a window boundary of the input)."""
     for start in range(0, len(docs), size):
         yield docs[start:start + size]
+
+
+def with_context(plans: Iterable[ShardPlan], window: int) -> Iterator[tuple[ShardPlan, list, list]]:
+    """Each shard with the documents before and after it that share its first and last windows (windows of
+    ``window`` non-empty documents counted from the input's start): (plan, before, after)."""
+    kept: list = []  # documents from input position ``base`` on
+    base = seen = 0
+    waiting: list[tuple[ShardPlan, int]] = []  # shards (and their first position) whose last window is incomplete
+
+    def ready(final: bool) -> Iterator[tuple[ShardPlan, list, list]]:
+        while waiting:
+            plan, start = waiting[0]
+            end = start + len(plan.docs)
+            stop = min(-(-end // window) * window, seen)
+            if stop < -(-end // window) * window and not final:
+                return
+            waiting.pop(0)
+            yield plan, kept[start - start % window - base:start - base], kept[end - base:stop - base]
+
+    for plan in plans:
+        waiting.append((plan, seen))
+        kept.extend(plan.docs)
+        seen += len(plan.docs)
+        yield from ready(False)
+        first = waiting[0][1] if waiting else seen
+        first -= first % window
+        del kept[:first - base]
+        base = first
+    yield from ready(True)
 
 
 class ShardEncoder:
@@ -111,14 +143,13 @@ class ShardEncoder:
             started = time.perf_counter()
             data = json.loads(payload)
             docs = list(zip(data["ids"], data["texts"], data["origins"]))
-            lines: list[str] = []
-            postings = empties = 0
-            for group in windows(docs, self.window):
-                new_lines, _, new_postings, new_empties = vector_lines(self.encoder, group, self.scale,
-                                                                       self.batch_size)
-                lines.extend(new_lines)
-                postings += new_postings
-                empties += new_empties
+            rows: list = []
+            for group in windows(docs, self.window):  # docs start at a window boundary of the input
+                rows.extend(window_lines(self.encoder, group, self.scale, self.batch_size))
+            rows = rows[data["skip"]:data["skip"] + data["keep"]]  # the shard's own documents
+            lines = [r[0] for r in rows]
+            postings = sum(r[2] for r in rows)
+            empties = sum(1 for r in rows if r[2] == 0)
             write_text_atomic(self.out_dir / SHARD_PATTERN.format(int(number)), "".join(lines))
             for key, value in (("shard", int(number)), ("documents", len(lines)), ("postings", postings),
                                ("empty_vectors", empties), ("settings", self.settings),
@@ -163,14 +194,20 @@ def _requested_settings(model: str, encoder_options: dict, scale: float, shard_s
     return {"model": model, **{k: encoder_options.get(k) for k in keys}, "scale": scale, "shard_size": shard_size}
 
 
-def _encode_wave(plans: list[ShardPlan], state: _State, actor_args: dict, resources: dict, progress,
-                 on_shard: Callable[[dict], None] | None) -> None:
+def _payload(plan: ShardPlan, before: list, after: list) -> bytes:
+    """A shard's row: its documents with the neighbours of its first and last windows (``skip``, ``keep``)."""
+    docs = before + plan.docs + after
+    return json.dumps({"ids": [d[0] for d in docs], "texts": [d[1] for d in docs], "origins": [d[2] for d in docs],
+                       "skip": len(before), "keep": len(plan.docs)}).encode("utf-8")
+
+
+def _encode_wave(wave: list[tuple[ShardPlan, list, list]], state: _State, actor_args: dict, resources: dict,
+                 progress, on_shard: Callable[[dict], None] | None) -> None:
     """Encode one group of shards with Ray Data (one row per shard, ``num_workers`` encoder actors)."""
     import ray.data
 
-    rows = [{"shard": p.number, "payload": json.dumps({"ids": [d[0] for d in p.docs], "texts": [d[1] for d in p.docs],
-                                                        "origins": [d[2] for d in p.docs]}).encode("utf-8")}
-            for p in plans]
+    rows = [{"shard": p.number, "payload": _payload(p, before, after)} for p, before, after in wave]
+    plans = [p for p, _, _ in wave]
     by_number = {p.number: p for p in plans}
     dataset = ray.data.from_items(rows, override_num_blocks=len(rows))
     encoded = dataset.map_batches(
@@ -214,7 +251,7 @@ def _check_settings(state: _State) -> dict:
 
 def distributed_encode(corpus: str, output: str | Path, resources: dict, encoder_options: dict,
                        scale: float, shard_size: int, batch_size: int, overwrite: bool = False,
-                       window: int = ENCODE_WINDOW, wave_documents: int = WAVE_DOCUMENTS,
+                       window: int | None = None, wave_documents: int = WAVE_DOCUMENTS,
                        on_shard: Callable[[dict], None] | None = None) -> dict:
     """Encode ``corpus`` into JsonVectorCollection shards at ``output`` on the connected Ray cluster.
 
@@ -229,6 +266,7 @@ def distributed_encode(corpus: str, output: str | Path, resources: dict, encoder
 
     final = Path(output)
     refuse_existing(final, overwrite)
+    window = int(window) if window else encode_window(batch_size)
     model = encoder_options.get("model", "splade-tiny")
     requested = _requested_settings(model, encoder_options, scale, shard_size)
     started = time.perf_counter()
@@ -243,9 +281,9 @@ def distributed_encode(corpus: str, output: str | Path, resources: dict, encoder
             progress.write(f"resuming {final}: {len(state.shards)} complete shard(s), {done_before} documents",
                            file=sys.stderr)
         numbers: list[int] = []
-        wave: list[ShardPlan] = []
+        wave: list[tuple[ShardPlan, list, list]] = []
         try:
-            for plan in plan_shards(read_corpus(corpus), shard_size):
+            for plan, before, after in with_context(plan_shards(read_corpus(corpus), shard_size), window):
                 numbers.append(plan.number)
                 record = state.shards.get(str(plan.number))
                 if record is not None:
@@ -254,8 +292,8 @@ def distributed_encode(corpus: str, output: str | Path, resources: dict, encoder
                                              f"(shard {plan.number} has other documents); delete it to start again")
                     progress.update(plan.consumed)
                     continue
-                wave.append(plan)
-                if sum(len(p.docs) for p in wave) >= wave_documents:
+                wave.append((plan, before, after))
+                if sum(len(p.docs) for p, _, _ in wave) >= wave_documents:
                     _encode_wave(wave, state, actor_args, resources, progress, on_shard)
                     wave = []
             if wave:
@@ -283,7 +321,8 @@ def distributed_encode(corpus: str, output: str | Path, resources: dict, encoder
         settings = _check_settings(state)
         records = [state.shards[str(n)] for n in numbers]
         metadata = {
-            **settings, "scale": scale, "shard_size": shard_size, "positions": None, "source": str(corpus),
+            **settings, "scale": scale, "shard_size": shard_size, "positions": None, "batch_size": batch_size,
+            "encode_window": window, "source": str(corpus),
             "documents": sum(r["documents"] for r in records),
             "skipped_empty": sum(r["skipped_empty"] for r in records),
             "empty_vectors": sum(r["empty_vectors"] for r in records),

@@ -15,14 +15,17 @@ from lsr_lucene.encode.precision import DEFAULT, PRECISIONS
 from lsr_lucene.errors import InputError
 
 
-def add_dtype_arguments(parser: argparse.ArgumentParser, bf16_alias: bool = False) -> None:
-    """``--dtype {fp32,bf16,auto}`` (default fp32) of every command that encodes documents; ``--bf16`` as its alias
-    when asked. Queries are always encoded in fp32."""
+def add_dtype_arguments(parser: argparse.ArgumentParser, bf16_alias: bool = False, int8: bool = False) -> None:
+    """``--dtype {fp32,bf16,auto}`` (default fp32) of every command that encodes documents, with ``int8`` where the
+    command's encoder has it (``int8``: sparse documents on CPU); ``--bf16`` as its alias when asked. Queries are always
+    encoded in fp32."""
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--dtype", choices=PRECISIONS, default=DEFAULT,
+    group.add_argument("--dtype", choices=[p for p in PRECISIONS if int8 or p != "int8"], default=DEFAULT,
                        help="precision of document encoding: fp32 (default); bf16 (10-20%% faster on CPUs with AMX or "
-                            "AVX512_BF16; weights differ slightly from fp32's); auto (bf16 only where this CPU runs "
-                            "it faster). Queries are always encoded in fp32")
+                            "AVX512_BF16; weights differ slightly from fp32's); int8 where offered (CPU: the vocabulary projection in "
+                            "int8, the transformer in bf16 where native; weights differ by about 1/scale, see "
+                            "runs/encode); auto (bf16 only where this CPU runs it faster). Queries are always encoded "
+                            "in fp32")
     if bf16_alias:
         group.add_argument("--bf16", dest="dtype", action="store_const", const="bf16", help="alias of --dtype bf16")
 
@@ -64,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     opt.add_number(parser, "--query-max-length", default=64, metavar="N", help="query truncation in tokens")
     opt.add_batch_size(parser, DEFAULT_BATCH_SIZE)
     opt.add_threads(parser, None, "CPU threads: batches encoded in parallel (default: torch's thread count)")
-    add_dtype_arguments(parser, bf16_alias=True)
+    add_dtype_arguments(parser, bf16_alias=True, int8=True)
     add_vector_arguments(parser, "cpu, cuda, cuda:1 ... (default: cuda when present)")
     parser.add_argument("--positions", default=None,
                         help="also write per-position token weights JSONL {id, tokens: [[tok, w], ...]} (documents)")

@@ -3,6 +3,8 @@
 Fast path: the vocabulary projection is done in chunks of the vocabulary and pooled over positions on
 RAW logits (activations are monotone, so pooling commutes with them), never materialising a
 batch × length × vocabulary tensor; texts are encoded in length-sorted batches (order restored).
+``dtype="int8"`` (CPU, documents): the projection in int8 (lsr_lucene.encode.int8), the transformer in bf16 where
+the CPU has native bf16, else fp32.
 On CPUs with native bf16, a bf16 projection screens out the terms that are provably zero and only
 the few hundred remaining terms per text are computed in fp32 (see ``SparseEncoder._screened``).
 Documents' transformer and SoftSDM top-k projection run in fp32 (the default) or bf16 (``dtype="bf16"``, or
@@ -36,6 +38,7 @@ DTYPES = prec.DTYPES  # resolved precisions (recorded in outputs); SparseEncoder
 DEFAULT_BATCH_SIZE = 16
 # elements of one (positions × vocabulary chunk) logits block: small enough to stay in cache
 _BLOCK_ELEMENTS = 1 << 20
+_DEVICE_BLOCK_ELEMENTS = 1 << 27  # on a GPU: few, large products (256 MB of bf16 logits at most)
 
 
 def model_config(model: str) -> dict:
@@ -64,7 +67,7 @@ class SparseEncoder:
     def __init__(self, model: str = "splade-tiny", max_length: int = 512, query_max_length: int = 64,
                  threads: int | None = None, dtype: str = prec.DEFAULT, activation: str | None = None,
                  pooling: str | None = None, epsilon: float | None = None, device: str | None = None,
-                 screen: bool | None = None):
+                 screen: bool | None = None, device_quantise: bool | None = None):
         from lsr_lucene.encode.models import load
 
         if dtype not in prec.PRECISIONS:
@@ -94,6 +97,15 @@ class SparseEncoder:
         self.dtype = self.precision.dtype  # resolved: fp32 or bf16 (recorded with outputs, compared on resume)
         self._head = None  # signed head (negative_head.py), when the model was trained with one
         self._head_kind = saved.get("negative_head")
+        self._int8 = None  # --dtype int8: the int8 vocabulary projection (documents only)
+        if self.dtype == "int8":
+            from lsr_lucene.encode.int8 import Int8Projection
+
+            if self._head_kind:
+                raise InputError(f"--dtype int8: model {model!r} has a negative head; use fp32 or bf16")
+            self._int8 = Int8Projection(self._weight, self._bias)
+        # int8 documents: the transformer in bf16 where the CPU computes it natively (as ``auto`` would choose)
+        self._int8_bf16 = self.dtype == "int8" and bool(prec.native_bf16(prec.cpu_features()))
         if self._head_kind:
             from lsr_lucene.encode.models import resolve
 
@@ -103,8 +115,21 @@ class SparseEncoder:
             self._head = nh.load(resolve(model), self._head_kind).to(self.device).eval()
             if self._head_kind == "scope":
                 self._scope = nh.NegationScope(self.tokenizer, int(self._head.window))
-        # bf16 screening: its error bound covers the MLM logits only, so not with a negative head
-        self._screen = self._head is None and (bf16_matmul_is_fast(self.device) if screen is None else bool(screen))
+        # bf16 screening: its error bound covers the MLM logits only, so not with a negative head; on a GPU too
+        # (with fp32 accumulation of bf16 products, which the bound assumes)
+        cuda = self.device.type == "cuda"
+        if screen is None:
+            screen = bf16_matmul_is_fast(self.device) or cuda
+        self._screen = self._head is None and bool(screen)
+        if cuda and self._screen:
+            torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
+        # documents quantised and selected on the device (``encode_documents_quantised``), several windows in flight
+        self.quantises_on_device = cuda if device_quantise is None else bool(device_quantise)
+        self.pipeline_depth = 3 if cuda else 1
+        # while windows are in flight: Python's GIL switch interval (5 ms by default), so that the thread launching
+        # kernels gets the GIL back quickly from the threads tokenising and formatting JSON
+        self.switch_interval = 1e-4
+        self._fast_tokenizers: dict[int, object] = {}
         self._weight_bf16 = self._weight.to(torch.bfloat16) if self._screen else None
         self._weight_norms = self._weight.norm(dim=-1)
         self._dense_fraction = 0.25  # above this share of candidate terms, screening falls back to plain fp32
@@ -123,7 +148,7 @@ class SparseEncoder:
     # ---- settings -------------------------------------------------------------------------------------
     def adopt_dtype(self, recorded: str | None) -> bool:
         """Under ``auto``, switch to the precision an output being resumed was made with; True when it changed."""
-        if self.precision.requested != "auto" or recorded not in DTYPES or recorded == self.dtype:
+        if self.precision.requested != "auto" or recorded not in ("fp32", "bf16") or recorded == self.dtype:
             return False
         topk = recorded if self.device.type == "cpu" else self.precision.topk
         self.precision = prec.Precision("auto", recorded, topk, self.precision.capability,
@@ -149,19 +174,24 @@ class SparseEncoder:
         return enc["input_ids"]
 
     def _pad(self, ids: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
-        length = max(len(x) for x in ids)
-        input_ids = torch.full((len(ids), length), self._pad_id, dtype=torch.long)
-        mask = torch.zeros((len(ids), length), dtype=torch.long)
-        for row, seq in enumerate(ids):
-            input_ids[row, :len(seq)] = torch.tensor(seq, dtype=torch.long)
-            mask[row, :len(seq)] = 1
+        lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
+        length = int(lengths.max())
+        input_ids = np.full((len(ids), length), self._pad_id, dtype=np.int64)
+        mask = (np.arange(length)[None, :] < lengths[:, None])
+        input_ids[mask] = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int64, count=int(lengths.sum()))
+        mask = mask.astype(np.int64)
+        input_ids, mask = torch.from_numpy(input_ids), torch.from_numpy(mask)
+        if self.device.type == "cuda":  # from pinned memory, without blocking the host
+            return (input_ids.pin_memory().to(self.device, non_blocking=True),
+                    mask.pin_memory().to(self.device, non_blocking=True))
         return input_ids.to(self.device), mask.to(self.device)
 
     def _hidden(self, input_ids: torch.Tensor, mask: torch.Tensor, queries: bool = False) -> torch.Tensor:
         """Transformed hidden states fed to the vocabulary projection (batch, length, hidden); for ``queries``
         always in fp32, for documents in the encoder's precision."""
         dtype = prec.QUERY_DTYPE if queries else self.dtype
-        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=dtype == "bf16"):
+        bf16 = dtype == "bf16" or (dtype == "int8" and self._int8_bf16)
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=bf16):
             out = self.net(input_ids=input_ids, attention_mask=mask)
         return out.logits if hasattr(out, "logits") else out[0]
 
@@ -178,7 +208,8 @@ class SparseEncoder:
                 sign = torch.where(keep, sign, sign[:, :1])
         flat = hidden.reshape(batch * length, dim).to(weight.dtype)
         vocab = weight.shape[0]
-        chunk = max(256, min(vocab, _BLOCK_ELEMENTS // max(1, batch * length)))
+        block = _BLOCK_ELEMENTS if hidden.device.type == "cpu" else _DEVICE_BLOCK_ELEMENTS
+        chunk = max(256, min(vocab, block // max(1, batch * length)))
         raw_max = torch.empty((batch, vocab), dtype=torch.float32, device=hidden.device)
         raw_min = torch.empty((batch, vocab), dtype=torch.float32, device=hidden.device) if need_min else None
         for start in range(0, vocab, chunk):
@@ -199,10 +230,14 @@ class SparseEncoder:
         """A scope head's per-position signs (batch, length), or None for other models."""
         return self._head(hidden, self._scope(input_ids)) if self._head_kind == "scope" else None
 
-    def _weights(self, hidden: torch.Tensor, mask: torch.Tensor, input_ids: torch.Tensor) -> torch.Tensor:
-        """Pooled, activated term weights (batch, vocabulary) for a padded batch."""
+    def _weights(self, hidden: torch.Tensor, mask: torch.Tensor, input_ids: torch.Tensor,
+                 queries: bool = False) -> torch.Tensor:
+        """Pooled, activated term weights (batch, vocabulary) for a padded batch (``queries``: never int8)."""
         need_min = act.needs_min(self.activation, self.pooling)
         hidden = hidden.float()
+        if self._int8 is not None and not queries:
+            raw_max, raw_min = self._int8.pooled(hidden, mask.sum(dim=1).tolist(), need_min)
+            return act.pool_raw(raw_max, raw_min, self.activation, self.pooling, self.epsilon)
         if self._screen:
             return self._screened(hidden, mask, need_min)
         raw_max, raw_min = self._pooled_raw(hidden, mask, need_min, self._weight, self._signs(hidden, input_ids))
@@ -248,18 +283,27 @@ class SparseEncoder:
         return weights
 
     def _run_batches(self, ids: list[list[int]], batch_size: int, work, progress=None,
-                     unpadded: bool = False) -> list:
+                     unpadded: bool = False, groups: Sequence | None = None) -> list:
         """Apply ``work(input_ids, mask) -> per-row results`` to length-sorted batches; results in input order.
+
+        ``groups``: a key per text; a batch never mixes keys (longdocs batches a segment with segments of the same
+        number only, so that raising the segment cap leaves the batches of the first segments as they were).
 
         ``unpadded``: each batch holds texts of one length only (queries), so no text is padded and its result
         does not depend on the texts it is batched with (padding moves fp32 results by an ulp or so).
         On CPU with several threads, batches run in parallel Python threads with one torch thread each:
         independent batches scale better than intra-op threads (no barrier per small operation).
         """
-        order = sorted(range(len(ids)), key=lambda i: (-len(ids[i]), i))
-        runs = [order]
+        if groups is not None:
+            keys = list(dict.fromkeys(groups))  # in order of first appearance
+            rank = {key: number for number, key in enumerate(keys)}
+            order = sorted(range(len(ids)), key=lambda i: (rank[groups[i]], -len(ids[i]), i))
+            runs = [list(run) for _, run in itertools.groupby(order, key=lambda i: rank[groups[i]])]
+        else:
+            order = sorted(range(len(ids)), key=lambda i: (-len(ids[i]), i))
+            runs = [order]
         if unpadded:
-            runs = [list(group) for _, group in itertools.groupby(order, key=lambda i: len(ids[i]))]
+            runs = [list(group) for run in runs for _, group in itertools.groupby(run, key=lambda i: len(ids[i]))]
         batches = [run[start:start + batch_size] for run in runs for start in range(0, len(run), batch_size)]
 
         def run(rows: list[int]) -> list:
@@ -268,9 +312,12 @@ class SparseEncoder:
                 return work(input_ids, mask)
 
         results: list = [None] * len(ids)
-        parallel = self.device.type == "cpu" and self.threads > 1 and len(batches) > 1
+        # on CPU every batch runs on one torch thread (in ``threads`` worker threads): a batch's result then depends on
+        # its texts alone, not on the thread count or on how many batches its window has (MKL sums differ by threads)
+        cpu = self.device.type == "cpu"
+        parallel = cpu and self.threads > 1 and len(batches) > 1
         previous = torch.get_num_threads()
-        if parallel:
+        if cpu:
             torch.set_num_threads(1)
         try:
             if parallel:
@@ -288,7 +335,7 @@ class SparseEncoder:
                 if pool is not None:
                     pool.shutdown(wait=True, cancel_futures=True)
         finally:
-            if parallel:
+            if cpu:
                 torch.set_num_threads(previous)
         return results
 
@@ -301,7 +348,8 @@ class SparseEncoder:
             progress = progress_bar(total=len(ids), desc=desc, unit=" texts", file=sys.stderr, leave=False)
         try:
             return self._run_batches(ids, batch_size, lambda input_ids, mask: self._to_dicts(
-                self._weights(self._hidden(input_ids, mask, queries), mask, input_ids)), progress, unpadded=queries)
+                self._weights(self._hidden(input_ids, mask, queries), mask, input_ids, queries)), progress,
+                unpadded=queries)
         finally:
             if progress is not None:
                 progress.close()
@@ -323,6 +371,24 @@ class SparseEncoder:
             return []
         ids = self._tokenize(texts, self.max_length)
         return self._encode_ids(ids, batch_size, "encoding" if progress else None)
+
+    def encode_documents_quantised(self, texts: Sequence[str], scale: float, batch_size: int = DEFAULT_BATCH_SIZE
+                                   ) -> list[dict[str, int] | None]:
+        """Impact vectors {term: round(|w| × scale)} of documents (``neg_<term>`` for negative weights; None for a
+        document with a non-finite weight), pooled, rounded and selected on the device (lsr_lucene.encode.device):
+        the same as ``io.vectors.quantise`` of ``encode_documents``, with only nonzero impacts copied back."""
+        from lsr_lucene.encode import device as dev
+
+        if not texts:
+            return []
+        if self.tokenizer.is_fast:
+            if self.max_length not in self._fast_tokenizers:
+                self._fast_tokenizers[self.max_length] = dev.FastTokenizer(self.tokenizer, self.max_length)
+            ids = self._fast_tokenizers[self.max_length].ids(texts)
+        else:
+            ids = self._tokenize(texts, self.max_length)
+        return self._run_batches(ids, batch_size, lambda input_ids, mask: dev.quantised_batch(
+            self, input_ids, mask, scale))
 
     def encode_queries(self, texts: Sequence[str], batch_size: int = 64) -> list[dict[str, float]]:
         """Sparse vectors {term: float weight} of queries (truncated at ``query_max_length``), in input order;
@@ -385,10 +451,12 @@ class SparseEncoder:
         segments = self.encode_segments(texts, 0, batch_size)
         return [s[0] for s in segments], [s[1] for s in segments]
 
-    def encode_segments(self, texts: Sequence[str], top_k: int = 0, batch_size: int = DEFAULT_BATCH_SIZE
+    def encode_segments(self, texts: Sequence[str], top_k: int = 0, batch_size: int = DEFAULT_BATCH_SIZE,
+                        groups: Sequence | None = None
                         ) -> list[tuple[dict[str, float], list[tuple[str, float]], tuple | None]]:
         """Per text, from one transformer pass at ``max_length``: its vector (``encode_documents``), its own-token
-        weights (``token_weights``) and, when ``top_k`` > 0, its ``position_topk`` entries (else None)."""
+        weights (``token_weights``) and, when ``top_k`` > 0, its ``position_topk`` entries (else None).
+        ``groups``: a key per text; batches never mix keys (``_run_batches``)."""
         self._require_no_head("token_weights")
         if not texts:
             return []
@@ -400,7 +468,7 @@ class SparseEncoder:
             return list(zip(self._to_dicts(self._weights(hidden, mask, input_ids)),
                             self._own_weights(hidden, input_ids, mask), tops))
 
-        return self._run_batches(self._tokenize(texts, self.max_length), batch_size, work)
+        return self._run_batches(self._tokenize(texts, self.max_length), batch_size, work, groups=groups)
 
     def position_topk(self, texts: Sequence[str], top_k: int, batch_size: int = 16
                       ) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -1,4 +1,5 @@
-"""Encoder precision: fp32 (the default) or bf16, with ``auto`` choosing whichever is faster on this machine.
+"""Encoder precision: fp32 (the default), bf16 or int8 (CPU), with ``auto`` choosing fp32 or bf16, whichever is
+faster on this machine.
 
 fp32 is the default for documents and the only precision for queries: bf16 vectors depend on whether and how the
 CPU computes bf16, and on the batch a text is padded in (bf16 rounds each padded shape differently), so the same
@@ -9,6 +10,11 @@ against 53 in fp32, a SoftSDM top-k segment 360 ms against 64). ``auto`` takes b
 where oneDNN has no bf16 kernels at all (``projection.bf16_matmul_is_fast``), and otherwise (e.g. AVX512 without
 BF16, Arm) times a matmul of the model's projection shape once and keeps the faster. On a GPU ``auto`` keeps the
 earlier rule: an fp32 transformer, a bf16 top-k projection.
+
+int8 (``--dtype int8``, CPU only, opt-in, never chosen by ``auto``; documents only): the vocabulary projection, most
+of the work, runs as an int8 × int8 → int32 product (per-term weight scales, one activation scale per document)
+pooled in int32 (lsr_lucene.encode.int8); the transformer runs in bf16 where the CPU has native bf16 (AMX,
+AVX512_BF16: the same choice as ``auto``), else in fp32. Weights move by about one unit of 1/scale.
 """
 from __future__ import annotations
 
@@ -22,8 +28,8 @@ import torch
 from lsr_lucene.encode.projection import bf16_matmul_is_fast
 from lsr_lucene.errors import InputError
 
-PRECISIONS = ("auto", "fp32", "bf16")
-DTYPES = ("fp32", "bf16")
+PRECISIONS = ("auto", "fp32", "bf16", "int8")
+DTYPES = ("fp32", "bf16", "int8")
 DEFAULT = "fp32"  # documents, unless asked otherwise: vectors independent of the CPU's bf16 support
 QUERY_DTYPE = "fp32"  # queries, always: a query's vector must not depend on its batch
 TORCH_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
@@ -116,6 +122,13 @@ def resolve(requested: str, device: torch.device | str, hidden: int, vocab: int,
     if requested not in PRECISIONS:
         raise InputError(f"dtype must be one of {', '.join(PRECISIONS)}, got {requested!r}")
     device = torch.device(device)
+    if requested == "int8":
+        if device.type != "cpu":
+            raise InputError(f"--dtype int8 runs on the CPU only, not on {device}; use fp32 or bf16 there")
+        native = native_bf16(cpu_features())
+        transformer = f"bf16 (native {', '.join(native)})" if native else "fp32 (no native bf16)"
+        return Precision(requested, "int8", "fp32", capability_string(),
+                         f"int8 vocabulary projection, transformer in {transformer}")
     if device.type != "cpu":
         name = torch.cuda.get_device_name(device) if device.type == "cuda" else device.type
         if requested != "auto":

@@ -18,6 +18,8 @@ import math
 import shutil
 import sys
 import time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
@@ -30,13 +32,15 @@ METADATA = "metadata.json"
 PROGRESS = "progress.state"  # in the partial directory only (not *.json: the indexer reads *.json files)
 NEG_PREFIX = "neg_"
 SHARD_PATTERN = "part-{:05d}.jsonl"
-# documents encoded together from the start of each shard: the encoder pads length-sorted batches of them, and
-# float results can depend on a batch's padding, so a shard's windows fix its output (lsr_lucene.distributed too)
+# documents encoded together, counted from the input's start (never from a shard's or a resumed run's): the encoder
+# pads length-sorted batches of them, and float results depend on a batch's shape, so the windows fix the output
+# (``encode_window``: at least this many, in whole batches; lsr_lucene.distributed cuts the same windows)
 ENCODE_WINDOW = 512
+MIN_WINDOW_BATCHES = 8
 POSITIONS_PATTERN = "positions-{:05d}.part"
 # settings that must match for a resumed run to continue an interrupted one
 RESUME_KEYS = ("model", "max_length", "activation", "pooling", "epsilon", "dtype", "scale", "shard_size",
-               "positions")
+               "positions", "batch_size", "encode_window")
 
 
 class ResumeMismatch(InputError):
@@ -249,13 +253,6 @@ def _finish(partial: _Partial, metadata: dict, positions: Path | None, overwrite
     install(partial.dir, partial.final, overwrite)
 
 
-def feeding_now() -> bool:
-    """Whether an outer bar takes the encoder's per-batch progress (lsr_lucene.progress.feeding)."""
-    from lsr_lucene.progress import is_feeding
-
-    return is_feeding()
-
-
 def _takes_progress(encoder) -> bool:
     """Whether ``encoder.encode_documents`` takes ``progress`` (SparseEncoder: a bar advanced per batch)."""
     import inspect
@@ -266,42 +263,76 @@ def _takes_progress(encoder) -> bool:
         return False
 
 
+def encode_window(batch_size: int, base: int | None = None) -> int:
+    """Documents encoded together (length-sorted into batches) for ``batch_size``: ``base`` (ENCODE_WINDOW) rounded up
+    to whole batches, and at least MIN_WINDOW_BATCHES batches so that sorting by length keeps padding low for large
+    (GPU) batches."""
+    batch_size = max(1, int(batch_size))
+    base = ENCODE_WINDOW if base is None else int(base)
+    return batch_size * max(-(-base // batch_size), MIN_WINDOW_BATCHES)
+
+
+def window_lines(encoder, pending: list[tuple[str, str, str]], scale: float, batch_size: int,
+                 positions: bool = False) -> list[tuple[str, str | None, int]]:
+    """Per document of one window of (id, text, origin) documents, encoded together in one encoder call (the encoder
+    sorts them by length into batches): (JSONL line, position line or None, postings)."""
+    from lsr_lucene.progress import is_feeding
+
+    texts = [text for _, text, _ in pending]
+    if getattr(encoder, "quantises_on_device", False) and not positions:  # GPU: pooled, rounded, selected there
+        vectors = encoder.encode_documents_quantised(texts, scale, batch_size=batch_size)
+        tokens = None
+        quantised_already = True
+    else:
+        quantised_already = False
+        if not positions:
+            per_batch = {"progress": True} if is_feeding() and _takes_progress(encoder) else {}  # a per-batch bar
+            vectors, tokens = encoder.encode_documents(texts, batch_size=batch_size, **per_batch), None
+        elif hasattr(encoder, "encode_with_token_weights"):
+            vectors, tokens = encoder.encode_with_token_weights(texts, batch_size=batch_size)
+        else:
+            vectors = encoder.encode_documents(texts, batch_size=batch_size)
+            tokens = encoder.token_weights(texts, batch_size=batch_size)
+    out: list[tuple[str, str | None, int]] = []
+    dumps = json.dumps
+    for row, ((doc_id, text, origin), vector) in enumerate(zip(pending, vectors)):
+        if quantised_already:
+            if vector is None:
+                raise InputError(f"{origin}: document {doc_id!r}: a weight is not a finite number")
+            quantised = vector
+        else:
+            try:
+                quantised = quantise(vector, scale, doc_id)
+            except InputError as exc:
+                raise InputError(f"{origin}: {exc}") from None
+        line = dumps({"id": doc_id, "contents": text, "vector": quantised}, ensure_ascii=False) + "\n"
+        pos_line = None
+        if tokens is not None:
+            pos_line = dumps({"id": doc_id, "tokens": [[t, round(w, 5)] for t, w in tokens[row]]},
+                             ensure_ascii=False) + "\n"
+        out.append((line, pos_line, len(quantised)))
+    return out
+
+
 def vector_lines(encoder, pending: list[tuple[str, str, str]], scale: float, batch_size: int,
                  positions: bool = False) -> tuple[list[str], list[str] | None, int, int]:
-    """JsonVectorCollection lines of one window of (id, text, origin) documents, encoded together (the encoder sorts
-    them by length into batches): (lines, position lines or None, postings, documents with an empty vector)."""
-    texts = [text for _, text, _ in pending]
-    if not positions:
-        per_batch = {"progress": True} if feeding_now() and _takes_progress(encoder) else {}  # a per-batch bar
-        vectors, tokens = encoder.encode_documents(texts, batch_size=batch_size, **per_batch), None
-    elif hasattr(encoder, "encode_with_token_weights"):
-        vectors, tokens = encoder.encode_with_token_weights(texts, batch_size=batch_size)
-    else:
-        vectors = encoder.encode_documents(texts, batch_size=batch_size)
-        tokens = encoder.token_weights(texts, batch_size=batch_size)
-    lines: list[str] = []
-    pos_lines: list[str] | None = [] if positions else None
-    postings = empties = 0
-    for row, ((doc_id, text, origin), vector) in enumerate(zip(pending, vectors)):
-        try:
-            quantised = quantise(vector, scale, doc_id)
-        except InputError as exc:
-            raise InputError(f"{origin}: {exc}") from None
-        postings += len(quantised)
-        empties += not quantised
-        lines.append(json.dumps({"id": doc_id, "contents": text, "vector": quantised}, ensure_ascii=False) + "\n")
-        if pos_lines is not None:
-            pos_lines.append(json.dumps({"id": doc_id, "tokens": [[t, round(w, 5)] for t, w in tokens[row]]},
-                                        ensure_ascii=False) + "\n")
-    return lines, pos_lines, postings, empties
+    """JsonVectorCollection lines of one window of documents encoded together (``window_lines``): (lines, position
+    lines or None, postings, documents with an empty vector)."""
+    rows = window_lines(encoder, pending, scale, batch_size, positions)
+    pos_lines = [r[1] for r in rows] if positions else None
+    return [r[0] for r in rows], pos_lines, sum(r[2] for r in rows), sum(1 for r in rows if r[2] == 0)
 
 
 def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: float = DEFAULT_SCALE,
                   shard_size: int = DEFAULT_SHARD_SIZE, overwrite: bool = False, batch_size: int = 16,
                   positions: str | Path | None = None, total: int | None = None, source: str | None = None,
-                  window: int = ENCODE_WINDOW) -> dict:
+                  window: int | None = None) -> dict:
     """Encode ``docs`` (corpus.Doc, dicts or (id, text) pairs) into JsonVectorCollection shards in ``out_dir``.
 
+    Documents are encoded in windows of ``window`` (default ``encode_window(batch_size)``) consecutive non-empty
+    documents of the input, counted from its start: a document's batch depends on the input order and batch size
+    alone, never on shard or resume boundaries (a resumed run encodes again the part of the window that precedes
+    its first new document), so the same input and options give the same vectors.
     Resumes an interrupted run with the same settings; duplicate ids and non-finite weights raise
     InputError naming the id and where it came from; empty documents are skipped and counted.
     ``positions`` also writes per-position token weights JSONL ``{"id", "tokens": [[tok, w], ...]}``.
@@ -319,12 +350,16 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
         refuse_existing(positions, overwrite)
     if shard_size < 1:
         raise InputError(f"shard size must be at least 1, got {shard_size}")
+    window = int(window) if window else encode_window(batch_size)
     _adopt_resumed_dtype(final, encoder)
-    settings = {**encoder.settings(), "scale": scale, "shard_size": shard_size, "positions": positions is not None}
+    # batch size and window fix the batches (and so the float results): a resumed run must use the same
+    settings = {**encoder.settings(), "scale": scale, "shard_size": shard_size, "positions": positions is not None,
+                "batch_size": batch_size, "encode_window": window}
     with claim_output(final):  # one writer per output: the .partial work directory is shared state
         partial = _Partial(final, settings)
         done_docs = sum(s["documents"] for s in partial.shards)
         done_consumed = sum(s["consumed"] for s in partial.shards)
+        context_from = done_docs - done_docs % window  # the resumed window's documents already in complete shards
         # documents of the complete shards, read back lazily to check the input replays them unchanged
         done_iter = (row for s in partial.shards for row in read_vectors(partial.dir / s["file"], with_contents=True))
         seen: dict[str, int] = {}  # id -> 1-based input position (ints: corpora can have millions of ids)
@@ -333,36 +368,56 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
         if done_consumed:
             progress.write(f"resuming {final}: {len(partial.shards)} complete shard(s), {done_docs} documents",
                            file=sys.stderr)
+        with_positions = positions is not None
+        pending: list[tuple[str, str, str]] = []  # the window being filled: (id, text, origin)
+        context = 0  # documents at the head of ``pending`` already in complete shards (encoded, not written)
+        ready: list[tuple[str, str | None, int]] = []  # encoded documents of the shards not yet written, in order
+        rows_of: dict[int, list[int]] = {}  # shard number -> [input rows consumed, empty ones skipped]
+        consumed = nonempty = 0
+        # windows in flight: a GPU encoder tokenises, computes and formats several windows at once (each in a
+        # worker thread), so the device never waits for the host; on CPU one at a time (its batches use the cores)
+        depth = max(1, int(getattr(encoder, "pipeline_depth", 1)))
+        pool = ThreadPoolExecutor(max_workers=depth, thread_name_prefix="lsr-window") if depth > 1 else None
+        switch = sys.getswitchinterval()
+        if pool is not None:  # the thread launching GPU kernels must not wait 5 ms for the GIL at every operation
+            sys.setswitchinterval(getattr(encoder, "switch_interval", None) or switch)
+        in_flight: deque = deque()  # (future or rows, context, window size, documents the bar counted)
 
-        lines: list[str] = []
-        pos_lines: list[str] | None = [] if positions is not None else None
-        pending: list[tuple[str, str, str]] = []  # (id, text, origin) waiting to be encoded
-        shard_consumed = shard_skipped = shard_empty_vectors = shard_postings = 0
-        consumed = 0
+        def collect(entry) -> None:
+            result, skip, size, fed = entry  # fed: documents the encoder's per-batch bar has counted already
+            rows = result.result() if pool is not None else result
+            ready.extend(rows[skip:])
+            progress.update(max(0, size - skip - fed))
+            while len(ready) >= shard_size:
+                write_shard(shard_size)
 
-        def flush_pending() -> None:
-            nonlocal shard_empty_vectors, shard_postings
-            if not pending:
+        def encode_window_now() -> None:
+            nonlocal context
+            if context == len(pending):  # nothing new (none, or a resumed run whose shards were all complete)
+                pending.clear()
+                context = 0
                 return
-            with feeding(progress) as fed:  # the encoder's per-batch bar moves this one
-                new_lines, new_pos, postings, empties = vector_lines(encoder, pending, scale, batch_size,
-                                                                     pos_lines is not None)
-            lines.extend(new_lines)
-            if pos_lines is not None:
-                pos_lines.extend(new_pos)
-            shard_postings += postings
-            shard_empty_vectors += empties
-            progress.update(len(pending) - fed[0])
+            window_docs = list(pending)
+            if pool is not None:
+                in_flight.append((pool.submit(window_lines, encoder, window_docs, scale, batch_size, with_positions),
+                                  context, len(window_docs), 0))
+            else:
+                with feeding(progress) as fed:  # the encoder's per-batch bar moves this one
+                    rows = window_lines(encoder, window_docs, scale, batch_size, with_positions)
+                in_flight.append((rows, context, len(window_docs), fed[0]))
             pending.clear()
+            context = 0
+            while len(in_flight) >= depth:
+                collect(in_flight.popleft())
 
-        def close_shard() -> None:
-            nonlocal lines, pos_lines, shard_consumed, shard_skipped, shard_empty_vectors, shard_postings
-            flush_pending()
-            partial.add_shard(lines, pos_lines, {"documents": len(lines), "consumed": shard_consumed,
-                                                 "skipped_empty": shard_skipped, "empty_vectors": shard_empty_vectors,
-                                                 "postings": shard_postings})
-            lines, pos_lines = [], ([] if pos_lines is not None else None)
-            shard_consumed = shard_skipped = shard_empty_vectors = shard_postings = 0
+        def write_shard(count: int) -> None:
+            number = len(partial.shards)
+            rows, ready[:] = ready[:count], ready[count:]
+            consumed_rows, skipped = rows_of.pop(number, [0, 0])
+            partial.add_shard([r[0] for r in rows], [r[1] for r in rows] if with_positions else None,
+                              {"documents": len(rows), "consumed": consumed_rows, "skipped_empty": skipped,
+                               "empty_vectors": sum(1 for r in rows if r[2] == 0),
+                               "postings": sum(r[2] for r in rows)})
 
         try:
             for index, doc in enumerate(docs):
@@ -379,28 +434,36 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
                         if previous is None or previous[0] != doc_id or previous[2] != text:
                             raise ResumeMismatch(f"{origin}: input differs from the interrupted run in {partial.dir} "
                                                  f"(document {doc_id!r} is not as it was); delete it to start again")
+                        if nonempty >= context_from:  # in the window the run resumes in: encoded with it again
+                            pending.append((doc_id, text, origin))
+                            context += 1
+                        nonempty += 1
                     progress.update(1)
                     continue
-                shard_consumed += 1
+                counts = rows_of.setdefault(nonempty // shard_size, [0, 0])
+                counts[0] += 1
                 if empty:
-                    shard_skipped += 1
+                    counts[1] += 1
                     progress.update(1)
                     continue
                 pending.append((doc_id, text, origin))
-                if len(lines) + len(pending) >= shard_size:
-                    close_shard()
-                elif len(pending) >= window:
-                    flush_pending()
+                nonempty += 1
+                if len(pending) >= window:
+                    encode_window_now()
             if consumed < done_consumed:
                 raise ResumeMismatch(f"{source or 'input'}: has {consumed} documents, fewer than the {done_consumed} "
                                      f"already encoded in {partial.dir}; delete it to start again")
-            if pending or lines or shard_consumed:
-                if pending or lines:
-                    close_shard()
-                elif partial.shards:  # only empty documents after the last shard: count them in that shard
-                    partial.shards[-1]["consumed"] += shard_consumed
-                    partial.shards[-1]["skipped_empty"] += shard_skipped
-                    partial.save()
+            encode_window_now()
+            while in_flight:
+                collect(in_flight.popleft())
+            while ready:
+                write_shard(min(shard_size, len(ready)))
+            for counts in rows_of.values():  # empty documents after the last shard's: counted in that shard
+                if partial.shards:
+                    partial.shards[-1]["consumed"] += counts[0]
+                    partial.shards[-1]["skipped_empty"] += counts[1]
+            if rows_of and partial.shards:
+                partial.save()
         except KeyboardInterrupt:
             if not partial.shards:
                 remove_path(partial.dir)
@@ -413,6 +476,9 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
                 remove_path(partial.dir)
             raise
         finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
+                sys.setswitchinterval(switch)
             progress.close()
         documents = sum(s["documents"] for s in partial.shards)
         if documents == 0:

@@ -13,10 +13,14 @@ import numpy as np
 from lsr_lucene.errors import InputError, Interrupted
 from lsr_lucene.io.claims import claim_output
 from lsr_lucene.io.output import atomic_output, make_parent, open_jsonl, write_text_atomic
-from lsr_lucene.longdocs.segment import within_first
+from lsr_lucene.longdocs.segment import parse_segment_id, within_first
 
 DEFAULT_SHARD = 500
 STATE = "state.json"
+# documents whose segments are encoded together, counted from the input's start; within them, a segment is batched
+# only with the segments of the same number: the batches (and so the float results) of a segment then depend neither
+# on the shards, nor on where an interrupted run resumes, nor on the segment cap (``limit``)
+DOC_WINDOW = 64
 
 
 def read_segments(path: str | Path) -> Iterator[tuple[str, str]]:
@@ -106,13 +110,54 @@ def encode_segments_dir(segments: str | Path, output: str | Path, encoder, scale
                               "or delete it to start over") from None
 
 
+def _document_windows(items: Iterable[tuple[str, str]], size: int) -> Iterator[list[tuple[str, str, int]]]:
+    """The segments of ``size`` consecutive documents at a time: (segment id, text, input position)."""
+    window: list[tuple[str, str, int]] = []
+    documents, last = 0, None
+    for position, (seg_id, text) in enumerate(items):
+        doc = parse_segment_id(seg_id)[0]
+        if doc != last:
+            if documents == size:
+                yield window
+                window, documents = [], 0
+            documents += 1
+            last = doc
+        window.append((seg_id, text, position))
+    if window:
+        yield window
+
+
+def _write_shard(out: Path, number: int, chunk: list[str], results: dict, reused, scale: float, top_k: int) -> int:
+    """Write shard ``number`` (vectors last: their file marks it complete); returns how many were encoded now."""
+    from lsr_lucene.io.vectors import quantise
+    from lsr_lucene.longdocs.softsdm import write_store
+
+    token_lines, vector_lines, tops = [], [], []
+    fresh = 0
+    for s in chunk:
+        if results[s] is None:
+            token_lines.append(reused.tokens[s])
+            vector_lines.append(reused.vectors[s])
+            tops.append(reused.top(s, top_k) if top_k > 0 else None)
+            continue
+        fresh += 1
+        vec, tokens, top = results[s]
+        token_lines.append(json.dumps({"id": s, "tokens": [[t, round(w, 4)] for t, w in tokens]},
+                                      ensure_ascii=False) + "\n")
+        vector_lines.append(json.dumps({"id": s, "contents": "", "vector": quantise(vec, scale, s)},
+                                       ensure_ascii=False) + "\n")
+        tops.append(top)
+    write_text_atomic(out / "tokens" / f"part-{number:05d}.jsonl", "".join(token_lines))
+    if top_k > 0:
+        write_store(out / "soft" / f"soft-{number:05d}.npz", chunk, tops)
+    write_text_atomic(out / "vectors" / f"part-{number:05d}.jsonl", "".join(vector_lines))
+    return fresh
+
+
 def _encode_into(out: Path, segments: str | Path, encoder, scale: float, top_k: int, shard_size: int,
                  batch_size: int, limit: int | None, reuse: str | Path | None, total: int) -> dict:
     """The body of encode_segments_dir, run while its output is claimed."""
     from lsr_lucene.progress import progress_bar
-
-    from lsr_lucene.longdocs.softsdm import write_store
-    from lsr_lucene.io.vectors import quantise
 
     for sub in ("vectors", "tokens", "soft"):
         (out / sub).mkdir(parents=True, exist_ok=True)
@@ -122,7 +167,8 @@ def _encode_into(out: Path, segments: str | Path, encoder, scale: float, top_k: 
     if hasattr(encoder, "adopt_dtype"):  # under dtype "auto", a resumed or reused encoding keeps its precision
         encoder.adopt_dtype(recorded.get("dtype"))
     settings = {**encoder.settings(), "scale": scale, "shard_size": shard_size,
-                "segments": str(Path(segments).resolve()), "limit": limit}
+                "segments": str(Path(segments).resolve()), "limit": limit,
+                "batch_size": batch_size, "doc_window": DOC_WINDOW}  # these two fix the batches
     if state_file.exists():
         old = recorded
         changed = [k for k in settings if old.get(k) != settings[k]]
@@ -135,34 +181,30 @@ def _encode_into(out: Path, segments: str | Path, encoder, scale: float, top_k: 
     items = ((s, t) for s, t in read_segments(segments) if within_first(s, limit))
     progress = progress_bar(total=total, desc="encoding segments", unit=" seg", file=sys.stderr, dynamic_ncols=True)
     started, encoded = time.perf_counter(), 0
-    for number, chunk in enumerate(_shards(items, shard_size)):
-        vec_file = out / "vectors" / f"part-{number:05d}.jsonl"
-        if vec_file.exists():  # complete shard (vectors are written last)
-            progress.update(len(chunk))
-            continue
-        todo = [(s, t) for s, t in chunk if reused is None or s not in reused]
-        fresh = dict(zip((s for s, _ in todo),
-                         encoder.encode_segments([t for _, t in todo], top_k=top_k, batch_size=batch_size)
-                         if todo else []))
-        token_lines, vector_lines, tops = [], [], []
-        for s, _ in chunk:
-            if s not in fresh:
-                token_lines.append(reused.tokens[s])
-                vector_lines.append(reused.vectors[s])
-                tops.append(reused.top(s, top_k) if top_k > 0 else None)
+    done = {n for n in range(-(-total // shard_size)) if (out / "vectors" / f"part-{n:05d}.jsonl").exists()}
+    results: dict[str, tuple | None] = {}  # segment id -> fresh (vector, tokens, top), or None: reused
+    pending: list[str] = []  # segment ids of the shard being filled
+    for window in _document_windows(items, DOC_WINDOW):
+        wanted = [s for s, _, p in window if p // shard_size not in done]
+        missing = {parse_segment_id(s)[1] for s in wanted if reused is None or s not in reused}
+        group = [(s, t) for s, t, _ in window if parse_segment_id(s)[1] in missing]  # whole groups, done or not
+        if group:
+            fresh = encoder.encode_segments([t for _, t in group], top_k=top_k, batch_size=batch_size,
+                                            groups=[parse_segment_id(s)[1] for s, _ in group])
+            results.update(zip((s for s, _ in group), fresh))
+        for s, _, p in window:
+            number = p // shard_size
+            if number in done:
+                progress.update(1)
                 continue
-            vec, tokens, top = fresh[s]
-            token_lines.append(json.dumps({"id": s, "tokens": [[t, round(w, 4)] for t, w in tokens]},
-                                          ensure_ascii=False) + "\n")
-            vector_lines.append(json.dumps({"id": s, "contents": "", "vector": quantise(vec, scale, s)},
-                                           ensure_ascii=False) + "\n")
-            tops.append(top)
-        write_text_atomic(out / "tokens" / f"part-{number:05d}.jsonl", "".join(token_lines))
-        if top_k > 0:
-            write_store(out / "soft" / f"soft-{number:05d}.npz", [s for s, _ in chunk], tops)
-        write_text_atomic(vec_file, "".join(vector_lines))
-        encoded += len(todo)
-        progress.update(len(chunk))
+            pending.append(s)
+            if s not in results:
+                results[s] = None
+            if p == min((number + 1) * shard_size, total) - 1:  # the shard's last segment
+                encoded += _write_shard(out, number, pending, results, reused, scale, top_k)
+                progress.update(len(pending))
+                pending = []
+        results = {s: results[s] for s in pending}  # nothing else is needed any more
     progress.close()
     precision = getattr(encoder, "precision", None)
     meta = {**encoder.settings(), **(precision.metadata() if precision is not None else {}), "scale": scale,

@@ -1,0 +1,100 @@
+"""--dtype int8 (CPU): the int8 vocabulary projection pooled in int32 equals its definition, stays near fp32, gives a
+document the same vector whatever it is batched with, is recorded in metadata, and leaves queries in fp32."""
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from lsr_lucene.encode.encoder import SparseEncoder
+from lsr_lucene.encode.int8 import Int8Projection
+from lsr_lucene.errors import InputError
+from lsr_lucene.io.vectors import quantise, read_metadata, write_vectors
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+CRANFIELD = Path(__file__).resolve().parents[2] / "shared" / "data" / "cranfield"
+
+
+def _texts(n=24):
+    if (CRANFIELD / "corpus.jsonl").is_file():
+        rows = [json.loads(line) for _, line in zip(range(n), (CRANFIELD / "corpus.jsonl").open())]
+        return [f"{r['title']} {r['text']}".strip() for r in rows]
+    words = "wing flow pressure boundary layer shock heat transfer supersonic jet plate".split()
+    return [" ".join(words[(i * 7 + k) % len(words)] for k in range(3 + i % 30)) for i in range(n)]
+
+
+@pytest.fixture(scope="module")
+def encoders():
+    return (SparseEncoder("splade-tiny", max_length=64, threads=1, dtype="fp32"),
+            SparseEncoder("splade-tiny", max_length=64, threads=1, dtype="int8"))
+
+
+def test_projection_equals_its_definition():
+    generator = torch.Generator().manual_seed(1)
+    weight, bias = torch.randn(1000, 24, generator=generator), torch.randn(1000, generator=generator)
+    hidden = torch.randn(3, 7, 24, generator=generator)
+    lengths = [7, 4, 1]
+    projection = Int8Projection(weight, bias, chunk=96)  # chunks of 96 and a last one padded to whole groups of 8
+    raw_max, raw_min = projection.pooled(hidden, lengths, need_min=True)
+    scales = weight.abs().amax(dim=1) / 127
+    q_weight = torch.round(weight / scales[:, None]).to(torch.int64)
+    for row, n in enumerate(lengths):
+        states = hidden[row, :n]
+        scale = states.abs().max() / 127
+        acc = torch.round(states / scale).to(torch.int64) @ q_weight.T  # exact integer products
+        assert torch.allclose(raw_max[row], acc.amax(0).float() * scale * scales + bias, rtol=1e-6, atol=1e-5)
+        assert torch.allclose(raw_min[row], acc.amin(0).float() * scale * scales + bias, rtol=1e-6, atol=1e-5)
+        # and near the float product (int8 steps: about 1 % of the largest logit)
+        reference = ((states @ weight.T) + bias).amax(0)
+        assert (raw_max[row] - reference).abs().max() < 0.02 * reference.abs().max()
+
+
+def test_int8_is_near_fp32_and_batch_independent(encoders):
+    fp32, int8 = encoders
+    texts = _texts()
+    exact = [quantise(v, 100) for v in fp32.encode_documents(texts, batch_size=8)]
+    approx = [quantise(v, 100) for v in int8.encode_documents(texts, batch_size=8)]
+    gaps = [abs(a.get(t, 0) - b.get(t, 0)) for a, b in zip(exact, approx) for t in set(a) | set(b)]
+    assert sum(gaps) / len(gaps) < 3 and max(gaps) < 40  # splade-tiny on SciFact: mean 1.1, max 11
+    assert approx != exact  # int8 really ran
+
+
+def test_a_documents_projection_does_not_depend_on_its_batch():
+    """One activation scale per document (not per batch): the int8 pooled logits of a text are the same alone and
+    padded among others."""
+    generator = torch.Generator().manual_seed(2)
+    projection = Int8Projection(torch.randn(500, 16, generator=generator), torch.randn(500, generator=generator))
+    hidden = torch.randn(4, 9, 16, generator=generator) * torch.tensor([1.0, 30.0, 0.1, 5.0])[:, None, None]
+    lengths = [9, 5, 2, 7]
+    together, _ = projection.pooled(hidden, lengths, need_min=False)
+    for row, n in enumerate(lengths):
+        alone, _ = projection.pooled(hidden[row:row + 1, :n], [n], need_min=False)
+        assert torch.equal(alone[0], together[row])
+
+
+def test_queries_stay_fp32_and_metadata_records_int8(encoders, tmp_path):
+    fp32, int8 = encoders
+    queries = ["shock wave boundary layer", "heat transfer"]
+    assert int8.encode_queries(queries) == fp32.encode_queries(queries)
+    meta = write_vectors([(f"d{i}", t) for i, t in enumerate(_texts(6))], int8, tmp_path / "v")
+    assert meta["dtype"] == "int8" and meta["dtype_requested"] == "int8"
+    assert read_metadata(tmp_path / "v")["dtype"] == "int8"
+
+
+def test_int8_is_cpu_only():
+    from lsr_lucene.encode import precision as prec
+
+    with pytest.raises(InputError, match="CPU only"):
+        prec.resolve("int8", "cuda", 128, 30522)
+    assert prec.resolve("int8", "cpu", 128, 30522).dtype == "int8"
+
+
+def test_cli_encodes_int8_and_records_it(tmp_path):
+    from lsr_lucene.encode.cli import main
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"id": f"d{i}", "text": t}) + "\n" for i, t in enumerate(_texts(5))))
+    assert main(["--corpus", str(corpus), "--output", str(tmp_path / "v"), "--dtype", "int8", "--max-length", "32",
+                 "--threads", "1"]) == 0
+    meta = read_metadata(tmp_path / "v")
+    assert meta["dtype"] == "int8" and "int8 vocabulary projection" in meta["precision_reason"]

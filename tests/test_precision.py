@@ -278,16 +278,18 @@ def test_longdocs_encode_cli_dtype_and_resume(texts, tmp_path, monkeypatch):
     segments.write_text("".join(json.dumps({"id": f"doc@@{i}", "text": t}) + "\n" for i, t in enumerate(texts[:2])))
     argv = ["encode", "--segments", str(segments), "--output", str(tmp_path / "enc"), "--max-length", "32",
             "--threads", "1"]
-    assert longdocs_main(argv + ["--top-k", "3", "--dtype", "fp32"]) == 0
+    assert longdocs_main(argv + ["--dtype", "fp32"]) == 0
     state = json.loads((tmp_path / "enc" / "state.json").read_text())
     meta = json.loads((tmp_path / "enc" / "vectors" / "metadata.json").read_text())
     assert state["settings"]["dtype"] == "fp32" and meta["dtype_requested"] == "fp32"
-    _native(monkeypatch)  # auto would now pick bf16: rerunning on the fp32 encoding keeps fp32
-    assert longdocs_main(argv + ["--dtype", "auto"]) == 0
+    _native(monkeypatch)  # auto would now pick bf16
+    with pytest.raises(InputError, match="complete encoding"):  # a complete encoding is not encoded again
+        longdocs_main(argv + ["--dtype", "auto"])
+    # adding the SoftSDM store to the fp32 encoding keeps fp32 under auto
+    assert longdocs_main(argv + ["--top-k", "3", "--dtype", "auto"]) == 0
     assert json.loads((tmp_path / "enc" / "state.json").read_text())["settings"]["dtype"] == "fp32"
-    assert longdocs_main(argv) == 0  # the default, fp32
     with pytest.raises(InputError, match="dtype='fp32'"):
-        longdocs_main(argv + ["--dtype", "bf16"])
+        longdocs_main(argv + ["--top-k", "3", "--dtype", "bf16"])
 
 
 def test_query_commands_have_no_dtype_and_note_bf16_documents(tmp_path, capsys, monkeypatch):

@@ -227,6 +227,10 @@ def encode_topk(segments: str | Path, encoded: str | Path, encoder, wanted: set[
     settings = check_encoded(encoded)
     if hasattr(encoder, "adopt_dtype"):  # under dtype "auto", added entries keep the encoding's precision
         encoder.adopt_dtype(settings.get("dtype"))
+    dtype = getattr(encoder, "dtype", None)
+    if dtype is not None and settings.get("dtype") is not None and dtype != settings["dtype"]:
+        raise InputError(f"{encoded}: encoded with other settings (dtype={settings['dtype']!r}); add its top-k "
+                         "entries in the same precision (--dtype), or encode again with --overwrite")
     soft = Path(encoded) / "soft"
     soft.mkdir(exist_ok=True)
     stored: set[str] = set()

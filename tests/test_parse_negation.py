@@ -35,6 +35,10 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
      Node("not", Node("not", "What other films?", "Gregory La Cava"), "Mauro Bolognini's")),
     ("Birds of Colombia that are also Birds of Venezuela but not Birds of Peru",
      Node("and", "Birds of Colombia", Node("not", "Birds of Venezuela", "Birds of Peru"))),
+    # an exclusion set off by commas after a short head: B is the aside, A reads on after it
+    ("What symbols, excluding the Red Hand on the de Burgh cross, appear on the Ulster flag?",
+     Node("not", "What symbols appear on the Ulster flag?", "Red Hand on the de Burgh cross")),
+    ("Which films, excluding cartoons, feature dogs?", Node("not", "Which films feature dogs?", "cartoons")),
 ])
 def test_examples(text, tree):
     assert parse(text).tree == tree

@@ -381,12 +381,29 @@ def _split(text: str, start: int, end: int, label: str, kind: str, matches,
     joiner = re.search(r"(?:,?\s+(?:but|and|or|yet|while))+\s*$", text[end:stop], re.IGNORECASE)
     if joiner and stop < len(text) and text[stop] not in "?!.;,":
         stop = end + joiner.start()  # "… without X but do not include Y": A keeps "but do not include Y"
+    aside = _aside_end(text, start, end, stop, protected)
+    if aside is not None:  # "What symbols, excluding X, appear on …?": B is the aside, A reads on after it
+        return text[:text.rindex(",", 0, start)] + " " + text[aside + 1:], text[end:aside]
     if (stop >= len(text) or text[stop] in "?!.") and len(_sentence_head(text, start).split()) <= 3:
         # "Who else besides Marco Pierre White had a role in …?": B is the named entity after the cue
         entity = _entity_end(text, end, stop)
         if entity is not None:
             stop = entity
     return text[:start] + " " + text[stop:], text[end:stop]
+
+
+def _aside_end(text: str, start: int, end: int, stop: int, protected: list[bool]) -> int | None:
+    """Closing comma of a cue clause set off by commas right after a short sentence head ("What symbols, excluding
+    the Red Hand, appear on the Ulster flag?"), where the head alone is no question; None otherwise."""
+    if not re.search(r",\s*$", text[:start]) or len(_sentence_head(text, start).replace(",", " ").split()) > 3:
+        return None
+    for i in range(end, stop):
+        if text[i] == "," and not protected[i] and not _number_comma(text, i):
+            rest = re.match(r"\s*([\w']+)", text[i + 1:])
+            if rest and rest.group(1).lower() not in _LIST_JOINERS:
+                return i
+            return None
+    return None
 
 
 _CONNECT = set("of de the and & von van la le du da di del der den y".split())

@@ -32,7 +32,7 @@ final class TopPostings implements Closeable {
   private final DirectoryReader reader;
   private final IndexSearcher searcher;
   private final IndexReader main;
-  private final Map<String, Map<String, Integer>> ordsByField = new java.util.concurrent.ConcurrentHashMap<>();
+  private final Map<String, Forward> ordsByField = new java.util.concurrent.ConcurrentHashMap<>();
   final String problem; // why approximate search cannot run, null when it can
 
   private TopPostings(Directory dir, DirectoryReader reader, IndexReader main, String problem) {
@@ -87,78 +87,132 @@ final class TopPostings implements Closeable {
   }
 
   /**
-   * Exact scores of {@code docs} from the forward field, for specs of terms with integral weights (sums exact in
-   * a long): &Sigma; w &middot; (impact &minus; neg impact), or &Sigma; w &middot; impact in boolean mode, as
-   * {@link ExactScorer} computes them; null for any other spec (pairs, windows, fractional weights).
+   * Exact scores of {@code docs} from the forward field, for specs of terms and pairs: the arithmetic of
+   * {@link ExactScorer}, in double, term by term in spec order, then pairs (w &middot; (impact &minus; neg impact),
+   * or w &middot; impact in boolean mode; w &middot; &radic;(a &middot; b) per pair), so that approximate search at full depth
+   * gives exact search's bits; null when the sidecar cannot (windows, no forward field).
    */
   double[] forwardScores(QuerySpec spec, int[] docs) throws IOException {
-    if (!spec.pairs.isEmpty() || !spec.windows.isEmpty() || reader.leaves().size() != 1) {
+    if (!spec.windows.isEmpty() || reader.leaves().size() != 1) {
       return null;
     }
-    Map<String, Integer> ords = termOrds(spec.field);
-    if (ords == null) {
+    Forward fw = termOrds(spec.field);
+    if (fw == NO_FORWARD) {
       return null;
     }
-    long[] weight = new long[ords.size()];
+    int nt = spec.exactTerms.size();
+    int[] pos = new int[nt];
+    int[] neg = new int[nt];
+    double[] w = new double[nt];
+    int t = 0;
     for (Map.Entry<String, Double> e : spec.exactTerms.entrySet()) {
-      double w = e.getValue();
-      if (w != Math.rint(w) || Math.abs(w) > 0x1p31) {
-        return null;
-      }
-      Integer pos = ords.get(e.getKey());
-      if (pos != null) {
-        weight[pos] += (long) w;
-      }
-      Integer neg = spec.booleanMode ? null : ords.get(SignedImpactQuery.NEG_PREFIX + e.getKey());
-      if (neg != null) {
-        weight[neg] -= (long) w;
-      }
+      pos[t] = fw.ords.getOrDefault(e.getKey(), -1);
+      neg[t] = spec.booleanMode ? -1 : fw.ords.getOrDefault(SignedImpactQuery.NEG_PREFIX + e.getKey(), -1);
+      w[t++] = e.getValue();
+    }
+    int np = spec.pairs.size();
+    int[] pa = new int[np];
+    int[] pb = new int[np];
+    for (int i = 0; i < np; i++) {
+      pa[i] = fw.ords.getOrDefault(spec.pairs.get(i).a, -1);
+      pb[i] = fw.ords.getOrDefault(spec.pairs.get(i).b, -1);
     }
     double[] out = new double[docs.length];
     int[] order = WindowRescorer.docOrder(docs);
     BinaryDocValues forward = reader.leaves().get(0).reader().getBinaryDocValues(TopPostingsIndexer.FORWARD_FIELD);
     for (int k : order) {
       if (forward == null || !forward.advanceExact(docs[k])) {
-        continue;
+        continue; // no postings: every clause scores 0
       }
       BytesRef b = forward.binaryValue();
-      byte[] bytes = b.bytes;
-      int at = b.offset;
-      int end = b.offset + b.length;
-      long score = 0;
-      for (; at + 3 < end; at += 4) {
-        int ord = (bytes[at] & 0xFF) | (bytes[at + 1] & 0xFF) << 8;
-        score += weight[ord] * ((bytes[at + 2] & 0xFF) | (bytes[at + 3] & 0xFF) << 8);
+      double score = 0;
+      for (int i = 0; i < nt; i++) {
+        long f = impact(b, fw.bytes, pos[i]) - impact(b, fw.bytes, neg[i]);
+        score += w[i] * f;
+      }
+      for (int i = 0; i < np; i++) {
+        long fa = impact(b, fw.bytes, pa[i]);
+        long fb = impact(b, fw.bytes, pb[i]);
+        if (fa > 0 && fb > 0) {
+          score += spec.exactPairWeights.get(i) * Math.sqrt((double) fa * fb);
+        }
       }
       out[k] = score;
     }
     return out;
   }
 
+  /** Impact of term id {@code ord} in one document's forward entries ({@code width} bytes each), 0 when absent. */
+  private static long impact(BytesRef b, int width, int ord) {
+    if (ord < 0) {
+      return 0;
+    }
+    int lo = 0;
+    int hi = b.length / width;
+    while (lo < hi) { // entries in ascending term id
+      int mid = (lo + hi) >>> 1;
+      int at = b.offset + mid * width;
+      int m = read(b.bytes, at, width / 2);
+      if (m < ord) {
+        lo = mid + 1;
+      } else if (m > ord) {
+        hi = mid;
+      } else {
+        return read(b.bytes, at + width / 2, width / 2) & 0xFFFFFFFFL;
+      }
+    }
+    return 0;
+  }
+
+  /** An unsigned little-endian number of {@code n} (2 or 4) bytes. */
+  private static int read(byte[] bytes, int at, int n) {
+    int v = 0;
+    for (int i = n - 1; i >= 0; i--) {
+      v = v << 8 | (bytes[at + i] & 0xFF);
+    }
+    return v;
+  }
+
+  /** The forward field's term ids of one field and the bytes of an entry. */
+  private static final class Forward {
+    final Map<String, Integer> ords;
+    final int bytes;
+
+    Forward(Map<String, Integer> ords, int bytes) {
+      this.ords = ords;
+      this.bytes = bytes;
+    }
+  }
+
+  /** No forward field for a field (a concurrent map holds no null). */
+  private static final Forward NO_FORWARD = new Forward(Map.of(), 0);
+
   /**
-   * Term &rarr; id (rank in the main index's term order) of {@code field}, the forward field's term ids; null when
-   * the sidecar has no forward field for it (an older sidecar, another field).
+   * Term &rarr; id (rank in the main index's term order) of {@code field}, the forward field's term ids;
+   * {@link #NO_FORWARD} when the sidecar has no forward field for it (an older sidecar, another field).
    */
-  private Map<String, Integer> termOrds(String field) throws IOException {
-    Map<String, Integer> got = ordsByField.get(field);
-    if (got != null || ordsByField.containsKey(field)) {
+  private Forward termOrds(String field) throws IOException {
+    Forward got = ordsByField.get(field);
+    if (got != null) {
       return got;
     }
     Map<String, String> user = reader.getIndexCommit().getUserData();
-    Map<String, Integer> ords = null;
+    Forward fw = NO_FORWARD;
     Terms terms = main.leaves().size() == 1 ? main.leaves().get(0).reader().terms(field) : null;
-    if (field.equals(user.get("field")) && user.get(TopPostingsIndexer.TERMS_KEY) != null && terms != null) {
-      ords = new HashMap<>();
+    String count = user.get(TopPostingsIndexer.TERMS_KEY);
+    int bytes = Integer.parseInt(user.getOrDefault(TopPostingsIndexer.FORWARD_BYTES_KEY, "4"));
+    if (field.equals(user.get("field")) && count != null && terms != null && (bytes == 4 || bytes == 8)) {
+      Map<String, Integer> ords = new HashMap<>();
       TermsEnum te = terms.iterator();
       for (BytesRef t = te.next(); t != null; t = te.next()) {
         ords.put(t.utf8ToString(), ords.size());
       }
-      if (ords.size() != Integer.parseInt(user.get(TopPostingsIndexer.TERMS_KEY))) {
-        ords = null; // the index's terms changed since the sidecar was written
+      if (ords.size() == Integer.parseInt(count)) { // else the index's terms changed since the sidecar was written
+        fw = new Forward(ords, bytes);
       }
     }
-    ordsByField.put(field, ords);
-    return ords;
+    ordsByField.put(field, fw);
+    return fw;
   }
 
   @Override

@@ -22,6 +22,7 @@ from typing import Iterable, Mapping, Sequence
 
 from lsr_lucene.errors import InputError
 from lsr_lucene.index.pair_terms import pair_term
+from lsr_lucene.io.output import lone_surrogate
 from lsr_lucene.io.topics import FLOAT32_MAX, MAX_QUERY_WEIGHT_SUM
 
 SPEC_KEYS = {"qid", "terms", "pairs", "windows", "rerank", "mode", "field", "text"}
@@ -79,6 +80,9 @@ def validate_spec(spec: Mapping, where: str | None = None) -> None:
     if not isinstance(qid, (str, int)) or isinstance(qid, bool) or str(qid) == "" or any(c.isspace() for c in str(qid)):
         raise InputError(f"{where or 'query spec'}: missing or invalid qid {qid!r} (a non-empty string without spaces)")
     label = f"query {qid}" + (f" ({where})" if where else "")
+    surrogate = lone_surrogate(dict(spec))  # Java would search U+FFFD for it; pyjnius fails with a traceback
+    if surrogate is not None:
+        raise InputError(f"{label if lone_surrogate(str(qid)) is None else where or 'query spec'}: {surrogate}")
     unknown = set(spec) - SPEC_KEYS
     if unknown:
         raise InputError(f"{label}: unknown key(s) {sorted(unknown)} (known: {sorted(SPEC_KEYS)})")

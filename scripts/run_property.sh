@@ -34,7 +34,7 @@ lines = [
     "# Exactness property test, long profile (issue 37)", "",
     f"Command: `{command}` (started {started}; `tests/test_exact_property.py`, Hypothesis seed {command.split('SEED=')[1].split()[0]})",
     f"Machine: {platform.processor() or platform.machine()}, shared with other jobs (run with nice)", "",
-    "| collections | generated queries | index checks (query x index variant, every entry point) | seconds | outcome |",
+    "| collections (main + distributed) | generated queries (main test) | index checks (query x index variant, every entry point) | seconds | outcome |",
     "|---:|---:|---:|---:|:---|",
     f"| {progress.get('collections', 0)} | {progress.get('queries', 0)} | {progress.get('cases', 0)} | "
     f"{progress.get('seconds', 0)} | {'passed' if status == 0 else 'FAILED (exit %d)' % status}: {summary.strip('= ')} |",
@@ -43,7 +43,8 @@ lines = [
     "(natural and BP order with positional and full top-postings sidecars, two segments without them): "
     "SpecSearcher.search_exact (bit for bit) and search, approximate search at full depth, ImpactSearcher, "
     "compose LuceneBackend and ExactBackend, `lsr-lucene search --specs` with 1 and 2 threads; distributed search "
-    "over two shards for a tenth of the collections (counted as index checks).",
+    "over two shards (exact and approximate at full depth) on a tenth as many further collections of as many "
+    "queries each (counted as collections and index checks, not as generated queries).",
 ]
 if failure:
     lines += ["", "First failure:", "", "```", *failure, "```"]

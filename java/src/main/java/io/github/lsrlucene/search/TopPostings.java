@@ -100,68 +100,110 @@ final class TopPostings implements Closeable {
     if (fw == NO_FORWARD) {
       return null;
     }
+    // the distinct term ids the spec reads get a slot each; one linear pass over a document's entries fills them
+    int[] slot = SLOTS.get();
+    if (slot.length < fw.ords.size()) {
+      slot = new int[fw.ords.size()];
+      java.util.Arrays.fill(slot, -1);
+      SLOTS.set(slot);
+    }
     int nt = spec.exactTerms.size();
+    int np = spec.pairs.size();
+    int[] read = new int[2 * nt + 2 * np]; // term ids with a slot, in slot order
     int[] pos = new int[nt];
     int[] neg = new int[nt];
     double[] w = new double[nt];
-    int t = 0;
-    for (Map.Entry<String, Double> e : spec.exactTerms.entrySet()) {
-      pos[t] = fw.ords.getOrDefault(e.getKey(), -1);
-      neg[t] = spec.booleanMode ? -1 : fw.ords.getOrDefault(SignedImpactQuery.NEG_PREFIX + e.getKey(), -1);
-      w[t++] = e.getValue();
-    }
-    int np = spec.pairs.size();
     int[] pa = new int[np];
     int[] pb = new int[np];
-    for (int i = 0; i < np; i++) {
-      pa[i] = fw.ords.getOrDefault(spec.pairs.get(i).a, -1);
-      pb[i] = fw.ords.getOrDefault(spec.pairs.get(i).b, -1);
-    }
-    double[] out = new double[docs.length];
-    int[] order = WindowRescorer.docOrder(docs);
-    BinaryDocValues forward = reader.leaves().get(0).reader().getBinaryDocValues(TopPostingsIndexer.FORWARD_FIELD);
-    for (int k : order) {
-      if (forward == null || !forward.advanceExact(docs[k])) {
-        continue; // no postings: every clause scores 0
-      }
-      BytesRef b = forward.binaryValue();
-      double score = 0;
-      for (int i = 0; i < nt; i++) {
-        long f = impact(b, fw.bytes, pos[i]) - impact(b, fw.bytes, neg[i]);
-        score += w[i] * f;
+    int slots = 0;
+    try {
+      int t = 0;
+      for (Map.Entry<String, Double> e : spec.exactTerms.entrySet()) {
+        slots = slotOf(fw.ords.get(e.getKey()), slot, read, slots);
+        pos[t] = slotIndex(fw.ords.get(e.getKey()), slot);
+        String negTerm = SignedImpactQuery.NEG_PREFIX + e.getKey();
+        slots = spec.booleanMode ? slots : slotOf(fw.ords.get(negTerm), slot, read, slots);
+        neg[t] = spec.booleanMode ? -1 : slotIndex(fw.ords.get(negTerm), slot);
+        w[t++] = e.getValue();
       }
       for (int i = 0; i < np; i++) {
-        long fa = impact(b, fw.bytes, pa[i]);
-        long fb = impact(b, fw.bytes, pb[i]);
-        if (fa > 0 && fb > 0) {
-          score += spec.exactPairWeights.get(i) * Math.sqrt((double) fa * fb);
-        }
+        slots = slotOf(fw.ords.get(spec.pairs.get(i).a), slot, read, slots);
+        pa[i] = slotIndex(fw.ords.get(spec.pairs.get(i).a), slot);
+        slots = slotOf(fw.ords.get(spec.pairs.get(i).b), slot, read, slots);
+        pb[i] = slotIndex(fw.ords.get(spec.pairs.get(i).b), slot);
       }
-      out[k] = score;
+      long[] imp = new long[slots + 1]; // the last slot stands for absent terms: always 0
+      for (int i = 0; i < nt; i++) {
+        pos[i] = pos[i] < 0 ? slots : pos[i];
+        neg[i] = neg[i] < 0 ? slots : neg[i];
+      }
+      for (int i = 0; i < np; i++) {
+        pa[i] = pa[i] < 0 ? slots : pa[i];
+        pb[i] = pb[i] < 0 ? slots : pb[i];
+      }
+      double[] out = new double[docs.length];
+      int[] order = WindowRescorer.docOrder(docs);
+      BinaryDocValues forward = reader.leaves().get(0).reader().getBinaryDocValues(TopPostingsIndexer.FORWARD_FIELD);
+      int half = fw.bytes / 2;
+      for (int k : order) {
+        if (forward == null || !forward.advanceExact(docs[k])) {
+          continue; // no postings: every clause scores 0
+        }
+        BytesRef b = forward.binaryValue();
+        java.util.Arrays.fill(imp, 0L);
+        byte[] bytes = b.bytes;
+        int end = b.offset + b.length;
+        if (half == 2) { // 16-bit entries, decoded without a loop
+          for (int at = b.offset; at + 3 < end; at += 4) {
+            int s = slot[(bytes[at] & 0xFF) | (bytes[at + 1] & 0xFF) << 8];
+            if (s >= 0) {
+              imp[s] = (bytes[at + 2] & 0xFF) | (bytes[at + 3] & 0xFF) << 8;
+            }
+          }
+        } else {
+          for (int at = b.offset; at + fw.bytes <= end; at += fw.bytes) {
+            int s = slot[read(bytes, at, half)];
+            if (s >= 0) {
+              imp[s] = read(bytes, at + half, half) & 0xFFFFFFFFL;
+            }
+          }
+        }
+        double score = 0; // ExactScorer's sum: terms in spec order, then pairs
+        for (int i = 0; i < nt; i++) {
+          score += w[i] * (imp[pos[i]] - imp[neg[i]]);
+        }
+        for (int i = 0; i < np; i++) {
+          long fa = imp[pa[i]];
+          long fb = imp[pb[i]];
+          if (fa > 0 && fb > 0) {
+            score += spec.exactPairWeights.get(i) * Math.sqrt((double) fa * fb);
+          }
+        }
+        out[k] = score;
+      }
+      return out;
+    } finally {
+      for (int i = 0; i < slots; i++) {
+        slot[read[i]] = -1; // the per-thread array is left all -1 for the next call
+      }
     }
-    return out;
   }
 
-  /** Impact of term id {@code ord} in one document's forward entries ({@code width} bytes each), 0 when absent. */
-  private static long impact(BytesRef b, int width, int ord) {
-    if (ord < 0) {
-      return 0;
+  /** Per-thread term id &rarr; slot array (-1: not read), sized to the vocabulary. */
+  private static final ThreadLocal<int[]> SLOTS = ThreadLocal.withInitial(() -> new int[0]);
+
+  /** Gives term id {@code ord} (null: not in the index) a slot unless it has one; returns the slots in use. */
+  private static int slotOf(Integer ord, int[] slot, int[] read, int slots) {
+    if (ord != null && slot[ord] < 0) {
+      slot[ord] = slots;
+      read[slots++] = ord;
     }
-    int lo = 0;
-    int hi = b.length / width;
-    while (lo < hi) { // entries in ascending term id
-      int mid = (lo + hi) >>> 1;
-      int at = b.offset + mid * width;
-      int m = read(b.bytes, at, width / 2);
-      if (m < ord) {
-        lo = mid + 1;
-      } else if (m > ord) {
-        hi = mid;
-      } else {
-        return read(b.bytes, at + width / 2, width / 2) & 0xFFFFFFFFL;
-      }
-    }
-    return 0;
+    return slots;
+  }
+
+  /** The slot of term id {@code ord}, -1 for a term not in the index. */
+  private static int slotIndex(Integer ord, int[] slot) {
+    return ord == null ? -1 : slot[ord];
   }
 
   /** An unsigned little-endian number of {@code n} (2 or 4) bytes. */

@@ -34,9 +34,24 @@ def ensure_top_postings(index: Path, postings: int) -> dict | None:
     return {**info, "build_s": time.perf_counter() - started, "size_bytes": index_size(index / TOP_POSTINGS_DIR)}
 
 
-def _recall(got: list, truth: list) -> float:
-    wanted = {d for d, _ in truth}
-    return len({d for d, _ in got} & wanted) / len(wanted) if wanted else 1.0
+def _recall(got: list, truth: list, exact_scores) -> float:
+    """recall@k of returned hits against the exact top k ``truth`` ((docid, score as written, exact score) hits): a
+    returned document counts when it is in the exact top k or ties its k-th document (its exact score, from
+    ``exact_scores(docids)``, is at least the k-th exact score: which of the tied documents make the top k is
+    only the docid tie-break)."""
+    if not truth:
+        return 1.0
+    wanted = {d for d, *_ in truth}
+    returned = list(dict.fromkeys(d for d, *_ in got))
+    others = [d for d in returned if d not in wanted]
+    tied = sum(1 for s in exact_scores(others) if s >= truth[-1][2]) if others else 0
+    return min(len(truth), len(returned) - len(others) + tied) / len(truth)
+
+
+def _recalls(hits: list, truth: list, searcher, queries: list[dict]) -> float:
+    """Mean recall@k of each query's hits (ties at the cut-off counted as found, see ``_recall``)."""
+    return sum(_recall(got, want, lambda ids, q=q: searcher.score(q["spec"], ids) if ids else [])
+               for got, want, q in zip(hits, truth, queries)) / len(queries)
 
 
 def _timed(search, queries: list[dict], warmup: int) -> tuple[list[float], list]:
@@ -58,6 +73,7 @@ def curve_task(paths: dict, orders: dict[str, Path], queries: list[dict], ks: li
 
     rows, builds = [], []
     exact: dict[int, list] = {}
+    scorer = SpecSearcher(next(iter(orders.values()))) if orders else None  # exact scores of the hits outside the truth
     for order, index in orders.items():
         built = ensure_top_postings(index, postings)
         if built:
@@ -66,7 +82,7 @@ def curve_task(paths: dict, orders: dict[str, Path], queries: list[dict], ks: li
             for q in queries:  # one untimed pass over the sidecar first (JIT compilation, page cache)
                 searcher.search(q["spec"], max(ks), approximate=max(depths), query_cut=0)
             for k in ks:
-                truth = [searcher.search(q["spec"], k) for q in queries]  # exact: the reference (untimed)
+                truth = [searcher.search_exact(q["spec"], k) for q in queries]  # exact: the reference (untimed)
                 exact.setdefault(k, truth)
                 for cut in cuts:
                     for depth in [d for d in depths if d >= k]:
@@ -74,7 +90,7 @@ def curve_task(paths: dict, orders: dict[str, Path], queries: list[dict], ks: li
                                                                          query_cut=cut), queries, warmup)
                         rows.append({"engine": "ours-approx", "order": order, "k": k,
                                      "setting": f"depth {depth}, query_cut {cut or 'all'}", "depth": depth,
-                                     "query_cut": cut, "recall": sum(map(_recall, hits, truth)) / len(queries),
+                                     "query_cut": cut, "recall": _recalls(hits, truth, searcher, queries),
                                      **latency_row(seconds)})
     if paths.get("seismic") is not None:
         engine = SeismicEngine()
@@ -91,8 +107,10 @@ def curve_task(paths: dict, orders: dict[str, Path], queries: list[dict], ks: li
                 seconds, hits = _timed(search, queries, warmup)
                 rows.append({"engine": "seismic", "order": "natural", "k": k,
                              "setting": f"query_cut {cut}, heap_factor {heap}", "query_cut": cut, "heap_factor": heap,
-                             "recall": sum(map(_recall, hits, exact[k])) / len(queries), **latency_row(seconds)})
+                             "recall": _recalls(hits, exact[k], scorer, queries), **latency_row(seconds)})
         engine.close()
+    if scorer is not None:
+        scorer.close()
     return {"rows": rows, "builds": builds}
 
 
@@ -156,7 +174,8 @@ def write_curve(out: Path, rows: list[dict], command: str) -> None:
         new.to_csv(tmp, index=False)
     table = new[["docs", "engine", "order", "k", "setting", "mean_ms", "p50_ms", "p99_ms", "recall", "cpu_capability"]]
     text = (f"Machine: {report.machine()}  \nCommand: `{command}`\n\nApproximate search against Seismic: per-query "
-            f"calls from Python, one thread; recall@k against our exact top k of the same queries.\n\n"
+            f"calls from Python, one thread; recall@k against our exact top k of the same queries (a returned "
+            f"document whose exact score ties the k-th counts as found).\n\n"
             + summary(new) + "\n## All points\n\n" + to_markdown(table.set_index("docs"), ".3f"))
     with atomic_output(out / "approx.md", overwrite=True) as tmp:
         tmp.write_text(text, encoding="utf-8")

@@ -69,22 +69,25 @@ class ExactBackend:
     """The brute-force reference for signed models: exact double dot products over quantised document vectors in
     memory (tests, benchmarks and small sets score against it).
 
-    Mirrors the Java scoring: score = Σ q_t·(impact_t − impact_neg_t) + Σ_pairs w·sqrt(impact_a·impact_b)
-    (``neg_<t>`` columns subtract: lsr_lucene.io.vectors.signed); candidates are documents with at least one
-    positive contribution; top-k by lsr_lucene.io.ranking.top_k (score descending, ties by docid ascending).
+    Mirrors the Java scoring (``ExactScorer``) term for term: documents hold their terms as the index does (a negative
+    weight of ``t`` is the impact of ``neg_<t>``), score = Σ q_t·(impact_t − impact_neg_t) (mode ``boolean``:
+    Σ q_t·impact_t) in spec order, then Σ_pairs w·sqrt(impact_a·impact_b), each step one double operation as in Java,
+    so scores agree to the bit; candidates are documents with a positive clause ((t, q > 0) with impact_t > 0,
+    (neg_t, |q|) for q < 0, pairs with w > 0); top-k by lsr_lucene.io.ranking.top_k (score descending, ties by docid
+    ascending). Window clauses need the positional field: specs with windows are refused.
     """
 
     def __init__(self, vectors: str | Path | Iterable[tuple[str, Mapping[str, float]]]):
         import numpy as np
 
-        from lsr_lucene.io.vectors import read_vectors, signed
+        from lsr_lucene.io.vectors import read_vectors
 
         items = read_vectors(vectors) if isinstance(vectors, (str, Path)) else vectors
         self.ids: list[str] = []
         postings: dict[str, tuple[list[int], list[float]]] = {}
         for row, (doc, vec) in enumerate(items):
             self.ids.append(str(doc))
-            for term, w in signed(vec).items():
+            for term, w in _as_indexed(vec).items():
                 docs_w = postings.setdefault(term, ([], []))
                 docs_w[0].append(row)
                 docs_w[1].append(float(w))
@@ -99,29 +102,45 @@ class ExactBackend:
     def _scores(self, spec: Mapping):
         import numpy as np
 
+        from lsr_lucene.errors import InputError
+        from lsr_lucene.io.vectors import NEG_PREFIX
+
+        if spec.get("windows"):
+            raise InputError(f"query {spec.get('qid')}: the in-memory exact backend scores terms and pairs; window "
+                             "clauses need the index's positional field (the Lucene backend)")
+        boolean = spec.get("mode") == "boolean"
         scores = np.zeros(self.n)
         matched = np.zeros(self.n, dtype=bool)
         for term, q in spec.get("terms", {}).items():
-            post = self.postings.get(term)
-            if post is None:
+            pos = self.postings.get(term)
+            neg = None if boolean else self.postings.get(NEG_PREFIX + term)
+            if pos is None and neg is None:
                 continue
-            rows, w = post
-            contrib = q * w
-            scores[rows] += contrib
-            matched[rows[contrib > 0]] = True
+            if neg is None:
+                rows, diff = pos
+            elif pos is None:
+                rows, diff = neg[0], -neg[1]
+            else:  # impact − neg impact per document, exact as Java's long difference
+                rows, inverse = np.unique(np.concatenate([pos[0], neg[0]]), return_inverse=True)
+                diff = np.zeros(len(rows))
+                np.add.at(diff, inverse, np.concatenate([pos[1], -neg[1]]))
+            scores[rows] += q * diff
+            if q > 0 and pos is not None:
+                matched[pos[0][pos[1] > 0]] = True
+            if q < 0 and neg is not None:
+                matched[neg[0][neg[1] > 0]] = True
         for a, b, q in spec.get("pairs", []):
             pa, pb = self.postings.get(a), self.postings.get(b)
-            if pa is None or pb is None:
+            if pa is None or pb is None or q == 0:
                 continue
             va = np.zeros(self.n)
-            va[pa[0]] = np.maximum(pa[1], 0)
+            va[pa[0]] = pa[1]
             vb = np.zeros(self.n)
-            vb[pb[0]] = np.maximum(pb[1], 0)
-            both = (va > 0) & (vb > 0)
-            contrib = q * np.sqrt(va[both] * vb[both])
-            rows = np.nonzero(both)[0]
-            scores[rows] += contrib
-            matched[rows[contrib > 0]] = True
+            vb[pb[0]] = pb[1]
+            rows = np.flatnonzero((va > 0) & (vb > 0))
+            scores[rows] += q * np.sqrt(va[rows] * vb[rows])
+            if q > 0:
+                matched[rows] = True
         return scores, matched
 
     def search(self, spec: Mapping, k: int) -> list[tuple[str, float]]:
@@ -145,3 +164,15 @@ class ExactBackend:
 
     def close(self) -> None:
         """Nothing to release."""
+
+
+def _as_indexed(vector: Mapping[str, float]) -> dict[str, float]:
+    """A document vector's terms as the index holds them: a negative weight of ``t`` becomes ``neg_<t>``'s impact."""
+    from lsr_lucene.io.vectors import NEG_PREFIX
+
+    out: dict[str, float] = {}
+    for term, w in vector.items():
+        if w:
+            key = term if w > 0 else NEG_PREFIX + term
+            out[key] = out.get(key, 0) + abs(w)
+    return out

@@ -256,6 +256,34 @@ def index_weighted_terms(files: list[Path], index_dir: Path, threads: int, docum
     return int(indexed), int(empty)
 
 
+def in_input_order(files: list[Path], index_dir: Path, out_dir: Path, scratch: Path) -> None:
+    """Write the index at ``index_dir`` into ``out_dir`` with its docids in the order of the documents in ``files``
+    (empty vectors are not indexed), so that the same input always gives the same index; one segment."""
+    import numpy as np
+
+    from lsr_lucene.jvm.classes import java_class
+
+    order = {}
+    for file in files:
+        for _, obj in open_jsonl(file):
+            if any(w > 0 for w in obj["vector"].values()):
+                order[str(obj["id"])] = len(order)
+    searcher = java_class("search.BatchSearcher")(str(index_dir))
+    try:
+        indexed = str(searcher.docidsText()).split("\n")
+    finally:
+        searcher.close()
+    reorderer = java_class("index.Reorderer")
+    src = index_dir
+    if len(list(index_dir.glob("*.si"))) > 1:  # one docid space first
+        src = scratch / "anserini-merged"
+        reorderer.mergeInto(str(index_dir), str(src))
+    perm_file = scratch / "input_order.i32"
+    np.argsort(np.array([order[d] for d in indexed], dtype=np.int64), kind="stable").astype("<i4").tofile(perm_file)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    reorderer.apply(str(src), str(perm_file), str(out_dir))
+
+
 INDEXERS = ("lsr", "anserini")  # ours (index.ImpactIndexer), or Anserini's IndexCollection: the same index
 
 
@@ -286,8 +314,11 @@ def build_impact_index(vectors: str | Path, index: str | Path, threads: int = 2,
         merge = optimize or bool(positions) or bool(reorder) or top_postings > 0
         if indexer == "lsr":
             index_weighted_terms(files, built, threads, counts["documents"], merge, vectors)
-        else:
+        elif len(files) == 1:
             index_vector_files(files, built, threads, merge, vectors, hint)
+        else:  # IndexCollection's threads take the files in any order: docids put back in input order
+            index_vector_files(files, Path(scratch) / "anserini", threads, merge, vectors, hint)
+            in_input_order(files, Path(scratch) / "anserini", built, Path(scratch))
         indexed = _num_docs(built)
         expected = counts["documents"] - counts["empty"]
         if indexed != expected:

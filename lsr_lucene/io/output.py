@@ -132,6 +132,17 @@ def atomic_output(path: str | Path, overwrite: bool = False, directory: bool = F
         install(tmp, final, overwrite)
 
 
+def lone_surrogate(value) -> str | None:
+    """What is wrong when a (JSON) value holds a string with a lone UTF-16 surrogate (``"\\ud800"``, which has no
+    UTF-8 form and would reach Lucene as U+FFFD), else None."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        found = exc.object[exc.start:exc.end]
+        return f"a string holds a lone surrogate ({found.encode('unicode_escape').decode()}): not Unicode text"
+    return None
+
+
 def open_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
     """Yield (line number, object) for each non-blank line of a (possibly gzipped or xz) JSONL file.
 
@@ -159,6 +170,9 @@ def open_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
                     obj = json.loads(line)
                 except json.JSONDecodeError as exc:
                     raise InputError(f"{path}:{line_no}: malformed JSON ({json_problem(exc)})") from None
+                surrogate = lone_surrogate(obj)  # orjson refuses them, json keeps them: never U+FFFD later
+                if surrogate is not None:
+                    raise InputError(f"{path}:{line_no}: {surrogate}")
             if not isinstance(obj, dict):
                 raise InputError(f"{path}:{line_no}: expected a JSON object")
             yield line_no, obj

@@ -22,6 +22,7 @@ from typing import Iterable, Mapping, Sequence
 
 from lsr_lucene.errors import InputError
 from lsr_lucene.index.pair_terms import pair_term
+from lsr_lucene.io.output import lone_surrogate
 from lsr_lucene.io.topics import FLOAT32_MAX, MAX_QUERY_WEIGHT_SUM
 
 SPEC_KEYS = {"qid", "terms", "pairs", "windows", "rerank", "mode", "field", "text"}
@@ -79,6 +80,7 @@ def validate_spec(spec: Mapping, where: str | None = None) -> None:
     if not isinstance(qid, (str, int)) or isinstance(qid, bool) or str(qid) == "" or any(c.isspace() for c in str(qid)):
         raise InputError(f"{where or 'query spec'}: missing or invalid qid {qid!r} (a non-empty string without spaces)")
     label = f"query {qid}" + (f" ({where})" if where else "")
+    _check_text(spec, qid, label, where)
     unknown = set(spec) - SPEC_KEYS
     if unknown:
         raise InputError(f"{label}: unknown key(s) {sorted(unknown)} (known: {sorted(SPEC_KEYS)})")
@@ -121,6 +123,24 @@ def validate_spec(spec: Mapping, where: str | None = None) -> None:
         raise InputError(f"{label}: 'rerank' must be a non-negative integer, got {rerank!r}")
     if not any(w != 0 for w in terms.values()) and not any(p[2] != 0 for p in pairs) and (not windows or rerank):
         raise InputError(f"{label}: no non-zero term or pair weight")
+
+
+def _check_text(spec: Mapping, qid, label: str, where: str | None) -> None:
+    """InputError for a string of the spec with a lone surrogate: Java would search U+FFFD for it, pyjnius fail with a
+    traceback (ASCII strings, nearly all, are passed over at once)."""
+    texts = [str(qid), spec.get("field") or ""]
+    texts += [t for t in spec.get("terms") or {} if isinstance(t, str)]
+    texts += [p[i] for p in spec.get("pairs") or [] if isinstance(p, (list, tuple)) for i in (0, 1)
+              if len(p) > i and isinstance(p[i], str)]
+    texts += [(t if isinstance(t, str) else t[0]) for w in spec.get("windows") or [] if isinstance(w, Mapping)
+              for t in w.get("terms") or [] if isinstance(t, str) or (isinstance(t, (list, tuple)) and t
+                                                                     and isinstance(t[0], str))]
+    for text in texts:
+        if not isinstance(text, str) or text.isascii():
+            continue
+        surrogate = lone_surrogate(text)
+        if surrogate is not None:
+            raise InputError(f"{label if lone_surrogate(str(qid)) is None else where or 'query spec'}: {surrogate}")
 
 
 def write_query_specs(specs: Iterable[Mapping], path: str | Path) -> int:

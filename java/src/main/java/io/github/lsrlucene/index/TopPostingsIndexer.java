@@ -44,11 +44,14 @@ public final class TopPostingsIndexer {
   /** Commit user-data key holding the number of terms of the main index's field (the forward field's term ids). */
   public static final String TERMS_KEY = "terms";
   /**
-   * Binary doc values of each document's whole vector: (term id, impact) pairs of unsigned 16-bit numbers, term ids
-   * being ranks in the main index's term order; exact scores of approximate search's candidates come from it.
-   * Written only when every term id and impact fits (at most 65,536 terms, impacts below 65,536).
+   * Binary doc values of each document's whole vector: (term id, impact) pairs in ascending term id, term ids being
+   * ranks in the main index's term order; exact scores of approximate search's candidates come from it. Each number
+   * is an unsigned little-endian 16-bit number when every term id and impact fits (at most 65,536 terms, impacts
+   * below 65,536), else a 32-bit one ({@link #FORWARD_BYTES_KEY}).
    */
   public static final String FORWARD_FIELD = "forward";
+  /** Commit user-data key holding the bytes of one forward-field entry (4: two 16-bit numbers, 8: two 32-bit). */
+  public static final String FORWARD_BYTES_KEY = "forward_bytes";
   /** Postings held in memory per chunk of documents while the sidecar is written. */
   static final int CHUNK = 1 << 24;
   public static final String ID_FIELD = "id";
@@ -104,7 +107,7 @@ public final class TopPostingsIndexer {
         }
       }
       String[] ids = DocIds.read(main, "id");
-      boolean forward = names.size() <= 0x10000 && maxImpact < 0x10000;
+      int forward = names.size() <= 0x10000 && maxImpact < 0x10000 ? 4 : 8;
       long kept = write(index, terms, names, cuts, perDoc, live, ids, postingsPerTerm, field, forward);
       return new long[] {maxDoc, names.size(), kept, all};
     }
@@ -156,7 +159,7 @@ public final class TopPostingsIndexer {
    * impact field and all its postings as the forward field; returns the postings kept.
    */
   private static long write(Path index, Terms terms, List<String> names, List<int[]> cuts, int[] perDoc, Bits live,
-                            String[] ids, int postingsPerTerm, String field, boolean forward) throws IOException {
+                            String[] ids, int postingsPerTerm, String field, int forward) throws IOException {
     Path out = index.resolve(DIR);
     Path tmp = Files.createTempDirectory(index, "." + DIR + ".tmp-");
     long kept = 0;
@@ -185,9 +188,8 @@ public final class TopPostingsIndexer {
           w.forceMerge(1);
           Map<String, String> user = new HashMap<>();
           user.put(POSTINGS_KEY, Integer.toString(postingsPerTerm));
-          if (forward) {
-            user.put(TERMS_KEY, Integer.toString(names.size()));
-          }
+          user.put(TERMS_KEY, Integer.toString(names.size()));
+          user.put(FORWARD_BYTES_KEY, Integer.toString(forward));
           user.put("documents", Integer.toString(docs));
           user.put("field", field);
           user.put("format", "lsr-lucene-top-postings-2");
@@ -209,7 +211,7 @@ public final class TopPostingsIndexer {
   /** Adds documents [from, to) (holding {@code size} postings); returns how many of their postings are kept. */
   private static long writeChunk(IndexWriter w, Terms terms, List<String> names, List<int[]> cuts, int[] room,
                                  int[] perDoc, Bits live, String[] ids, int from, int to, int size, String field,
-                                 boolean forward) throws IOException {
+                                 int forward) throws IOException {
     int[] start = new int[to - from + 1];
     for (int d = from; d < to; d++) {
       start[d - from + 1] = start[d - from] + perDoc[d];
@@ -261,19 +263,17 @@ public final class TopPostingsIndexer {
         doc.add(new Field(field, new WeightedTerms(tn, tf, n), TYPE));
         kept += n;
       }
-      if (!forward) {
-        w.addDocument(doc);
-        continue;
-      }
-      if (buf.length < (b - a) * 4) {
-        buf = new byte[(b - a) * 4];
+      if (buf.length < (b - a) * forward) {
+        buf = new byte[(b - a) * forward];
       }
       int len = 0;
-      for (int i = a; i < b; i++) { // (term id, impact) as two little-endian 16-bit numbers: decoded without branches
-        buf[len++] = (byte) ords[i];
-        buf[len++] = (byte) (ords[i] >>> 8);
-        buf[len++] = (byte) freqs[i];
-        buf[len++] = (byte) (freqs[i] >>> 8);
+      for (int i = a; i < b; i++) { // (term id, impact) as two little-endian numbers of forward / 2 bytes each
+        for (int shift = 0; shift < forward * 4; shift += 8) {
+          buf[len++] = (byte) (ords[i] >>> shift);
+        }
+        for (int shift = 0; shift < forward * 4; shift += 8) {
+          buf[len++] = (byte) (freqs[i] >>> shift);
+        }
       }
       doc.add(new BinaryDocValuesField(FORWARD_FIELD, new BytesRef(buf, 0, len)));
       w.addDocument(doc); // documents with no kept posting stay as placeholders: docids stay aligned

@@ -205,7 +205,7 @@ public final class WindowQuery extends Query {
    * positions); {@code -Infinity} when the window does not match. Shared with the search package's
    * WindowRescorer, so both score windows alike.
    */
-  public static double bestMatch(int[][] pos, float[][] pay, int[] len, int[] slot, float[] q, boolean ordered, int width) {
+  public static double bestMatch(int[][] pos, float[][] pay, int[] len, int[] slot, double[] q, boolean ordered, int width) {
     int n = slot.length;
     double best = Double.NEGATIVE_INFINITY;
     if (ordered) {
@@ -214,7 +214,7 @@ public final class WindowQuery extends Query {
       outer:
       for (int j = 0; j < len[s0]; j++) {
         int p0 = pos[s0][j];
-        double s = (double) q[0] * pay[s0][j];
+        double s = q[0] * pay[s0][j];
         for (int i = 1; i < n; i++) {
           int si = slot[i];
           int want = p0 + i;
@@ -227,7 +227,7 @@ public final class WindowQuery extends Query {
           if (pos[si][ptr[i]] != want) {
             continue outer;
           }
-          s += (double) q[i] * pay[si][ptr[i]];
+          s += q[i] * pay[si][ptr[i]];
         }
         if (s > best) {
           best = s;
@@ -247,7 +247,7 @@ public final class WindowQuery extends Query {
             int lo = WindowScorer.lowerBound(pos[si], len[si], start);
             double bi = Double.NEGATIVE_INFINITY;
             for (int k = lo; k < len[si] && pos[si][k] <= end; k++) {
-              double v = (double) q[i] * pay[si][k];
+              double v = q[i] * pay[si][k];
               if (v > bi) {
                 bi = v;
               }
@@ -294,6 +294,7 @@ public final class WindowQuery extends Query {
     private float[][] pay;
     private int[] len;
     private final int[] identity;
+    private final double[] qd; // q as doubles, for bestMatch
     private float score;
 
     WindowScorer(Weight w, PostingsEnum[] pe, float[] q, boolean ordered, int width, float maxScore) {
@@ -309,6 +310,10 @@ public final class WindowQuery extends Query {
       this.pay = new float[pe.length][8];
       this.len = new int[pe.length];
       this.identity = new int[pe.length];
+      this.qd = new double[q.length];
+      for (int i = 0; i < q.length; i++) {
+        qd[i] = q[i];
+      }
       for (int i = 0; i < identity.length; i++) {
         identity[i] = i;
       }
@@ -334,7 +339,7 @@ public final class WindowQuery extends Query {
     /** Finds the best match in the current document; false when there is none. */
     private boolean computeScore() throws IOException {
       load();
-      double best = bestMatch(pos, pay, len, identity, q, ordered, width);
+      double best = bestMatch(pos, pay, len, identity, qd, ordered, width);
       if (best == Double.NEGATIVE_INFINITY) {
         return false;
       }

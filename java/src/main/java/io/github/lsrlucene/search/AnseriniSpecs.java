@@ -18,7 +18,8 @@ import org.apache.lucene.search.Query;
  * {@code -generator QuerySpecQueryGenerator} turns that line into our Lucene query, scored with true
  * signed scores ({@link UnshiftedQuery}), so that Anserini's run equals {@link BatchSearcher}'s.
  * SearchCollection opens the main index only: window clauses join its positional sidecar per query
- * ({@link PositionsJoinQuery}); windows with {@code rerank} are refused (no first-stage list to hand over).
+ * ({@link PositionsJoinQuery}); windows with {@code rerank} are refused (no first-stage list to hand over), and so are
+ * weights too small for float scores ({@link QuerySpec#floatSafe}).
  */
 public final class AnseriniSpecs {
   /** The topic field SearchCollection reads by default ({@code -topicField title}). */
@@ -53,6 +54,11 @@ public final class AnseriniSpecs {
   }
 
   private static void checkForAnserini(QuerySpec spec) {
+    if (!spec.floatSafe) {
+      throw new QuerySpecException(spec.label() + ": a weight below " + QuerySpec.SAFE_MIN_WEIGHT + " (zero or subnormal "
+          + "as a float) is scored exactly only in double, which SearchCollection's float scores cannot report; search "
+          + "this spec with lsr-lucene search --specs");
+    }
     if (!spec.windows.isEmpty() && spec.rerank > 0) {
       throw new QuerySpecException(spec.label() + ": window clauses with \"rerank\" rescore a first-stage top list, "
           + "which SearchCollection cannot hand over; drop \"rerank\" (windows then join the full search) or search "

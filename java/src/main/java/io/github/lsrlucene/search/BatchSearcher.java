@@ -228,6 +228,10 @@ public final class BatchSearcher implements Closeable {
     boolean rerank = spec.rerank > 0 && !spec.windows.isEmpty();
     int n = rerank ? Math.max(k, spec.rerank) : k;
     Query q = searcher.rewrite(spec.firstStage(PositionalIndexer.FIELD, maxPayload, collectionMaxImpacts));
+    if (!spec.floatSafe) {
+      // a weight too small for float scores (rounding to zero or subnormal): every match scored in double
+      return rescored(spec, allMatches(q), k);
+    }
     double shift = q instanceof SignedImpactQuery.Shifted ? ((SignedImpactQuery.Shifted) q).getShift() : 0.0;
     if (shift == 0 && collectionMaxImpacts == null && integralBelowFloatLimit(spec)) {
       // every score is an integer below 2^24: the float first phase is exact, nothing to rescore
@@ -250,15 +254,54 @@ public final class BatchSearcher implements Closeable {
     int[] top = c.sorted(new float[c.size()]);
     int[] docs = Arrays.copyOf(top, top.length + band.length);
     System.arraycopy(band, 0, docs, top.length, band.length);
-    if (rerank && docs.length > n) {
-      docs = Arrays.copyOf(docs, n); // the rerank pool is the first stage's top n
-    }
     return rescored(spec, docs, k);
   }
 
-  /** The top k of candidate documents by exact score (windows included), ties by docid. */
+  /**
+   * The top k of candidate documents by exact score, ties by docid: candidates that hold the exact top k (the
+   * exact first stage's top max(k, rerank) of a window rerank, which alone get the windows added).
+   */
   private Hits rescored(QuerySpec spec, int[] docs, int k) throws IOException {
-    return ranked(docs, ExactScorer.score(reader, spec, docs), k); // windows included: exact first stage + windows
+    if (spec.rerank > 0 && !spec.windows.isEmpty()) {
+      Hits pool = ranked(docs, ExactScorer.score(reader, spec, docs, false), Math.max(k, spec.rerank));
+      double[] scores = pool.scores.clone();
+      new WindowRescorer(PositionalIndexer.FIELD, spec.windows).addScores(reader, pool.docs,
+          WindowRescorer.docOrder(pool.docs), scores);
+      return ranked(pool.docs, scores, k);
+    }
+    return ranked(docs, ExactScorer.score(reader, spec, docs), k); // windows included: they are part of the query
+  }
+
+  /** Every document a (rewritten) query matches, global docids, unscored. */
+  private int[] allMatches(Query q) throws IOException {
+    Matches m = new Matches();
+    searcher.search(q, m);
+    return Arrays.copyOf(m.docs, m.size);
+  }
+
+  /** Collects every match (no scores, no top k). */
+  private static final class Matches extends org.apache.lucene.search.SimpleCollector {
+    int[] docs = new int[64];
+    int size;
+    private int base;
+
+    @Override
+    protected void doSetNextReader(LeafReaderContext ctx) {
+      base = ctx.docBase;
+    }
+
+    @Override
+    public void collect(int doc) {
+      if (size == docs.length) {
+        docs = Arrays.copyOf(docs, size * 2);
+      }
+      docs[size++] = base + doc;
+    }
+
+    @Override
+    public org.apache.lucene.search.ScoreMode scoreMode() {
+      return org.apache.lucene.search.ScoreMode.COMPLETE_NO_SCORES;
+    }
   }
 
   /** The top k of documents by their exact scores, ties by docid. */

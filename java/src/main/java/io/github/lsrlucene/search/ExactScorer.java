@@ -38,6 +38,15 @@ final class ExactScorer {
 
   /** Exact scores of {@code spec} for the given global Lucene docids. */
   static double[] score(IndexReader reader, QuerySpec spec, int[] docs) throws IOException {
+    return score(reader, spec, docs, true);
+  }
+
+  /**
+   * Exact scores of {@code spec} for the given global Lucene docids, its windows included or not (the first stage of
+   * a window rerank). The sum runs term by term in spec order, then pairs, then windows, in double: the order of the
+   * brute force, so that every entry point gives the same bits.
+   */
+  static double[] score(IndexReader reader, QuerySpec spec, int[] docs, boolean windows) throws IOException {
     double[] out = new double[docs.length];
     int[] order = WindowRescorer.docOrder(docs);
     List<LeafReaderContext> leaves = reader.leaves();
@@ -75,7 +84,7 @@ final class ExactScorer {
       }
       from = to;
     }
-    if (!spec.windows.isEmpty()) {
+    if (windows && !spec.windows.isEmpty()) {
       new WindowRescorer(PositionalIndexer.FIELD, spec.windows).addScores(reader, docs, order, out);
     }
     return out;

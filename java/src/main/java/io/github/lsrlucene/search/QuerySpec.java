@@ -43,6 +43,14 @@ import org.apache.lucene.index.Term;
 public final class QuerySpec {
   private static final Set<String> KEYS = Set.of("qid", "terms", "pairs", "windows", "rerank", "mode", "field", "text");
 
+  /**
+   * Smallest float weight magnitude the float first phase takes as it is: weight &times; impact (&ge; 1) and every sum
+   * of them stay normal floats, so float rounding stays relative and the rescoring band holds. A spec with a
+   * smaller non-zero weight (one that rounds to zero or to a subnormal float among them) is searched exhaustively
+   * ({@link #floatSafe} false): every document its clauses match is scored in double.
+   */
+  public static final float SAFE_MIN_WEIGHT = 0x1p-100f;
+
   /** A proximity clause of the spec. */
   public static final class Window {
     public final String[] terms;
@@ -50,13 +58,20 @@ public final class QuerySpec {
     public final boolean ordered;
     public final int width;
     public final float weight;
+    /** q_i &times; window weight as written (double): the exact per-term factors of the window score. */
+    public final double[] exactFactors;
 
-    Window(String[] terms, float[] weights, boolean ordered, int width, float weight) {
+    Window(String[] terms, double[] weights, boolean ordered, int width, double weight) {
       this.terms = terms;
-      this.weights = weights;
+      this.weights = new float[weights.length];
+      this.exactFactors = new double[weights.length];
+      for (int i = 0; i < weights.length; i++) {
+        this.weights[i] = (float) weights[i];
+        this.exactFactors[i] = weights[i] * weight;
+      }
       this.ordered = ordered;
       this.width = width;
-      this.weight = weight;
+      this.weight = (float) weight;
     }
 
     /** The clause as a {@link WindowQuery} with q_i scaled by the window weight. */
@@ -81,6 +96,12 @@ public final class QuerySpec {
   public final List<Double> exactPairWeights = new ArrayList<>();
   public final List<Window> windows = new ArrayList<>();
   public final int rerank;
+  /**
+   * Whether the float first phase plus double rescoring of a band is exact for this spec: false when a non-zero
+   * weight is below {@link #SAFE_MIN_WEIGHT} as a float (its clause then holds a stand-in float weight of the same
+   * sign, so the query still matches the same documents, and search scores every match in double).
+   */
+  public boolean floatSafe = true;
 
   private QuerySpec(String qid, String where, String field, boolean booleanMode, int rerank) {
     this.qid = qid;
@@ -143,17 +164,15 @@ public final class QuerySpec {
     }
     for (Iterator<Map.Entry<String, JsonNode>> it = terms.fields(); it.hasNext(); ) {
       Map.Entry<String, JsonNode> e = it.next();
-      float w = number(e.getValue(), at + ": weight of term '" + e.getKey() + "'");
+      double w = number(e.getValue(), at + ": weight of term '" + e.getKey() + "'");
       if (e.getKey().isEmpty()) {
         throw new QuerySpecException(at + ": empty term");
       }
+      checkText(e.getKey(), at + ": term");
       if (spec.booleanMode && w < 0) {
         throw new QuerySpecException(at + ": mode \"boolean\" needs weights >= 0; term '" + e.getKey() + "' has " + w);
       }
-      if (w != 0f) {
-        spec.terms.merge(e.getKey(), w, Float::sum);
-        spec.exactTerms.merge(e.getKey(), e.getValue().asDouble(), Double::sum);
-      }
+      spec.addTerm(e.getKey(), w);
     }
     JsonNode pairs = node.get("pairs");
     if (pairs != null && !pairs.isNull()) {
@@ -164,13 +183,15 @@ public final class QuerySpec {
         if (!p.isArray() || p.size() != 3 || !p.get(0).isTextual() || !p.get(1).isTextual()) {
           throw new QuerySpecException(at + ": each pair must be [\"a\", \"b\", weight], got " + p);
         }
-        float w = number(p.get(2), at + ": weight of pair (" + p.get(0).asText() + ", " + p.get(1).asText() + ")");
+        double w = number(p.get(2), at + ": weight of pair (" + p.get(0).asText() + ", " + p.get(1).asText() + ")");
+        checkText(p.get(0).asText(), at + ": pair term");
+        checkText(p.get(1).asText(), at + ": pair term");
         if (spec.booleanMode && w < 0) {
           throw new QuerySpecException(at + ": mode \"boolean\" needs pair weights >= 0, got " + w);
         }
-        if (w != 0f) {
-          spec.pairs.add(new SignedImpactQuery.SignedPair(p.get(0).asText(), p.get(1).asText(), w));
-          spec.exactPairWeights.add(p.get(2).asDouble());
+        if (w != 0) {
+          spec.pairs.add(new SignedImpactQuery.SignedPair(p.get(0).asText(), p.get(1).asText(), spec.queryWeight(w)));
+          spec.exactPairWeights.add(w);
         }
       }
     }
@@ -180,10 +201,10 @@ public final class QuerySpec {
         throw new QuerySpecException(at + ": \"windows\" must be a list of objects");
       }
       for (JsonNode wn : windows) {
-        spec.windows.add(window(wn, at));
+        spec.windows.add(window(wn, at, spec));
       }
     }
-    if (spec.terms.isEmpty() && spec.pairs.isEmpty() && (spec.windows.isEmpty() || rerank > 0)) {
+    if (spec.exactTerms.isEmpty() && spec.pairs.isEmpty() && (spec.windows.isEmpty() || rerank > 0)) {
       throw new QuerySpecException(at + ": no non-zero term or pair weight"
           + (spec.windows.isEmpty() ? "" : " (windows with \"rerank\" need a first-stage query)"));
     }
@@ -204,20 +225,59 @@ public final class QuerySpec {
       throw new QuerySpecException("query " + qid + ": " + terms.length + " terms but " + weights.length + " weights");
     }
     QuerySpec spec = new QuerySpec(qid, "", field, booleanMode, 0);
+    LinkedHashMap<String, Double> merged = new LinkedHashMap<>();
     for (int i = 0; i < terms.length; i++) {
-      float w = (float) weights[i];
       if (terms[i] == null || terms[i].isEmpty()) {
         throw new QuerySpecException("query " + qid + ": empty term");
       }
-      if (!Double.isFinite(weights[i]) || !Float.isFinite(w)) {
+      checkText(terms[i], "query " + qid + ": term");
+      if (!Double.isFinite(weights[i]) || !Float.isFinite((float) weights[i])) {
         throw new QuerySpecException("query " + qid + ": weight of term '" + terms[i] + "' must be finite, got " + weights[i]);
       }
-      if (w != 0f) {
-        spec.terms.merge(terms[i], w, Float::sum);
-        spec.exactTerms.merge(terms[i], weights[i], Double::sum);
-      }
+      merged.merge(terms[i], weights[i], Double::sum);
+    }
+    for (Map.Entry<String, Double> e : merged.entrySet()) {
+      spec.addTerm(e.getKey(), e.getValue());
     }
     return spec;
+  }
+
+  /** Adds a term of non-zero double weight {@code w} (zero: nothing), its float query weight as {@link #queryWeight}. */
+  private void addTerm(String term, double w) {
+    if (w != 0) {
+      exactTerms.put(term, w);
+      terms.put(term, queryWeight(w));
+    }
+  }
+
+  /**
+   * The float weight of a clause of non-zero double weight {@code w} in the first-phase query: {@code (float) w},
+   * or, below {@link #SAFE_MIN_WEIGHT}, a stand-in of the same sign (so the clause still matches) that marks the
+   * spec for exhaustive exact search.
+   */
+  private float queryWeight(double w) {
+    float f = (float) w;
+    if (Math.abs(f) < SAFE_MIN_WEIGHT) {
+      floatSafe = false;
+      return Math.copySign(SAFE_MIN_WEIGHT, (float) Math.signum(w));
+    }
+    return f;
+  }
+
+  /**
+   * Refuses text with a lone UTF-16 surrogate (JSON {@code "\\ud800"}): it has no UTF-8 form, and Lucene would
+   * look up U+FFFD instead.
+   */
+  static void checkText(String text, String what) {
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (Character.isHighSurrogate(c) && i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))) {
+        i++;
+      } else if (Character.isSurrogate(c)) {
+        throw new QuerySpecException(what + " '" + text.replace(c, '?') + "' holds a lone surrogate (U+"
+            + Integer.toHexString(c).toUpperCase() + " at character " + i + "): not Unicode text");
+      }
+    }
   }
 
   /**
@@ -250,7 +310,7 @@ public final class QuerySpec {
     return specs;
   }
 
-  private static Window window(JsonNode wn, String at) {
+  private static Window window(JsonNode wn, String at, QuerySpec spec) {
     if (!wn.isObject() || !wn.has("terms") || !wn.get("terms").isArray() || wn.get("terms").size() == 0) {
       throw new QuerySpecException(at + ": each window needs a non-empty \"terms\" list, got " + wn);
     }
@@ -262,18 +322,19 @@ public final class QuerySpec {
     }
     JsonNode ts = wn.get("terms");
     String[] terms = new String[ts.size()];
-    float[] q = new float[ts.size()];
+    double[] q = new double[ts.size()];
     for (int i = 0; i < ts.size(); i++) {
       JsonNode t = ts.get(i);
       if (t.isTextual()) {
         terms[i] = t.asText();
-        q[i] = 1f;
+        q[i] = 1;
       } else if (t.isArray() && t.size() == 2 && t.get(0).isTextual()) {
         terms[i] = t.get(0).asText();
         q[i] = number(t.get(1), at + ": window weight of '" + terms[i] + "'");
       } else {
         throw new QuerySpecException(at + ": window terms must be [\"t\", weight] or \"t\", got " + t);
       }
+      checkText(terms[i], at + ": window term");
       if (q[i] < 0) {
         throw new QuerySpecException(at + ": window weight of '" + terms[i] + "' must be >= 0, got " + q[i]);
       }
@@ -286,28 +347,39 @@ public final class QuerySpec {
       }
       width = wn.get("width").asInt();
     }
-    float weight = wn.has("weight") ? number(wn.get("weight"), at + ": window \"weight\"") : 1f;
+    double weight = wn.has("weight") ? number(wn.get("weight"), at + ": window \"weight\"") : 1;
     if (weight < 0) {
       throw new QuerySpecException(at + ": window \"weight\" must be >= 0, got " + weight);
     }
+    Window win = new Window(terms, q, ordered, width, weight);
     try {
-      new WindowQuery("check", terms, q, ordered, width); // validates distinct terms / width
+      new WindowQuery("check", terms, win.weights, ordered, width); // validates distinct terms / width
     } catch (QuerySpecException e) {
       throw new QuerySpecException(at + ": " + e.getMessage());
     }
-    return new Window(terms, q, ordered, width, weight);
+    for (int i = 0; i < q.length; i++) {
+      float product = win.weights[i] * win.weight;
+      if (!Float.isFinite(product)) {
+        throw new QuerySpecException(at + ": window weight of '" + terms[i] + "' times the window weight must be "
+            + "finite as a float, got " + win.exactFactors[i]);
+      }
+      if (win.exactFactors[i] != 0 && Math.abs(product) < SAFE_MIN_WEIGHT) {
+        spec.floatSafe = false;
+      }
+    }
+    return win;
   }
 
-  private static float number(JsonNode v, String what) {
+  /** A finite number that a float holds finite (double precision kept: exact scores use it as written). */
+  private static double number(JsonNode v, String what) {
     if (v == null || !v.isNumber()) {
       throw new QuerySpecException(what + " must be a number, got " + v);
     }
     double d = v.asDouble();
-    float f = (float) d;
-    if (!Double.isFinite(d) || !Float.isFinite(f)) {
+    if (!Double.isFinite(d) || !Float.isFinite((float) d)) {
       throw new QuerySpecException(what + " must be finite, got " + v.asText());
     }
-    return f;
+    return d;
   }
 
   /** Label for error messages: "query QID (file:line)". */

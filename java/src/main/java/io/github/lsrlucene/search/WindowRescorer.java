@@ -17,28 +17,29 @@ import org.apache.lucene.util.BytesRef;
 /**
  * Adds the scores of several window clauses to given documents in one pass: each distinct term's
  * positions and payloads are read once per document and shared by every window that uses it (an
- * ordered bigram and its unordered window, neighbouring bigrams). Scores equal {@link WindowQuery}'s.
+ * ordered bigram and its unordered window, neighbouring bigrams). Scores are {@link WindowQuery}'s computed in double
+ * from the weights as written (the query's float weights and scores differ by rounding only).
  */
 final class WindowRescorer {
   private final String field;
   private final List<QuerySpec.Window> windows;
   private final String[] terms;
   private final int[][] slots;
-  private final float[][] qs;
+  private final double[][] qs;
 
   WindowRescorer(String field, List<QuerySpec.Window> windows) {
     this.field = field;
     this.windows = windows;
     Map<String, Integer> index = new LinkedHashMap<>();
     slots = new int[windows.size()][];
-    qs = new float[windows.size()][];
+    qs = new double[windows.size()][];
     for (int w = 0; w < windows.size(); w++) {
       QuerySpec.Window win = windows.get(w);
       slots[w] = new int[win.terms.length];
-      qs[w] = new float[win.terms.length];
+      qs[w] = new double[win.terms.length];
       for (int i = 0; i < win.terms.length; i++) {
         slots[w][i] = index.computeIfAbsent(win.terms[i], t -> index.size());
-        qs[w][i] = win.weights[i] * win.weight; // as WindowQuery via Window.toQuery
+        qs[w][i] = win.exactFactors[i]; // q_i x window weight in double, as written
       }
     }
     terms = index.keySet().toArray(new String[0]);
@@ -69,7 +70,6 @@ final class WindowRescorer {
         }
       }
       int local = doc - ctx.docBase;
-      double add = 0;
       for (int w = 0; w < slots.length; w++) {
         boolean all = true;
         for (int s : slots[w]) {
@@ -82,11 +82,10 @@ final class WindowRescorer {
           QuerySpec.Window win = windows.get(w);
           double best = WindowQuery.bestMatch(pos, pay, len, slots[w], qs[w], win.ordered, win.ordered ? win.terms.length : win.width);
           if (best != Double.NEGATIVE_INFINITY) {
-            add += best; // exact in double (the query's float score differs by rounding only)
+            out[idx] += best; // window by window, in spec order: the brute force's sum, to the bit
           }
         }
       }
-      out[idx] += add;
     }
   }
 

@@ -231,21 +231,22 @@ def run(data: Sequence[str | Path], work: str | Path, output_dir: str | Path, mo
     return 0
 
 
-if __name__ == "__main__":
+def main(argv: list[str] | None = None) -> int:
+    """CLI of this experiment (scripts/run_positive_leg.sh)."""
     import argparse
 
-    from lsr_lucene.cli import run_main
+    ap = argparse.ArgumentParser(prog="python -m lsr_lucene.experiments.positive_leg",
+                                 description=__doc__.splitlines()[0])
+    ap.add_argument("--data", action="append", required=True, help="benchmark folder (repeatable)")
+    ap.add_argument("--work", required=True, help="folder of cached vectors and indexes")
+    ap.add_argument("--output-dir", required=True, help="folder for positive_leg{,_selection}.{md,csv}")
+    ap.add_argument("--threads", type=int, default=2, help="search threads")
+    ap.add_argument("--folds", type=int, default=5, help="cross-validation folds")
+    ap.add_argument("--overwrite", action="store_true", help="replace existing tables")
+    return run(**vars(ap.parse_args(argv)))
 
-    def main(argv: list[str] | None = None) -> int:
-        """CLI of this experiment."""
-        ap = argparse.ArgumentParser(prog="python -m lsr_lucene.experiments.positive_leg",
-                                     description=__doc__.splitlines()[0])
-        ap.add_argument("--data", action="append", required=True, help="benchmark folder (repeatable)")
-        ap.add_argument("--work", required=True)
-        ap.add_argument("--output-dir", required=True)
-        ap.add_argument("--threads", type=int, default=2)
-        ap.add_argument("--folds", type=int, default=5)
-        ap.add_argument("--overwrite", action="store_true")
-        return run(**vars(ap.parse_args(argv)))
+
+if __name__ == "__main__":
+    from lsr_lucene.cli import run_main
 
     sys.exit(run_main(main))

@@ -150,7 +150,7 @@ def test_unreachable_address_and_missing_shard_are_one_error_line(tmp_path, caps
 def local_ray():
     if ray.is_initialized():
         ray.shutdown()
-    ray.init(num_cpus=2, **RAY_OPTIONS)
+    ray.init(address="local", num_cpus=2, **RAY_OPTIONS)
     yield
     ray.shutdown()
 

@@ -112,7 +112,9 @@ def ray_cluster(address: str | None = None, num_cpus: int | None = None,
                         ray.init(address=address, **options)
                 else:
                     with _stderr_quiet():
-                        ray.init(num_cpus=num_cpus, object_store_memory=object_store_memory,
+                        # "local": a new instance even when another Ray cluster runs on this machine (without
+                        # it ray.init joins that one and refuses num_cpus / object_store_memory)
+                        ray.init(address="local", num_cpus=num_cpus, object_store_memory=object_store_memory,
                                  include_dashboard=False, **options)
         except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]

@@ -41,9 +41,15 @@ def run_main(main: Callable[[list[str] | None], int], argv: list[str] | None = N
     ``exit_process`` (default: when ``argv`` is None, i.e. the real command line) ends the process at once after an
     interrupt, so that no C++ thread of torch or the JVM dies noisily while the interpreter shuts down.
     """
-    from lsr_lucene.verbosity import quiet_libraries
+    from lsr_lucene.verbosity import kept_verbosity, quiet_libraries
 
-    quiet_libraries()  # library logs and bars only with -v/--verbose
+    with kept_verbosity():  # this command's -v ends with it
+        quiet_libraries()  # library logs and bars only with -v/--verbose
+        return _run(main, argv, exit_process)
+
+
+def _run(main: Callable[[list[str] | None], int], argv: list[str] | None, exit_process: bool | None) -> int:
+    """``main(argv)`` with run_main's handling of errors and interrupts."""
     try:
         return main(argv)
     except BrokenPipeError:  # the reader went away (`... | head`): stop quietly, as Unix tools do
@@ -105,8 +111,11 @@ def _usage() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """``lsr-lucene [-v] <command> ...``: run one command; stdout closed early by its reader ends quietly."""
+    from lsr_lucene.verbosity import kept_verbosity
+
     try:
-        return _dispatch(argv)
+        with kept_verbosity():  # lsr-lucene -v <command>: verbose for this command alone
+            return _dispatch(argv)
     except BrokenPipeError:
         _silence_stdout()
         return 0

@@ -27,10 +27,23 @@ def set_verbose(on: bool) -> None:
             if os.environ.get(name) == _QUIET_ENV[name]:
                 del os.environ[name]
     else:
+        os.environ.pop("LSR_VERBOSE", None)  # child processes started later are quiet too
         for name, value in _QUIET_ENV.items():
             os.environ.setdefault(name, value)
     if "transformers" in sys.modules:
         _apply_transformers(on)
+
+
+@contextlib.contextmanager
+def kept_verbosity() -> Iterator[None]:
+    """Verbosity as it was before, once the block ends: a command's ``-v`` holds for that command alone, also when
+    several commands run in one process (tests, notebooks calling ``main``)."""
+    before = is_verbose()
+    try:
+        yield
+    finally:
+        if is_verbose() != before:
+            set_verbose(before)
 
 
 def quiet_libraries() -> None:

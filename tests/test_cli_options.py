@@ -144,6 +144,29 @@ def test_verbose_flag_and_quiet_libraries(monkeypatch):
     assert not hf_logging.is_progress_bar_enabled()
 
 
+def test_verbose_holds_for_one_command(monkeypatch):
+    """A command's -v (or lsr-lucene -v <command>) ends with it: the next command in the same process, and the
+    processes it starts (LSR_VERBOSE), are quiet again."""
+    import os
+
+    from lsr_lucene import verbosity
+    from lsr_lucene.cli import main, run_main
+
+    monkeypatch.delenv("LSR_VERBOSE", raising=False)
+    monkeypatch.setattr(verbosity, "_state", {"verbose": False})
+    seen = []
+
+    def command(argv):
+        opt.Parser().parse_args(argv)
+        seen.append((verbosity.is_verbose(), os.environ.get("LSR_VERBOSE")))
+        return 0
+
+    assert run_main(command, ["-v"]) == 0 and run_main(command, []) == 0
+    assert seen == [(True, "1"), (False, None)] and not verbosity.is_verbose()
+    assert main(["-v", "parse-negation", "tea without caffeine"]) == 0
+    assert not verbosity.is_verbose() and "LSR_VERBOSE" not in os.environ
+
+
 def test_progress_bars_only_on_a_terminal(tmp_path):
     """Off a terminal, no bar (no carriage returns): log lines every few seconds (issue 38), none for quick work."""
     from lsr_lucene.progress import LogProgress, progress_bar

@@ -190,9 +190,15 @@ def _jsonl_vectors(path: Path) -> Iterator[tuple[int, str, dict[str, float]]]:
         vector = obj.get("vector")
         if not isinstance(vector, dict):
             raise InputError(f"{where}: query {qid} has no \"vector\" object of term weights")
-        weights = {str(t): _weight(w, where, t) for t, w in vector.items()}
-        check_query_weights(weights, f"{where}: query {qid}")
-        yield line_no, str(qid).strip(), weights
+        yield line_no, str(qid).strip(), query_weights(vector, where, f"{where}: query {qid}")
+
+
+def query_weights(vector: dict, where: str, query: str | None = None) -> dict[str, float]:
+    """A {term: weight} query vector checked as a ``--query-vectors`` line is (finite float32 weights, terms without
+    whitespace; ``query`` names it in the weight-range errors, default ``where``)."""
+    weights = {str(t): _weight(w, where, str(t)) for t, w in vector.items()}
+    check_query_weights(weights, query or where)
+    return weights
 
 
 def _tsv_vectors(path: Path) -> Iterator[tuple[int, str, dict[str, float]]]:

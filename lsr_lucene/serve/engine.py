@@ -118,13 +118,11 @@ def compose_settings(operation: str | None = None, not_op: str | None = None, an
 
 def query_vector(vector: Any, where: str = "vector") -> dict[str, float]:
     """A {term: weight} query validated as a ``--query-vectors`` JSONL line is (zero weights dropped)."""
-    from lsr_lucene.io.topics import _weight, check_query_weights
+    from lsr_lucene.io.topics import query_weights
 
     if not isinstance(vector, Mapping):
         raise InputError(f"{where}: expected an object {{term: weight}}, got {type(vector).__name__}")
-    weights = {str(t): _weight(w, where, str(t)) for t, w in vector.items()}
-    check_query_weights(weights, where)
-    weights = {t: w for t, w in weights.items() if w != 0}
+    weights = {t: w for t, w in query_weights(dict(vector), where).items() if w != 0}
     if not weights:
         raise InputError(f"{where}: no term with a non-zero weight")
     return weights

@@ -27,6 +27,9 @@ class DenseEncoder:
         from lsr_lucene.dense.models import DEFAULT_DENSE_MODEL, load
 
         self.model_name = model or DEFAULT_DENSE_MODEL
+        if dtype == "int8":  # int8 is the sparse encoder's vocabulary projection; a dense model has none
+            raise InputError("dtype int8 is for sparse encoders (lsr-lucene encode); dense encoding takes fp32, bf16 "
+                             "or auto")
         if threads is not None and int(threads) < 1:
             raise InputError(f"threads must be at least 1, got {threads}")
         self.threads = int(threads) if threads else torch.get_num_threads()

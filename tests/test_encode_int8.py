@@ -29,7 +29,14 @@ def encoders():
             SparseEncoder("splade-tiny", max_length=64, threads=1, dtype="int8"))
 
 
-def test_projection_equals_its_definition():
+@pytest.mark.parametrize("int_mm", ["probed", "float64 fallback"])
+def test_projection_equals_its_definition(int_mm, monkeypatch):
+    """Exact int32 products whichever path runs: torch._int_mm where the probe found it exact (VNNI/AMX), float64
+    products where it saturates (AVX2's int16 pair sums)."""
+    from lsr_lucene.encode import int8
+
+    if int_mm == "float64 fallback":
+        monkeypatch.setattr(int8, "_EXACT_INT_MM", [False])
     generator = torch.Generator().manual_seed(1)
     weight, bias = torch.randn(1000, 24, generator=generator), torch.randn(1000, generator=generator)
     hidden = torch.randn(3, 7, 24, generator=generator)
@@ -47,6 +54,19 @@ def test_projection_equals_its_definition():
         # and near the float product (int8 steps: about 1 % of the largest logit)
         reference = ((states @ weight.T) + bias).amax(0)
         assert (raw_max[row] - reference).abs().max() < 0.02 * reference.abs().max()
+
+
+def test_probe_finds_an_inexact_int_mm(monkeypatch):
+    """The probe compares torch._int_mm with exact products: a kernel off by one anywhere is found."""
+    from lsr_lucene.encode import int8
+
+    real = torch._int_mm
+    monkeypatch.setattr(int8, "_EXACT_INT_MM", [])
+    monkeypatch.setattr(torch, "_int_mm", lambda a, b: real(a, b).clamp(max=32767))  # int16 saturation
+    assert not int8.int_mm_is_exact()
+    monkeypatch.setattr(int8, "_EXACT_INT_MM", [])
+    monkeypatch.setattr(torch, "_int_mm", lambda a, b: (a.double() @ b.double()).to(torch.int32))
+    assert int8.int_mm_is_exact()
 
 
 def test_int8_is_near_fp32_and_batch_independent(encoders):

@@ -2,8 +2,8 @@
 
 The masked-LM head (hidden → vocabulary logits at every position) is most of an encoder's work. Here its weights
 are int8 with one scale per vocabulary term, a document's hidden states int8 with one scale for the document (so
-its vector does not depend on the documents it is batched with), and ``torch._int_mm`` (VNNI/AMX int8 kernels)
-gives int32 logits whose max (and min) over positions is taken before scaling back: ``max_p(s_d·s_v·acc) =
+its vector does not depend on the documents it is batched with), and ``torch._int_mm`` (VNNI/AMX int8 kernels;
+exact float64 products on CPUs where it saturates, see :func:`int_mm_is_exact`) gives int32 logits whose max (and min) over positions is taken before scaling back: ``max_p(s_d·s_v·acc) =
 s_d·s_v·max_p(acc)`` for positive scales, so only the pooled row is converted. The transformer stays fp32:
 dynamic int8 quantisation of its Linear layers (``torch.ao.quantization.quantize_dynamic``) moved splade-tiny's
 SciFact weights by 4 units of 1/100 on average (max 41), the int8 projection alone by 1.1 (max 11).
@@ -14,6 +14,31 @@ import torch
 
 CHUNK = 4096  # vocabulary terms per int8 product (a text's int32 logits block: positions × CHUNK)
 _QMAX = 127
+_EXACT_INT_MM: list[bool] = []  # whether torch._int_mm is exact on this CPU (probed once)
+
+
+def int_mm_is_exact() -> bool:
+    """Whether ``torch._int_mm`` gives exact int32 products here: without VNNI/AMX, oneDNN's AVX2 int8 kernels add
+    u8×s8 pairs in saturating int16 (vpmaddubsw), so large products come out wrong (weights off by up to 116/100)."""
+    if not _EXACT_INT_MM:
+        generator = torch.Generator().manual_seed(0)
+        a = torch.randint(-_QMAX, _QMAX + 1, (32, 256), generator=generator, dtype=torch.int8)
+        b = torch.randint(-_QMAX, _QMAX + 1, (256, 64), generator=generator, dtype=torch.int8)
+        a[0], b[:, 0] = _QMAX, _QMAX  # the largest pair sums, where int16 saturates
+        try:
+            exact = bool(torch.equal(torch._int_mm(a, b).long(), (a.double() @ b.double()).long()))
+        except RuntimeError:  # no int8 kernel at all
+            exact = False
+        _EXACT_INT_MM.append(exact)
+    return _EXACT_INT_MM[0]
+
+
+def int8_product(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``a @ b`` of int8 matrices as exact int32: ``torch._int_mm`` where it is exact, else in float64 (exact for
+    every int8 product of these sizes; no faster than fp32, but never wrong)."""
+    if int_mm_is_exact():
+        return torch._int_mm(a, b)
+    return (a.double() @ b.double()).to(torch.int32)
 
 
 class Int8Projection:
@@ -47,7 +72,7 @@ class Int8Projection:
         for row, count in enumerate(lengths):
             text = states[row, :count]
             for start, block in self.chunks:
-                logits = torch._int_mm(text, block)
+                logits = int8_product(text, block)
                 torch.amax(logits, dim=0, out=acc_max[row, start:start + block.shape[1]])
                 if acc_min is not None:
                     torch.amin(logits, dim=0, out=acc_min[row, start:start + block.shape[1]])

@@ -15,7 +15,8 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 CRANFIELD = Path(__file__).resolve().parents[2] / "shared" / "data" / "cranfield"
 
 
-def _docs(n=40):
+def cranfield_docs(n=40) -> list[tuple[str, str]]:
+    """The first n Cranfield documents as (id, text), or made-up aeronautics word lists without ../shared."""
     if (CRANFIELD / "corpus.jsonl").is_file():
         rows = [json.loads(line) for _, line in zip(range(n), (CRANFIELD / "corpus.jsonl").open())]
         return [(f"d{i}", f"{r['title']} {r['text']}".strip()) for i, r in enumerate(rows)]
@@ -49,7 +50,7 @@ def _interrupt_after(docs, n):
 
 
 def test_shard_size_and_resumption_leave_batches_and_vectors_unchanged(encoder, tmp_path, monkeypatch):
-    docs = _docs()
+    docs = cranfield_docs()
     batches = _record(encoder, monkeypatch)
     write_vectors(docs, encoder, tmp_path / "s5", shard_size=5, batch_size=4, window=12)
     reference = list(batches)
@@ -69,7 +70,7 @@ def test_shard_size_and_resumption_leave_batches_and_vectors_unchanged(encoder, 
 
 
 def test_thread_count_leaves_vectors_unchanged(tmp_path):
-    docs = _docs(24)
+    docs = cranfield_docs(24)
     outputs = []
     for threads in (1, 2):
         encoder = SparseEncoder("splade-tiny", max_length=64, threads=threads, dtype="fp32")

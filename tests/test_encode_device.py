@@ -1,29 +1,19 @@
 """The GPU document path (lsr_lucene.encode.device), run here on CPU: impacts rounded and selected by torch equal
 io.vectors.quantise of the float vectors, byte for byte; several windows in flight change nothing."""
-import json
-from pathlib import Path
-
 import pytest
 
 from lsr_lucene.encode.device import FastTokenizer
 from lsr_lucene.encode.encoder import SparseEncoder
 from lsr_lucene.io.vectors import quantise, write_vectors
+from test_encode_batches import cranfield_docs  # tests/ is on sys.path (rootdir conftest)
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
-CRANFIELD = Path(__file__).resolve().parents[2] / "shared" / "data" / "cranfield"
 
-
-def _docs(n=30):
-    if (CRANFIELD / "corpus.jsonl").is_file():
-        rows = [json.loads(line) for _, line in zip(range(n), (CRANFIELD / "corpus.jsonl").open())]
-        return [(f"d{i}", f"{r['title']} {r['text']}".strip()) for i, r in enumerate(rows)]
-    words = "wing flow pressure boundary layer shock heat transfer supersonic jet plate".split()
-    return [(f"d{i}", " ".join(words[(i * 7 + k) % len(words)] for k in range(3 + i % 30))) for i in range(n)]
 
 
 @pytest.mark.parametrize("activation", ["splade", "snrelu"])
 def test_device_quantised_vectors_equal_quantised_floats(activation):
-    texts = [t for _, t in _docs()]
+    texts = [t for _, t in cranfield_docs(30)]
     encoder = SparseEncoder("splade-tiny", max_length=64, threads=1, dtype="fp32", activation=activation,
                             epsilon=0.5, device="cpu", device_quantise=True)
     for scale in (100, 37.5):
@@ -37,12 +27,12 @@ def test_device_quantised_vectors_equal_quantised_floats(activation):
 
 def test_fast_tokenizer_equals_the_wrapper():
     encoder = SparseEncoder("splade-tiny", max_length=32, threads=1, dtype="fp32", device="cpu")
-    texts = [t for _, t in _docs()] + ["", "a", "é ü ß 日本 " * 40]
+    texts = [t for _, t in cranfield_docs(30)] + ["", "a", "é ü ß 日本 " * 40]
     assert FastTokenizer(encoder.tokenizer, 32).ids(texts) == encoder._tokenize(texts, 32)
 
 
 def test_windows_in_flight_give_the_same_shards(tmp_path):
-    docs = _docs()
+    docs = cranfield_docs(30)
     outputs = []
     for depth, device_quantise in ((1, False), (3, True)):
         encoder = SparseEncoder("splade-tiny", max_length=64, threads=1, dtype="fp32", device="cpu",

@@ -17,7 +17,6 @@ Distributed search is in ``test_distributed_search_matches_brute_force`` (Ray; o
 """
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import os
@@ -32,6 +31,7 @@ from hypothesis import strategies as st
 
 from lsr_lucene.index.impact import build_impact_index
 from lsr_lucene.io.runs import iter_run
+from test_java_queries import window_score  # tests/ is on sys.path (rootdir conftest)
 
 COLLECTIONS = int(os.environ.get("LSR_PROPERTY_COLLECTIONS", "4"))
 QUERIES = int(os.environ.get("LSR_PROPERTY_QUERIES", "40"))
@@ -147,29 +147,6 @@ def first_stage(vec: dict, spec: dict) -> tuple[float, bool]:
             score += w * math.sqrt(vec[a] * vec[b])
             matched |= w > 0
     return score, matched
-
-
-def window_score(toks: list, clause: dict) -> float | None:
-    """Max over matches of Σ (q_i·window weight)·payload_i (None without a match); zero-payload tokens are gaps."""
-    factors = [(t, q * clause.get("weight", 1.0)) for t, q in clause["terms"]]
-    toks = [(t if p > 0 else "", p) for t, p in toks]
-    n, best = len(factors), None
-    if clause.get("ordered", True):
-        for p in range(len(toks) - n + 1):
-            if all(toks[p + i][0] == factors[i][0] for i in range(n)):
-                s = 0
-                for i in range(n):
-                    s += factors[i][1] * toks[p + i][1]
-                best = s if best is None else max(best, s)
-    else:
-        occurrences = [[p for p, (tok, _) in enumerate(toks) if tok == t] for t, _ in factors]
-        for combo in itertools.product(*occurrences):
-            if max(combo) - min(combo) < clause.get("width", n):
-                s = 0
-                for i, p in enumerate(combo):
-                    s += factors[i][1] * toks[p][1]
-                best = s if best is None else max(best, s)
-    return best
 
 
 def brute_force(docs: list, tokens: dict, spec: dict, k: int) -> list[tuple[str, float]]:

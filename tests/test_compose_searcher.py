@@ -114,6 +114,8 @@ def test_bad_queries_are_input_errors(searcher):
         searcher.search("tea", k=0)
     with pytest.raises(InputError, match="2 queries but 1 qids"):
         searcher.batch_search(["a", "b"], ["1"])
+    with pytest.raises(InputError, match="duplicate qid '7' in the qids"):
+        searcher.batch_search(["tea", "coffee"], ["7", 7])
     with pytest.raises(InputError, match="does not apply"):
         from lsr_lucene.compose import ComposeSearcher
 

@@ -21,6 +21,7 @@ from lsr_lucene.compose.compositions import Composition, parse_topics
 from lsr_lucene.compose.execute import DEFAULT_FUSION_DEPTH, compose, execute
 from lsr_lucene.compose.operations import DEFAULT_GATE, Plan, Settings
 from lsr_lucene.compose.tree import tree_from_json
+from lsr_lucene.io.topics import refuse_duplicate_qids
 from lsr_lucene.errors import InputError
 
 
@@ -140,8 +141,7 @@ class ComposeSearcher:
         if len(queries) != len(qids):
             raise InputError(f"{len(queries)} queries but {len(qids)} qids")
         qids = [str(q) for q in qids]
-        if len(set(qids)) != len(qids):
-            raise InputError("duplicate qid in batch_search")
+        refuse_duplicate_qids(qids, "qids")
         comps = [composition(q, qid) for q, qid in zip(queries, qids)]
         results = self.rank(comps, self.plans(comps), k, threads, warn=_warn)
         return {qid: self._hits(results[qid]) for qid in qids}

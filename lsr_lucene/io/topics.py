@@ -5,7 +5,7 @@ import math
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 from lsr_lucene.io.corpus import irds_id, irds_iter, jsonl_objects, load_irds, open_text, tsv_rows
 from lsr_lucene.errors import InputError
@@ -223,3 +223,12 @@ def read_query_vectors(spec: str | Path) -> dict[str, dict[str, float]]:
     for line_no, qid, vector in rows:
         out.add(qid, vector, line_no)
     return out.result()
+
+
+def refuse_duplicate_qids(qids: Sequence[str], what: str) -> None:
+    """InputError naming the first qid given twice (a dict of results would keep only one of them)."""
+    seen: set[str] = set()
+    for qid in qids:
+        if qid in seen:
+            raise InputError(f"duplicate qid {qid!r} in the {what}")
+        seen.add(qid)

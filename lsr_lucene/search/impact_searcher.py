@@ -25,6 +25,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from lsr_lucene.errors import InputError, json_problem
 from lsr_lucene.io.runs import read_hits
+from lsr_lucene.io.topics import refuse_duplicate_qids
 from lsr_lucene.search.specs import validate_spec
 
 
@@ -174,7 +175,7 @@ class ImpactSearcher:
         """Top-k hits of many text queries searched with ``threads`` threads: a dict qid → hits."""
         if len(queries) != len(qids):
             raise InputError(f"{len(queries)} queries but {len(qids)} qids")
-        _refuse_duplicates([str(q) for q in qids], "qids")
+        refuse_duplicate_qids([str(q) for q in qids], "qids")
         vectors = self.encode(list(queries))
         results: dict[str, list[ImpactHit]] = {str(qid): [] for qid in qids}
         specs = [{"qid": str(qid), "terms": vec} for qid, vec in zip(qids, vectors) if vec]
@@ -208,7 +209,7 @@ class ImpactSearcher:
     def _batch_search_specs(self, specs: Sequence[Mapping | str], k: int, threads: int, approximate: int | None,
                             query_cut: int | None, encoded: bool = False) -> dict[str, list[ImpactHit]]:
         parsed = [_parse_spec(s) for s in specs]
-        _refuse_duplicates([str(s["qid"]) for s in parsed], "query specs")
+        refuse_duplicate_qids([str(s["qid"]) for s in parsed], "query specs")
         results: dict[str, list[ImpactHit]] = {str(s["qid"]): [] for s in parsed}
         searchable = [s for s in parsed if _searchable(s)]
         if not searchable:
@@ -290,15 +291,6 @@ class ImpactSearcher:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-def _refuse_duplicates(qids: Sequence[str], what: str) -> None:
-    """InputError naming the first qid given twice (a dict of results would keep only one of them)."""
-    seen: set[str] = set()
-    for qid in qids:
-        if qid in seen:
-            raise InputError(f"duplicate qid {qid!r} in the {what}")
-        seen.add(qid)
 
 
 def _searchable(spec: Mapping) -> bool:

@@ -245,6 +245,14 @@ class Settings:
         if not 0 <= self.gate < 1:
             raise InputError(f"--gate must be in [0, 1), got {self.gate}")
 
+    @classmethod
+    def of(cls, operation: str | None = None, not_op: str | None = None, and_op: str | None = None,
+           or_op: str | None = None, **parameters) -> "Settings":
+        """Settings from compose's option names (``--operation``, ``--not-op``/``--and-op``/``--or-op``, and
+        ``lam``/``top_pairs``/``pair_weight``/``gate``), the unnamed ones at their defaults."""
+        per_type = {op: name for op, name in (("not", not_op), ("and", and_op), ("or", or_op)) if name}
+        return cls(operation, per_type, **parameters)
+
     def op_for(self, node_op: str) -> str:
         """Operation used on ``node_op`` nodes."""
         if self.per_type.get(node_op):

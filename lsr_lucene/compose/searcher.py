@@ -52,8 +52,8 @@ class ComposeSearcher:
         if int(depth) < 1:
             raise InputError(f"depth (--fusion-depth) must be >= 1, got {depth}")
         self.index_dir = str(index_dir)
-        per_type = {op: name for op, name in (("not", not_op), ("and", and_op), ("or", or_op)) if name}
-        self.settings = Settings(operation, per_type, lam, int(top_pairs), float(pair_weight), float(gate))
+        self.settings = Settings.of(operation, not_op, and_op, or_op, lam=lam, top_pairs=int(top_pairs),
+                                    pair_weight=float(pair_weight), gate=float(gate))
         self.depth = int(depth)
         self._info = index_settings(self.index_dir)
         self.scale = scale or self._info.get("scale") or 100

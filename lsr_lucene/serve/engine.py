@@ -72,6 +72,7 @@ class SearchEngine:
         from lsr_lucene.compose.tree import tree_to_json
 
         from lsr_lucene.compose.execute import compose
+        from lsr_lucene.compose.operations import Settings
         from lsr_lucene.compose.searcher import composition
         from lsr_lucene.io.ranking import ordered
 
@@ -79,7 +80,7 @@ class SearchEngine:
             raise InputError("this server was started without composed search")
         comp = composition(query, "query" if isinstance(query, str) else "composition")  # names it in errors
         options = {k: v for k, v in (options or {}).items() if v is not None}
-        settings = compose_settings(**options) if options else self.composer.settings
+        settings = Settings.of(**options) if options else self.composer.settings
         with self.lock:
             plans = compose([comp], settings, self.composer.query_encoder)
         ranked = ordered(self.composer.rank([comp], plans, self._k(hits))[comp.qid])
@@ -105,15 +106,6 @@ class SearchEngine:
 class ComposedHit(NamedTuple):
     docid: str
     score: float
-
-
-def compose_settings(operation: str | None = None, not_op: str | None = None, and_op: str | None = None,
-                     or_op: str | None = None):
-    """``lsr-lucene compose``'s operation settings for these names, its other options at their defaults."""
-    from lsr_lucene.compose.operations import DEFAULT_GATE, Settings
-
-    per_type = {op: name for op, name in (("not", not_op), ("and", and_op), ("or", or_op)) if name}
-    return Settings(operation, per_type, None, 5, 1.0, DEFAULT_GATE)
 
 
 def query_vector(vector: Any, where: str = "vector") -> dict[str, float]:

@@ -15,6 +15,8 @@ from typing import Sequence
 
 import torch
 
+from lsr_lucene.encode.host_workers import impact_dicts
+
 
 class FastTokenizer:
     """The fast tokenizer's Rust core with truncation at ``max_length`` and no padding: ``ids(texts)`` equals
@@ -29,35 +31,30 @@ class FastTokenizer:
         return [encoding.ids for encoding in self.core.encode_batch(list(texts), add_special_tokens=True)]
 
 
-def quantised_batch(encoder, input_ids: torch.Tensor, mask: torch.Tensor, scale: float) -> list[dict | None]:
-    """Per row of a padded batch, its impact vector {term: round(|w| × scale)} (``neg_<term>`` for negative w, zeros
-    dropped, terms in vocabulary order), or None when a weight is not finite."""
+def quantised_arrays(encoder, input_ids: torch.Tensor, mask: torch.Tensor, scale: float) -> tuple:
+    """A padded batch's nonzero impacts round(|w| × scale), selected on the device and copied back in one transfer:
+    numpy (counts per row, term ids, impacts, negative flags or None when no weight is negative, finite per row), the
+    pairs in row-major order (terms ascending within a row)."""
     hidden = encoder._hidden(input_ids, mask)
     weights = encoder._weights(hidden, mask, input_ids)  # (batch, vocabulary) on the device
     finite = torch.isfinite(weights).all(dim=1)
     weights = torch.nan_to_num(weights, nan=0.0, posinf=0.0, neginf=0.0)
     impacts = torch.round(weights.double().abs() * scale)  # float32 -> float64, as Python's float(w) * scale
     keep = impacts != 0
-    counts = keep.sum(dim=1)
     where = keep.nonzero()  # row-major: rows in order, terms ascending
-    values = impacts[keep].to(torch.int64)
-    negative = weights[keep] < 0
-    # one round trip: everything the host needs, small
-    counts, terms, values, negative, finite = (t.to("cpu", non_blocking=False) for t in
-                                               (counts, where[:, 1], values, negative, finite))
-    vocab = encoder.vocab
-    terms, values, finite = terms.tolist(), values.tolist(), finite.tolist()
-    signs = negative.tolist() if bool(negative.any()) else None
-    out: list[dict | None] = []
-    start = 0
-    for row, count in enumerate(counts.tolist()):
-        end = start + count
-        if not finite[row]:
-            out.append(None)
-        elif signs is None:
-            out.append({vocab[t]: v for t, v in zip(terms[start:end], values[start:end])})
-        else:
-            out.append({(f"neg_{vocab[t]}" if neg else vocab[t]): v
-                        for t, v, neg in zip(terms[start:end], values[start:end], signs[start:end])})
-        start = end
-    return out
+    rows = len(weights)
+    packed = torch.cat([keep.sum(dim=1), finite.to(torch.int64), where[:, 1], impacts[keep].to(torch.int64),
+                        (weights[keep] < 0).to(torch.int64)]).cpu().numpy()  # one round trip, small
+    pairs = len(where)
+    counts, finite = packed[:rows], packed[rows:2 * rows].astype(bool)
+    terms, values = packed[2 * rows:2 * rows + pairs], packed[2 * rows + pairs:2 * rows + 2 * pairs]
+    negative = packed[2 * rows + 2 * pairs:].astype(bool)
+    return counts, terms, values, (negative if negative.any() else None), finite
+
+
+def quantised_batch(encoder, input_ids: torch.Tensor, mask: torch.Tensor, scale: float) -> list[dict | None]:
+    """Per row of a padded batch, its impact vector {term: round(|w| × scale)} (``neg_<term>`` for negative w, zeros
+    dropped, terms in vocabulary order), or None when a weight is not finite."""
+    counts, terms, values, negative, finite = quantised_arrays(encoder, input_ids, mask, scale)
+    return impact_dicts(encoder.vocab, counts.tolist(), terms.tolist(), values.tolist(),
+                        None if negative is None else negative.tolist(), finite.tolist())

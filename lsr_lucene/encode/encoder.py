@@ -126,6 +126,12 @@ class SparseEncoder:
         # documents quantised and selected on the device (``encode_documents_quantised``), several windows in flight
         self.quantises_on_device = cuda if device_quantise is None else bool(device_quantise)
         self.pipeline_depth = 3 if cuda else 1
+        # worker processes that tokenise and format JSON lines for ``write_vectors`` (lsr_lucene.encode.pipeline;
+        # 0: windows in threads of this process, as on CPU)
+        from lsr_lucene.encode.pipeline import default_workers
+
+        self.host_workers = default_workers(self.device) if self.quantises_on_device else 0
+        self._pipeline = None
         # while windows are in flight: Python's GIL switch interval (5 ms by default), so that the thread launching
         # kernels gets the GIL back quickly from the threads tokenising and formatting JSON
         self.switch_interval = 1e-4
@@ -157,6 +163,19 @@ class SparseEncoder:
         prec.announce(self.precision)
         return True
 
+    def window_pipeline(self):
+        """The process pipeline ``io.vectors.write_vectors`` hands windows to (``encode.pipeline.WindowPipeline``,
+        kept for later calls), or None: with ``host_workers`` 0, without device quantisation or a fast tokenizer."""
+        if self.host_workers < 1 or not self.quantises_on_device or not self.tokenizer.is_fast:
+            return None
+        if self._pipeline is None or self._pipeline.workers != self.host_workers:
+            from lsr_lucene.encode.pipeline import WindowPipeline
+
+            if self._pipeline is not None:
+                self._pipeline.close()
+            self._pipeline = WindowPipeline(self, self.host_workers)
+        return self._pipeline
+
     def settings(self) -> dict:
         """Encoder settings recorded with vectors (and checked when resuming)."""
         from lsr_lucene.encode.models import REGISTRY
@@ -179,7 +198,10 @@ class SparseEncoder:
         input_ids = np.full((len(ids), length), self._pad_id, dtype=np.int64)
         mask = (np.arange(length)[None, :] < lengths[:, None])
         input_ids[mask] = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int64, count=int(lengths.sum()))
-        mask = mask.astype(np.int64)
+        return self._to_device(input_ids, mask.astype(np.int64))
+
+    def _to_device(self, input_ids: np.ndarray, mask: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+        """A padded batch's int64 ids and mask as tensors on the encoder's device."""
         input_ids, mask = torch.from_numpy(input_ids), torch.from_numpy(mask)
         if self.device.type == "cuda":  # from pinned memory, without blocking the host
             return (input_ids.pin_memory().to(self.device, non_blocking=True),
@@ -282,6 +304,23 @@ class SparseEncoder:
         weights.scatter_(1, index, torch.where(valid, exact, torch.zeros_like(exact)))
         return weights
 
+    @staticmethod
+    def _batches(lengths: Sequence[int], batch_size: int, unpadded: bool = False,
+                 groups: Sequence | None = None) -> list[list[int]]:
+        """The batches (lists of text indices) of ``_run_batches``: texts sorted by decreasing length (ties in input
+        order), cut every ``batch_size``; never mixing ``groups`` keys, and with ``unpadded`` never mixing lengths."""
+        if groups is not None:
+            keys = list(dict.fromkeys(groups))  # in order of first appearance
+            rank = {key: number for number, key in enumerate(keys)}
+            order = sorted(range(len(lengths)), key=lambda i: (rank[groups[i]], -lengths[i], i))
+            runs = [list(run) for _, run in itertools.groupby(order, key=lambda i: rank[groups[i]])]
+        else:
+            order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
+            runs = [order]
+        if unpadded:
+            runs = [list(group) for run in runs for _, group in itertools.groupby(run, key=lambda i: lengths[i])]
+        return [run[start:start + batch_size] for run in runs for start in range(0, len(run), batch_size)]
+
     def _run_batches(self, ids: list[list[int]], batch_size: int, work, progress=None,
                      unpadded: bool = False, groups: Sequence | None = None) -> list:
         """Apply ``work(input_ids, mask) -> per-row results`` to length-sorted batches; results in input order.
@@ -294,17 +333,7 @@ class SparseEncoder:
         On CPU with several threads, batches run in parallel Python threads with one torch thread each:
         independent batches scale better than intra-op threads (no barrier per small operation).
         """
-        if groups is not None:
-            keys = list(dict.fromkeys(groups))  # in order of first appearance
-            rank = {key: number for number, key in enumerate(keys)}
-            order = sorted(range(len(ids)), key=lambda i: (rank[groups[i]], -len(ids[i]), i))
-            runs = [list(run) for _, run in itertools.groupby(order, key=lambda i: rank[groups[i]])]
-        else:
-            order = sorted(range(len(ids)), key=lambda i: (-len(ids[i]), i))
-            runs = [order]
-        if unpadded:
-            runs = [list(group) for run in runs for _, group in itertools.groupby(run, key=lambda i: len(ids[i]))]
-        batches = [run[start:start + batch_size] for run in runs for start in range(0, len(run), batch_size)]
+        batches = self._batches([len(i) for i in ids], batch_size, unpadded, groups)
 
         def run(rows: list[int]) -> list:
             with torch.inference_mode():

@@ -376,16 +376,20 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
         consumed = nonempty = 0
         # windows in flight: a GPU encoder tokenises, computes and formats several windows at once (each in a
         # worker thread), so the device never waits for the host; on CPU one at a time (its batches use the cores)
-        depth = max(1, int(getattr(encoder, "pipeline_depth", 1)))
-        pool = ThreadPoolExecutor(max_workers=depth, thread_name_prefix="lsr-window") if depth > 1 else None
+        # a GPU encoder with worker processes (encode.pipeline) tokenises and formats there instead, keeping ``depth``
+        # windows in flight too
+        engine = encoder.window_pipeline() if hasattr(encoder, "window_pipeline") and not with_positions else None
+        depth = max(1, int(engine.depth if engine is not None else getattr(encoder, "pipeline_depth", 1)))
+        pool = (ThreadPoolExecutor(max_workers=depth, thread_name_prefix="lsr-window")
+                if depth > 1 and engine is None else None)
         switch = sys.getswitchinterval()
-        if pool is not None:  # the thread launching GPU kernels must not wait 5 ms for the GIL at every operation
+        if pool is not None or engine is not None:  # the thread launching GPU kernels must not wait 5 ms for the GIL
             sys.setswitchinterval(getattr(encoder, "switch_interval", None) or switch)
         in_flight: deque = deque()  # (future or rows, context, window size, documents the bar counted)
 
         def collect(entry) -> None:
             result, skip, size, fed = entry  # fed: documents the encoder's per-batch bar has counted already
-            rows = result.result() if pool is not None else result
+            rows = result if isinstance(result, list) else result.result()
             ready.extend(rows[skip:])
             progress.update(max(0, size - skip - fed))
             while len(ready) >= shard_size:
@@ -398,7 +402,9 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
                 context = 0
                 return
             window_docs = list(pending)
-            if pool is not None:
+            if engine is not None:
+                in_flight.append((engine.submit(window_docs, scale, batch_size), context, len(window_docs), 0))
+            elif pool is not None:
                 in_flight.append((pool.submit(window_lines, encoder, window_docs, scale, batch_size, with_positions),
                                   context, len(window_docs), 0))
             else:
@@ -476,9 +482,12 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
                 remove_path(partial.dir)
             raise
         finally:
+            if engine is not None:  # an interrupted run's windows: drop what has not started
+                for entry in in_flight:
+                    entry[0].cancel()
             if pool is not None:
                 pool.shutdown(wait=True, cancel_futures=True)
-                sys.setswitchinterval(switch)
+            sys.setswitchinterval(switch)
             progress.close()
         documents = sum(s["documents"] for s in partial.shards)
         if documents == 0:

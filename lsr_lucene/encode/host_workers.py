@@ -1,0 +1,68 @@
+"""The host's share of GPU document encoding, done in worker processes: tokenising and formatting JSON lines.
+
+A GPU encodes splade-tiny five times faster than one Python process can tokenise texts and build their JSON lines
+(issue 41): threads share the GIL, so ``lsr_lucene.encode.pipeline`` hands these two jobs to processes that import
+neither torch nor the model. Tokenising uses the fast tokenizer's Rust core (rebuilt from its JSON, so the ids are
+``FastTokenizer.ids``'); formatting uses ``json.dumps`` exactly as ``io.vectors.window_lines`` does, so the lines are
+byte for byte those of the one-process path. ``impact_dicts`` is shared with that path (``encode.device``).
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from typing import Sequence
+
+import numpy as np
+
+_STATE: dict = {}  # per worker process: the tokenizer core and the vocabulary (``init``)
+
+
+def impact_dicts(vocab: Sequence[str], counts: Sequence[int], terms: Sequence[int], values: Sequence[int],
+                 negative: Sequence[bool] | None, finite: Sequence[bool]) -> list[dict[str, int] | None]:
+    """Per row, {term: impact} from the flattened nonzero (term id, impact) pairs of a batch in row-major order
+    (``neg_<term>`` where ``negative``; None for a row whose weights were not all finite)."""
+    out: list[dict[str, int] | None] = []
+    start = 0
+    for row, count in enumerate(counts):
+        end = start + count
+        if not finite[row]:
+            out.append(None)
+        elif negative is None:
+            out.append({vocab[t]: v for t, v in zip(terms[start:end], values[start:end])})
+        else:
+            out.append({(f"neg_{vocab[t]}" if neg else vocab[t]): v
+                        for t, v, neg in zip(terms[start:end], values[start:end], negative[start:end])})
+        start = end
+    return out
+
+
+def init(tokenizer_json: str, max_length: int, vocab: list[str]) -> None:
+    """Worker start: the tokenizer core (no padding, truncation at ``max_length``, one thread) and the vocabulary."""
+    os.environ["TOKENIZERS_PARALLELISM"] = "false"  # the workers are the parallelism
+    from tokenizers import Tokenizer
+
+    core = Tokenizer.from_str(tokenizer_json)
+    core.no_padding()
+    core.enable_truncation(int(max_length))
+    _STATE.update(core=core, vocab=vocab)
+
+
+def tokenize(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Token ids of ``texts`` with special tokens: (lengths int32, all ids concatenated int32)."""
+    encodings = _STATE["core"].encode_batch(texts, add_special_tokens=True)
+    ids = [e.ids for e in encodings]
+    lengths = np.fromiter(map(len, ids), dtype=np.int32, count=len(ids))
+    flat = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int32, count=int(lengths.sum()))
+    return lengths, flat
+
+
+def format_lines(doc_ids: list[str], texts: list[str], counts: np.ndarray, terms: np.ndarray, values: np.ndarray,
+                 negative: np.ndarray | None, finite: np.ndarray) -> list[tuple[str | None, int]]:
+    """Per document: (its JsonVectorCollection line, or None when a weight was not finite; its postings)."""
+    vectors = impact_dicts(_STATE["vocab"], counts.tolist(), terms.tolist(), values.tolist(),
+                           None if negative is None else negative.tolist(), finite.tolist())
+    dumps = json.dumps
+    return [(None, 0) if vector is None else
+            (dumps({"id": doc_id, "contents": text, "vector": vector}, ensure_ascii=False) + "\n", len(vector))
+            for doc_id, text, vector in zip(doc_ids, texts, vectors)]

@@ -1,0 +1,165 @@
+"""GPU document encoding with the host's Python work in worker processes (issue 41): ``WindowPipeline``.
+
+``io.vectors.write_vectors`` hands it whole windows (``submit``). Each window is tokenised in chunks by worker
+processes (``encode.host_workers``), its length-sorted batches (``SparseEncoder._batches``, the same batches as
+``encode_documents_quantised``) run one after another in one device thread (transformer, pooling, rounding and nonzero
+selection on the device: ``encode.device.quantised_arrays``), and its JSON lines are formatted by the worker processes
+again, in chunks of input order. The main process only pads with numpy and launches kernels, so the device is no
+longer starved by a GIL shared with tokenising and JSON (4.3-4.5k passages/s in threads for splade-tiny on an H100,
+whose model part alone runs 23-27k). Lines are byte for byte those of ``io.vectors.window_lines``.
+"""
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import sys
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import numpy as np
+import torch
+
+from lsr_lucene.encode import host_workers
+from lsr_lucene.errors import InputError
+
+CHUNK = 256  # texts per tokenising or formatting task: enough to amortise a task, small enough to spread a window
+
+
+def default_workers(device: torch.device) -> int:
+    """Worker processes for an encoder on ``device``: on a GPU every core but two (the launching thread and the
+    main one), at least 2, when there are 4 cores or more; 0 (one-process path) on CPU, whose cores run the model."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if device.type != "cuda" or cores < 4:
+        return 0
+    return max(2, min(cores - 2, 30))
+
+
+def _offsets(counts: np.ndarray) -> np.ndarray:
+    """Start of each segment of a flattened array of ``counts``-long segments."""
+    starts = np.zeros(len(counts), dtype=np.int64)
+    np.cumsum(counts[:-1], out=starts[1:])
+    return starts
+
+
+def _gather(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Indices of the segments [starts[i], starts[i] + counts[i]) concatenated in order."""
+    total = int(counts.sum())
+    return np.repeat(starts - _offsets(counts), counts) + np.arange(total, dtype=np.int64)
+
+
+@contextlib.contextmanager
+def _main_hidden():
+    """While worker processes start: the caller's main module shows neither file nor module name, so that the workers
+    do not run it again (multiprocessing would, and a script without an ``if __name__ == "__main__"`` guard would
+    encode again in every worker)."""
+    main = sys.modules.get("__main__")
+    saved = {key: main.__dict__[key] for key in ("__file__", "__spec__") if main is not None and key in main.__dict__}
+    try:
+        if main is not None:
+            main.__dict__.pop("__file__", None)
+            main.__spec__ = None
+        yield
+    finally:
+        if main is not None:
+            main.__dict__.update(saved)
+            if "__spec__" not in saved:
+                main.__dict__.pop("__spec__", None)
+
+
+class WindowJob:
+    """One window in flight: ``result()`` gives ``io.vectors.window_lines``' rows (line, None, postings)."""
+
+    def __init__(self, device_future: Future, docs: list[tuple[str, str, str]]):
+        self.device_future = device_future
+        self.docs = docs
+
+    def result(self) -> list[tuple[str, None, int]]:
+        rows: list[tuple[str, None, int]] = []
+        for task in self.device_future.result():
+            rows.extend((line, None, postings) for line, postings in task.get())
+        for (doc_id, _, origin), (line, _, _) in zip(self.docs, rows):
+            if line is None:
+                raise InputError(f"{origin}: document {doc_id!r}: a weight is not a finite number")
+        return rows
+
+    def cancel(self) -> None:
+        """Skip the device work if it has not started (an interrupted run)."""
+        self.device_future.cancel()
+
+
+class WindowPipeline:
+    """Worker processes for tokens and lines, one thread for the device; several windows in flight (``depth``)."""
+
+    depth = 4
+
+    def __init__(self, encoder, workers: int):
+        self.encoder = encoder
+        self.workers = int(workers)
+        methods = multiprocessing.get_all_start_methods()
+        # never fork (the parent holds CUDA and threads); the workers import only encode.host_workers
+        context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+        with _main_hidden():
+            self.pool = context.Pool(self.workers, initializer=host_workers.init,
+                                     initargs=(encoder.tokenizer.backend_tokenizer.to_str(), encoder.max_length,
+                                               encoder.vocab))
+        self.device_thread = ThreadPoolExecutor(1, thread_name_prefix="lsr-device")
+
+    def submit(self, docs: list[tuple[str, str, str]], scale: float, batch_size: int) -> WindowJob:
+        """Start one window of (id, text, origin) documents: tokenise now, encode and format when its turn comes."""
+        texts = [text for _, text, _ in docs]
+        tokens = [self.pool.apply_async(host_workers.tokenize, (texts[start:start + CHUNK],))
+                  for start in range(0, len(texts), CHUNK)]
+        return WindowJob(self.device_thread.submit(self._encode, docs, texts, tokens, scale, batch_size), docs)
+
+    def _encode(self, docs, texts, tokens, scale: float, batch_size: int) -> list:
+        """In the device thread: the window's batches, then its formatting tasks (futures of lines, input order)."""
+        from lsr_lucene.encode.device import quantised_arrays
+
+        encoder = self.encoder
+        parts = [task.get() for task in tokens]
+        lengths = np.concatenate([p[0] for p in parts]).astype(np.int64)
+        flat = np.concatenate([p[1] for p in parts]).astype(np.int64)
+        starts = _offsets(lengths)
+        batches = encoder._batches(lengths.tolist(), batch_size)
+        results = []
+        cpu = encoder.device.type == "cpu"
+        previous = torch.get_num_threads()
+        if cpu:  # as ``SparseEncoder._run_batches``: one torch thread a batch on CPU (the same float results)
+            torch.set_num_threads(1)
+        try:
+            with torch.inference_mode():
+                for rows in batches:
+                    rows = np.asarray(rows, dtype=np.int64)
+                    width = int(lengths[rows].max())
+                    input_ids = np.full((len(rows), width), encoder._pad_id, dtype=np.int64)
+                    mask = np.arange(width)[None, :] < lengths[rows][:, None]
+                    input_ids[mask] = flat[_gather(starts[rows], lengths[rows])]
+                    input_ids, mask = encoder._to_device(input_ids, mask.astype(np.int64))
+                    results.append((rows, quantised_arrays(encoder, input_ids, mask, scale)))
+        finally:
+            if cpu:
+                torch.set_num_threads(previous)
+        order = np.concatenate([rows for rows, _ in results])  # sorted position -> window row
+        counts = np.concatenate([r[0] for _, r in results])
+        terms = np.concatenate([r[1] for _, r in results])
+        values = np.concatenate([r[2] for _, r in results])
+        signed = any(r[3] is not None for _, r in results)
+        negative = (np.concatenate([r[3] if r[3] is not None else np.zeros(len(r[1]), dtype=bool)
+                                    for _, r in results]) if signed else None)
+        finite = np.concatenate([r[4] for _, r in results])
+        position = np.empty(len(order), dtype=np.int64)
+        position[order] = np.arange(len(order))  # window row -> sorted position
+        pair_starts = _offsets(counts)
+        futures = []
+        ids = [doc_id for doc_id, _, _ in docs]
+        for start in range(0, len(docs), CHUNK):
+            chosen = position[start:start + CHUNK]
+            pairs = _gather(pair_starts[chosen], counts[chosen])
+            futures.append(self.pool.apply_async(host_workers.format_lines, (
+                ids[start:start + CHUNK], texts[start:start + CHUNK], counts[chosen], terms[pairs], values[pairs],
+                None if negative is None else negative[pairs], finite[chosen])))
+        return futures
+
+    def close(self) -> None:
+        self.device_thread.shutdown(wait=True, cancel_futures=True)
+        self.pool.terminate()

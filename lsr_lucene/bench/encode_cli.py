@@ -35,8 +35,11 @@ def main(argv: list[str] | None = None) -> int:
     dev.add_argument("--base-passages", type=int, default=4096, help="BERT-base-size end to end on the GPU")
     dev.add_argument("--device", default="cuda", help="the accelerator (cpu: try the GPU part here, slowly)")
     dev.add_argument("--batching-check", action="store_true", help="issue 37's check even without AMX")
-    dev.add_argument("--depths", default="3", help="windows in flight to try (GPU)")
-    dev.add_argument("--switch-intervals", default="0.0001", help="GIL switch intervals to try, seconds (GPU)")
+    dev.add_argument("--depths", default="4", help="windows in flight to try with worker processes (GPU)")
+    dev.add_argument("--host-workers", default=None,
+                     help="worker process counts to try (GPU; 0: windows in threads); default 0 and the encoder's")
+    dev.add_argument("--repeats", type=int, default=2, help="GPU end-to-end runs per variant (best kept)")
+    dev.add_argument("--stages", action="store_true", help="time each stage and sample the threads (GPU)")
     dev.add_argument("--sweep-threads", default="1,2,4,8,16")
     dev.add_argument("--cpu-base-passages", type=int, default=256)
     dev.add_argument("--only", default="gpu,cpu")

@@ -13,8 +13,8 @@ from pathlib import Path
 import torch
 
 from lsr_lucene.errors import Interrupted
-from lsr_lucene.bench.encode_speed import (Rows, batching_check, end_to_end, hardware, model_only, read_passages,
-                                           thread_sweep, vector_differences)
+from lsr_lucene.bench.encode_speed import (Rows, batching_check, device_only, end_to_end, hardware, model_only,
+                                           read_passages, thread_sweep, vector_differences)
 
 MAX_LENGTH = 256
 
@@ -107,6 +107,45 @@ def sampler(every: float = 0.001):
     return counts, stop
 
 
+def _configure(encoder, workers: int, depth: int) -> None:
+    """The GPU pipeline to time: windows in threads of this process (``workers`` 0, the path before worker processes)
+    or ``workers`` worker processes (encode.pipeline); ``depth`` windows in flight either way."""
+    encoder.host_workers = workers
+    pipeline = encoder.window_pipeline() if workers else None
+    if pipeline is not None:
+        pipeline.depth = depth
+    elif workers:
+        raise RuntimeError("worker processes could not be started here")
+    else:
+        encoder.pipeline_depth = depth
+
+
+def _note(workers: int, depth: int) -> str:
+    return (f"{workers} worker processes, {depth} windows in flight" if workers else
+            f"one process, {depth} window threads")
+
+
+def _same_files(a: Path, b: Path) -> bool:
+    """Whether two vector directories hold byte-identical shards."""
+    names = sorted(p.name for p in a.glob("part-*.jsonl"))
+    return names == sorted(p.name for p in b.glob("part-*.jsonl")) and all(
+        (a / n).read_bytes() == (b / n).read_bytes() for n in names)
+
+
+def _device_rows(rows: Rows, encoder, model: str, kind: str, name: str, docs, batch: int, repeats: int) -> None:
+    """Model-only rates: on random ids at full length (ours, naive), and the device part alone on ``docs``."""
+    dtype = encoder.dtype
+    for naive in (False, True):
+        per_batch = model_only(encoder, batch, MAX_LENGTH, repeats, naive)
+        rows.add(device=kind, hardware=name, model=model, dtype=dtype,
+                 kind=f"model only ({'naive' if naive else 'ours'})", batch_size=batch, max_length=MAX_LENGTH, passages=batch, seconds=per_batch,
+                 note="random ids, full length")
+    device_only(encoder, docs[:batch * 2], batch)  # warm
+    rows.add(device=kind, hardware=name, model=model, dtype=dtype, kind="model only (same passages)", batch_size=batch,
+             max_length=MAX_LENGTH, passages=len(docs), seconds=device_only(encoder, docs, batch),
+             note="the end-to-end passages, tokenised and padded beforehand; with copies to and from the device")
+
+
 def _gpu(args, rows: Rows, checks: dict, docs, work: Path) -> None:
     from lsr_lucene.encode.device import FastTokenizer
     from lsr_lucene.encode.encoder import SparseEncoder
@@ -116,43 +155,58 @@ def _gpu(args, rows: Rows, checks: dict, docs, work: Path) -> None:
     device, batch = args.device, args.batch_size
     name, kind = hardware(device), device.split(":")[0]
     checks["gpu"] = name
-    encoder = SparseEncoder(args.model, max_length=MAX_LENGTH, dtype="fp32", device=device)
-    end_to_end(encoder, docs[:batch * 8], batch, work / "warm")  # CUDA context, kernels, cuBLAS handles
+    encoder = SparseEncoder(args.model, max_length=MAX_LENGTH, dtype="fp32", device=device,
+                            device_quantise=True)
+    default_workers = encoder.host_workers
+    checks["default_host_workers"] = default_workers
+    workers_list = [int(w) for w in args.host_workers.split(",")] if args.host_workers else [0, default_workers]
+    depths = [int(d) for d in args.depths.split(",")]
+    variants = [(w, 3 if w == 0 else d) for w in workers_list for d in (depths if w else [3])]
+    for workers, depth in variants:  # CUDA context, kernels, cuBLAS handles, worker processes
+        _configure(encoder, workers, depth)
+        end_to_end(encoder, docs[:batch * 8], batch, work / "warm")
     texts = [t for _, t in docs]
     started = time.perf_counter()
     FastTokenizer(encoder.tokenizer, MAX_LENGTH).ids(texts)
     rows.add(device="host", hardware=hardware("cpu"), model=args.model, kind="tokenize only (one fast call)",
              max_length=MAX_LENGTH, passages=len(texts), seconds=time.perf_counter() - started)
-    best = (float("inf"), encoder.pipeline_depth, encoder.switch_interval)
-    for depth in [int(d) for d in args.depths.split(",")]:
-        for switch in [float(x) for x in args.switch_intervals.split(",")]:
-            encoder.pipeline_depth, encoder.switch_interval = depth, switch
-            seconds = end_to_end(encoder, docs, batch, work / "gpu-fp32")
-            best = min(best, (seconds, depth, switch))
-            rows.add(device=kind, hardware=name, model=args.model, dtype="fp32", kind="end-to-end", batch_size=batch,
-                     max_length=MAX_LENGTH, passages=len(docs), seconds=seconds,
-                     note=f"{depth} windows in flight, GIL switch {switch * 1e3:g} ms")
-    _, depth, switch = best
-    checks["best_pipeline"] = {"depth": depth, "switch_interval_s": switch}
-    encoder.pipeline_depth, encoder.switch_interval = depth, switch
-    checks["stages_seconds"] = stage_seconds(encoder, docs, batch, work / "gpu-stages")
-    print("stages (seconds summed over threads):", checks["stages_seconds"], flush=True)
+    best_of: dict = {}
+    for _ in range(args.repeats):  # interleaved: a slow moment of the host hits every variant alike
+        for workers, depth in variants:
+            _configure(encoder, workers, depth)
+            seconds = end_to_end(encoder, docs, batch, work / f"gpu-fp32-w{workers}-d{depth}")
+            best_of[workers, depth] = min(best_of.get((workers, depth), float("inf")), seconds)
+    for (workers, depth), seconds in best_of.items():
+        rows.add(device=kind, hardware=name, model=args.model, dtype="fp32", kind="end-to-end", batch_size=batch,
+                 max_length=MAX_LENGTH, passages=len(docs), seconds=seconds,
+                 note=_note(workers, depth) + f", best of {args.repeats}")
+    process_variants = [v for v in variants if v[0]] or variants
+    workers, depth = min(process_variants, key=lambda v: best_of[v])
+    checks["best_pipeline"] = {"host_workers": workers, "depth": depth}
+    if (0, 3) in best_of and workers:
+        checks["processes_vs_threads_identical_files"] = _same_files(work / "gpu-fp32-w0-d3",
+                                                                     work / f"gpu-fp32-w{workers}-d{depth}")
+        print("worker processes give the same files as threads:", checks["processes_vs_threads_identical_files"],
+              flush=True)
+    _configure(encoder, workers, depth)
+    if args.stages:
+        checks["stages_seconds"] = stage_seconds(encoder, docs, batch, work / "gpu-stages")
+        print("stages (seconds summed over threads):", checks["stages_seconds"], flush=True)
     for dtype in ("fp32", "bf16"):
         if dtype != "fp32":
-            encoder = SparseEncoder(args.model, max_length=MAX_LENGTH, dtype=dtype, device=device)
-            encoder.pipeline_depth, encoder.switch_interval = depth, switch
+            encoder.close()
+            encoder = SparseEncoder(args.model, max_length=MAX_LENGTH, dtype=dtype, device=device,
+                                    device_quantise=True)
+            _configure(encoder, workers, depth)
             end_to_end(encoder, docs[:batch * 8], batch, work / "warm")
-            seconds = end_to_end(encoder, docs, batch, work / f"gpu-{dtype}")
+            best = min(end_to_end(encoder, docs, batch, work / f"gpu-{dtype}") for _ in range(args.repeats))
             rows.add(device=kind, hardware=name, model=args.model, dtype=dtype, kind="end-to-end", batch_size=batch,
-                     max_length=MAX_LENGTH, passages=len(docs), seconds=seconds,
-                     note=f"{depth} windows in flight, GIL switch {switch * 1e3:g} ms")
-        encoder.pipeline_depth, encoder.switch_interval = depth, switch
-        end_to_end(encoder, docs, batch, work / f"gpu-{dtype}")  # the outputs compared below
-        for naive in (False, True):
-            per_batch = model_only(encoder, batch, MAX_LENGTH, 10, naive)
-            rows.add(device=kind, hardware=name, model=args.model, dtype=dtype,
-                     kind=f"model only ({'naive' if naive else 'ours'})", batch_size=batch, max_length=MAX_LENGTH,
-                     passages=batch, seconds=per_batch, note="random ids, full length")
+                     max_length=MAX_LENGTH, passages=len(docs), seconds=best,
+                     note=_note(workers, depth) + f", best of {args.repeats}")
+        else:
+            end_to_end(encoder, docs, batch, work / f"gpu-{dtype}")  # the outputs compared below
+        _device_rows(rows, encoder, args.model, kind, name, docs, batch, 10)
+    encoder.close()
     # GPU fp32 against CPU fp32 on the first documents (quantised vectors, ±1 expected at most)
     cpu = SparseEncoder(args.model, max_length=MAX_LENGTH, dtype="fp32", device="cpu", threads=os.cpu_count())
     count = min(len(docs), args.compare_passages)
@@ -170,17 +224,16 @@ def _gpu(args, rows: Rows, checks: dict, docs, work: Path) -> None:
     base = args.base_model or base_size_model(resolve(args.model), work / "bert-base-random", texts)
     base_docs = docs[:args.base_passages]
     for dtype in ("fp32", "bf16"):
-        encoder = SparseEncoder(base, max_length=MAX_LENGTH, dtype=dtype, device=device)
-        encoder.pipeline_depth, encoder.switch_interval = depth, switch
-        end_to_end(encoder, base_docs[:batch * 2], batch, work / "warm")
+        encoder = SparseEncoder(base, max_length=MAX_LENGTH, dtype=dtype, device=device,
+                                device_quantise=True)
+        _configure(encoder, workers, depth)
+        end_to_end(encoder, base_docs[:batch * 8], batch, work / "warm")
         seconds = end_to_end(encoder, base_docs, batch, work / f"base-{dtype}")
         rows.add(device=kind, hardware=name, model="bert-base-random", dtype=dtype, kind="end-to-end",
-                 batch_size=batch, max_length=MAX_LENGTH, passages=len(base_docs), seconds=seconds)
-        for naive in (False, True):
-            per_batch = model_only(encoder, batch, MAX_LENGTH, 5, naive)
-            rows.add(device=kind, hardware=name, model="bert-base-random", dtype=dtype,
-                     kind=f"model only ({'naive' if naive else 'ours'})", batch_size=batch, max_length=MAX_LENGTH,
-                     passages=batch, seconds=per_batch, note="random ids, full length")
+                 batch_size=batch, max_length=MAX_LENGTH, passages=len(base_docs), seconds=seconds,
+                 note=_note(workers, depth))
+        _device_rows(rows, encoder, "bert-base-random", kind, name, base_docs, batch, 5)
+        encoder.close()
         del encoder
         torch.cuda.empty_cache() if device.startswith("cuda") else None
     checks["base_model"] = base

@@ -118,6 +118,40 @@ def model_only(encoder, batch_size: int, length: int, repeats: int, naive: bool)
         torch.set_num_threads(previous)
 
 
+def device_only(encoder, docs, batch_size: int, scale: float = 100) -> float:
+    """Seconds of the device's part alone on ``docs``: their length-sorted batches (the windows of ``write_vectors``)
+    tokenised and padded beforehand, then copied to the device, encoded, pooled, rounded and selected, the nonzero
+    pairs copied back (``encode.device.quantised_arrays``): the rate the host's work should keep up with."""
+    import numpy as np
+
+    from lsr_lucene.encode.device import FastTokenizer, quantised_arrays
+    from lsr_lucene.io.vectors import encode_window
+
+    ids = FastTokenizer(encoder.tokenizer, encoder.max_length).ids([text for _, text in docs])
+    window = encode_window(batch_size)
+    padded = []
+    for start in range(0, len(ids), window):
+        chunk = ids[start:start + window]
+        for rows in encoder._batches([len(x) for x in chunk], batch_size):
+            width = max(len(chunk[r]) for r in rows)
+            input_ids = np.full((len(rows), width), encoder._pad_id, dtype=np.int64)
+            mask = np.zeros((len(rows), width), dtype=np.int64)
+            for row, r in enumerate(rows):
+                input_ids[row, :len(chunk[r])] = chunk[r]
+                mask[row, :len(chunk[r])] = 1
+            padded.append((input_ids, mask))
+    cuda = encoder.device.type == "cuda"
+    if cuda:
+        torch.cuda.synchronize()
+    started = time.perf_counter()
+    with torch.inference_mode():
+        for input_ids, mask in padded:
+            quantised_arrays(encoder, *encoder._to_device(input_ids, mask), scale)
+    if cuda:
+        torch.cuda.synchronize()
+    return time.perf_counter() - started
+
+
 def vector_differences(a: Path, b: Path) -> dict:
     """Documents with identical vectors, weights compared (over terms either has) and the largest difference."""
     from lsr_lucene.io.vectors import read_vectors

@@ -173,8 +173,18 @@ class SparseEncoder:
 
             if self._pipeline is not None:
                 self._pipeline.close()
-            self._pipeline = WindowPipeline(self, self.host_workers)
+            try:
+                self._pipeline = WindowPipeline(self, self.host_workers)
+            except OSError as exc:  # no process support here (e.g. no /dev/shm for its locks): threads instead
+                print(f"warning: no worker processes for encoding ({exc}); tokenising in threads", file=sys.stderr)
+                self._pipeline, self.host_workers = None, 0
         return self._pipeline
+
+    def close(self) -> None:
+        """Stop the worker processes of ``window_pipeline`` (they also stop when this process exits)."""
+        if self._pipeline is not None:
+            self._pipeline.close()
+            self._pipeline = None
 
     def settings(self) -> dict:
         """Encoder settings recorded with vectors (and checked when resuming)."""

@@ -162,8 +162,13 @@ def _gpu(args, rows: Rows, checks: dict, docs, work: Path) -> None:
     workers_list = [int(w) for w in args.host_workers.split(",")] if args.host_workers else [0, default_workers]
     depths = [int(d) for d in args.depths.split(",")]
     variants = [(w, 3 if w == 0 else d) for w in workers_list for d in (depths if w else [3])]
-    for workers, depth in variants:  # CUDA context, kernels, cuBLAS handles, worker processes
-        _configure(encoder, workers, depth)
+    for workers, depth in list(variants):  # CUDA context, kernels, cuBLAS handles, worker processes
+        try:
+            _configure(encoder, workers, depth)
+        except RuntimeError as exc:  # time what can run
+            checks["pipeline_error"] = str(exc)
+            variants.remove((workers, depth))
+            continue
         end_to_end(encoder, docs[:batch * 8], batch, work / "warm")
     texts = [t for _, t in docs]
     started = time.perf_counter()

@@ -43,3 +43,40 @@ def test_windows_in_flight_give_the_same_shards(tmp_path):
         outputs.append({p.name: p.read_text() for p in sorted(out.glob("part-*.jsonl"))})
         assert meta["documents"] == 30 and meta["shards"] == 5
     assert outputs[0] == outputs[1]
+
+
+def test_worker_processes_give_the_same_shards_and_resume(tmp_path):
+    """encode.pipeline (tokens and JSON lines in worker processes, batches in one device thread) writes the shards of
+    the one-process path byte for byte, negative terms included, and resumes an interrupted run to the same files."""
+    import sys
+
+    from lsr_lucene.errors import Interrupted
+
+    docs = cranfield_docs(30)
+    main_file = getattr(sys.modules["__main__"], "__file__", None)
+    outputs = {}
+    for workers in (0, 2):
+        encoder = SparseEncoder("splade-tiny", max_length=64, threads=1, dtype="fp32", activation="snrelu",
+                                epsilon=0.5, device="cpu", device_quantise=True)
+        encoder.host_workers = workers
+        out = tmp_path / f"w{workers}"
+        meta = write_vectors(docs, encoder, out, shard_size=7, batch_size=4, window=8)
+        assert meta["documents"] == 30 and meta["shards"] == 5
+        outputs[workers] = {p.name: p.read_bytes() for p in sorted(out.glob("part-*.jsonl"))}
+        if workers:
+            encoder.window_pipeline().depth = 2  # windows collected (and shards written) before the interruption
+
+            def stop_after(n):
+                for i, doc in enumerate(docs):
+                    if i == n:
+                        raise KeyboardInterrupt
+                    yield doc
+            with pytest.raises(Interrupted):
+                write_vectors(stop_after(26), encoder, tmp_path / "resumed", shard_size=7, batch_size=4, window=8)
+            write_vectors(docs, encoder, tmp_path / "resumed", shard_size=7, batch_size=4, window=8)
+            resumed = {p.name: p.read_bytes() for p in sorted((tmp_path / "resumed").glob("part-*.jsonl"))}
+            assert resumed == outputs[workers]
+            encoder.close()
+    assert outputs[2] == outputs[0]
+    assert b'"neg_' in b"".join(outputs[2].values())
+    assert getattr(sys.modules["__main__"], "__file__", None) == main_file  # shown again after the workers started

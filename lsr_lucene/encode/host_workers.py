@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import signal
 from typing import Sequence
 
 import numpy as np
@@ -40,6 +41,7 @@ def impact_dicts(vocab: Sequence[str], counts: Sequence[int], terms: Sequence[in
 def init(tokenizer_json: str, max_length: int, vocab: list[str]) -> None:
     """Worker start: the tokenizer core (no padding, truncation at ``max_length``, one thread) and the vocabulary."""
     os.environ["TOKENIZERS_PARALLELISM"] = "false"  # the workers are the parallelism
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle (it keeps complete shards)
     from tokenizers import Tokenizer
 
     core = Tokenizer.from_str(tokenizer_json)
@@ -58,11 +60,13 @@ def tokenize(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def format_lines(doc_ids: list[str], texts: list[str], counts: np.ndarray, terms: np.ndarray, values: np.ndarray,
-                 negative: np.ndarray | None, finite: np.ndarray) -> list[tuple[str | None, int]]:
-    """Per document: (its JsonVectorCollection line, or None when a weight was not finite; its postings)."""
+                 negative: np.ndarray | None, finite: np.ndarray) -> tuple[list[bytes | None], list[int]]:
+    """Per document: its JsonVectorCollection line as UTF-8 bytes (None when a weight was not finite), and its
+    postings. Bytes: the main process neither decodes them from the pipe nor encodes them into the shard."""
     vectors = impact_dicts(_STATE["vocab"], counts.tolist(), terms.tolist(), values.tolist(),
                            None if negative is None else negative.tolist(), finite.tolist())
     dumps = json.dumps
-    return [(None, 0) if vector is None else
-            (dumps({"id": doc_id, "contents": text, "vector": vector}, ensure_ascii=False) + "\n", len(vector))
-            for doc_id, text, vector in zip(doc_ids, texts, vectors)]
+    lines = [None if vector is None else
+             (dumps({"id": doc_id, "contents": text, "vector": vector}, ensure_ascii=False) + "\n").encode("utf-8")
+             for doc_id, text, vector in zip(doc_ids, texts, vectors)]
+    return lines, [0 if vector is None else len(vector) for vector in vectors]

@@ -22,16 +22,17 @@ import torch
 from lsr_lucene.encode import host_workers
 from lsr_lucene.errors import InputError
 
-CHUNK = 256  # texts per tokenising or formatting task: enough to amortise a task, small enough to spread a window
+CHUNK = 256  # texts per tokenising task: enough to amortise a task, small enough to spread a window over workers
 
 
 def default_workers(device: torch.device) -> int:
     """Worker processes for an encoder on ``device``: on a GPU every core but two (the launching thread and the
-    main one), at least 2, when there are 4 cores or more; 0 (one-process path) on CPU, whose cores run the model."""
+    main one), at least 2 and at most 8, when there are 4 cores or more (on an H100 with 16 cores, 8 workers encoded
+    splade-tiny 7 % faster than 14: runs/encode/README.md); 0 (one-process path) on CPU, whose cores run the model."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     if device.type != "cuda" or cores < 4:
         return 0
-    return max(2, min(cores - 2, 30))
+    return max(2, min(cores - 2, 8))
 
 
 def _offsets(counts: np.ndarray) -> np.ndarray:
@@ -67,20 +68,24 @@ def _main_hidden():
 
 
 class WindowJob:
-    """One window in flight: ``result()`` gives ``io.vectors.window_lines``' rows (line, None, postings)."""
+    """One window in flight: ``result()`` gives ``io.vectors.window_lines``' rows (line as UTF-8 bytes, None,
+    postings) in input order."""
 
     def __init__(self, device_future: Future, docs: list[tuple[str, str, str]]):
         self.device_future = device_future
         self.docs = docs
 
-    def result(self) -> list[tuple[str, None, int]]:
-        rows: list[tuple[str, None, int]] = []
-        for task in self.device_future.result():
-            rows.extend((line, None, postings) for line, postings in task.get())
-        for (doc_id, _, origin), (line, _, _) in zip(self.docs, rows):
+    def result(self) -> list[tuple[bytes, None, int]]:
+        lines: list = [None] * len(self.docs)
+        postings = [0] * len(self.docs)
+        for rows, task in self.device_future.result():  # per batch: its rows and their formatting task
+            batch_lines, batch_postings = task.get()
+            for row, line, count in zip(rows, batch_lines, batch_postings):
+                lines[row], postings[row] = line, count
+        for (doc_id, _, origin), line in zip(self.docs, lines):
             if line is None:
                 raise InputError(f"{origin}: document {doc_id!r}: a weight is not a finite number")
-        return rows
+        return [(line, None, count) for line, count in zip(lines, postings)]
 
     def cancel(self) -> None:
         """Skip the device work if it has not started (an interrupted run)."""
@@ -112,7 +117,8 @@ class WindowPipeline:
         return WindowJob(self.device_thread.submit(self._encode, docs, texts, tokens, scale, batch_size), docs)
 
     def _encode(self, docs, texts, tokens, scale: float, batch_size: int) -> list:
-        """In the device thread: the window's batches, then its formatting tasks (futures of lines, input order)."""
+        """In the device thread: the window's batches, each handed to a worker for formatting as soon as it is back
+        from the device; returns (rows, formatting task) per batch."""
         from lsr_lucene.encode.device import quantised_arrays
 
         encoder = self.encoder
@@ -120,45 +126,29 @@ class WindowPipeline:
         lengths = np.concatenate([p[0] for p in parts]).astype(np.int64)
         flat = np.concatenate([p[1] for p in parts]).astype(np.int64)
         starts = _offsets(lengths)
-        batches = encoder._batches(lengths.tolist(), batch_size)
-        results = []
+        out = []
         cpu = encoder.device.type == "cpu"
         previous = torch.get_num_threads()
         if cpu:  # as ``SparseEncoder._run_batches``: one torch thread a batch on CPU (the same float results)
             torch.set_num_threads(1)
         try:
             with torch.inference_mode():
-                for rows in batches:
-                    rows = np.asarray(rows, dtype=np.int64)
-                    width = int(lengths[rows].max())
+                for rows in encoder._batches(lengths.tolist(), batch_size):
+                    index = np.asarray(rows, dtype=np.int64)
+                    width = int(lengths[index].max())
                     input_ids = np.full((len(rows), width), encoder._pad_id, dtype=np.int64)
-                    mask = np.arange(width)[None, :] < lengths[rows][:, None]
-                    input_ids[mask] = flat[_gather(starts[rows], lengths[rows])]
+                    mask = np.arange(width)[None, :] < lengths[index][:, None]
+                    input_ids[mask] = flat[_gather(starts[index], lengths[index])]
                     input_ids, mask = encoder._to_device(input_ids, mask.astype(np.int64))
-                    results.append((rows, quantised_arrays(encoder, input_ids, mask, scale)))
+                    counts, terms, values, negative, finite = quantised_arrays(encoder, input_ids, mask, scale)
+                    task = self.pool.apply_async(host_workers.format_lines, (
+                        [docs[r][0] for r in rows], [texts[r] for r in rows], counts, terms, values, negative,
+                        finite))
+                    out.append((rows, task))
         finally:
             if cpu:
                 torch.set_num_threads(previous)
-        order = np.concatenate([rows for rows, _ in results])  # sorted position -> window row
-        counts = np.concatenate([r[0] for _, r in results])
-        terms = np.concatenate([r[1] for _, r in results])
-        values = np.concatenate([r[2] for _, r in results])
-        signed = any(r[3] is not None for _, r in results)
-        negative = (np.concatenate([r[3] if r[3] is not None else np.zeros(len(r[1]), dtype=bool)
-                                    for _, r in results]) if signed else None)
-        finite = np.concatenate([r[4] for _, r in results])
-        position = np.empty(len(order), dtype=np.int64)
-        position[order] = np.arange(len(order))  # window row -> sorted position
-        pair_starts = _offsets(counts)
-        futures = []
-        ids = [doc_id for doc_id, _, _ in docs]
-        for start in range(0, len(docs), CHUNK):
-            chosen = position[start:start + CHUNK]
-            pairs = _gather(pair_starts[chosen], counts[chosen])
-            futures.append(self.pool.apply_async(host_workers.format_lines, (
-                ids[start:start + CHUNK], texts[start:start + CHUNK], counts[chosen], terms[pairs], values[pairs],
-                None if negative is None else negative[pairs], finite[chosen])))
-        return futures
+        return out
 
     def close(self) -> None:
         self.device_thread.shutdown(wait=True, cancel_futures=True)

@@ -178,11 +178,12 @@ def open_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
             yield line_no, obj
 
 
-def write_text_atomic(path: str | Path, text: str) -> None:
-    """Write a small text file through a temporary name and rename it (readers never see half a file)."""
+def write_text_atomic(path: str | Path, text: str | bytes) -> None:
+    """Write a small text file (str, or bytes already UTF-8) through a temporary name and rename it (readers never
+    see half a file)."""
     path = Path(path)
     handle, name = tempfile.mkstemp(prefix=temporary_prefix(path), dir=path.parent)
-    with os.fdopen(handle, "w", encoding="utf-8") as out:
+    with (os.fdopen(handle, "wb") if isinstance(text, bytes) else os.fdopen(handle, "w", encoding="utf-8")) as out:
         out.write(text)
     os.chmod(name, 0o666 & ~_UMASK)
     os.replace(name, path)

@@ -210,10 +210,11 @@ class _Partial:
     def save(self) -> None:
         write_text_atomic(self.dir / PROGRESS, json.dumps({"settings": self.settings, "shards": self.shards}))
 
-    def add_shard(self, lines: list[str], position_lines: list[str] | None, info: dict) -> None:
+    def add_shard(self, lines: list[str] | list[bytes], position_lines: list[str] | None, info: dict) -> None:
+        """Write one complete shard (lines as str, or as UTF-8 bytes from encode.pipeline) and record it."""
         number = len(self.shards)
         name = SHARD_PATTERN.format(number)
-        write_text_atomic(self.dir / name, "".join(lines))
+        write_text_atomic(self.dir / name, (b"" if lines and isinstance(lines[0], bytes) else "").join(lines))
         info = {"file": name, **info}
         if position_lines is not None:
             pos_name = POSITIONS_PATTERN.format(number)

@@ -38,7 +38,7 @@ rm -f "$work/cpu.csv"
 python -m lsr_lucene.bench.encode_cli cpu --corpus "$corpus" --passages "${PASSAGES:-400}" \
   --threads "${THREADS_LIST:-1,2}" --dtypes fp32,int8 --model "$model" --repeats "${REPEATS:-3}" --csv "$work/cpu.csv"
 # device runs merged: run 1 is kept raw only (its BERT-base-size model had dense outputs, its int8 an earlier kernel)
-python -m lsr_lucene.bench.encode_cli report ${DEVICE_CSVS:-runs/encode/device-h100-run2.csv runs/encode/device-h100-run3.csv runs/encode/device-h100-run4.csv} \
+python -m lsr_lucene.bench.encode_cli report ${DEVICE_CSVS:-runs/encode/device-h100-run2.csv runs/encode/device-h100-run3.csv runs/encode/device-h100-run4.csv runs/encode/device-h100-run5.csv runs/encode/device-h100-run6.csv} \
   "$work/cpu.csv" --out runs/encode
 
 python - "$work" <<'PY'

@@ -189,7 +189,8 @@ def _gpu(args, rows: Rows, checks: dict, docs, work: Path) -> None:
     for (workers, depth), seconds in best_of.items():
         rows.add(device=kind, hardware=name, model=args.model, dtype="fp32", kind="end-to-end", batch_size=batch,
                  max_length=MAX_LENGTH, passages=len(docs), seconds=seconds,
-                 note=_note(workers, depth) + f", best of {args.repeats}, workers started before")
+                 note=_note(workers, depth) + f", best of {args.repeats}" + (", workers started before" if workers
+                                                                              else ""))
     process_variants = [v for v in variants if v[0]] or variants
     workers, depth = min(process_variants, key=lambda v: best_of[v])
     checks["best_pipeline"] = {"host_workers": workers, "depth": depth}

@@ -3,10 +3,11 @@
 ``io.vectors.write_vectors`` hands it whole windows (``submit``). Each window is tokenised in chunks by worker
 processes (``encode.host_workers``), its length-sorted batches (``SparseEncoder._batches``, the same batches as
 ``encode_documents_quantised``) run one after another in one device thread (transformer, pooling, rounding and nonzero
-selection on the device: ``encode.device.quantised_arrays``), and its JSON lines are formatted by the worker processes
-again, in chunks of input order. The main process only pads with numpy and launches kernels, so the device is no
-longer starved by a GIL shared with tokenising and JSON (4.3-4.5k passages/s in threads for splade-tiny on an H100,
-whose model part alone runs 23-27k). Lines are byte for byte those of ``io.vectors.window_lines``.
+selection on the device: ``encode.device.quantised_arrays``), and each batch's JSON lines are formatted by a worker as
+soon as the batch is back (as UTF-8 bytes). The main process only pads with numpy, launches kernels and writes, so the
+device is no longer starved by a GIL shared with tokenising and JSON (4.2-5.4k passages/s in threads for splade-tiny
+on an H100, whose model part alone runs 23-28k; runs/encode/README.md). Lines are byte for byte those of
+``io.vectors.window_lines``.
 """
 from __future__ import annotations
 

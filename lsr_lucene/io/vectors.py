@@ -375,10 +375,10 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
         ready: list[tuple[str, str | None, int]] = []  # encoded documents of the shards not yet written, in order
         rows_of: dict[int, list[int]] = {}  # shard number -> [input rows consumed, empty ones skipped]
         consumed = nonempty = 0
-        # windows in flight: a GPU encoder tokenises, computes and formats several windows at once (each in a
-        # worker thread), so the device never waits for the host; on CPU one at a time (its batches use the cores)
-        # a GPU encoder with worker processes (encode.pipeline) tokenises and formats there instead, keeping ``depth``
-        # windows in flight too
+        # windows in flight: a GPU encoder tokenises, computes and formats several windows at once, so the device
+        # never waits for the host: in worker processes (``encoder.window_pipeline()``, encode.pipeline; lines come
+        # back as UTF-8 bytes) or, where it has none, each window in a worker thread; on CPU one window at a time
+        # (its batches use the cores)
         engine = encoder.window_pipeline() if hasattr(encoder, "window_pipeline") and not with_positions else None
         depth = max(1, int(engine.depth if engine is not None else getattr(encoder, "pipeline_depth", 1)))
         pool = (ThreadPoolExecutor(max_workers=depth, thread_name_prefix="lsr-window")

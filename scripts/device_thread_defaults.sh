@@ -64,6 +64,9 @@ print('classpath', classpath())" 2>&1 | tee -a "$log"
     "$(grep -m1 ' java.lang.Object ' "$tmp/classes.log" | sed 's/.*source: //');" \
     "Lucene from: $(grep -m1 'org.apache.lucene.search.IndexSearcher ' "$tmp/classes.log" | sed 's/.*source: //')"
   grep -q "source: .*$tmp/anserini-slim.jar" "$tmp/classes.log" || fail "classes did not come from the slim jar"
+  python3 -c "from lsr_lucene.jvm.runtime import autoclass; import jnius, orjson; print('java.home inside the JVM:',
+autoclass('java.lang.System').getProperty('java.home'), '| jnius', jnius.__file__, '| orjson', orjson.__file__)" 2>&1 |
+    tee -a "$log"
   # the impact indexes, built here from the carried vectors (the same documents and weights as the 2-core run)
   python3 -m lsr_lucene.cli index --input "$work/vectors" --index "$work/index" >> "$log" 2>&1 || fail "index failed"
   python3 -m lsr_lucene.cli longdocs index --encoded "$work/encoded" --index "$work/segindex" >> "$log" 2>&1 ||
@@ -86,6 +89,8 @@ data["model"] = str(target)
 meta.write_text(json.dumps(data, indent=2) + "\n")
 print("random-weight all-MiniLM-L6-v2 shapes in", target)
 PY
+  python3 -c "import faiss, orjson; print('faiss', faiss.__version__, faiss.__file__, '| orjson', orjson.__file__)" \
+    2>&1 | tee -a "$log"
 fi
 say "setup $(python3 -c "print(round($(date +%s.%N) - $t_setup, 1))") s"
 

@@ -21,6 +21,7 @@ out=${OUT:-work/device16-out}
 rounds=${ROUNDS:-2}; middle=${MIDDLE:-4}
 tmp=/tmp/lsr-threads-$part; site=$tmp/site; work=$tmp/work
 rm -rf "$tmp"; mkdir -p "$out" "$site" "$work"
+: > "$tmp/stderr.log"
 log=$out/log-$part.txt
 say() { echo "$@" | tee -a "$log"; }
 fail() { say "error: $*"; exit 2; }
@@ -64,9 +65,11 @@ print('classpath', classpath())" 2>&1 | tee -a "$log"
     "$(grep -m1 ' java.lang.Object ' "$tmp/classes.log" | sed 's/.*source: //');" \
     "Lucene from: $(grep -m1 'org.apache.lucene.search.IndexSearcher ' "$tmp/classes.log" | sed 's/.*source: //')"
   grep -q "source: .*$tmp/anserini-slim.jar" "$tmp/classes.log" || fail "classes did not come from the slim jar"
-  python3 -c "from lsr_lucene.jvm.runtime import autoclass; import jnius, orjson; print('java.home inside the JVM:',
-autoclass('java.lang.System').getProperty('java.home'), '| jnius', jnius.__file__, '| orjson', orjson.__file__)" 2>&1 |
-    tee -a "$log"
+  # (jnius imported only after lsr_lucene started the JVM: importing it first starts one from PATH's java)
+  python3 -c "from lsr_lucene.jvm.runtime import autoclass; home = autoclass('java.lang.System').getProperty(
+'java.home'); import jnius, orjson; print('java.home inside the JVM:', home, '| jnius', jnius.__file__, '| orjson',
+orjson.__file__)" 2>&1 | tee -a "$log" | tee "$tmp/home.txt"
+  grep -q "inside the JVM: $LSR_JAVA_HOME |" "$tmp/home.txt" || fail "the JVM is not the carried runtime"
   # the impact indexes, built here from the carried vectors (the same documents and weights as the 2-core run)
   python3 -m lsr_lucene.cli index --input "$work/vectors" --index "$work/index" >> "$log" 2>&1 || fail "index failed"
   python3 -m lsr_lucene.cli longdocs index --encoded "$work/encoded" --index "$work/segindex" >> "$log" 2>&1 ||

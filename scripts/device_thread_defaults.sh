@@ -100,7 +100,7 @@ say "setup $(python3 -c "print(round($(date +%s.%N) - $t_setup, 1))") s"
 capability=$(python3 -c "import torch; print(torch.backends.cpu.get_cpu_capability())")
 default_threads=$(python3 -c "from lsr_lucene.cli_options import DEFAULT_THREADS; print(DEFAULT_THREADS)")
 say "cpus $(nproc); torch CPU capability $capability; default --threads $default_threads;" \
-  "$(lscpu | sed -n 's/^Model name: *//p'); $(grep -o -w -E 'amx_bf16|amx_int8|avx512_bf16' /proc/cpuinfo | sort -u |
+  "$(sed -n 's/^model name\s*: *//p' /proc/cpuinfo | head -1); $(grep -o -w -E 'amx_bf16|amx_int8|avx512_bf16' /proc/cpuinfo | sort -u |
   tr '\n' ' ')"
 python3 -c "import torch, transformers; print('python', __import__('sys').version.split()[0], 'torch', torch.__version__,
   'transformers', transformers.__version__)" 2>&1 | tee -a "$log"

@@ -6,7 +6,8 @@
 #   Writes runs/threads/times.csv (every round) and runs/threads/results.md (fastest round per cell, ratios to the
 #   best setting); inputs are built once under work/threads.
 # Environment: DATA (default ../shared/data), DOCS (SciFact documents, default 1000), QUERIES (SciFact train
-#   topics, default 300), ENCODE_DOCS (documents encode is timed on, default 64), ROUNDS (default 2).
+#   topics, default 300), ENCODE_DOCS (documents encode is timed on, default 64), ROUNDS (default 2),
+#   INPUTS_ONLY=1 (build work/threads and stop: scripts/prepare_device_threads.sh carries them to a 16-core machine).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 data=${DATA:-$here/../shared/data}/scifact
@@ -28,6 +29,7 @@ cd "$here"
 [ -d "$work/encoded" ] || lsr longdocs encode --segments "$work/segments.jsonl" --output "$work/encoded"
 [ -d "$work/segindex" ] || lsr longdocs index --encoded "$work/encoded" --index "$work/segindex"
 head -n "$encode_docs" "$work/corpus.jsonl" > "$work/encode-corpus.jsonl"  # encode is timed on fewer documents
+[ "${INPUTS_ONLY:-0}" = 1 ] && exit 0
 
 # ---- one verb at one setting: the seconds it takes, appended to times.csv
 verb_cmd() {  # VERB OUTPUT: the command line of a verb (without --threads)
@@ -62,27 +64,9 @@ for round in $(seq 1 "$rounds"); do
   done
 done
 
-# ---- the table: fastest round per cell, each setting / the verb's fastest setting
-python - "$csv" "$out/results.md" <<'PY'
-import sys
-import pandas as pd
-
-times = pd.read_csv(sys.argv[1], dtype={"threads": str})
-best = times.groupby(["verb", "threads"])["seconds"].min().unstack("threads")[["1", "2", "default"]]
-load = times.groupby("verb")["load_avg_1min"].agg(["min", "max"])
-rows = ["| verb | --threads 1 (s) | --threads 2 (s) | default (s) | default / fastest | load (1-min avg) |",
-        "|---|---:|---:|---:|---:|---|"]
-for verb in ["encode", "search", "dense-search", "bm25", "longdocs-search"]:
-    if verb not in best.index:
-        continue
-    r = best.loc[verb]
-    rows.append(f"| {verb} | {r['1']:.2f} | {r['2']:.2f} | {r['default']:.2f} | {r['default'] / r.min():.2f} | "
-                f"{load.loc[verb, 'min']:.1f}-{load.loc[verb, 'max']:.1f} |")
-meta = times.iloc[0]
-head = (f"Fastest of {times['round'].max()} interleaved rounds per cell, seconds of the whole command (fresh process, "
-        f"model load and JVM start included); {int(meta['cpus'])} CPUs, torch CPU capability {meta['cpu_capability']}, "
-        f"default --threads = {int(times.loc[times.threads == 'default', 'resolved_threads'].iloc[0])}. "
-        "Written by scripts/run_thread_defaults.sh.\n\n")
-open(sys.argv[2], "w").write(head + "\n".join(rows) + "\n")
-print(open(sys.argv[2]).read())
-PY
+# ---- the table: fastest round per cell, each setting / the verb's fastest setting; the 16-core rows
+# (scripts/merge_device_threads.sh) stay beside these when their CSV is there
+device=(); [ -f "$out/times-16cores.csv" ] && device=("$out/times-16cores.csv=16-core device host")
+python -m lsr_lucene.bench.thread_table "$out/results.md" "$csv=2-core VM" "${device[@]}"
+[ "${#device[@]}" -eq 0 ] || echo "16-core dense-search: queries encoded by all-MiniLM-L6-v2's shapes with random weights (the weights do not fit \
+a device call): a speed figure only (runs/threads/README.md)." >> "$out/results.md"

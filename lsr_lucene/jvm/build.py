@@ -49,9 +49,16 @@ def _sources_digest(sources: list[Path]) -> str:
 
 
 def anserini_jar() -> Path:
-    """The Anserini fat jar that Pyserini ships (Lucene 9.9.1 plus Anserini 1.7.1)."""
+    """The Anserini fat jar that Pyserini ships (Lucene 9.9.1 plus Anserini 1.7.1), or ``$LSR_ANSERINI_JAR``
+    where set (a jar of the same classes, e.g. the slim one scripts/prepare_device_threads.sh carries to a machine
+    without Pyserini)."""
     import importlib.util
 
+    if os.environ.get("LSR_ANSERINI_JAR"):
+        override = Path(os.environ["LSR_ANSERINI_JAR"])
+        if not override.is_file():
+            raise SetupError(f"LSR_ANSERINI_JAR={override}: no such file")
+        return override
     spec = importlib.util.find_spec("pyserini")
     if spec is None or not spec.submodule_search_locations:
         raise SetupError("pyserini is not installed; run the README's install command")

@@ -118,3 +118,54 @@ def test_cli_encodes_int8_and_records_it(tmp_path):
                  "--threads", "1"]) == 0
     meta = read_metadata(tmp_path / "v")
     assert meta["dtype"] == "int8" and "int8 vocabulary projection" in meta["precision_reason"]
+
+
+def test_bf16_document_transformer_masks_padding_and_stays_near_fp32():
+    """The int8 documents' transformer (a bf16 copy with eager attention): each text's hidden states are near the fp32
+    net's, the same alone as padded in a batch (padding is masked), and the fp32 net used for queries is untouched."""
+    from lsr_lucene.encode.int8 import bf16_transformer
+    from lsr_lucene.encode.models import load
+    from lsr_lucene.encode.projection import swap_output_embeddings
+
+    tokenizer, net = load("splade-tiny")
+    swap_output_embeddings(net)
+    net.eval()
+    documents = bf16_transformer(net)
+    assert next(net.parameters()).dtype == torch.float32 and next(documents.parameters()).dtype == torch.bfloat16
+    texts = _texts(3) + ["heat transfer"]  # one short text: most of its row is padding
+    batch = tokenizer(texts, max_length=48, truncation=True, padding=True, return_tensors="pt",
+                      return_token_type_ids=False)
+    lengths = batch["attention_mask"].sum(dim=1).tolist()
+    assert len(set(lengths)) > 1  # really padded
+    with torch.inference_mode():
+        together = documents(**batch).logits.float()
+        reference = net(**batch).logits
+        for row, n in enumerate(lengths):
+            alone = documents(input_ids=batch["input_ids"][row:row + 1, :n],
+                              attention_mask=batch["attention_mask"][row:row + 1, :n]).logits.float()[0]
+            scale = reference[row, :n].abs().max()
+            assert (alone - together[row, :n]).abs().max() < 0.01 * scale  # (unmasked padding: 4 % and more)
+            assert (together[row, :n] - reference[row, :n]).abs().max() < 0.1 * scale
+
+
+def test_int8_documents_use_the_bf16_copy_where_bf16_is_native(encoders):
+    """Native bf16: documents go through the bf16 copy, recorded in the precision reason; elsewhere the fp32 net."""
+    from lsr_lucene.encode import precision as prec
+
+    _, int8 = encoders
+    native = bool(prec.native_bf16(prec.cpu_features()))
+    assert (int8._documents_net is not None) == native
+    assert ("bf16 with eager attention" in int8.precision.reason) == native
+    if native:
+        with torch.inference_mode():
+            ids = torch.tensor([[101, 7592, 2088, 102]])
+            assert int8._hidden(ids, torch.ones_like(ids)).dtype == torch.bfloat16
+            assert int8._hidden(ids, torch.ones_like(ids), queries=True).dtype == torch.float32
+
+
+def test_stage_seconds_times_every_stage(encoders):
+    from lsr_lucene.bench.encode_speed import STAGES, stage_seconds
+
+    _, int8 = encoders
+    seconds = stage_seconds(int8, [(f"d{i}", t) for i, t in enumerate(_texts(6))], batch_size=4, repeats=1)
+    assert set(seconds) == set(STAGES) and all(v > 0 for v in seconds.values())

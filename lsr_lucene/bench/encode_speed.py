@@ -118,6 +118,64 @@ def model_only(encoder, batch_size: int, length: int, repeats: int, naive: bool)
         torch.set_num_threads(previous)
 
 
+STAGES = ("tokenize", "transformer", "projection", "vectors", "json")
+
+
+def stage_seconds(encoder, docs, batch_size: int = 16, repeats: int = 2) -> dict[str, float]:
+    """Where one thread's time goes for ``docs`` (best of ``repeats``): tokenising, the transformer, the vocabulary
+    projection with pooling and activation, {term: weight} dicts, and rounding + JSON lines; the stages of
+    ``write_vectors`` on CPU, timed one after another on length-sorted batches."""
+    from lsr_lucene.io.vectors import quantise
+
+    texts = [text for _, text in docs]
+    best = {stage: float("inf") for stage in STAGES}
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for _ in range(repeats):
+            spent = dict.fromkeys(STAGES, 0.0)
+            started = time.perf_counter()
+            ids = encoder._tokenize(texts, encoder.max_length)
+            spent["tokenize"] = time.perf_counter() - started
+            order = sorted(range(len(ids)), key=lambda i: (-len(ids[i]), i))
+            with torch.inference_mode():
+                for start in range(0, len(order), batch_size):
+                    input_ids, mask = encoder._pad([ids[i] for i in order[start:start + batch_size]])
+                    clock = time.perf_counter()
+                    hidden = encoder._hidden(input_ids, mask)
+                    spent["transformer"] += time.perf_counter() - clock
+                    clock = time.perf_counter()
+                    weights = encoder._weights(hidden, mask, input_ids)
+                    spent["projection"] += time.perf_counter() - clock
+                    clock = time.perf_counter()
+                    vectors = encoder._to_dicts(weights)
+                    spent["vectors"] += time.perf_counter() - clock
+                    clock = time.perf_counter()
+                    for vector in vectors:
+                        json.dumps({"vector": quantise(vector, 100)})
+                    spent["json"] += time.perf_counter() - clock
+            best = {stage: min(best[stage], spent[stage]) for stage in STAGES}
+    finally:
+        torch.set_num_threads(previous)
+    return {stage: round(seconds, 4) for stage, seconds in best.items()}
+
+
+def stage_table(model: str, docs, dtypes, batch_size: int = 16, max_length: int = 256, repeats: int = 2) -> dict:
+    """``stage_seconds`` per dtype (one thread; the dtypes interleaved in each repeat), with the CPU it ran on."""
+    from lsr_lucene.encode.encoder import SparseEncoder
+
+    encoders = {d: SparseEncoder(model, max_length=max_length, threads=1, dtype=d, device="cpu") for d in dtypes}
+    for encoder in encoders.values():  # warm-up
+        stage_seconds(encoder, docs[:batch_size], batch_size, repeats=1)
+    best: dict[str, dict[str, float]] = {}
+    for _ in range(repeats):
+        for d, encoder in encoders.items():
+            seconds = stage_seconds(encoder, docs, batch_size, repeats=1)
+            best[d] = {k: min(v, best.get(d, {}).get(k, float("inf"))) for k, v in seconds.items()}
+    return {"hardware": hardware("cpu"), "passages": len(docs), "threads": 1, "seconds": best,
+            "precision": {d: e.precision.reason for d, e in encoders.items()}}
+
+
 def vector_differences(a: Path, b: Path) -> dict:
     """Documents with identical vectors, weights compared (over terms either has) and the largest difference."""
     from lsr_lucene.io.vectors import read_vectors

@@ -3,11 +3,12 @@
 The masked-LM head (hidden → vocabulary logits at every position) is most of an encoder's work. Here its weights
 are int8 with one scale per vocabulary term, a document's hidden states int8 with one scale for the document (so
 its vector does not depend on the documents it is batched with), and ``torch._int_mm`` (VNNI/AMX int8 kernels;
-exact float64 products on CPUs where it saturates, see :func:`int_mm_is_exact`) gives int32 logits whose max (and min) over positions is taken before scaling back: ``max_p(s_d·s_v·acc) =
+exact float64 products on CPUs where it saturates, see :func:`int_mm_is_exact`) gives int32 logits (terms ×
+positions) whose max (and min) over positions is taken before scaling back: ``max_p(s_d·s_v·acc) =
 s_d·s_v·max_p(acc)`` for positive scales, so only the pooled row is converted.
 The transformer runs as a bf16 copy with eager attention where the CPU has native bf16 (``bf16_transformer``), else
 in fp32: dynamic int8 quantisation of its Linear layers (``torch.ao.quantization.quantize_dynamic``, deprecated
-since torch 2.9) moved splade-tiny's SciFact weights by 4 units of 1/100 on average (max 41) and was no faster
+by torch) moved splade-tiny's SciFact weights by 4 units of 1/100 on average (max 41) and was no faster
 than bf16 (1.79 against 1.76 ms per SciFact abstract, one thread, AVX512_BF16).
 """
 from __future__ import annotations
@@ -16,7 +17,7 @@ import copy
 
 import torch
 
-CHUNK = 4096  # vocabulary terms per int8 product (a text's int32 logits block: positions × CHUNK)
+CHUNK = 4096  # vocabulary terms per int8 product (a text's int32 logits block: CHUNK × positions)
 _QMAX = 127
 _EXACT_INT_MM: list[bool] = []  # whether torch._int_mm is exact on this CPU (probed once)
 

@@ -163,6 +163,24 @@ def test_int8_documents_use_the_bf16_copy_where_bf16_is_native(encoders):
             assert int8._hidden(ids, torch.ones_like(ids), queries=True).dtype == torch.float32
 
 
+@pytest.mark.parametrize("features", [{}, {"amx_bf16": True}, {"avx512_bf16": True}])
+def test_the_transformer_precision_is_chosen_per_cpu(features, monkeypatch):
+    """Without native bf16 the int8 encoder keeps the fp32 transformer; with AMX_BF16 or AVX512_BF16 it makes the bf16
+    copy; either way the choice is in the precision reason that metadata.json records."""
+    from lsr_lucene.encode import precision as prec
+
+    monkeypatch.setattr(prec, "cpu_features", lambda: features)
+    encoder = SparseEncoder("splade-tiny", max_length=32, threads=1, dtype="int8")
+    if features:
+        assert encoder._documents_net is not None and "bf16 with eager attention" in encoder.precision.reason
+    else:
+        assert encoder._documents_net is None and "fp32 (no native bf16)" in encoder.precision.reason
+        with torch.inference_mode():
+            ids = torch.tensor([[101, 7592, 2088, 102]])
+            assert encoder._hidden(ids, torch.ones_like(ids)).dtype == torch.float32
+    assert encoder.precision.metadata()["precision_reason"] == encoder.precision.reason
+
+
 def test_stage_seconds_times_every_stage(encoders):
     from lsr_lucene.bench.encode_speed import STAGES, stage_seconds
 

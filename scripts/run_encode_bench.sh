@@ -92,6 +92,10 @@ if stages:
         a, b = (sum(seconds[d].values()) if stage == "total" else seconds[d][stage] for d in ("fp32", "int8"))
         lines.append(f"| {stage} | {a:.3f} | {b:.3f} | {a / b:.2f} |")
     lines += ["", "int8: " + stages["precision"]["int8"] + "."]
+    split = stages.get("projection_ms_per_240_tokens")
+    if split:
+        lines += ["", "Projection of one 240-token text, ms (one thread, best of 5): " + ", ".join(
+            f"{name.replace('_', ' ')} {ms}" for name, ms in split.items()) + "."]
 Path("runs/encode/int8_scifact.md").write_text("\n".join(lines) + "\n")
 print("\n".join(lines))
 PY

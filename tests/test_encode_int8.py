@@ -187,3 +187,11 @@ def test_stage_seconds_times_every_stage(encoders):
     _, int8 = encoders
     seconds = stage_seconds(int8, [(f"d{i}", t) for i, t in enumerate(_texts(6))], batch_size=4, repeats=1)
     assert set(seconds) == set(STAGES) and all(v > 0 for v in seconds.values())
+
+
+def test_projection_split_times_each_variant():
+    from lsr_lucene.bench.encode_speed import projection_split
+
+    split = projection_split(hidden=16, vocab=300, length=24, chunk=64, repeats=1)
+    assert set(split) == {"int8_product", "int8_terms_x_positions", "int8_positions_x_terms", "bf16_screen"}
+    assert all(v >= 0 for v in split.values())

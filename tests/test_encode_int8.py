@@ -29,8 +29,9 @@ def encoders():
             SparseEncoder("splade-tiny", max_length=64, threads=1, dtype="int8"))
 
 
+@pytest.mark.parametrize("layout", ["terms x positions", "positions x terms"])
 @pytest.mark.parametrize("int_mm", ["probed", "float64 fallback"])
-def test_projection_equals_its_definition(int_mm, monkeypatch):
+def test_projection_equals_its_definition(int_mm, layout, monkeypatch):
     """Exact int32 products whichever path runs: torch._int_mm where the probe found it exact (VNNI/AMX), float64
     products where it saturates (AVX2's int16 pair sums)."""
     from lsr_lucene.encode import int8
@@ -41,7 +42,8 @@ def test_projection_equals_its_definition(int_mm, monkeypatch):
     weight, bias = torch.randn(1000, 24, generator=generator), torch.randn(1000, generator=generator)
     hidden = torch.randn(3, 7, 24, generator=generator)
     lengths = [7, 4, 1]
-    projection = Int8Projection(weight, bias, chunk=96)  # chunks of 96 and a last one padded to whole groups of 8
+    # chunks of 96 and a last one padded to whole groups of 8
+    projection = Int8Projection(weight, bias, chunk=96, layout=layout)
     raw_max, raw_min = projection.pooled(hidden, lengths, need_min=True)
     scales = weight.abs().amax(dim=1) / 127
     q_weight = torch.round(weight / scales[:, None]).to(torch.int64)
@@ -54,6 +56,25 @@ def test_projection_equals_its_definition(int_mm, monkeypatch):
         # and near the float product (int8 steps: about 1 % of the largest logit)
         reference = ((states @ weight.T) + bias).amax(0)
         assert (raw_max[row] - reference).abs().max() < 0.02 * reference.abs().max()
+
+
+def test_the_faster_layout_is_chosen_and_recorded(monkeypatch, encoders):
+    """The layout timed faster is kept (cached per shape); without exact int8 kernels nothing is timed; the choice is
+    in the precision reason (metadata.json)."""
+    from lsr_lucene.encode import int8
+
+    blocks = [torch.zeros(64, 16, dtype=torch.int8)] * 3
+    for faster in int8.LAYOUTS:
+        monkeypatch.setattr(int8, "_LAYOUT", {})
+        timings = {name: (1.0 if name == faster else 2.0) for name in int8.LAYOUTS}
+        assert int8.choose_layout(blocks, timer=lambda b: timings) == faster
+    monkeypatch.setattr(int8, "_LAYOUT", {})
+    monkeypatch.setattr(int8, "_EXACT_INT_MM", [False])
+    assert int8.choose_layout(blocks, timer=lambda b: pytest.fail("timed")) == int8.LAYOUTS[0]
+    seconds = int8.time_layouts([torch.ones(64, 16, dtype=torch.int8)], length=8, repeats=1)
+    assert set(seconds) == set(int8.LAYOUTS)
+    _, encoder = encoders
+    assert f"int8 logits {encoder._int8.layout}" in encoder.precision.reason
 
 
 def test_probe_finds_an_inexact_int_mm(monkeypatch):

@@ -17,6 +17,7 @@ CLI: ``lsr-lucene encode`` (lsr_lucene.encode.cli).
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import sys
@@ -93,7 +94,6 @@ class SparseEncoder:
         self._weight = self._weight.to(self.device, torch.float32).contiguous()
         self._bias = self._bias.to(self.device, torch.float32)
         self.precision = prec.resolve(dtype, self.device, self._weight.shape[1], self._weight.shape[0])
-        prec.announce(self.precision)
         self.dtype = self.precision.dtype  # resolved: fp32 or bf16 (recorded with outputs, compared on resume)
         self._head = None  # signed head (negative_head.py), when the model was trained with one
         self._head_kind = saved.get("negative_head")
@@ -104,12 +104,16 @@ class SparseEncoder:
             if self._head_kind:
                 raise InputError(f"--dtype int8: model {model!r} has a negative head; use fp32 or bf16")
             self._int8 = Int8Projection(self._weight, self._bias)
+            # the logits layout timed faster on this CPU (same vectors either way), recorded with the outputs
+            self.precision = dataclasses.replace(
+                self.precision, reason=f"{self.precision.reason}, int8 logits {self._int8.layout}")
         # int8 documents: the transformer as a bf16 copy (eager attention) where the CPU computes bf16 natively
         self._documents_net = None
         if self.dtype == "int8" and prec.native_bf16(prec.cpu_features()):
             from lsr_lucene.encode.int8 import bf16_transformer
 
             self._documents_net = bf16_transformer(self.net)
+        prec.announce(self.precision)
         if self._head_kind:
             from lsr_lucene.encode.models import resolve
 

@@ -29,8 +29,9 @@ def encoders():
             SparseEncoder("splade-tiny", max_length=64, threads=1, dtype="int8"))
 
 
+@pytest.mark.parametrize("layout", ["terms x positions", "positions x terms"])
 @pytest.mark.parametrize("int_mm", ["probed", "float64 fallback"])
-def test_projection_equals_its_definition(int_mm, monkeypatch):
+def test_projection_equals_its_definition(int_mm, layout, monkeypatch):
     """Exact int32 products whichever path runs: torch._int_mm where the probe found it exact (VNNI/AMX), float64
     products where it saturates (AVX2's int16 pair sums)."""
     from lsr_lucene.encode import int8
@@ -41,7 +42,8 @@ def test_projection_equals_its_definition(int_mm, monkeypatch):
     weight, bias = torch.randn(1000, 24, generator=generator), torch.randn(1000, generator=generator)
     hidden = torch.randn(3, 7, 24, generator=generator)
     lengths = [7, 4, 1]
-    projection = Int8Projection(weight, bias, chunk=96)  # chunks of 96 and a last one padded to whole groups of 8
+    # chunks of 96 and a last one padded to whole groups of 8
+    projection = Int8Projection(weight, bias, chunk=96, layout=layout)
     raw_max, raw_min = projection.pooled(hidden, lengths, need_min=True)
     scales = weight.abs().amax(dim=1) / 127
     q_weight = torch.round(weight / scales[:, None]).to(torch.int64)
@@ -54,6 +56,25 @@ def test_projection_equals_its_definition(int_mm, monkeypatch):
         # and near the float product (int8 steps: about 1 % of the largest logit)
         reference = ((states @ weight.T) + bias).amax(0)
         assert (raw_max[row] - reference).abs().max() < 0.02 * reference.abs().max()
+
+
+def test_the_faster_layout_is_chosen_and_recorded(monkeypatch, encoders):
+    """The layout timed faster is kept (cached per shape); without exact int8 kernels nothing is timed; the choice is
+    in the precision reason (metadata.json)."""
+    from lsr_lucene.encode import int8
+
+    blocks = [torch.zeros(64, 16, dtype=torch.int8)] * 3
+    for faster in int8.LAYOUTS:
+        monkeypatch.setattr(int8, "_LAYOUT", {})
+        timings = {name: (1.0 if name == faster else 2.0) for name in int8.LAYOUTS}
+        assert int8.choose_layout(blocks, timer=lambda b: timings) == faster
+    monkeypatch.setattr(int8, "_LAYOUT", {})
+    monkeypatch.setattr(int8, "_EXACT_INT_MM", [False])
+    assert int8.choose_layout(blocks, timer=lambda b: pytest.fail("timed")) == int8.LAYOUTS[0]
+    seconds = int8.time_layouts([torch.ones(64, 16, dtype=torch.int8)], length=8, repeats=1)
+    assert set(seconds) == set(int8.LAYOUTS)
+    _, encoder = encoders
+    assert f"int8 logits {encoder._int8.layout}" in encoder.precision.reason
 
 
 def test_probe_finds_an_inexact_int_mm(monkeypatch):
@@ -118,3 +139,80 @@ def test_cli_encodes_int8_and_records_it(tmp_path):
                  "--threads", "1"]) == 0
     meta = read_metadata(tmp_path / "v")
     assert meta["dtype"] == "int8" and "int8 vocabulary projection" in meta["precision_reason"]
+
+
+def test_bf16_document_transformer_masks_padding_and_stays_near_fp32():
+    """The int8 documents' transformer (a bf16 copy with eager attention): each text's hidden states are near the fp32
+    net's, the same alone as padded in a batch (padding is masked), and the fp32 net used for queries is untouched."""
+    from lsr_lucene.encode.int8 import bf16_transformer
+    from lsr_lucene.encode.models import load
+    from lsr_lucene.encode.projection import swap_output_embeddings
+
+    tokenizer, net = load("splade-tiny")
+    swap_output_embeddings(net)
+    net.eval()
+    documents = bf16_transformer(net)
+    assert next(net.parameters()).dtype == torch.float32 and next(documents.parameters()).dtype == torch.bfloat16
+    texts = _texts(3) + ["heat transfer"]  # one short text: most of its row is padding
+    batch = tokenizer(texts, max_length=48, truncation=True, padding=True, return_tensors="pt",
+                      return_token_type_ids=False)
+    lengths = batch["attention_mask"].sum(dim=1).tolist()
+    assert len(set(lengths)) > 1  # really padded
+    with torch.inference_mode():
+        together = documents(**batch).logits.float()
+        reference = net(**batch).logits
+        for row, n in enumerate(lengths):
+            alone = documents(input_ids=batch["input_ids"][row:row + 1, :n],
+                              attention_mask=batch["attention_mask"][row:row + 1, :n]).logits.float()[0]
+            scale = reference[row, :n].abs().max()
+            assert (alone - together[row, :n]).abs().max() < 0.01 * scale  # (unmasked padding: 4 % and more)
+            assert (together[row, :n] - reference[row, :n]).abs().max() < 0.1 * scale
+
+
+def test_int8_documents_use_the_bf16_copy_where_bf16_is_native(encoders):
+    """Native bf16: documents go through the bf16 copy, recorded in the precision reason; elsewhere the fp32 net."""
+    from lsr_lucene.encode import precision as prec
+
+    _, int8 = encoders
+    native = bool(prec.native_bf16(prec.cpu_features()))
+    assert (int8._documents_net is not None) == native
+    assert ("bf16 with eager attention" in int8.precision.reason) == native
+    if native:
+        with torch.inference_mode():
+            ids = torch.tensor([[101, 7592, 2088, 102]])
+            assert int8._hidden(ids, torch.ones_like(ids)).dtype == torch.bfloat16
+            assert int8._hidden(ids, torch.ones_like(ids), queries=True).dtype == torch.float32
+
+
+@pytest.mark.parametrize("features", [{}, {"amx_bf16": True}, {"avx512_bf16": True}])
+def test_the_transformer_precision_is_chosen_per_cpu(features, monkeypatch):
+    """Without native bf16 the int8 encoder keeps the fp32 transformer; with AMX_BF16 or AVX512_BF16 it makes the bf16
+    copy; either way the choice is in the precision reason that metadata.json records."""
+    from lsr_lucene.encode import precision as prec
+
+    monkeypatch.setattr(prec, "cpu_features", lambda: features)
+    encoder = SparseEncoder("splade-tiny", max_length=32, threads=1, dtype="int8")
+    if features:
+        assert encoder._documents_net is not None and "bf16 with eager attention" in encoder.precision.reason
+    else:
+        assert encoder._documents_net is None and "fp32 (no native bf16)" in encoder.precision.reason
+        with torch.inference_mode():
+            ids = torch.tensor([[101, 7592, 2088, 102]])
+            assert encoder._hidden(ids, torch.ones_like(ids)).dtype == torch.float32
+    assert encoder.precision.metadata()["precision_reason"] == encoder.precision.reason
+
+
+def test_stage_seconds_times_every_stage(encoders):
+    from lsr_lucene.bench.encode_speed import STAGES, stage_seconds
+
+    _, int8 = encoders
+    seconds = stage_seconds(int8, [(f"d{i}", t) for i, t in enumerate(_texts(6))], batch_size=4, repeats=1)
+    assert set(seconds) == set(STAGES) and all(v > 0 for v in seconds.values())
+
+
+def test_projection_split_times_each_variant():
+    from lsr_lucene.bench.encode_speed import projection_split
+
+    split = projection_split(hidden=16, vocab=300, length=24, chunk=64, repeats=1)
+    assert set(split) == {"int8_product", "int8_terms_x_positions", "int8_positions_x_terms", "bf16_screen"}
+    assert all(v >= 0 for v in split.values())

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
 from lsr_lucene.bench.encode_device import run_device_checks
-from lsr_lucene.bench.encode_speed import Rows, read_passages, thread_sweep, write_report
+from lsr_lucene.bench.encode_speed import Rows, read_passages, stage_table, thread_sweep, write_report
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -23,6 +24,8 @@ def main(argv: list[str] | None = None) -> int:
     cpu.add_argument("--max-length", type=int, default=256)
     cpu.add_argument("--repeats", type=int, default=2)
     cpu.add_argument("--csv", type=Path, required=True)
+    cpu.add_argument("--stages", type=int, default=0, help="also time each stage on this many passages, one thread")
+    cpu.add_argument("--stages-json", type=Path, default=None, help="where the stage times go (JSON)")
     dev = sub.add_parser("device", help="the GPU and CPU checks of scripts/device_encode_check.sh")
     dev.add_argument("--corpus", required=True, type=Path)
     dev.add_argument("--out", required=True, type=Path)
@@ -39,10 +42,13 @@ def main(argv: list[str] | None = None) -> int:
     dev.add_argument("--host-workers", default=None,
                      help="worker process counts to try (GPU; 0: windows in threads); default 0 and the encoder's")
     dev.add_argument("--repeats", type=int, default=2, help="GPU end-to-end runs per variant (best kept)")
-    dev.add_argument("--stages", action="store_true", help="time each stage and sample the threads (GPU)")
+    dev.add_argument("--gpu-stages", action="store_true", help="time each stage and sample the threads (GPU)")
     dev.add_argument("--sweep-threads", default="1,2,4,8,16")
     dev.add_argument("--cpu-base-passages", type=int, default=256)
     dev.add_argument("--only", default="gpu,cpu")
+    dev.add_argument("--sweep-repeats", type=int, default=1, help="interleaved fp32/int8 rounds (CPU sweep)")
+    dev.add_argument("--stages", type=int, default=0, help="CPU: time each stage on this many passages, one thread")
+    dev.add_argument("--no-batching-check", action="store_true", help="skip issue 37's check even with AMX")
     rep = sub.add_parser("report", help="merge result CSVs into runs/encode/")
     rep.add_argument("csvs", nargs="+", type=Path)
     rep.add_argument("--out", type=Path, default=Path("runs/encode"))
@@ -54,6 +60,12 @@ def main(argv: list[str] | None = None) -> int:
         docs = read_passages(args.corpus, args.passages)
         thread_sweep(Rows(args.csv), args.model, docs, [int(t) for t in args.threads.split(",")],
                      args.dtypes.split(","), args.batch_size, args.max_length, args.repeats)
+        if args.stages:
+            table = stage_table(args.model, docs[:args.stages], args.dtypes.split(","), args.batch_size,
+                                args.max_length, args.repeats)
+            print(json.dumps(table, indent=2), flush=True)
+            if args.stages_json:
+                args.stages_json.write_text(json.dumps(table, indent=2) + "\n")
         return 0
     return run_device_checks(args)
 

@@ -14,7 +14,7 @@ import torch
 
 from lsr_lucene.errors import Interrupted
 from lsr_lucene.bench.encode_speed import (Rows, batching_check, device_only, end_to_end, hardware, model_only,
-                                           read_passages, thread_sweep, vector_differences)
+                                           read_passages, stage_table, thread_sweep, vector_differences)
 
 MAX_LENGTH = 256
 
@@ -38,7 +38,7 @@ def base_size_model(tokenizer_from: str, folder: Path, texts: list[str], terms: 
     return str(folder)
 
 
-def stage_seconds(encoder, docs, batch: int, out: Path) -> dict:
+def gpu_stage_seconds(encoder, docs, batch: int, out: Path) -> dict:
     """One end-to-end run with the wall seconds spent in each stage, summed over the threads that ran it
     (tokenising, the device work of each batch, the host's share of rounding and selecting, whole windows)."""
     import threading
@@ -204,8 +204,8 @@ def _gpu(args, rows: Rows, checks: dict, docs, work: Path) -> None:
         other.close()
     del encoders
     _configure(encoder, workers, depth)
-    if args.stages:
-        checks["stages_seconds"] = stage_seconds(encoder, docs, batch, work / "gpu-stages")
+    if args.gpu_stages:
+        checks["stages_seconds"] = gpu_stage_seconds(encoder, docs, batch, work / "gpu-stages")
         print("stages (seconds summed over threads):", checks["stages_seconds"], flush=True)
     for dtype in ("fp32", "bf16"):
         if dtype != "fp32":
@@ -261,13 +261,16 @@ def _cpu(args, rows: Rows, checks: dict, docs, work: Path) -> None:
     checks["cpu_capability"] = capability
     checks["cpu"] = hardware("cpu")
     print("CPU capability:", capability, hardware("cpu"), flush=True)
-    if "AMX" in checks["cpu"] or args.batching_check:
+    if ("AMX" in checks["cpu"] or args.batching_check) and not args.no_batching_check:
         checks["batching_check"] = batching_check(args.model, docs[:300], work)
         print("batching check (issue 37):", checks["batching_check"], flush=True)
     sweep = docs[:args.sweep_passages]
     cores = os.cpu_count() or 1
     threads = [t for t in (int(x) for x in args.sweep_threads.split(",")) if t <= cores]
-    thread_sweep(rows, args.model, sweep, threads, ["fp32", "int8"], 16, MAX_LENGTH, repeats=1)
+    thread_sweep(rows, args.model, sweep, threads, ["fp32", "int8"], 16, MAX_LENGTH, repeats=args.sweep_repeats)
+    if args.stages:  # where one thread's time goes, fp32 against int8 (issue 41 item 1)
+        checks["cpu_stages"] = stage_table(args.model, docs[:args.stages], ["fp32", "int8"], 16, MAX_LENGTH)
+        print("CPU stages (seconds, one thread):", json.dumps(checks["cpu_stages"]), flush=True)
     if args.base_passages <= 0:
         return
     # a BERT-base-size model on all cores: end to end against model only

@@ -152,6 +152,126 @@ def device_only(encoder, docs, batch_size: int, scale: float = 100) -> float:
     return time.perf_counter() - started
 
 
+STAGES = ("tokenize", "transformer", "projection", "vectors", "json")
+
+
+def stage_seconds(encoder, docs, batch_size: int = 16, repeats: int = 2) -> dict[str, float]:
+    """Where one thread's time goes for ``docs`` (best of ``repeats``): tokenising, the transformer, the vocabulary
+    projection with pooling and activation, {term: weight} dicts, and rounding + JSON lines; the stages of
+    ``write_vectors`` on CPU, timed one after another on length-sorted batches."""
+    from lsr_lucene.io.vectors import quantise
+
+    texts = [text for _, text in docs]
+    best = {stage: float("inf") for stage in STAGES}
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for _ in range(repeats):
+            spent = dict.fromkeys(STAGES, 0.0)
+            started = time.perf_counter()
+            ids = encoder._tokenize(texts, encoder.max_length)
+            spent["tokenize"] = time.perf_counter() - started
+            order = sorted(range(len(ids)), key=lambda i: (-len(ids[i]), i))
+            with torch.inference_mode():
+                for start in range(0, len(order), batch_size):
+                    input_ids, mask = encoder._pad([ids[i] for i in order[start:start + batch_size]])
+                    clock = time.perf_counter()
+                    hidden = encoder._hidden(input_ids, mask)
+                    spent["transformer"] += time.perf_counter() - clock
+                    clock = time.perf_counter()
+                    weights = encoder._weights(hidden, mask, input_ids)
+                    spent["projection"] += time.perf_counter() - clock
+                    clock = time.perf_counter()
+                    vectors = encoder._to_dicts(weights)
+                    spent["vectors"] += time.perf_counter() - clock
+                    clock = time.perf_counter()
+                    for vector in vectors:
+                        json.dumps({"vector": quantise(vector, 100)})
+                    spent["json"] += time.perf_counter() - clock
+            best = {stage: min(best[stage], spent[stage]) for stage in STAGES}
+    finally:
+        torch.set_num_threads(previous)
+    return {stage: round(seconds, 4) for stage, seconds in best.items()}
+
+
+def projection_split(hidden: int = 128, vocab: int = 30522, length: int = 240, chunk: int = 4096,
+                     repeats: int = 5) -> dict[str, float]:
+    """Milliseconds (one thread's CPU time, best of ``repeats``) to project one ``length``-token text onto ``vocab``
+    terms and max-pool it: the int8 product alone (terms × positions, as ``Int8Projection``), with its pooling, the
+    other orientation (positions × terms, pooled down the columns), and fp32's bf16 screening product with its
+    pooling: where the projection's time goes on this CPU (random values; only the shapes matter)."""
+    generator = torch.Generator().manual_seed(0)
+    states = torch.randint(-127, 128, (length, hidden), dtype=torch.int8, generator=generator)
+    weight = torch.randint(-127, 128, (vocab, hidden), dtype=torch.int8, generator=generator)
+    blocks = [weight[start:start + chunk].contiguous() for start in range(0, vocab, chunk)]
+    columns = states.T.contiguous()
+    transposed = [block.T.contiguous() for block in blocks]
+    states_bf16, blocks_bf16 = states.to(torch.bfloat16), [block.to(torch.bfloat16) for block in blocks]
+    # outputs into preallocated buffers (and pooled maxima into one row), so the allocator's state does not decide
+    logits = torch.empty((chunk, length), dtype=torch.int32)
+    flat = torch.empty(length * chunk, dtype=torch.int32)  # contiguous (length × block terms) views of it
+    flat_bf16 = torch.empty(length * chunk, dtype=torch.bfloat16)
+    pooled = torch.empty(vocab + chunk, dtype=torch.int32)
+    pooled_bf16 = torch.empty(vocab + chunk, dtype=torch.bfloat16)
+
+    def product_only() -> None:
+        for block in blocks:
+            torch._int_mm(block, columns, out=logits[:len(block)])
+
+    def terms_x_positions() -> None:
+        for number, block in enumerate(blocks):
+            torch._int_mm(block, columns, out=logits[:len(block)])
+            torch.amax(logits[:len(block)], dim=1, out=pooled[number * chunk:number * chunk + len(block)])
+
+    def positions_x_terms() -> None:
+        for number, block in enumerate(transposed):
+            out = flat[:length * block.shape[1]].view(length, block.shape[1])
+            torch._int_mm(states, block, out=out)
+            torch.amax(out, dim=0, out=pooled[number * chunk:number * chunk + block.shape[1]])
+
+    def bf16_screen() -> None:
+        for number, block in enumerate(blocks_bf16):
+            out = flat_bf16[:length * len(block)].view(length, len(block))
+            torch.matmul(states_bf16, block.T, out=out)
+            torch.amax(out, dim=0, out=pooled_bf16[number * chunk:number * chunk + len(block)])
+
+    runs = {"int8_product": product_only, "int8_terms_x_positions": terms_x_positions,
+            "int8_positions_x_terms": positions_x_terms, "bf16_screen": bf16_screen}
+    best = dict.fromkeys(runs, float("inf"))
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with torch.inference_mode():
+            for _ in range(repeats):
+                for name, run in runs.items():  # interleaved
+                    run()
+                    started = time.thread_time()
+                    run()
+                    best[name] = min(best[name], time.thread_time() - started)
+    finally:
+        torch.set_num_threads(previous)
+    return {name: round(seconds * 1e3, 3) for name, seconds in best.items()}
+
+
+def stage_table(model: str, docs, dtypes, batch_size: int = 16, max_length: int = 256, repeats: int = 2) -> dict:
+    """``stage_seconds`` per dtype (one thread; the dtypes interleaved in each repeat), with the CPU it ran on."""
+    from lsr_lucene.encode.encoder import SparseEncoder
+
+    encoders = {d: SparseEncoder(model, max_length=max_length, threads=1, dtype=d, device="cpu") for d in dtypes}
+    for encoder in encoders.values():  # warm-up
+        stage_seconds(encoder, docs[:batch_size], batch_size, repeats=1)
+    best: dict[str, dict[str, float]] = {}
+    for _ in range(repeats):
+        for d, encoder in encoders.items():
+            seconds = stage_seconds(encoder, docs, batch_size, repeats=1)
+            best[d] = {k: min(v, best.get(d, {}).get(k, float("inf"))) for k, v in seconds.items()}
+    some = next(iter(encoders.values()))
+    vocab, hidden = some._weight.shape
+    return {"hardware": hardware("cpu"), "passages": len(docs), "threads": 1, "seconds": best,
+            "precision": {d: e.precision.reason for d, e in encoders.items()},
+            "projection_ms_per_240_tokens": projection_split(hidden, vocab)}
+
+
 def vector_differences(a: Path, b: Path) -> dict:
     """Documents with identical vectors, weights compared (over terms either has) and the largest difference."""
     from lsr_lucene.io.vectors import read_vectors

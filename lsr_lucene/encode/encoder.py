@@ -3,8 +3,8 @@
 Fast path: the vocabulary projection is done in chunks of the vocabulary and pooled over positions on
 RAW logits (activations are monotone, so pooling commutes with them), never materialising a
 batch × length × vocabulary tensor; texts are encoded in length-sorted batches (order restored).
-``dtype="int8"`` (CPU, documents): the projection in int8 (lsr_lucene.encode.int8), the transformer in bf16 where
-the CPU has native bf16, else fp32.
+``dtype="int8"`` (CPU, documents): the projection in int8 (lsr_lucene.encode.int8), the transformer a bf16 copy with
+eager attention where the CPU has native bf16, else fp32.
 On CPUs with native bf16, a bf16 projection screens out the terms that are provably zero and only
 the few hundred remaining terms per text are computed in fp32 (see ``SparseEncoder._screened``).
 Documents' transformer and SoftSDM top-k projection run in fp32 (the default) or bf16 (``dtype="bf16"``, or
@@ -17,6 +17,7 @@ CLI: ``lsr-lucene encode`` (lsr_lucene.encode.cli).
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import sys
@@ -93,7 +94,6 @@ class SparseEncoder:
         self._weight = self._weight.to(self.device, torch.float32).contiguous()
         self._bias = self._bias.to(self.device, torch.float32)
         self.precision = prec.resolve(dtype, self.device, self._weight.shape[1], self._weight.shape[0])
-        prec.announce(self.precision)
         self.dtype = self.precision.dtype  # resolved: fp32 or bf16 (recorded with outputs, compared on resume)
         self._head = None  # signed head (negative_head.py), when the model was trained with one
         self._head_kind = saved.get("negative_head")
@@ -104,8 +104,16 @@ class SparseEncoder:
             if self._head_kind:
                 raise InputError(f"--dtype int8: model {model!r} has a negative head; use fp32 or bf16")
             self._int8 = Int8Projection(self._weight, self._bias)
-        # int8 documents: the transformer in bf16 where the CPU computes it natively (as ``auto`` would choose)
-        self._int8_bf16 = self.dtype == "int8" and bool(prec.native_bf16(prec.cpu_features()))
+            # the logits layout timed faster on this CPU (same vectors either way), recorded with the outputs
+            self.precision = dataclasses.replace(
+                self.precision, reason=f"{self.precision.reason}, int8 logits {self._int8.layout}")
+        # int8 documents: the transformer as a bf16 copy (eager attention) where the CPU computes bf16 natively
+        self._documents_net = None
+        if self.dtype == "int8" and prec.native_bf16(prec.cpu_features()):
+            from lsr_lucene.encode.int8 import bf16_transformer
+
+            self._documents_net = bf16_transformer(self.net)
+        prec.announce(self.precision)
         if self._head_kind:
             from lsr_lucene.encode.models import resolve
 
@@ -222,8 +230,10 @@ class SparseEncoder:
         """Transformed hidden states fed to the vocabulary projection (batch, length, hidden); for ``queries``
         always in fp32, for documents in the encoder's precision."""
         dtype = prec.QUERY_DTYPE if queries else self.dtype
-        bf16 = dtype == "bf16" or (dtype == "int8" and self._int8_bf16)
-        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=bf16):
+        if dtype == "int8" and self._documents_net is not None:
+            out = self._documents_net(input_ids=input_ids, attention_mask=mask)
+            return out.logits if hasattr(out, "logits") else out[0]
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=dtype == "bf16"):
             out = self.net(input_ids=input_ids, attention_mask=mask)
         return out.logits if hasattr(out, "logits") else out[0]
 

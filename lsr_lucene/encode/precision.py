@@ -13,8 +13,9 @@ earlier rule: an fp32 transformer, a bf16 top-k projection.
 
 int8 (``--dtype int8``, CPU only, opt-in, never chosen by ``auto``; documents only): the vocabulary projection, most
 of the work, runs as an int8 × int8 → int32 product (per-term weight scales, one activation scale per document)
-pooled in int32 (lsr_lucene.encode.int8); the transformer runs in bf16 where the CPU has native bf16 (AMX,
-AVX512_BF16: the same choice as ``auto``), else in fp32. Weights move by about one unit of 1/scale.
+pooled in int32 (lsr_lucene.encode.int8); the transformer runs as a bf16 copy with eager attention where the CPU
+has native bf16 (AMX, AVX512_BF16: the same hardware rule as ``auto``), else in fp32. Weights move by about one unit
+of 1/scale.
 """
 from __future__ import annotations
 
@@ -126,7 +127,8 @@ def resolve(requested: str, device: torch.device | str, hidden: int, vocab: int,
         if device.type != "cpu":
             raise InputError(f"--dtype int8 runs on the CPU only, not on {device}; use fp32 or bf16 there")
         native = native_bf16(cpu_features())
-        transformer = f"bf16 (native {', '.join(native)})" if native else "fp32 (no native bf16)"
+        transformer = (f"bf16 with eager attention (native {', '.join(native)})" if native
+                       else "fp32 (no native bf16)")
         return Precision(requested, "int8", "fp32", capability_string(),
                          f"int8 vocabulary projection, transformer in {transformer}")
     if device.type != "cpu":

@@ -116,6 +116,23 @@ def test_cli_uses_the_dense_folder_explains_it_and_notes_its_absence(tiny, tmp_p
     assert read_hits(tmp_path / "e.run") == run  # a folder given with --dense
 
 
+def test_server_compose_route_uses_the_dense_leg(tiny):
+    from lsr_lucene.compose import ComposeSearcher
+    from lsr_lucene.serve.engine import SearchEngine
+
+    root = tiny["root"]
+    engine = SearchEngine(root / "index")
+    try:
+        _, found = engine.compose(QUERIES[0], hits=5)
+        _, named = engine.compose(QUERIES[0], hits=5, options={"not_op": "fusion-gated", "lam": 1.0})
+    finally:
+        engine.close()
+    with ComposeSearcher(root / "index") as s, ComposeSearcher(root / "index", not_op="fusion-gated", lam=1.0) as t:
+        assert [(c["docid"], c["score"]) for c in found] == [(h.docid, h.score) for h in s.search(QUERIES[0], k=5)]
+        assert t.settings.dense_leg()  # options keep the searcher's leg (fusion-gated named, λ 1, dense blend)
+        assert [(c["docid"], c["score"]) for c in named] == [(h.docid, h.score) for h in t.search(QUERIES[0], k=5)]
+
+
 def test_dense_folder_of_another_corpus_is_one_error_line(tiny, tmp_path):
     from lsr_lucene.compose import ComposeSearcher
     from lsr_lucene.dense.store import read_embeddings, write_embeddings

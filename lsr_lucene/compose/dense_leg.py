@@ -8,6 +8,7 @@ query's cosines do not depend on the queries searched with it.
 """
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -51,10 +52,15 @@ class DenseLeg:
         self.row = {d: i for i, d in enumerate(self.embeddings.docids)}
         self.threads = threads or 1
         self._encoder = None
+        self._lock = threading.Lock()  # one encoder (and tokenizer: not thread-safe) shared by a server's requests
 
     @property
     def encoder(self):
         """The dense query encoder (loaded on first use; fp32)."""
+        with self._lock:
+            return self._load()
+
+    def _load(self):
         if self._encoder is None:
             from lsr_lucene.dense.encoder import DEFAULT_MAX_LENGTH, DenseEncoder
             from lsr_lucene.encode.precision import QUERY_DTYPE
@@ -79,7 +85,8 @@ class DenseLeg:
             rows.append(self.row[doc])
         if not texts:
             return []
-        queries = self.encoder.encode_queries(list(texts))
+        with self._lock:
+            queries = self._load().encode_queries(list(texts))
         block = np.asarray(self.embeddings.vectors[np.asarray(rows, dtype=np.int64)], dtype=np.float32)
         values = (block.astype(np.float64) @ queries.astype(np.float64).T).T
         return [dict(zip(candidates, row.tolist())) for row in values]

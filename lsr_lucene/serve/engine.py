@@ -41,6 +41,8 @@ class SearchEngine:
 
             self.composer = ComposeSearcher(self.index_dir, encoder=self.searcher.query_encoder)
             self.composer.query_encoder, self.composer.backend  # made now, not raced on by the first requests
+            if self.composer.dense_leg is not None:  # the default's dense leg (<index>/dense), loaded now too
+                self.composer.dense_leg.encoder
 
     # ----------------------------------------------------------------------------------------------- searches
 

@@ -143,5 +143,11 @@ def test_dense_folder_of_another_corpus_is_one_error_line(tiny, tmp_path):
     with ComposeSearcher(root / "sparse", dense=tmp_path / "other") as s, pytest.raises(InputError) as err:
         s.search(QUERIES[0], k=5)
     assert "30 document embeddings for an index of 40 documents" in str(err.value) and "\n" not in str(err.value)
+    extra = np.vstack([np.asarray(emb.vectors), np.asarray(emb.vectors[:1])])  # a document the index skipped (empty)
+    write_embeddings(tmp_path / "more", emb.docids + ["empty-doc"], extra, emb.metadata)
+    with ComposeSearcher(root / "sparse", dense=tmp_path / "more") as s, \
+            ComposeSearcher(root / "index") as t:
+        assert [(h.docid, h.score) for h in s.search(QUERIES[0], k=5)] == \
+            [(h.docid, h.score) for h in t.search(QUERIES[0], k=5)]
     with pytest.raises(InputError, match="no such dense embeddings folder"):
         ComposeSearcher(root / "sparse", dense=tmp_path / "missing")

@@ -46,7 +46,9 @@ class DenseLeg:
 
         self.path = Path(path)
         self.embeddings = read_embeddings(self.path)
-        if documents is not None and len(self.embeddings.docids) != int(documents):
+        # at least the index's documents (dense encode keeps the empty ones that the sparse index skips); every
+        # candidate must have an embedding (checked when scored)
+        if documents is not None and len(self.embeddings.docids) < int(documents):
             raise InputError(f"{self.path}: {len(self.embeddings.docids)} document embeddings for an index of "
                              f"{documents} documents; encode the index's corpus (lsr-lucene dense encode)")
         self.row = {d: i for i, d in enumerate(self.embeddings.docids)}

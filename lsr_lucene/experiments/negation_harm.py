@@ -214,7 +214,9 @@ def main(argv: list[str] | None = None) -> int:
             raise InputError(f"--fired {args.fired}: expected NAME=TOPICS with an existing topics file")
         df = harm_table([_set_spec(raw) for raw in args.sets], unjudged)
         note = ("nDCG@10 over judged topics (trec_eval -c), 1000 hits, plain `search` vs `compose --topics` "
-                "(default operations) on the same index; Δ = compose − plain; fired: topics the cue parser composes. "
+                "(default operations; with the index's dense leg `<index>/dense` in the sets where a topic fires, "
+                "scripts/run_negation_harm.sh) on the same index; Δ = compose − plain; fired: topics the cue parser "
+                "composes. "
                 "Parts: a seeded hash of the query id holds out one topic in three. parse µs: the cue parser's time "
                 "per topic of the set (mean, max; best of 3 calls each), measured in this run.\n\n")
     else:

@@ -10,7 +10,9 @@ documents of every fused leaf form the candidates, every leaf gets its exact sco
 does not match a candidate scores 0 there), the scores are fused (score(A) − λ·score(B), ·, +; min-max
 normalised per child over the candidates for fusion-scaled; fusion-gated penalises only the documents whose
 scaled B score is above ``--gate``) and the best ``--hits`` are written. Without ``--operation``, not nodes use
-the documented `default` (fusion-gated, λ 1, gate 0.9; README "Negation, exclusion and set compositions").
+the documented `default` (fusion-gated, gate 0.9; with the index's dense embeddings ``<index>/dense``, the dense
+cosine of A's text blended into A's scores and λ 0.7, else sparse only and λ 1; README "Negation, exclusion and set
+compositions").
 
 Queries come from a JSONL file (``{"id", "query": {"op": "not", "a": "...", "b": "..."}, "text"?}``,
 nesting allowed; a plain string ``query`` is one atomic query; ``text``, when given, is what ``vanilla``
@@ -37,10 +39,12 @@ from pathlib import Path
 from lsr_lucene import cli_options as opt
 from lsr_lucene.compose.compositions import Composition, parse_topics, read_compositions
 from lsr_lucene.compose.execute import DEFAULT_FUSION_DEPTH, composed_specs, require_single_specs
+from lsr_lucene.compose.dense_leg import missing_note
 from lsr_lucene.compose.explain import explain_docs, explain_query
 from lsr_lucene.compose.negation_parser import explain_parse
-from lsr_lucene.compose.operations import DEFAULT_GATE, DEFAULTS, OPERATIONS, required_texts
-from lsr_lucene.compose.tree import MAX_DEPTH, NODE_OPS, tree_from_json
+from lsr_lucene.compose.operations import (DEFAULT_DENSE_WEIGHT, DEFAULT_GATE, DEFAULTS, DENSE_NOT_LAMBDA,
+                                           OPERATIONS, plan_inputs, required_texts)
+from lsr_lucene.compose.tree import MAX_DEPTH, NODE_OPS, Node, tree_from_json
 from lsr_lucene.errors import InputError, json_problem
 from lsr_lucene.io.runs import write_run
 
@@ -49,7 +53,8 @@ def add_operation_arguments(parser: argparse.ArgumentParser) -> None:
     """Operation and encoder-ablation options of ``lsr-lucene compose``."""
     parser.add_argument("--operation", default=None, choices=OPERATIONS, metavar="NAME",
                         help=f"operation for every node type it applies to ({', '.join(OPERATIONS)}); other "
-                             f"node types use the defaults: not: {DEFAULTS['not']} (λ 1, gate {DEFAULT_GATE:g}; "
+                             f"node types use the defaults: not: {DEFAULTS['not']} (gate {DEFAULT_GATE:g}, λ 1; "
+                             f"with a dense leg λ {DENSE_NOT_LAMBDA:g}; "
                              f"the `default` of runs/compositional/transfer), and: {DEFAULTS['and']}, "
                              f"or: {DEFAULTS['or']}")
     for node_op in NODE_OPS:
@@ -61,6 +66,11 @@ def add_operation_arguments(parser: argparse.ArgumentParser) -> None:
     opt.add_number(parser, "--gate", kind=opt.SHARE, default=DEFAULT_GATE,
                         help=f"fusion-gated: share of B's scaled score below which nothing is penalised "
                              f"(default {DEFAULT_GATE:g})")
+    parser.add_argument("--dense", default="auto", metavar="DIR|auto|none",
+                        help="dense leg of fusion-gated not nodes: document embeddings of lsr-lucene dense encode "
+                             "(default auto: <index>/dense when present, else none, with a one-line note)")
+    opt.add_number(parser, "--dense-weight", kind=opt.NON_NEGATIVE_NUMBER, default=DEFAULT_DENSE_WEIGHT,
+                   help="w of the dense leg: Â ← minmax(Â + w·minmax(dense cosine of A's text)); 0: off")
     opt.add_number(parser, "--top-pairs", default=5, help="CPT: pairs kept per intersection")
     opt.add_number(parser, "--pair-weight", kind=opt.NON_NEGATIVE_NUMBER, default=1.0,
                    help="CPT: multiplier of pair weights")
@@ -71,6 +81,11 @@ def add_operation_arguments(parser: argparse.ArgumentParser) -> None:
                           help="query encoder ablation: the query's own tokens with weight 1")
 
 
+def has_not(tree) -> bool:
+    """Whether a composition tree has a not node."""
+    return isinstance(tree, Node) and (tree.op == "not" or has_not(tree.a) or has_not(tree.b))
+
+
 def searcher_from_args(args: argparse.Namespace):
     """The :class:`~lsr_lucene.compose.searcher.ComposeSearcher` the options describe (the command's code path)."""
     from lsr_lucene.compose.searcher import ComposeSearcher
@@ -79,7 +94,8 @@ def searcher_from_args(args: argparse.Namespace):
                            and_op=args.and_op, or_op=args.or_op, depth=args.fusion_depth, lam=args.lam,
                            gate=args.gate, top_pairs=args.top_pairs, pair_weight=args.pair_weight,
                            no_expansion=args.no_expansion, no_term_weights=args.no_term_weights, scale=args.scale,
-                           query_max_length=args.query_max_length, threads=args.threads, vectors=args.vectors)
+                           query_max_length=args.query_max_length, threads=args.threads, vectors=args.vectors,
+                           dense=args.dense, dense_weight=args.dense_weight)
 
 
 def load_compositions(args: argparse.Namespace) -> tuple[list[Composition], dict[str, list[str]]]:
@@ -161,6 +177,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         plans = searcher.plans(comps)
         print(f"composed {len(comps)} queries ({settings.describe()}; encoder {searcher.mode})", file=sys.stderr)
+        if any(kind == "dense" for p in plans for kind, _ in plan_inputs(p)):
+            print(f"  {searcher.dense_leg.describe()}", file=sys.stderr)
+        elif searcher.dense_path is None and settings.not_is_default() and any(has_not(c.tree) for c in comps):
+            print(missing_note(searcher.index_dir), file=sys.stderr)
         if args.write_specs:
             from lsr_lucene.search.specs import save_query_specs
 

@@ -5,8 +5,9 @@ A :class:`~lsr_lucene.compose.operations.VectorPlan` is searched as one signed q
 fused leaf form the candidates, every leaf gets its exact score on every candidate (from its own hits, from
 one 4× deeper search when its list was cut, else by exact scoring; a leaf that does not match a candidate
 scores 0 there), the scores are fused (score(A) − λ·score(B), ·, +; min-max normalised per child over the
-candidates for fusion-scaled) and the best ``hits`` are kept. A composed vector with no positive weight
-matches no document: that query gets no hits and a warning.
+candidates for fusion-scaled) and the best ``hits`` are kept. A node with a dense leg (the `default` when the
+index has one, :mod:`lsr_lucene.compose.dense_leg`) also gets the dense cosine of A's text on every candidate. A
+composed vector with no positive weight matches no document: that query gets no hits and a warning.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import Mapping, Sequence
 from lsr_lucene.compose.backends import make_spec, spec_matches
 from lsr_lucene.compose.compositions import Composition
 from lsr_lucene.compose.operations import (VECTOR_OPS, FusionPlan, Plan, Settings, VectorPlan, build_plan,
-                                           first_fusion, fuse, plan_vectors, required_texts)
+                                           first_fusion, fuse, plan_inputs, plan_vectors, required_texts)
 from lsr_lucene.compose.query_encoder import QueryEncoder
 from lsr_lucene.errors import InputError
 from lsr_lucene.io.ranking import top_hits
@@ -71,11 +72,12 @@ def composed_specs(qids: Sequence[str], plans: Sequence[Plan], scale: float) -> 
 
 def execute(qids: Sequence[str], plans: Sequence[Plan], backend, scale: float, hits: int = 1000,
             fusion_depth: int = DEFAULT_FUSION_DEPTH, warn=None,
-            traces: dict | None = None) -> dict[str, list[tuple[str, float]]]:
+            traces: dict | None = None, dense=None) -> dict[str, list[tuple[str, float]]]:
     """Ranked (doc, score) lists for every plan: one batch search of the vector plans, fusion otherwise.
 
     ``traces``, when given, receives for every fused query its leaves' scores over the candidates (in
-    :func:`plan_vectors` order): what ``--explain`` needs to show both legs' scores."""
+    :func:`plan_inputs` order, dense cosines included): what ``--explain`` needs to show both legs' scores.
+    ``dense``: the :class:`~lsr_lucene.compose.dense_leg.DenseLeg` that plans with a dense leg need."""
     results: dict[str, list[tuple[str, float]]] = {}
     direct: list[dict] = []
     fused: list[tuple[str, FusionPlan, list[dict | None]]] = []
@@ -97,12 +99,14 @@ def execute(qids: Sequence[str], plans: Sequence[Plan], backend, scale: float, h
     if fused:
         leaf_hits = backend.search_many(leaf_specs, fusion_depth)
         for qid, plan, specs in fused:
-            results[qid] = _fused_ranking(qid, plan, specs, leaf_hits, backend, hits, fusion_depth, warn, traces)
+            results[qid] = _fused_ranking(qid, plan, specs, leaf_hits, backend, hits, fusion_depth, warn, traces,
+                                          dense)
     return {qid: results.get(qid, []) for qid in qids}
 
 
 def _fused_ranking(qid: str, plan: FusionPlan, specs: Sequence[dict | None], leaf_hits: Mapping, backend,
-                   hits: int, depth: int, warn=None, traces: dict | None = None) -> list[tuple[str, float]]:
+                   hits: int, depth: int, warn=None, traces: dict | None = None, dense=None
+                   ) -> list[tuple[str, float]]:
     """Candidates = union of the leaves' hits; every leaf's exact score on every candidate; fused; best ``hits``.
 
     A leaf's own hits carry its exact scores. When candidates are missing from a leaf's hits and its list
@@ -133,6 +137,11 @@ def _fused_ranking(qid: str, plan: FusionPlan, specs: Sequence[dict | None], lea
         if missing and not complete:
             scores.update(zip(missing, backend.score(s, missing)))
         per_leaf.append(scores)
+    inputs = plan_inputs(plan)
+    if any(kind == "dense" for kind, _ in inputs):
+        from lsr_lucene.compose.dense_leg import leaf_inputs
+
+        per_leaf = leaf_inputs(inputs, per_leaf, dense, candidates)
     if traces is not None:
         traces[qid] = per_leaf
     fused = fuse(plan, per_leaf)
@@ -140,11 +149,11 @@ def _fused_ranking(qid: str, plan: FusionPlan, specs: Sequence[dict | None], lea
 
 
 def run_one(qid: str, plan: Plan, backend, scale: float, hits: int = 1000,
-            fusion_depth: int = DEFAULT_FUSION_DEPTH) -> list[tuple[str, float]]:
+            fusion_depth: int = DEFAULT_FUSION_DEPTH, dense=None) -> list[tuple[str, float]]:
     """Ranked hits of one plan with single-query calls (what an interactive search does; used for latency)."""
     if isinstance(plan, VectorPlan):
         spec = make_spec(qid, plan.vector, scale)
         return backend.search(spec, hits) if spec is not None and spec_matches(spec) else []
     specs = [make_spec(f"{qid}#{i}", vec, scale) for i, vec in enumerate(plan_vectors(plan))]
     leaf_hits = {s["qid"]: backend.search(s, fusion_depth) for s in specs if s is not None and spec_matches(s)}
-    return _fused_ranking(qid, plan, specs, leaf_hits, backend, hits, fusion_depth)
+    return _fused_ranking(qid, plan, specs, leaf_hits, backend, hits, fusion_depth, dense=dense)

@@ -2,7 +2,8 @@
 
 A score-fused query (``fusion``, ``fusion-scaled``, ``fusion-gated``: the default for ``not``) is explained per
 document by every fused node's account: A's and B's scores (raw, and min-max scaled over the candidates for
-scaled fusion), the gate τ, the penalty λ·max(0, B̂ − τ)/(1 − τ) (λ·B̂ or λ·B without a gate) and the fused score.
+scaled fusion), the dense cosine of A's text where a dense leg is blended into Â, the gate τ, the penalty
+λ·max(0, B̂ − τ)/(1 − τ) (λ·B̂ or λ·B without a gate) and the fused score.
 A vector query (one signed query) is explained by every term's and pair's contribution to the document's score
 (negative ones penalise it). ``lsr-lucene compose --explain`` prints these; ``ComposeSearcher.explain`` returns them.
 """
@@ -35,7 +36,9 @@ class NodeAccount:
     """One fused node's computation for one document. ``path``: "" the root, "A", "A.B", ... ; ``a`` / ``b``: the
     children's scores (a leaf's exact score, or a fused child's fused score); ``a_scaled`` / ``b_scaled``: min-max
     scaled over the candidates (None without scaling); ``gate``: τ of fusion-gated (None otherwise); ``penalty``:
-    what a ``not`` node subtracts (λ·max(0, B̂ − τ)/(1 − τ), λ·B̂ or λ·B; None on and/or); ``fused``: the result."""
+    what a ``not`` node subtracts (λ·max(0, B̂ − τ)/(1 − τ), λ·B̂ or λ·B; None on and/or); ``fused``: the result;
+    ``dense``: the dense cosine of A's text blended into Â with weight ``dense_weight`` (None without a dense leg;
+    ``a_scaled`` is then the blend)."""
 
     path: str
     op: str
@@ -47,13 +50,20 @@ class NodeAccount:
     gate: float | None
     penalty: float | None
     fused: float
+    dense: float | None = None
+    dense_weight: float = 0.0
 
     def text(self) -> str:
         """One line: A and B (raw, scaled), gate and penalty, fused."""
         def leg(name: str, raw: float, scaled: float | None) -> str:
             return f"{name} {raw:.6g}" + (f" (scaled {scaled:.4f})" if scaled is not None else "")
 
-        parts = [leg("A", self.a, self.a_scaled), leg("B", self.b, self.b_scaled)]
+        a = leg("A", self.a, None)
+        if self.dense is not None:
+            a += f" + {self.dense_weight:g}·dense {self.dense:.4f}"
+        if self.a_scaled is not None:
+            a += f" (scaled {self.a_scaled:.4f})"
+        parts = [a, leg("B", self.b, self.b_scaled)]
         if self.gate is not None:
             parts.append(f"gate {self.gate:g}: penalty {self.lam:g}·max(0, B̂ − {self.gate:g})/{1 - self.gate:g} "
                          f"= {self.penalty:.4f}, floor {GATED_FLOOR:g}·Â")
@@ -109,8 +119,9 @@ def _account(node: FusedNode, doc: str) -> NodeAccount:
     penalty = None
     if node.node_op == "not":
         penalty = node.lam * (gated(b_used, node.gate) if node.gate is not None else b_used)
+    dense = node.dense.get(doc, 0.0) if node.dense is not None else None
     return NodeAccount(node.path, node.node_op, node.lam, node.a.get(doc, 0.0), node.b.get(doc, 0.0), a_s, b_s,
-                       node.gate, penalty, node.fused.get(doc, 0.0))
+                       node.gate, penalty, node.fused.get(doc, 0.0), dense, node.dense_weight)
 
 
 def explain_docs(plan: Plan, ranked: Sequence[tuple[str, float]], backend, scale: float, top: int,

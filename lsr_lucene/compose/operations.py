@@ -32,7 +32,9 @@ fusion-gated    not          as fusion-scaled, but only documents that carry mos
                              max(Â − λ·max(0, B̂ − τ)/(1 − τ), φ·Â) (Â, B̂ min-max scaled; gate τ default 0.9;
                              floor φ 0.05: a penalised A-match stays above every candidate that does not
                              match A, so a penalty cannot push it out of the list; on and/or nodes it is
-                             fusion-scaled)
+                             fusion-scaled); with a dense leg (``Settings.dense``, see
+                             :mod:`lsr_lucene.compose.dense_leg`) Â is first blended with the dense
+                             cosine of A's text: Â ← minmax(Â + w·minmax(cos)) (w default 1, λ default 0.7)
 =============== ============ ===============================================================
 
 Vectors are ``dict`` of key -> float where a key is a term (``str``) or a Combined Pseudo-Term
@@ -197,6 +199,10 @@ DEFAULT_NOT_VECTOR = "nrf"
 DEFAULT_LAMBDA = {"nrf": 0.5, "orthonrf": 0.3, "adaptive": 0.5}
 # λ of the `default` setting when it differs from its operation's own default (None: the operation's own)
 DEFAULT_NOT_LAMBDA: float | None = None
+# the `default` with a dense leg (issue 36): weight w of the dense cosine blended into Â, and λ of the gated penalty,
+# chosen by the worst case over ExcluIR dev and BoolQuestions dev (runs/negation/positive_leg*.md, README)
+DEFAULT_DENSE_WEIGHT = 1.0
+DENSE_NOT_LAMBDA = 0.7
 
 
 def valid_for(node_op: str) -> tuple[str, ...]:
@@ -220,7 +226,9 @@ class Settings:
 
     ``operation`` applies to every node type it is valid for; the others use ``DEFAULTS``; ``per_type``
     (``{"not": ..., "and": ..., "or": ...}``) overrides both. ``lam`` is λ of nrf / disentangled / fusion
-    on ``not`` nodes (None: nrf 0.5, the others 1.0).
+    on ``not`` nodes (None: nrf 0.5, the others 1.0; the `default` with a dense leg: 0.7). ``dense``: a dense leg is
+    attached (the searcher sets it), so fusion-gated not nodes blend the dense cosine of A's text into Â with weight
+    ``dense_weight`` (0: off).
     """
 
     operation: str | None = None
@@ -229,6 +237,8 @@ class Settings:
     top_pairs: int = 5
     pair_weight: float = 1.0
     gate: float = DEFAULT_GATE
+    dense_weight: float = DEFAULT_DENSE_WEIGHT
+    dense: bool = False
 
     def __post_init__(self) -> None:
         if self.operation is not None:
@@ -244,12 +254,15 @@ class Settings:
             raise InputError(f"λ must be a finite number, got {self.lam}")
         if not 0 <= self.gate < 1:
             raise InputError(f"--gate must be in [0, 1), got {self.gate}")
+        if not (math.isfinite(self.dense_weight) and self.dense_weight >= 0):
+            raise InputError(f"--dense-weight must be a finite number >= 0, got {self.dense_weight}")
 
     @classmethod
     def of(cls, operation: str | None = None, not_op: str | None = None, and_op: str | None = None,
            or_op: str | None = None, **parameters) -> "Settings":
         """Settings from compose's option names (``--operation``, ``--not-op``/``--and-op``/``--or-op``, and
-        ``lam``/``top_pairs``/``pair_weight``/``gate``), the unnamed ones at their defaults."""
+        ``lam``/``top_pairs``/``pair_weight``/``gate``/``dense_weight``/``dense``), the unnamed ones at their
+        defaults."""
         per_type = {op: name for op, name in (("not", not_op), ("and", and_op), ("or", or_op)) if name}
         return cls(operation, per_type, **parameters)
 
@@ -270,9 +283,16 @@ class Settings:
         default, else the operation's own default)."""
         if self.lam is not None:
             return self.lam
-        if DEFAULT_NOT_LAMBDA is not None and name == DEFAULTS["not"] and self.not_is_default():
-            return DEFAULT_NOT_LAMBDA
+        if name == DEFAULTS["not"] and self.not_is_default():
+            if self.dense_leg():
+                return DENSE_NOT_LAMBDA
+            if DEFAULT_NOT_LAMBDA is not None:
+                return DEFAULT_NOT_LAMBDA
         return DEFAULT_LAMBDA.get(name, 1.0)
+
+    def dense_leg(self) -> bool:
+        """Whether fusion-gated not nodes blend the dense cosine of A's text into Â."""
+        return self.dense and self.dense_weight > 0 and self.op_for("not") == "fusion-gated"
 
     def describe(self) -> str:
         """One line: the operation per node type and its parameters."""
@@ -281,7 +301,8 @@ class Settings:
             name = self.op_for(node_op)
             extra = ""
             if node_op == "not" and name == "fusion-gated":
-                extra = f"(λ={self.lam_for(name):g}, gate {self.gate:g})"
+                dense = f", dense A leg w {self.dense_weight:g}" if self.dense_leg() else ""
+                extra = f"(λ={self.lam_for(name):g}, gate {self.gate:g}{dense})"
             elif name in ("nrf", "disentangled", "orthonrf", "adaptive") or (node_op == "not" and name in FUSION):
                 extra = f"(λ={self.lam_for(name):g})"
             elif name == "cpt":
@@ -335,6 +356,8 @@ class FusionPlan:
     a: "Plan"
     b: "Plan"
     gate: float | None = None  # fusion-gated on not nodes: only B̂ above the gate is penalised
+    dense_text: str | None = None  # fusion-gated with a dense leg: A's text, whose dense cosine is blended into Â
+    dense_weight: float = 0.0
 
 
 Plan = Union[VectorPlan, FusionPlan]
@@ -387,7 +410,11 @@ def build_plan(tree: Tree, settings: Settings, vectors: Mapping[str, Mapping], t
     b = build_plan(tree.b, settings, vectors, where=where, vector_only=name not in FUSION)
     if name in FUSION:
         gate = settings.gate if name == "fusion-gated" and tree.op == "not" else None
-        return FusionPlan(tree.op, name in SCALED_FUSION, settings.lam_for(name), a, b, gate)
+        dense_text = None  # the innermost gated not node of a chain takes the dense leg (A's own text)
+        if gate is not None and settings.dense_leg() and not (isinstance(a, FusionPlan) and a.gate is not None):
+            dense_text = tree.a if isinstance(tree.a, str) else verbalize(tree.a)
+        return FusionPlan(tree.op, name in SCALED_FUSION, settings.lam_for(name), a, b, gate, dense_text,
+                          settings.dense_weight if dense_text is not None else 0.0)
     if not isinstance(a, VectorPlan) or not isinstance(b, VectorPlan):
         raise InputError(f"{where}: {name!r} on a {tree.op!r} node cannot combine a score-fused subtree; "
                          "use fusion for its parent too")
@@ -399,6 +426,15 @@ def plan_vectors(plan: Plan) -> list[Vector]:
     if isinstance(plan, VectorPlan):
         return [plan.vector]
     return plan_vectors(plan.a) + plan_vectors(plan.b)
+
+
+def plan_inputs(plan: Plan) -> list[tuple[str, object]]:
+    """What :func:`fuse` reads, in its order: ``("vector", vector)`` per searched leaf and ``("dense", text)`` after
+    the children of every node with a dense leg (the text whose dense cosine it blends into Â)."""
+    if isinstance(plan, VectorPlan):
+        return [("vector", plan.vector)]
+    dense = [("dense", plan.dense_text)] if plan.dense_text is not None else []
+    return plan_inputs(plan.a) + plan_inputs(plan.b) + dense
 
 
 @dataclass
@@ -416,12 +452,15 @@ class FusedNode:
     a_scaled: dict | None
     b_scaled: dict | None
     fused: dict
+    dense: dict | None = None  # the dense cosine of A's text (a node with a dense leg; a_scaled is then the blend)
+    dense_weight: float = 0.0
 
 
 def fuse(plan: Plan, leaf_scores: Iterable[Mapping[str, float]], record: list | None = None) -> dict[str, float]:
     """Fused scores {doc: score} of a plan from each leaf vector's scores over the same candidates.
 
-    ``leaf_scores`` follows :func:`plan_vectors` order; every mapping must hold the same candidate docs
+    ``leaf_scores`` follows :func:`plan_inputs` order (:func:`plan_vectors` order, with the dense cosines of a node
+    with a dense leg after its children); every mapping must hold the same candidate docs
     (a document a leaf does not match scores 0 there). Scaled fusion min-max normalises each child's
     scores over the candidates (all equal: every score becomes 0). ``record``, when given, receives a
     :class:`FusedNode` per fused node, children before parents.
@@ -435,7 +474,11 @@ def _fuse(plan: Plan, it, record: list | None = None, path: str = "") -> dict[st
         return dict(next(it))
     raw_a = _fuse(plan.a, it, record, f"{path}.A".lstrip("."))
     raw_b = _fuse(plan.b, it, record, f"{path}.B".lstrip("."))
+    dense = dict(next(it)) if plan.dense_text is not None else None
     a, b = (minmax(raw_a), minmax(raw_b)) if plan.scaled else (raw_a, raw_b)
+    if dense is not None:  # Â ← minmax(Â + w·minmax(cos)): the dense cosine of A's text lifts A's own matches
+        cos = minmax(dense)
+        a = minmax({d: a.get(d, 0.0) + plan.dense_weight * cos.get(d, 0.0) for d in a.keys() | cos.keys()})
     docs = a.keys() | b.keys()
     if plan.node_op == "not" and plan.gate is not None:
         fused = {d: gated_not(a.get(d, 0.0), b.get(d, 0.0), plan.lam, plan.gate) for d in docs}
@@ -447,7 +490,7 @@ def _fuse(plan: Plan, it, record: list | None = None, path: str = "") -> dict[st
         fused = {d: a.get(d, 0.0) + b.get(d, 0.0) for d in docs}
     if record is not None:
         record.append(FusedNode(path, plan.node_op, plan.lam, plan.gate, raw_a, raw_b, a if plan.scaled else None,
-                                b if plan.scaled else None, fused))
+                                b if plan.scaled else None, fused, dense, plan.dense_weight))
     return fused
 
 
@@ -504,6 +547,9 @@ def format_plan(plan: Plan, top: int = 12, scale: float | None = None, indent: s
         symbol = (f"max(score(A) − {plan.lam:g}·max(0, score(B) − {plan.gate:g})/{1 - plan.gate:g}, "
                   f"{GATED_FLOOR:g}·score(A))")
     label = ("scaled " if plan.scaled else "") + "fusion: " + symbol
+    if plan.dense_text is not None:
+        label += (f"; score(A) blended with {plan.dense_weight:g}·dense cosine of {plan.dense_text!r} "
+                  "(min-max scaled)")
     return "\n".join([indent + label, format_plan(plan.a, top, scale, indent + "  A "),
                       format_plan(plan.b, top, scale, indent + "  B ")])
 

@@ -8,6 +8,8 @@ lines carry it (or such a line itself: ``{"query": tree, "text"?}``). It is the 
 (the command builds one of these), so the hits equal that command's run for the same query and options: same
 documents, order (ties by docid) and scores as the run writes them (six decimals). ``parse`` shows the cue
 decisions, ``explain`` why each top document scored what it did (both legs, gate, penalty, fused score).
+When the index holds dense embeddings (``<index>/dense``, :mod:`lsr_lucene.compose.dense_leg`), the default blends
+their cosine with A's text into A's scores (``dense``: ``auto``, ``none`` or a folder; ``dense_leg`` says which).
 
 Importing this module starts neither the JVM nor torch: the index is opened and the encoder loaded on first use.
 """
@@ -19,7 +21,7 @@ from typing import Any, Mapping, Sequence
 
 from lsr_lucene.compose.compositions import Composition, parse_topics
 from lsr_lucene.compose.execute import DEFAULT_FUSION_DEPTH, compose, execute
-from lsr_lucene.compose.operations import DEFAULT_GATE, Plan, Settings
+from lsr_lucene.compose.operations import DEFAULT_DENSE_WEIGHT, DEFAULT_GATE, Plan, Settings, plan_inputs
 from lsr_lucene.compose.tree import tree_from_json
 from lsr_lucene.io.topics import refuse_duplicate_qids
 from lsr_lucene.errors import InputError
@@ -34,7 +36,8 @@ class ComposeSearcher:
                  depth: int = DEFAULT_FUSION_DEPTH, lam: float | None = None, gate: float = DEFAULT_GATE,
                  top_pairs: int = 5, pair_weight: float = 1.0, no_expansion: bool = False,
                  no_term_weights: bool = False, scale: float | None = None, query_max_length: int | None = None,
-                 threads: int | None = None, vectors: str | Path | None = None):
+                 threads: int | None = None, vectors: str | Path | None = None, dense: str | Path | None = "auto",
+                 dense_weight: float = DEFAULT_DENSE_WEIGHT):
         """Options as ``lsr-lucene compose`` has them, with its defaults: ``operation`` for every node type it
         applies to, ``not_op`` / ``and_op`` / ``or_op`` per node type; ``depth`` (``--fusion-depth``): hits per
         fused leaf that form the candidates; ``lam`` (λ), ``gate`` (fusion-gated), ``top_pairs`` / ``pair_weight``
@@ -42,7 +45,10 @@ class ComposeSearcher:
         else splade-tiny), a model name / HF id / local folder, or an object with ``encode_queries(texts)``
         (a ``SparseEncoder``) or a ``QueryEncoder``; ``scale`` quantises (default: the index's); ``threads``:
         the encoder's torch threads. ``vectors``: score by exact in-memory dot products over these document
-        vectors instead of Lucene (``--vectors``)."""
+        vectors instead of Lucene (``--vectors``). ``dense`` (``--dense``): ``auto`` uses ``<index>/dense`` when it
+        exists, ``none`` no dense leg, else an embeddings folder of ``lsr-lucene dense encode``; ``dense_weight``
+        (``--dense-weight``): w of the blend (0: off)."""
+        from lsr_lucene.compose.dense_leg import dense_location
         from lsr_lucene.search.impact import index_settings
 
         if not Path(index_dir).is_dir():
@@ -52,8 +58,10 @@ class ComposeSearcher:
         if int(depth) < 1:
             raise InputError(f"depth (--fusion-depth) must be >= 1, got {depth}")
         self.index_dir = str(index_dir)
+        self.dense_path = dense_location(index_dir, dense)
         self.settings = Settings.of(operation, not_op, and_op, or_op, lam=lam, top_pairs=int(top_pairs),
-                                    pair_weight=float(pair_weight), gate=float(gate))
+                                    pair_weight=float(pair_weight), gate=float(gate), dense_weight=float(dense_weight),
+                                    dense=self.dense_path is not None)
         self.depth = int(depth)
         self._info = index_settings(self.index_dir)
         self.scale = scale or self._info.get("scale") or 100
@@ -66,6 +74,7 @@ class ComposeSearcher:
         self._vectors = vectors
         self._encoder = None
         self._backend = None
+        self._dense = None
 
     # ---------------------------------------------------------------------------------------------- resources
 
@@ -99,6 +108,21 @@ class ComposeSearcher:
             self._backend = ExactBackend(self._vectors) if self._vectors else LuceneBackend(self.index_dir, 1)
         return self._backend
 
+    @property
+    def dense_leg(self):
+        """The :class:`~lsr_lucene.compose.dense_leg.DenseLeg` of the default (None without dense embeddings)."""
+        if self._dense is None and self.dense_path is not None:
+            from lsr_lucene.compose.dense_leg import DenseLeg
+            from lsr_lucene.index.impact import read_index_metadata
+
+            # one torch thread: small query batches (lsr_lucene.dense.cli.QUERY_THREADS)
+            self._dense = DenseLeg(self.dense_path, read_index_metadata(self.index_dir).get("documents"), 1)
+        return self._dense
+
+    def settings_with(self, **options) -> Settings:
+        """Settings from compose's option names (:meth:`Settings.of`), with this searcher's dense leg."""
+        return Settings.of(**options, dense=self.dense_path is not None)
+
     def close(self) -> None:
         """Release the index (the JVM searcher)."""
         if self._backend is not None:
@@ -127,7 +151,9 @@ class ComposeSearcher:
         if hasattr(backend, "threads"):
             backend.threads = int(threads)
         qids = [c.qid for c in compositions]
-        return execute(qids, plans, backend, self.scale, int(k), self.depth, warn, traces)
+        needs_dense = any(kind == "dense" for plan in plans for kind, _ in plan_inputs(plan))
+        return execute(qids, plans, backend, self.scale, int(k), self.depth, warn, traces,
+                       self.dense_leg if needs_dense else None)
 
     # ---------------------------------------------------------------------------------------------- Pyserini API
 

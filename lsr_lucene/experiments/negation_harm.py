@@ -7,7 +7,9 @@ and a held-out part (:func:`held_out`, a seeded hash of the query id) so that ru
 checked on the other.
 
 ``exclusion``: the default setting's ExcluIR figures (R@1, MRR@10, ΔR@1, RR) on ExcluIR-layout benchmarks
-(ExcluIR, BoolQuestions NOT), on all rows and on the same tuning / held-out parts, with the parser's fired share.
+(ExcluIR, BoolQuestions NOT), on all rows and on the same tuning / held-out parts, with the parser's fired share:
+the default with its dense leg (the corpus's all-MiniLM-L6-v2 embeddings, ``<work>/<benchmark>/dense``, made by
+``lsr-lucene dense encode`` when missing) and without one (the sparse fallback).
 """
 from __future__ import annotations
 
@@ -113,18 +115,32 @@ def harm_table(sets: Sequence[Mapping], unjudged: Sequence[tuple[str, str]] = ()
     return pd.DataFrame(rows).set_index("set")
 
 
+def ensure_dense(corpus: str | Path, folder: str | Path, threads: int = 2) -> Path:
+    """The corpus's dense embeddings folder (``lsr-lucene dense encode``'s defaults), encoded unless already there."""
+    from lsr_lucene.dense.cli import main as dense_main
+
+    if not (Path(folder) / "metadata.json").is_file():
+        dense_main(["encode", "--corpus", str(corpus), "--output", str(folder), "--threads", str(threads)])
+    return Path(folder)
+
+
 def exclusion_table(folders: Sequence[str | Path], work: str | Path, model: str = "splade-tiny", threads: int = 2,
                     split: str = "dev"):
     """DataFrame: the default setting's ExcluIR figures on each benchmark (all rows, tuning part, held-out part),
-    exact dot products over the whole corpus, with the share of queries the parser composes."""
+    with its dense leg and without one, exact dot products over the whole corpus, with the share of queries the
+    parser composes."""
     import pandas as pd
 
     from lsr_lucene.compose.backends import ExactBackend
+    from lsr_lucene.compose.compositions import parse_topics
+    from lsr_lucene.compose.dense_leg import DenseLeg
+    from lsr_lucene.compose.execute import compose, execute
+    from lsr_lucene.compose.operations import Settings
     from lsr_lucene.compose.query_encoder import CachedQueryEncoder
     from lsr_lucene.eval.contrastive_metrics import excluir_metrics, read_excluir
-    from lsr_lucene.experiments.contrastive_configs import DEFAULT, Config, make_encoders
+    from lsr_lucene.experiments.contrastive_configs import make_encoders
     from lsr_lucene.experiments.contrastive_runs import read_query_cache, write_query_cache
-    from lsr_lucene.experiments.excluir import EXCLUIR_COLUMNS, ensure_vectors, excluir_runs
+    from lsr_lucene.experiments.excluir import EXCLUIR_COLUMNS, ensure_vectors
     from lsr_lucene.experiments.transfer import benchmark_name
 
     base = make_encoders(model, ("full",), threads=threads)["full"]
@@ -133,18 +149,25 @@ def exclusion_table(folders: Sequence[str | Path], work: str | Path, model: str 
     records, index = [], []
     for folder in map(Path, folders):
         rows = read_excluir(folder / f"{split}.jsonl")
-        vectors = ensure_vectors(folder / "corpus.jsonl", Path(work) / folder.resolve().name, model, threads)
+        slug = Path(work) / folder.resolve().name
+        vectors = ensure_vectors(folder / "corpus.jsonl", slug, model, threads)
         scale = json.loads((vectors / "metadata.json").read_text()).get("scale") or 100
-        run = excluir_runs(rows, [Config(DEFAULT)], ExactBackend(vectors), {"full": encoder}, scale,
-                           progress=False)[DEFAULT]
-        for part in ("all", "tune", "held-out"):
-            ids = set(part_ids([str(r["id"]) for r in rows], part))
-            subset = [r for r in rows if str(r["id"]) in ids]
-            figures = excluir_metrics(run, subset)
-            records.append({"queries": len(subset),
-                            "fired": sum(parse(str(r["query"])).composed for r in subset) / len(subset),
-                            **{k: figures[k] for k in EXCLUIR_COLUMNS}})
-            index.append(f"{benchmark_name(folder, split)} ({part})")
+        backend = ExactBackend(vectors)
+        leg = DenseLeg(ensure_dense(folder / "corpus.jsonl", slug / "dense", threads), backend.n)
+        comps = parse_topics({str(r["id"]): str(r["query"]) for r in rows})
+        qids = [c.qid for c in comps]
+        for dense in (True, False):
+            plans = compose(comps, Settings(dense=dense), encoder)
+            run = {q: dict(r) for q, r in execute(qids, plans, backend, scale, 1000, dense=leg).items()}
+            for part in ("all", "tune", "held-out"):
+                ids = set(part_ids([str(r["id"]) for r in rows], part))
+                subset = [r for r in rows if str(r["id"]) in ids]
+                figures = excluir_metrics(run, subset)
+                records.append({"dense leg": "yes (the default)" if dense else "no (sparse fallback)",
+                                "queries": len(subset),
+                                "fired": sum(parse(str(r["query"])).composed for r in subset) / len(subset),
+                                **{k: figures[k] for k in EXCLUIR_COLUMNS}})
+                index.append(f"{benchmark_name(folder, split)} ({part})")
     write_query_cache(cache_path, encoder.cache)
     return pd.DataFrame(records, index=pd.Index(index, name="benchmark"))
 
@@ -191,14 +214,18 @@ def main(argv: list[str] | None = None) -> int:
             raise InputError(f"--fired {args.fired}: expected NAME=TOPICS with an existing topics file")
         df = harm_table([_set_spec(raw) for raw in args.sets], unjudged)
         note = ("nDCG@10 over judged topics (trec_eval -c), 1000 hits, plain `search` vs `compose --topics` "
-                "(default operations) on the same index; Δ = compose − plain; fired: topics the cue parser composes. "
+                "(default operations; with the index's dense leg `<index>/dense` in the sets where a topic fires, "
+                "scripts/run_negation_harm.sh) on the same index; Δ = compose − plain; fired: topics the cue parser "
+                "composes. "
                 "Parts: a seeded hash of the query id holds out one topic in three. parse µs: the cue parser's time "
                 "per topic of the set (mean, max; best of 3 calls each), measured in this run.\n\n")
     else:
         df = exclusion_table(args.data, args.work, args.model, args.threads)
         note = ("The default setting (cue parser, fusion-gated) on each benchmark's dev rows, exact dot products over "
-                "the whole corpus; fired: share of queries the parser composes. Parts: a seeded hash of the row id "
-                "holds out one row in three.\n\n")
+                "the whole corpus; dense leg: with the corpus's all-MiniLM-L6-v2 embeddings (the default when the "
+                "index has `dense/`: the cosine of A's text blended into A, λ 0.7) or without (sparse fallback, "
+                "λ 1); fired: share of queries the parser composes. Parts: a seeded hash of the row id holds out one "
+                "row in three.\n\n")
     write_table(df, args.output, overwrite=args.overwrite, preamble=note)
     print(to_markdown(df))
     return 0

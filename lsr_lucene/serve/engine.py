@@ -41,6 +41,8 @@ class SearchEngine:
 
             self.composer = ComposeSearcher(self.index_dir, encoder=self.searcher.query_encoder)
             self.composer.query_encoder, self.composer.backend  # made now, not raced on by the first requests
+            if self.composer.dense_leg is not None:  # the default's dense leg (<index>/dense), loaded now too
+                self.composer.dense_leg.encoder
 
     # ----------------------------------------------------------------------------------------------- searches
 
@@ -72,7 +74,6 @@ class SearchEngine:
         from lsr_lucene.compose.tree import tree_to_json
 
         from lsr_lucene.compose.execute import compose
-        from lsr_lucene.compose.operations import Settings
         from lsr_lucene.compose.searcher import composition
         from lsr_lucene.io.ranking import ordered
 
@@ -80,7 +81,7 @@ class SearchEngine:
             raise InputError("this server was started without composed search")
         comp = composition(query, "query" if isinstance(query, str) else "composition")  # names it in errors
         options = {k: v for k, v in (options or {}).items() if v is not None}
-        settings = Settings.of(**options) if options else self.composer.settings
+        settings = self.composer.settings_with(**options) if options else self.composer.settings
         with self.lock:
             plans = compose([comp], settings, self.composer.query_encoder)
         ranked = ordered(self.composer.rank([comp], plans, self._k(hits))[comp.qid])

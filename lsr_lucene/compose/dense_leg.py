@@ -1,0 +1,110 @@
+"""The dense positive leg of negated queries: document embeddings kept beside the impact index (``<index>/dense/``,
+written by ``lsr-lucene dense encode``) give the dense cosine of A's text, which the `default` (fusion-gated) blends
+into A's scaled scores before the penalty (issue 36: splade-tiny alone finds A weakly on question-style exclusions).
+
+Only the candidates of a fused query (the splade legs' hits) are scored, by exact dot products with their stored
+unit vectors; queries are encoded in fp32 one token length per batch (``DenseEncoder.encode_queries``), so a
+query's cosines do not depend on the queries searched with it.
+"""
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from lsr_lucene.errors import InputError
+
+DENSE_DIR = "dense"  # the sidecar folder inside an impact index
+AUTO, NONE = "auto", "none"
+
+
+def dense_location(index_dir: str | Path, dense: str | Path | None = AUTO) -> Path | None:
+    """The embeddings folder a searcher uses: ``auto`` (default): ``<index>/dense`` when present, else none;
+    ``none``: none; a path: that folder (InputError when it is missing)."""
+    if dense is None or str(dense) == AUTO:
+        found = Path(index_dir) / DENSE_DIR
+        return found if found.is_dir() else None
+    if str(dense) == NONE:
+        return None
+    if not Path(dense).is_dir():
+        raise InputError(f"{dense}: no such dense embeddings folder (make one with lsr-lucene dense encode)")
+    return Path(dense)
+
+
+def missing_note(index_dir: str | Path) -> str:
+    """The one line said when the default runs without a dense leg."""
+    return (f"note: no dense leg ({Path(index_dir) / DENSE_DIR} not found): negated queries use the sparse default "
+            f"(fusion-gated λ 1); for the dense one: lsr-lucene dense encode --corpus CORPUS --output "
+            f"{Path(index_dir) / DENSE_DIR}")
+
+
+class DenseLeg:
+    """Dense cosines of texts with the documents of an embeddings folder (the model recorded there)."""
+
+    def __init__(self, path: str | Path, documents: int | None = None, threads: int | None = 1):
+        from lsr_lucene.dense.store import read_embeddings
+
+        self.path = Path(path)
+        self.embeddings = read_embeddings(self.path)
+        # at least the index's documents (dense encode keeps the empty ones that the sparse index skips); every
+        # candidate must have an embedding (checked when scored)
+        if documents is not None and len(self.embeddings.docids) < int(documents):
+            raise InputError(f"{self.path}: {len(self.embeddings.docids)} document embeddings for an index of "
+                             f"{documents} documents; encode the index's corpus (lsr-lucene dense encode)")
+        self.row = {d: i for i, d in enumerate(self.embeddings.docids)}
+        self.threads = threads or 1
+        self._encoder = None
+        self._lock = threading.Lock()  # one encoder (and tokenizer: not thread-safe) shared by a server's requests
+
+    @property
+    def encoder(self):
+        """The dense query encoder (loaded on first use; fp32)."""
+        with self._lock:
+            return self._load()
+
+    def _load(self):
+        if self._encoder is None:
+            from lsr_lucene.dense.encoder import DEFAULT_MAX_LENGTH, DenseEncoder
+            from lsr_lucene.encode.precision import QUERY_DTYPE
+
+            meta = self.embeddings.metadata
+            self._encoder = DenseEncoder(meta.get("model"), int(meta.get("max_length", DEFAULT_MAX_LENGTH)),
+                                         self.threads, QUERY_DTYPE, "cpu")
+            if self._encoder.dim != self.embeddings.vectors.shape[1]:
+                raise InputError(f"{self.path}: {self.embeddings.vectors.shape[1]}-dimensional embeddings, but model "
+                                 f"{meta.get('model')} gives {self._encoder.dim}")
+        return self._encoder
+
+    def scores(self, texts: Sequence[str], candidates: Sequence[str]) -> list[dict[str, float]]:
+        """Per text, ``{docid: cosine}`` over ``candidates`` (InputError naming a candidate the folder lacks)."""
+        import numpy as np
+
+        rows = []
+        for doc in candidates:
+            if doc not in self.row:
+                raise InputError(f"{self.path}: no embedding for document {doc}; the dense folder was made from "
+                                 "another corpus than the index")
+            rows.append(self.row[doc])
+        if not texts:
+            return []
+        with self._lock:
+            queries = self._load().encode_queries(list(texts))
+        block = np.asarray(self.embeddings.vectors[np.asarray(rows, dtype=np.int64)], dtype=np.float32)
+        values = (block.astype(np.float64) @ queries.astype(np.float64).T).T
+        return [dict(zip(candidates, row.tolist())) for row in values]
+
+    def describe(self) -> str:
+        """One line: where the embeddings are and their model."""
+        return f"dense leg {self.embeddings.metadata.get('model')} from {self.path}"
+
+
+def leaf_inputs(inputs: Sequence[tuple[str, object]], leaf_scores: Sequence[Mapping[str, float]], dense,
+                candidates: Sequence[str]) -> list[dict[str, float]]:
+    """:func:`~lsr_lucene.compose.operations.fuse`'s input list: the leaves' scores, with each node's dense cosines
+    (``dense``: a :class:`DenseLeg`) in the places :func:`~lsr_lucene.compose.operations.plan_inputs` gives."""
+    texts = [text for kind, text in inputs if kind == "dense"]
+    if texts and dense is None:
+        raise InputError("the plan blends a dense leg, but no dense embeddings folder is open")
+    cosines = iter(dense.scores(texts, candidates) if texts else [])
+    leaves = iter(leaf_scores)
+    return [dict(next(cosines)) if kind == "dense" else dict(next(leaves)) for kind, _ in inputs]

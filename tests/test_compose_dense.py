@@ -1,0 +1,153 @@
+"""The dense positive leg of the negation `default` (issue 36): with ``<index>/dense`` present, compose blends the
+dense cosine of A's text into Â (Â ← minmax(Â + w·minmax(cos))) with λ 0.7; the run equals that formula computed
+here from the sparse legs' exact scores and independently encoded cosines; without the folder the default is the
+sparse one, with a one-line note."""
+from __future__ import annotations
+
+import json
+import shutil
+from itertools import islice
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lsr_lucene.cli import run_main
+from lsr_lucene.compose.cli import main
+from lsr_lucene.errors import InputError
+from lsr_lucene.io.corpus import read_corpus
+from lsr_lucene.io.runs import read_hits
+
+DEMO = Path(__file__).resolve().parents[1] / "lsr_lucene" / "data" / "demo"
+pytest.importorskip("faiss")
+pytest.importorskip("all_minilm_l6_v2")
+QUERIES = ["tea without caffeine", "coffee drinks but not espresso", "training pets, excluding dogs"]
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory, one_torch_thread):
+    """40 demo documents: splade-tiny vectors and impact index, and a copy of the index with ``dense/`` inside."""
+    from lsr_lucene.dense.cli import main as dense_main
+    from lsr_lucene.encode.encoder import SparseEncoder
+    from lsr_lucene.index import impact as index
+    from lsr_lucene.io.vectors import write_vectors
+
+    root = tmp_path_factory.mktemp("compose-dense")
+    docs = list(islice(read_corpus(DEMO / "corpus.jsonl"), 40))
+    corpus = root / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"id": d.id, "title": d.title, "text": d.text}) + "\n" for d in docs))
+    write_vectors(read_corpus(corpus), SparseEncoder("splade-tiny", max_length=64, threads=1), root / "vectors")
+    index.build_impact_index(root / "vectors", root / "sparse", threads=1)
+    shutil.copytree(root / "sparse", root / "index")
+    assert run_main(dense_main, ["encode", "--corpus", str(corpus), "--output", str(root / "index" / "dense"),
+                                 "--threads", "1", "--dtype", "fp32", "--max-length", "64"]) == 0
+    return {"root": root, "docs": docs}
+
+
+def expected_scores(traces: list, cosines: dict, lam: float = 0.7, gate: float = 0.9, w: float = 1.0) -> dict:
+    """The dense default's formula by hand, from the sparse legs' scores (A, B) and the cosines."""
+    def mm(x: dict) -> dict:
+        lo, hi = min(x.values()), max(x.values())
+        return {d: (v - lo) / (hi - lo) if hi > lo else 0.0 for d, v in x.items()}
+
+    a, b = mm(traces[0]), mm(traces[1])
+    c = mm(cosines)
+    a = mm({d: a[d] + w * c[d] for d in a})
+    return {d: max(a[d] - lam * max(0.0, b[d] - gate) / (1 - gate), 0.05 * a[d]) for d in a}
+
+
+def test_dense_default_equals_the_formula(tiny):
+    from lsr_lucene.compose import ComposeSearcher
+    from lsr_lucene.compose.searcher import composition
+    from lsr_lucene.dense.encoder import DenseEncoder
+    from lsr_lucene.dense.store import read_embeddings
+
+    root = tiny["root"]
+    with ComposeSearcher(root / "index") as dense, ComposeSearcher(root / "index", dense="none") as sparse:
+        assert dense.dense_path == root / "index" / "dense" and sparse.dense_path is None
+        assert dense.settings.dense_leg() and dense.settings.lam_for("fusion-gated") == 0.7
+        assert sparse.settings.lam_for("fusion-gated") == 1.0
+        emb = read_embeddings(root / "index" / "dense")
+        encoder = DenseEncoder(threads=1, dtype="fp32")
+        changed = 0
+        for query in QUERIES:
+            tree = sparse.parse(query).tree
+            assert not isinstance(tree, str) and tree.op == "not" and isinstance(tree.a, str), query  # cue fires
+            a_text = tree.a
+            traces: dict = {}
+            comp = composition(query, "q")
+            sparse.rank([comp], sparse.plans([comp]), 40, traces=traces)
+            cand = list(traces["q"][0])
+            q = encoder.encode_queries([a_text])[0].astype(np.float64)
+            rows = {d: i for i, d in enumerate(emb.docids)}
+            cos = {d: float(np.asarray(emb.vectors[rows[d]], dtype=np.float64) @ q) for d in cand}
+            want = expected_scores(traces["q"], cos)
+            want_order = sorted(want, key=lambda d: (-round(want[d], 6), d))[:10]
+            got = dense.search(query, k=10)
+            assert [h.docid for h in got] == want_order, query
+            assert [h.score for h in got] == pytest.approx([want[d] for d in want_order], abs=1e-6)
+            changed += [h.docid for h in got] != [h.docid for h in sparse.search(query, k=10)]
+        assert changed  # the dense leg changes rankings (else this test could not fail)
+        uncued = "green tea from japan"  # no cue: one vector, the dense leg is not used
+        assert [(h.docid, h.score) for h in dense.search(uncued, k=5)] == \
+            [(h.docid, h.score) for h in sparse.search(uncued, k=5)]
+
+
+def test_cli_uses_the_dense_folder_explains_it_and_notes_its_absence(tiny, tmp_path, capsys):
+    from lsr_lucene.compose import ComposeSearcher
+
+    root = tiny["root"]
+    args = ["--query", QUERIES[0], "--query", QUERIES[1], "--hits", "10"]
+    assert main(["--index", str(root / "index"), *args, "--output", str(tmp_path / "d.run"), "--explain"]) == 0
+    captured = capsys.readouterr()
+    assert "dense A leg w 1" in captured.err and "dense leg all-minilm-l6-v2 from" in captured.err
+    assert "·dense " in captured.out and "λ=0.7" in captured.out
+    with ComposeSearcher(root / "index") as s:
+        got = s.batch_search(QUERIES[:2], ["1", "2"], k=10)
+    run = read_hits(tmp_path / "d.run")
+    assert {q: [(h.docid, h.score) for h in hits] for q, hits in got.items()} == run
+    assert main(["--index", str(root / "sparse"), *args, "--output", str(tmp_path / "s.run")]) == 0
+    err = capsys.readouterr().err
+    assert sum(line.startswith("note: no dense leg") for line in err.splitlines()) == 1
+    assert main(["--index", str(root / "index"), *args, "--dense", "none", "--output", str(tmp_path / "n.run")]) == 0
+    assert read_hits(tmp_path / "n.run") == read_hits(tmp_path / "s.run")  # the fallback is the sparse default
+    assert main(["--index", str(root / "sparse"), *args, "--dense", str(root / "index" / "dense"),
+                 "--output", str(tmp_path / "e.run")]) == 0
+    assert read_hits(tmp_path / "e.run") == run  # a folder given with --dense
+
+
+def test_server_compose_route_uses_the_dense_leg(tiny):
+    from lsr_lucene.compose import ComposeSearcher
+    from lsr_lucene.serve.engine import SearchEngine
+
+    root = tiny["root"]
+    engine = SearchEngine(root / "index")
+    try:
+        _, found = engine.compose(QUERIES[0], hits=5)
+        _, named = engine.compose(QUERIES[0], hits=5, options={"not_op": "fusion-gated", "lam": 1.0})
+    finally:
+        engine.close()
+    with ComposeSearcher(root / "index") as s, ComposeSearcher(root / "index", not_op="fusion-gated", lam=1.0) as t:
+        assert [(c["docid"], c["score"]) for c in found] == [(h.docid, h.score) for h in s.search(QUERIES[0], k=5)]
+        assert t.settings.dense_leg()  # options keep the searcher's leg (fusion-gated named, λ 1, dense blend)
+        assert [(c["docid"], c["score"]) for c in named] == [(h.docid, h.score) for h in t.search(QUERIES[0], k=5)]
+
+
+def test_dense_folder_of_another_corpus_is_one_error_line(tiny, tmp_path):
+    from lsr_lucene.compose import ComposeSearcher
+    from lsr_lucene.dense.store import read_embeddings, write_embeddings
+
+    root = tiny["root"]
+    emb = read_embeddings(root / "index" / "dense")
+    write_embeddings(tmp_path / "other", emb.docids[:30], np.asarray(emb.vectors[:30]), emb.metadata)
+    with ComposeSearcher(root / "sparse", dense=tmp_path / "other") as s, pytest.raises(InputError) as err:
+        s.search(QUERIES[0], k=5)
+    assert "30 document embeddings for an index of 40 documents" in str(err.value) and "\n" not in str(err.value)
+    extra = np.vstack([np.asarray(emb.vectors), np.asarray(emb.vectors[:1])])  # a document the index skipped (empty)
+    write_embeddings(tmp_path / "more", emb.docids + ["empty-doc"], extra, emb.metadata)
+    with ComposeSearcher(root / "sparse", dense=tmp_path / "more") as s, \
+            ComposeSearcher(root / "index") as t:
+        assert [(h.docid, h.score) for h in s.search(QUERIES[0], k=5)] == \
+            [(h.docid, h.score) for h in t.search(QUERIES[0], k=5)]
+    with pytest.raises(InputError, match="no such dense embeddings folder"):
+        ComposeSearcher(root / "sparse", dense=tmp_path / "missing")

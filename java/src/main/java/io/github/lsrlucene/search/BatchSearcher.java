@@ -4,6 +4,7 @@ import io.github.lsrlucene.QuerySpecException;
 import io.github.lsrlucene.index.DocIds;
 import io.github.lsrlucene.index.PositionalIndexer;
 import io.github.lsrlucene.index.PositionalSidecar;
+import io.github.lsrlucene.query.DenseImpacts;
 import io.github.lsrlucene.query.ImpactBounds;
 import io.github.lsrlucene.query.ImpactMaxScoreQuery;
 import io.github.lsrlucene.query.ImpactSimilarity;
@@ -60,6 +61,7 @@ public final class BatchSearcher implements Closeable {
   private final Set<String> fields = new HashSet<>();
   private final float maxPayload;
   private final TopPostings top; // the top-postings sidecar (approximate first phase), null when absent
+  private final DenseImpacts dense; // the dense-impacts sidecar (exact search's frequent terms), null when absent
 
   public BatchSearcher(String indexDir) throws IOException {
     indexPath = Paths.get(indexDir);
@@ -104,6 +106,13 @@ public final class BatchSearcher implements Closeable {
     ids = new ExternalIds(docIds);
     searcher = impactSearcher(reader);
     top = TopPostings.open(indexPath, mainReader, docIds);
+    // its rows follow the main index's docids, as do the joined reader's leaves (same ords, same maxDoc)
+    dense = DenseImpacts.open(indexPath, mainReader);
+  }
+
+  /** Why the dense-impacts sidecar is not used ("" when it is, "absent" when there is none). */
+  public String denseImpactsProblem() {
+    return dense == null ? "absent" : dense.problem == null ? "" : dense.problem;
   }
 
   /** An IndexSearcher scoring boost &times; impact, with no query cache (every query is new). */
@@ -236,7 +245,7 @@ public final class BatchSearcher implements Closeable {
     if (shift == 0 && collectionMaxImpacts == null && integralBelowFloatLimit(spec)) {
       // every score is an integer below 2^24: the float first phase is exact, nothing to rescore
       TopKCollector c = new TopKCollector(k, ids.idOrd, ids.ordToDoc);
-      Query plain = positiveTermsQuery(spec);
+      Query plain = positiveTermsQuery(spec, dense);
       searcher.search(plain != null ? plain : q, c);
       float[] fs = new float[c.size()];
       int[] docs = c.sorted(fs);
@@ -404,6 +413,11 @@ public final class BatchSearcher implements Closeable {
 
   /** The spec as an {@link ImpactMaxScoreQuery} when all its weights are positive, else null. */
   private static Query positiveTermsQuery(QuerySpec spec) {
+    return positiveTermsQuery(spec, null);
+  }
+
+  /** As above, summing the dense terms from the dense-impacts sidecar {@code dense} (null: none). */
+  private static Query positiveTermsQuery(QuerySpec spec, DenseImpacts dense) {
     String[] terms = new String[spec.exactTerms.size()];
     int[] weights = new int[terms.length];
     int i = 0;
@@ -414,7 +428,7 @@ public final class BatchSearcher implements Closeable {
       terms[i] = e.getKey();
       weights[i++] = (int) Math.rint(e.getValue());
     }
-    return new ImpactMaxScoreQuery(spec.field, terms, weights);
+    return new ImpactMaxScoreQuery(spec.field, terms, weights, dense);
   }
 
   /** Top k of one query spec (JSON): Lucene docids and exact scores, best first (no run text to parse back). */

@@ -78,6 +78,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="skip the approximate curves (ours at each depth, Seismic at each query setting)")
     parser.add_argument("--reuse-indexes", action="store_true",
                         help="search the indexes an earlier run of the same collection built under --work")
+    parser.add_argument("--interleave", action="store_true",
+                        help="time the engines of each order in one process, each query searched by every engine in "
+                             "turn (per-query rows only, no batch rows): ratios that hold on a loaded machine")
     args = check_measure_args(parser.parse_args(argv), REAL_KINDS)
     try:
         args.approx_depths = sorted({int(d) for d in args.approx_depths.split(",") if d.strip()})

@@ -153,6 +153,50 @@ def search_task(name: str, paths: dict, query_sets: dict[str, list[dict]], ks: l
     return {"rows": rows, "hits": hits, "open_s": open_s, "peak_rss_bytes": native.vm_peak()}
 
 
+def interleaved_task(names: list[str], paths: dict[str, dict], query_sets: dict[str, list[dict]], ks: list[int],
+                     sample: list[str], warmup: int) -> dict:
+    """Open several engines in one process and time their per-query searches interleaved (each query searched by
+    every engine in turn, the first engine rotating), so that a machine's changing load weighs on all of them alike;
+    no batch rows. Returns, per engine, what ``search_task`` returns (peak memory: the whole process's)."""
+    engines = {name: ENGINES[name][1]() for name in names}
+    out = {}
+    for name, engine in engines.items():
+        started = time.perf_counter()
+        engine.open(paths[name], 1)
+        out[name] = {"rows": [], "hits": {}, "open_s": time.perf_counter() - started}
+    for query in query_sets["plain"]:  # one untimed pass first (JIT compilation, page cache), as in search_task
+        for engine in engines.values():
+            engine.search(query, max(ks))
+    wanted = set(sample)
+    for kind, queries in query_sets.items():
+        taking = [n for n, e in engines.items() if kind in e.kinds and getattr(e, "per_query", True)]
+        for k in ks:
+            for query in queries[:warmup]:
+                for name in taking:
+                    engines[name].search(query, k)
+            seconds = {name: [] for name in taking}
+            raws = {name: {} for name in taking}
+            for i, query in enumerate(queries):
+                for name in taking[i % len(taking):] + taking[:i % len(taking)]:
+                    t0 = time.perf_counter()
+                    raw = engines[name].search(query, k)
+                    seconds[name].append(time.perf_counter() - t0)
+                    if query["qid"] in wanted:
+                        raws[name][query["qid"]] = raw
+            for name in taking:
+                engine = engines[name]
+                out[name]["rows"].append({"engine": name, "approximate": not engine.exact, "kind": kind, "k": k,
+                                          "threads": 1, "mode": "query", "queries": len(queries),
+                                          "load": os.getloadavg()[0], **latency_row(seconds[name])})
+                out[name]["hits"][(kind, k, "query", 1)] = {q: engine.hits(r) for q, r in raws[name].items()}
+    for engine in engines.values():
+        engine.close()
+    peak = native.vm_peak()
+    for name in out:
+        out[name]["peak_rss_bytes"] = peak
+    return out
+
+
 def expected_rows(name: str, kinds: list[str], ks: list[int], threads: list[int], positions: bool) -> list[tuple]:
     """(engine, kind, k, threads, mode) of every row an engine that runs should produce."""
     engine = ENGINES[name][1]()

@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
+import numpy as np
+
 from lsr_lucene.errors import InputError
 from lsr_lucene.io.output import atomic_output
 from lsr_lucene.jvm.classes import java_class, java_errors
@@ -90,14 +92,21 @@ class SpecSearcher:
         with java_errors(f"query {spec['qid']}"):
             if spec.keys() <= _TERMS_ONLY:
                 terms = spec["terms"]
-                hits = self._java.searchTerms(list(terms), [float(w) for w in terms.values()], int(k),
-                                              int(approximate), int(query_cut))
+                packed = self._java.searchPacked(None, list(terms), [float(w) for w in terms.values()], int(k),
+                                                 int(approximate), int(query_cut))
             else:
-                hits = self._java.searchSpec(json.dumps(spec, allow_nan=False), int(k), int(approximate),
-                                             int(query_cut))
-            docs, scores = hits.docs, hits.scores
+                packed = self._java.searchPacked(json.dumps(spec, allow_nan=False), None, None, int(k),
+                                                 int(approximate), int(query_cut))
+        buf = packed.tostring()  # n int32 docids, then n float64 scores (BatchSearcher.searchPacked)
+        n = len(buf) // 12
+        docs = np.frombuffer(buf, dtype="<i4", count=n).tolist()
+        exact = np.frombuffer(buf, dtype="<f8", count=n, offset=4 * n)
+        if np.array_equal(exact, np.floor(exact)):
+            scores = exact.tolist()
+        else:
+            scores = [s if s.is_integer() else float(f"{s:.6f}") for s in exact.tolist()]
         ids = self.docids
-        return [(ids[d], s if s.is_integer() else float(f"{s:.6f}"), d) for d, s in zip(docs, scores)]
+        return [(ids[d], s, d) for d, s in zip(docs, scores)]
 
     def _check_approximate(self, approximate: int, query_cut: int = QUERY_CUT) -> None:
         """An error naming the fix when approximate search is asked of an index without its sidecar."""

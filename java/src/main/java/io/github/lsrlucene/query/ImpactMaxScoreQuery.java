@@ -85,12 +85,20 @@ public final class ImpactMaxScoreQuery extends Query {
 
   @Override
   public Weight createWeight(IndexSearcher searcher, ScoreMode scoreMode, float boost) throws IOException {
-    Weight fallback = searcher.createWeight(searcher.rewrite(asBooleanQuery()), scoreMode, boost);
     return new Weight(this) {
+      private Weight fallback; // built on first use: top-k search never needs it (its term lookups cost ~2 us a term)
+
+      private synchronized Weight fallback() throws IOException {
+        if (fallback == null) {
+          fallback = searcher.createWeight(searcher.rewrite(asBooleanQuery()), scoreMode, boost);
+        }
+        return fallback;
+      }
+
       @Override
       public BulkScorer bulkScorer(LeafReaderContext context) throws IOException {
         if (scoreMode != ScoreMode.TOP_SCORES || boost != 1f) {
-          return fallback.bulkScorer(context);
+          return fallback().bulkScorer(context);
         }
         BulkScorer s = dense == null ? null : DenseWindowScorer.create(context, dense, field, terms, weights);
         return s != null ? s : WindowScorer.create(context.reader(), field, terms, weights);
@@ -98,12 +106,12 @@ public final class ImpactMaxScoreQuery extends Query {
 
       @Override
       public Scorer scorer(LeafReaderContext context) throws IOException {
-        return fallback.scorer(context);
+        return fallback().scorer(context);
       }
 
       @Override
       public Explanation explain(LeafReaderContext context, int doc) throws IOException {
-        return fallback.explain(context, doc);
+        return fallback().explain(context, doc);
       }
 
       @Override

@@ -234,6 +234,10 @@ public final class BatchSearcher implements Closeable {
       double[] scores = top.forwardScores(spec, docs);
       return ranked(docs, scores != null ? scores : ExactScorer.score(reader, spec, docs), k);
     }
+    Query direct = collectionMaxImpacts == null && spec.floatSafe ? plainTermsQuery(spec, dense) : null;
+    if (direct != null) {
+      return plainTopK(direct, k); // no signed rewrite: the query is the plain one the branch below would pick
+    }
     boolean rerank = spec.rerank > 0 && !spec.windows.isEmpty();
     int n = rerank ? Math.max(k, spec.rerank) : k;
     Query q = searcher.rewrite(spec.firstStage(PositionalIndexer.FIELD, maxPayload, collectionMaxImpacts));
@@ -244,16 +248,8 @@ public final class BatchSearcher implements Closeable {
     double shift = q instanceof SignedImpactQuery.Shifted ? ((SignedImpactQuery.Shifted) q).getShift() : 0.0;
     if (shift == 0 && collectionMaxImpacts == null && integralBelowFloatLimit(spec)) {
       // every score is an integer below 2^24: the float first phase is exact, nothing to rescore
-      TopKCollector c = new TopKCollector(k, ids.idOrd, ids.ordToDoc);
       Query plain = positiveTermsQuery(spec, dense);
-      searcher.search(plain != null ? plain : q, c);
-      float[] fs = new float[c.size()];
-      int[] docs = c.sorted(fs);
-      double[] scores = new double[fs.length];
-      for (int i = 0; i < fs.length; i++) {
-        scores[i] = fs[i];
-      }
-      return new Hits(docs, scores);
+      return plainTopK(plain != null ? plain : q, k);
     }
     // float first phase: the top n plus every hit within float rounding error of the n-th, rescored in double
     int clauses = spec.terms.size() + spec.pairs.size() + spec.windows.size();
@@ -279,6 +275,19 @@ public final class BatchSearcher implements Closeable {
       return ranked(pool.docs, scores, k);
     }
     return ranked(docs, ExactScorer.score(reader, spec, docs), k); // windows included: they are part of the query
+  }
+
+  /** The top k of a query whose float scores are exact integers (nothing to rescore), ties by docid. */
+  private Hits plainTopK(Query q, int k) throws IOException {
+    TopKCollector c = new TopKCollector(k, ids.idOrd, ids.ordToDoc);
+    searcher.search(q, c);
+    float[] fs = new float[c.size()];
+    int[] docs = c.sorted(fs);
+    double[] scores = new double[fs.length];
+    for (int i = 0; i < fs.length; i++) {
+      scores[i] = fs[i];
+    }
+    return new Hits(docs, scores);
   }
 
   /** Every document a (rewritten) query matches, global docids, unscored. */
@@ -373,6 +382,11 @@ public final class BatchSearcher implements Closeable {
    * 2^24, and (signed mode) no {@code neg_} twin of its terms in the index; else null.
    */
   private Query plainTermsQuery(QuerySpec spec) throws IOException {
+    return plainTermsQuery(spec, null);
+  }
+
+  /** As above, summing the dense terms from the dense-impacts sidecar {@code dense} (null: none). */
+  private Query plainTermsQuery(QuerySpec spec, DenseImpacts dense) throws IOException {
     if (!integralBelowFloatLimit(spec)) {
       return null;
     }
@@ -383,7 +397,7 @@ public final class BatchSearcher implements Closeable {
         }
       }
     }
-    return positiveTermsQuery(spec);
+    return positiveTermsQuery(spec, dense);
   }
 
   /**

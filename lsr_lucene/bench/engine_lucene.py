@@ -69,11 +69,12 @@ class OursEngine:
 
     name, family, exact, batch_threads = "ours", "ours", True, True
     kinds = ("plain", "signed", "union", "cpt", "window")
+    dense_impacts = True  # use the index's dense-impacts sidecar
 
     def open(self, paths: dict, threads: int) -> None:
         from lsr_lucene.search.spec_searcher import SpecSearcher
 
-        self._searcher = SpecSearcher(paths["index"])
+        self._searcher = SpecSearcher(paths["index"], dense_impacts=self.dense_impacts)
         if not self._searcher.has_positions:
             self.kinds = tuple(k for k in self.kinds if k != "window")
         self._work = Path(tempfile.mkdtemp(prefix="ours-", dir=paths["work"]))
@@ -102,6 +103,14 @@ class OursEngine:
     def close(self) -> None:
         self._searcher.close()
         shutil.rmtree(self._work, ignore_errors=True)
+
+
+class OursPostingsEngine(OursEngine):
+    """Ours on the same index with its dense-impacts sidecar left unused: exact search on postings alone (the
+    baseline the sidecar is measured against, in the same run)."""
+
+    name, dense_impacts = "ours-postings", False
+    kinds = ("plain",)
 
 
 class _PreEncoded:

@@ -35,7 +35,7 @@ from lsr_lucene.bench import scale_report as report
 from lsr_lucene.bench.real_corpus import write_shuffled
 from lsr_lucene.bench.scale import check_measure_args, measure
 from lsr_lucene.bench.scale_queries import KINDS, build_query_sets, sample_queries
-from lsr_lucene.bench.scale_runner import ENGINES
+from lsr_lucene.bench.scale_runner import DEFAULT_ENGINES, ENGINES
 from lsr_lucene.bench.synthetic import Collection, DOC_ID, save_arrays, write_shards
 from lsr_lucene.errors import InputError
 
@@ -57,7 +57,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="encode the whole corpus first when WORK/vectors is incomplete (resumable)")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="all-cores thread count")
     parser.add_argument("--seed", type=int, default=0, help="seed of the passage order and of the query sample")
-    parser.add_argument("--engines", default=",".join(ENGINES), help=f"comma list of {', '.join(ENGINES)}")
+    parser.add_argument("--engines", default=",".join(DEFAULT_ENGINES),
+                        help=f"comma list of {', '.join(ENGINES)} (default: all but ours-postings)")
     parser.add_argument("--kinds", default="plain", help=f"query kinds for ours: {', '.join(REAL_KINDS)}")
     parser.add_argument("--orders", default="natural,bp", help="comma list of docid orders: natural (the seeded "
                                                                 "random order), bp (recursive graph bisection)")

@@ -32,8 +32,8 @@ from lsr_lucene.bench import synthetic
 from lsr_lucene.bench.brute_force import BruteForce, compare, references
 from lsr_lucene.bench.engine_native import bmp_doc_weights, bmp_query
 from lsr_lucene.bench.scale_queries import KINDS, build_query_sets, sample_queries
-from lsr_lucene.bench.scale_runner import (ENGINES, ORDERS, REORDERED, build_task, in_child, interleaved_task, missing,
-                                           search_task)
+from lsr_lucene.bench.scale_runner import (DEFAULT_ENGINES, ENGINES, ORDERS, REORDERED, build_task, in_child,
+                                           interleaved_task, missing, search_task)
 from lsr_lucene.errors import InputError
 
 
@@ -62,7 +62,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--work", default="work/scale", help="folder of the encoded pool, collections and indexes")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="all-cores thread count")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--engines", default=",".join(ENGINES), help=f"comma list of {', '.join(ENGINES)}")
+    parser.add_argument("--engines", default=",".join(DEFAULT_ENGINES),
+                        help=f"comma list of {', '.join(ENGINES)} (default: all but ours-postings)")
     parser.add_argument("--kinds", default=",".join(KINDS), help=f"query kinds for ours: {', '.join(KINDS)}")
     parser.add_argument("--orders", default="natural", help="comma list of docid orders: natural, bp (recursive "
                                                              f"graph bisection, for {', '.join(REORDERED)})")

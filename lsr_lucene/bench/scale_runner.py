@@ -24,6 +24,7 @@ from lsr_lucene.bench import engine_native as native
 # engine -> (index family it searches, factory)
 ENGINES: dict[str, tuple[str, Callable[[], object]]] = {
     "ours": ("ours", lucene.OursEngine),
+    "ours-postings": ("ours", lucene.OursPostingsEngine),
     "pyserini": ("ours", lucene.PyseriniEngine),
     "anserini": ("ours", lucene.AnseriniEngine),
     "pisa-maxscore": ("pisa", lambda: native.PisaEngine("pisa-maxscore")),
@@ -32,8 +33,9 @@ ENGINES: dict[str, tuple[str, Callable[[], object]]] = {
     "seismic": ("seismic", native.SeismicEngine),
     "scipy": ("scipy", native.ScipyEngine),
 }
+DEFAULT_ENGINES = [e for e in ENGINES if e != "ours-postings"]  # ours-postings: a baseline, asked for by name
 ORDERS = ("natural", "bp")  # docid orders: as generated, or recursive graph bisection (BP)
-REORDERED = {"ours": "ours", "pisa-maxscore": "pisa", "pisa-bmw": "pisa", "bmp": "bmp"}  # engines (family) run with BP
+REORDERED = {"ours": "ours", "ours-postings": "ours", "pisa-maxscore": "pisa", "pisa-bmw": "pisa", "bmp": "bmp"}  # engines (family) run with BP
 BUILDERS: dict[str, Callable[[dict, Path, int], dict]] = {
     "ours": lucene.build_ours, "anserini": lucene.build_anserini, "pisa": native.build_pisa,
     "bmp": native.build_bmp, "seismic": native.build_seismic, "scipy": native.build_scipy,
@@ -42,7 +44,7 @@ BUILDERS: dict[str, Callable[[dict, Path, int], dict]] = {
 REQUIRES = {"ours": ("jnius", "pip install pyjnius"), "anserini": ("pyserini", "pip install pyserini==1.6.0"),
             "pisa": ("pyterrier_pisa", "pip install pyterrier-pisa"), "bmp": ("bmp", "pip install bmp"),
             "seismic": ("seismic", "pip install pyseismic-lsr"), "scipy": ("scipy", "pip install scipy")}
-EXTRA_REQUIRES = {"pyserini": ("pyserini", "pip install pyserini==1.6.0")}
+EXTRA_REQUIRES = {"pyserini": ("pyserini", "pip install pyserini==1.6.0")}  # engines beyond their family's
 
 
 def missing(name: str) -> str | None:

@@ -23,14 +23,16 @@ QUERY_CUT = 10  # approximate search's first phase: the query terms of largest w
 class SpecSearcher:
     """Batch searcher over an Anserini impact index (plus positional sidecar when present), by query specs."""
 
-    def __init__(self, index_dir: str | Path):
+    def __init__(self, index_dir: str | Path, dense_impacts: bool = True):
+        """``dense_impacts`` False leaves the index's dense-impacts sidecar unused (exact search on postings alone,
+        as without the sidecar: a benchmark's baseline)."""
         from lsr_lucene.index.kind import IMPACT, require_index_kind
 
         self.index_dir = str(index_dir)
         require_index_kind(self.index_dir, IMPACT, "impact search")  # a BM25 index would give a wrong run
         cls = java_class("search.BatchSearcher")
         with java_errors(self.index_dir):
-            self._java = cls(self.index_dir)
+            self._java = cls(self.index_dir, bool(dense_impacts))
         self._docids: list[str] | None = None
         self._approximate_ok = False  # the sidecar was found usable (asked once)
 

@@ -64,6 +64,11 @@ public final class BatchSearcher implements Closeable {
   private final DenseImpacts dense; // the dense-impacts sidecar (exact search's frequent terms), null when absent
 
   public BatchSearcher(String indexDir) throws IOException {
+    this(indexDir, true);
+  }
+
+  /** As above; {@code denseImpacts} false leaves the dense-impacts sidecar unused (exact search on postings alone). */
+  public BatchSearcher(String indexDir, boolean denseImpacts) throws IOException {
     indexPath = Paths.get(indexDir);
     if (!Files.isDirectory(indexPath)) {
       throw new NoSuchFileException(indexDir + " (no such index folder)");
@@ -107,7 +112,7 @@ public final class BatchSearcher implements Closeable {
     searcher = impactSearcher(reader);
     top = TopPostings.open(indexPath, mainReader, docIds);
     // its rows follow the main index's docids, as do the joined reader's leaves (same ords, same maxDoc)
-    dense = DenseImpacts.open(indexPath, mainReader);
+    dense = denseImpacts ? DenseImpacts.open(indexPath, mainReader) : null;
   }
 
   /** Why the dense-impacts sidecar is not used ("" when it is, "absent" when there is none). */

@@ -159,6 +159,6 @@ def test_interleaved_run_times_engines_query_by_query(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = pd.read_csv(out / "results.csv")
     assert set(rows["mode"]) == {"query"} and set(rows.engine) == set(engines) and set(rows.k) == {3, 50}
-    assert len(rows) == len(engines) * 2 * 2 and rows.load.notna().all()
+    assert len(rows) == len(engines) * 2 * 2 and rows.load.notna().all() and (rows.cpu_mean_ms > 0).all()
     assert rows.exact.astype(str).eq("True").all() and rows.checked.eq(6).all()
     assert (pd.read_csv(out / "index.csv").engine == "ours-dense").sum() == 2  # natural and BP

@@ -177,19 +177,23 @@ def interleaved_task(names: list[str], paths: dict[str, dict], query_sets: dict[
                 for name in taking:
                     engines[name].search(query, k)
             seconds = {name: [] for name in taking}
+            cpu = {name: [] for name in taking}  # the calling thread's CPU time: what load from others barely moves
             raws = {name: {} for name in taking}
             for i, query in enumerate(queries):
                 for name in taking[i % len(taking):] + taking[:i % len(taking)]:
-                    t0 = time.perf_counter()
+                    c0, t0 = time.thread_time(), time.perf_counter()
                     raw = engines[name].search(query, k)
                     seconds[name].append(time.perf_counter() - t0)
+                    cpu[name].append(time.thread_time() - c0)
                     if query["qid"] in wanted:
                         raws[name][query["qid"]] = raw
             for name in taking:
                 engine = engines[name]
                 out[name]["rows"].append({"engine": name, "approximate": not engine.exact, "kind": kind, "k": k,
                                           "threads": 1, "mode": "query", "queries": len(queries),
-                                          "load": os.getloadavg()[0], **latency_row(seconds[name])})
+                                          "load": os.getloadavg()[0], **latency_row(seconds[name]),
+                                          "cpu_mean_ms": 1000 * statistics.fmean(cpu[name]),
+                                          "cpu_p50_ms": 1000 * statistics.median(cpu[name])})
                 out[name]["hits"][(kind, k, "query", 1)] = {q: engine.hits(r) for q, r in raws[name].items()}
     for engine in engines.values():
         engine.close()

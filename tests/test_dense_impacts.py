@@ -99,3 +99,18 @@ def test_cli_adds_the_sidecar(collection, capsys):
     assert cli(["index", "--index", str(index), "--dense-impacts", "0.2"]) == 2
     assert "already exists" in capsys.readouterr().err
     assert build_dense_impacts(index, 0.5)["terms"] >= 1
+
+
+def test_reorder_rebuilds_the_sidecar_in_the_new_order(collection):
+    from lsr_lucene.index.dense_impacts import dense_impacts_share
+    from lsr_lucene.index.impact import reorder_impact_index
+    from lsr_lucene.search.spec_searcher import SpecSearcher
+
+    rows, _, dense, meta, root = collection
+    assert dense_impacts_share(dense) == 0.05
+    reorder_impact_index(dense, root / "reordered", seed=3)
+    assert dense_impacts_share(root / "reordered") == 0.05
+    with SpecSearcher(root / "reordered") as searcher:
+        assert searcher._java.denseImpactsProblem() == ""
+        for spec in queries(10, 3):
+            assert searcher.search(spec, 10) == brute_force(rows, spec["terms"], 10), spec

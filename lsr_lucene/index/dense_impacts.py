@@ -32,6 +32,15 @@ def build_dense_impacts(index_dir: str | Path, min_df_share: float = DEFAULT_SHA
             "postings": int(postings)}
 
 
+def dense_impacts_share(index_dir: str | Path) -> float:
+    """The share an index's dense-impacts sidecar was built with, 0 when it has none (read from its folder)."""
+    path = Path(index_dir, DENSE_IMPACTS_DIR, "min_df_share")  # DenseImpactsIndexer.SHARE_FILE
+    try:
+        return float(path.read_text().strip()) if path.is_file() else 0.0
+    except ValueError:
+        raise InputError(f"{path}: not a number; rebuild the sidecar with lsr-lucene index --dense-impacts") from None
+
+
 def dense_impacts_summary(info: dict) -> str:
     """One line on a dense-impacts sidecar."""
     return (f"dense-impacts sidecar: {info['terms']:,} terms in at least {info['min_df_share']:g} of the documents "

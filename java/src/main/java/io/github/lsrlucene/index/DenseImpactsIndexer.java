@@ -27,6 +27,9 @@ import org.apache.lucene.util.BytesRef;
  * impacts all fit a byte, as one byte per document. The main index is not touched (Anserini opens it as before).
  */
 public final class DenseImpactsIndexer {
+  /** File of the sidecar holding the minimum document-frequency share it was built with. */
+  public static final String SHARE_FILE = "min_df_share";
+
   private DenseImpactsIndexer() {}
 
   /**
@@ -95,6 +98,8 @@ public final class DenseImpactsIndexer {
         dense += names.size();
       }
     }
+    // the share, for rebuilding the sidecar after the index changes (reorder)
+    Files.writeString(tmp.resolve(SHARE_FILE), Double.toString(minDfShare) + "\n");
     Path dest = index.resolve(DenseImpacts.DIR);
     Path old = index.resolve(DenseImpacts.DIR + ".old");
     deleteTree(old);

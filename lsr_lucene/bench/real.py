@@ -3,7 +3,7 @@ a seeded random order (wiki2015, MS MARCO ...), searched with real encoded topic
 
     python -m lsr_lucene.bench.real --corpus ../shared/data/wiki2015/passages.jsonl.xz \\
         --topics ../shared/data/wiki2015/topics.nq-test.tsv --docs 100000,300000 --output runs/real \\
-        [--query-vectors Q.jsonl] [--vectors DIR] [--encode] [--orders natural,bp] [--engines ...]
+        [--query-vectors Q.jsonl] [--vectors DIR] [--encode] [--orders natural,bp] [--engines ...] [--interleave]
 
 The corpus is written once in a seeded random order (``WORK/passages.seed<S>.jsonl``; article order would
 pre-cluster the passages) and encoded with ``lsr-lucene encode`` into ``WORK/vectors`` (resumable shards), so
@@ -11,7 +11,8 @@ that the first N encoded passages are a uniform N-passage sample and the natural
 Without ``--encode`` the benchmark uses the shards complete so far (also those of an encoding still running) and
 says how to resume the encoding when they are too few. Passages are renumbered ``d00000000``... in that order
 (``WORK/docs-N/ids.txt`` maps them back) and indexed without their text, as the synthetic collection is.
-Every engine, order, k, timing and check is that of ``bench.scale`` (its ``measure``): exact engines are checked
+Every engine, order, k, timing and check is that of ``bench.scale`` (its ``measure``; ``--interleave`` times the
+engines of an order query by query in turn in one process, with thread CPU time, for a loaded machine): exact engines are checked
 against brute-force dot products on the checked queries, approximate ones report recall@k against that exact run.
 Then (``bench.real_approx``) our approximate search at several candidate depths and Seismic at several query
 settings, recall@k against our exact run. Writes DIR/results.csv, index.csv, collection.csv, skipped.csv,

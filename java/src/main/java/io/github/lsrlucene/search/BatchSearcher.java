@@ -6,7 +6,6 @@ import io.github.lsrlucene.index.PositionalIndexer;
 import io.github.lsrlucene.index.PositionalSidecar;
 import io.github.lsrlucene.query.DenseImpacts;
 import io.github.lsrlucene.query.ImpactBounds;
-import io.github.lsrlucene.query.ImpactMaxScoreQuery;
 import io.github.lsrlucene.query.ImpactSimilarity;
 import io.github.lsrlucene.query.SignedImpactQuery;
 import io.github.lsrlucene.query.WindowQuery;
@@ -234,12 +233,12 @@ public final class BatchSearcher implements Closeable {
             + "; build it: lsr-lucene index --index " + indexPath + " --top-postings N");
       }
       QuerySpec first = heaviestTerms(spec, queryCut);
-      Query plain = collectionMaxImpacts == null ? plainTermsQuery(first) : null;
+      Query plain = collectionMaxImpacts == null ? PlainTerms.query(reader, first, null) : null;
       int[] docs = top.candidates(first, plain, Math.max(k, approximate), collectionMaxImpacts, ids);
       double[] scores = top.forwardScores(spec, docs);
       return ranked(docs, scores != null ? scores : ExactScorer.score(reader, spec, docs), k);
     }
-    Query direct = collectionMaxImpacts == null && spec.floatSafe ? plainTermsQuery(spec, dense) : null;
+    Query direct = collectionMaxImpacts == null && spec.floatSafe ? PlainTerms.query(reader, spec, dense) : null;
     if (direct != null) {
       return plainTopK(direct, k); // no signed rewrite: the query is the plain one the branch below would pick
     }
@@ -251,9 +250,9 @@ public final class BatchSearcher implements Closeable {
       return rescored(spec, allMatches(q), k);
     }
     double shift = q instanceof SignedImpactQuery.Shifted ? ((SignedImpactQuery.Shifted) q).getShift() : 0.0;
-    if (shift == 0 && collectionMaxImpacts == null && integralBelowFloatLimit(spec)) {
+    if (shift == 0 && collectionMaxImpacts == null && PlainTerms.integralBelowFloatLimit(reader, spec)) {
       // every score is an integer below 2^24: the float first phase is exact, nothing to rescore
-      Query plain = positiveTermsQuery(spec, dense);
+      Query plain = PlainTerms.positiveQuery(spec, dense);
       return plainTopK(plain != null ? plain : q, k);
     }
     // float first phase: the top n plus every hit within float rounding error of the n-th, rescored in double
@@ -349,60 +348,12 @@ public final class BatchSearcher implements Closeable {
   }
 
   /**
-   * Whether float scoring of {@code spec} is exact: terms only, integral weights, and the largest possible score
-   * &Sigma; |w| &middot; max impact (of the term or its {@code neg_} twin) below 2^24, so that every product and
-   * partial sum is an integer a float holds exactly.
-   */
-  private boolean integralBelowFloatLimit(QuerySpec spec) throws IOException {
-    if (!spec.pairs.isEmpty() || !spec.windows.isEmpty()) {
-      return false;
-    }
-    double bound = 0;
-    for (Map.Entry<String, Double> e : spec.exactTerms.entrySet()) {
-      double w = Math.abs(e.getValue());
-      if (w != Math.rint(w)) {
-        return false;
-      }
-      long max = Math.max(ImpactBounds.maxFreq(reader, spec.field, e.getKey()),
-          ImpactBounds.maxFreq(reader, spec.field, SignedImpactQuery.NEG_PREFIX + e.getKey()));
-      bound += w * max;
-      if (bound >= 0x1p24) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  /**
    * Top k of a plain query of signed terms, given as parallel arrays (no JSON): Lucene docids and scores;
    * {@code approximate} as in {@link #search(QuerySpec, int, Map, int)}.
    */
   public Hits searchTerms(String[] terms, double[] weights, int k, int approximate, int queryCut) throws IOException {
     checkK(k);
     return search(QuerySpec.ofTerms("q", "contents", terms, weights), k, null, approximate, queryCut);
-  }
-
-  /**
-   * The spec as an {@link ImpactMaxScoreQuery} when it scores exactly that: positive integral weights, sums below
-   * 2^24, and (signed mode) no {@code neg_} twin of its terms in the index; else null.
-   */
-  private Query plainTermsQuery(QuerySpec spec) throws IOException {
-    return plainTermsQuery(spec, null);
-  }
-
-  /** As above, summing the dense terms from the dense-impacts sidecar {@code dense} (null: none). */
-  private Query plainTermsQuery(QuerySpec spec, DenseImpacts dense) throws IOException {
-    if (!integralBelowFloatLimit(spec)) {
-      return null;
-    }
-    if (!spec.booleanMode) {
-      for (String term : spec.exactTerms.keySet()) {
-        if (ImpactBounds.maxFreq(reader, spec.field, SignedImpactQuery.NEG_PREFIX + term) > 0) {
-          return null;
-        }
-      }
-    }
-    return positiveTermsQuery(spec, dense);
   }
 
   /**
@@ -428,26 +379,6 @@ public final class BatchSearcher implements Closeable {
       w[i] = terms.get(i).getValue();
     }
     return QuerySpec.ofTerms(spec.qid, spec.field, t, w, spec.booleanMode);
-  }
-
-  /** The spec as an {@link ImpactMaxScoreQuery} when all its weights are positive, else null. */
-  private static Query positiveTermsQuery(QuerySpec spec) {
-    return positiveTermsQuery(spec, null);
-  }
-
-  /** As above, summing the dense terms from the dense-impacts sidecar {@code dense} (null: none). */
-  private static Query positiveTermsQuery(QuerySpec spec, DenseImpacts dense) {
-    String[] terms = new String[spec.exactTerms.size()];
-    int[] weights = new int[terms.length];
-    int i = 0;
-    for (Map.Entry<String, Double> e : spec.exactTerms.entrySet()) {
-      if (e.getValue() <= 0) {
-        return null;
-      }
-      terms[i] = e.getKey();
-      weights[i++] = (int) Math.rint(e.getValue());
-    }
-    return new ImpactMaxScoreQuery(spec.field, terms, weights, dense);
   }
 
   /** Top k of one query spec (JSON): Lucene docids and exact scores, best first (no run text to parse back). */

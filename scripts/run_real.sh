@@ -12,7 +12,9 @@
 #   QUERIES (default 500), SEED (default 0), ENGINES, ORDERS (default natural,bp), NICE (default 0: e.g. 19 on a
 #   shared machine, where timings are rough), ENCODE_ONLY=1 (only encode, e.g. on the device machine),
 #   TOP_POSTINGS (default 2.4%: postings per term of the sidecar, as a share of the passages), REUSE=1 (search the
-#   indexes an earlier run built under WORK instead of building them again)
+#   indexes an earlier run built under WORK instead of building them again), INTERLEAVE=1 (the engines of an order
+#   timed in one process, query by query in turn: per-query rows only, ratios that hold on a loaded machine),
+#   OUTPUT (default runs/real)
 # Writes: runs/real/{results,index,collection,skipped,approx}.csv, results.md, approx.md, latency_vs_docs.png,
 #   approx_curve.png
 set -euo pipefail
@@ -25,7 +27,8 @@ topics=$data/wiki2015/topics.nq-test.tsv
 for f in "$corpus" "$topics"; do
   [ -f "$f" ] || { echo "error: $f not found" >&2; exit 2; }
 done
-mkdir -p runs/real "$work"
+out=${OUTPUT:-runs/real}
+mkdir -p "$out" "$work"
 nice=(nice -n "${NICE:-0}")
 seed=${SEED:-0}
 # 1. the corpus in a seeded random order (once), then all of it encoded (resumable: re-run to continue)
@@ -37,7 +40,7 @@ seed=${SEED:-0}
 [ "${ENCODE_ONLY:-0}" = 1 ] && exit 0
 # 2. every engine at each size (the topics are encoded once under WORK)
 "${nice[@]}" python -m lsr_lucene.bench.real --corpus "$corpus" --topics "$topics" --vectors "$work/vectors" \
-  --docs "${1:-100000,300000,666157}" --output runs/real --work "$work" --seed "$seed" \
+  --docs "${1:-100000,300000,666157}" --output "$out" --work "$work" --seed "$seed" \
   --threads "${THREADS:-$(nproc)}" --queries "${QUERIES:-500}" --orders "${ORDERS:-natural,bp}" \
-  --top-postings "${TOP_POSTINGS:-2.4%}" ${ENGINES:+--engines "$ENGINES"} ${REUSE:+--reuse-indexes} 2>&1 \
+  --top-postings "${TOP_POSTINGS:-2.4%}" ${ENGINES:+--engines "$ENGINES"} ${REUSE:+--reuse-indexes} ${INTERLEAVE:+--interleave} 2>&1 \
   | tee "$work/run-$(date +%Y%m%d-%H%M%S).log"

@@ -5,7 +5,8 @@ Unicode in terms and docids, per-position float32 payloads) and queries with adv
 zero or a subnormal in float32, subnormal doubles, float32/double boundaries, magnitudes near the query weight limit,
 many terms, negative weights, boolean mode, CPT pairs, windows with and without ``rerank``). Each collection is
 indexed three ways (one segment natural order, BP order, two segments), with the positional and top-postings (every
-posting: approximate search at full depth) sidecars where they apply, and every query is checked on
+posting: approximate search at full depth) sidecars where they apply and the dense-impacts sidecar (BP: every term
+whose impacts fit a byte; two segments: the terms in 30 % of a segment's documents), and every query is checked on
 ``SpecSearcher.search_exact`` (scores to the bit) and ``search`` (run-file scores), approximate search at full depth,
 ``ImpactSearcher.search_spec``/``batch_search_specs``, the compose backends (Lucene and the in-memory ``ExactBackend``)
 and ``lsr-lucene search --specs`` with 1 and 2 threads. The reference sums in double in the order Java does (terms in
@@ -220,11 +221,16 @@ def build_variants(root: Path, docs: list, tokens: dict) -> dict[str, tuple[Path
     """name -> (index, whether it has positions and a full top-postings sidecar)."""
     vectors, positions = write_collection(root, docs, tokens)
     variants = {}
-    for name, options in (("natural", {}), ("bp", {"reorder": "bp", "seed": 1})):
+    # bp: every term whose impacts fit a byte on the dense-impacts sidecar (exact search's array sums)
+    for name, options in (("natural", {}), ("bp", {"reorder": "bp", "seed": 1, "dense_impacts": 1e-9})):
         build_impact_index(vectors, root / name, threads=1, positions=positions, top_postings=len(docs), **options)
         variants[name] = (root / name, True)
     if len(docs) > 1:
-        variants["several"] = (two_segments(root, docs), False)
+        from lsr_lucene.index.dense_impacts import build_dense_impacts
+
+        several = two_segments(root, docs)
+        build_dense_impacts(several, 0.3)  # per segment: its frequent terms dense, the others on postings
+        variants["several"] = (several, False)
     return variants
 
 

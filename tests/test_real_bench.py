@@ -15,7 +15,7 @@ import pytest
 
 from lsr_lucene.bench.real import ensure_vectors, load_collection
 from lsr_lucene.bench.real_corpus import write_shuffled
-from lsr_lucene.bench.scale_runner import ENGINES, REORDERED, expected_rows, missing
+from lsr_lucene.bench.scale_runner import DEFAULT_ENGINES, REORDERED, expected_rows, missing
 from lsr_lucene.errors import InputError
 from lsr_lucene.io.corpus import read_corpus
 
@@ -84,7 +84,7 @@ def test_small_real_corpus_run_of_every_installed_engine(tmp_path):
                           capture_output=True, text=True, cwd=ROOT, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     every = pd.read_csv(out / "results.csv")
-    installed = [name for name in ENGINES if missing(name) is None]
+    installed = [name for name in DEFAULT_ENGINES if missing(name) is None]
     for docs in (200, 298):
         at = every[every.docs == docs]
         natural, bp = at[at.order == "natural"], at[at.order == "bp"]
@@ -143,3 +143,22 @@ def test_merging_keeps_old_rows_and_clears_skips_of_engines_measured_since(tmp_p
     results, skips = pd.read_csv(tmp_path / "results.csv"), pd.read_csv(tmp_path / "skipped.csv")
     assert set(results.engine) == {"ours", "pyserini"}
     assert skips.to_dict("records") == [other]
+
+
+def test_interleaved_run_times_engines_query_by_query(tmp_path):
+    """--interleave: the engines of an order in one process, per-query rows only, still checked against brute force;
+    ours builds its dense-impacts sidecar (an index row of its own), ours-postings searches the same index without it."""
+    out, work = tmp_path / "out", tmp_path / "work"
+    engines = [e for e in ("ours", "ours-postings", "pisa-maxscore") if missing(e) is None]
+    proc = subprocess.run([sys.executable, "-m", "lsr_lucene.bench.real", "--corpus", str(DEMO / "corpus.jsonl"),
+                           "--topics", str(DEMO / "topics.tsv"), "--docs", "200", "--output", str(out),
+                           "--work", str(work), "--encode", "--queries", "6", "--check", "6", "--threads", "1",
+                           "--warmup", "1", "--ks", "3,50", "--orders", "natural,bp", "--engines", ",".join(engines),
+                           "--no-approx-curve", "--interleave"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = pd.read_csv(out / "results.csv")
+    assert set(rows["mode"]) == {"query"} and set(rows.engine) == set(engines) and set(rows.k) == {3, 50}
+    assert len(rows) == len(engines) * 2 * 2 and rows.load.notna().all() and (rows.cpu_mean_ms > 0).all()
+    assert rows.exact.astype(str).eq("True").all() and rows.checked.eq(6).all()
+    assert (pd.read_csv(out / "index.csv").engine == "ours-dense").sum() == 2  # natural and BP

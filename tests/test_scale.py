@@ -13,7 +13,7 @@ import pytest
 from lsr_lucene.bench.brute_force import BruteForce, Reference, compare, reference
 from lsr_lucene.bench.pool import Pool
 from lsr_lucene.bench.scale_report import plot_latency
-from lsr_lucene.bench.scale_runner import ENGINES, REORDERED, expected_rows, missing
+from lsr_lucene.bench.scale_runner import DEFAULT_ENGINES, ENGINES, REORDERED, expected_rows, missing
 from lsr_lucene.bench.synthetic import df_buckets, generate, pool_df
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -96,9 +96,10 @@ def test_small_run_of_every_installed_engine(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     every = pd.read_csv(out / "results.csv")
     results, bp = every[every.order == "natural"], every[every.order == "bp"]
-    installed = [name for name in ENGINES if missing(name) is None]
+    installed = [name for name in DEFAULT_ENGINES if missing(name) is None]
     skipped = pd.read_csv(out / "skipped.csv")  # only engines (and their index families) that are not installed
-    absent = {name for name in ENGINES if name not in installed} | {ENGINES[n][0] for n in ENGINES if n not in installed}
+    absent = {name for name in DEFAULT_ENGINES if name not in installed} | {ENGINES[n][0] for n in DEFAULT_ENGINES
+                                                                           if n not in installed}
     assert set(skipped.engine) <= absent, skipped.to_string()
     kinds = ["plain", "signed", "union", "cpt", "window"]
     want = {row for name in installed for row in expected_rows(name, kinds, KS, [1, THREADS], positions=True)}
@@ -126,12 +127,12 @@ def test_small_run_of_every_installed_engine(tmp_path):
     bmp10_bp = bp[(bp.engine == "bmp") & (bp.k == 10)]
     assert bmp10_bp.empty or bmp10_bp.exact.astype(str).eq("True").all()
     index = pd.read_csv(out / "index.csv")
-    families = {"ours", "ours-positions"} | {ENGINES[n][0] for n in installed} | (
+    families = {"ours", "ours-positions", "ours-dense"} | {ENGINES[n][0] for n in installed} | (
         {"anserini"} if "anserini" in installed else set())
     assert families <= set(index.engine) and (index.size_bytes > 0).all() and (index.peak_rss_bytes > 0).all()
     reordered = index[index.order == "bp"]
-    assert set(reordered.engine) == {"ours-positions"} | {REORDERED[n] for n in installed if n in REORDERED}
-    assert (reordered[reordered.engine != "ours-positions"].bp_s > 0).all() and index[index.order == "natural"].bp_s.isna().all()
+    assert set(reordered.engine) == {"ours-positions", "ours-dense"} | {REORDERED[n] for n in installed if n in REORDERED}
+    assert (reordered[~reordered.engine.isin(["ours-positions", "ours-dense"])].bp_s > 0).all() and index[index.order == "natural"].bp_s.isna().all()
     text = (out / "results.md").read_text()
     assert "### Goals" in text and "CPU capability" in text and "with BP: ours / fastest exact engine with BP" in text and (out / f"collection-{DOCS}.png").stat().st_size > 0
     # a later run searching the indexes already built: no new build, the index rows of the build are kept

@@ -22,7 +22,9 @@ Hits = list[tuple[str, float]]
 
 def build_ours(paths: dict, index_dir: Path, threads: int) -> dict:
     """Our index (build_impact_index, with ``paths["reorder"]`` its docids reordered, e.g. by BP, in the build),
-    then the positional sidecar for window clauses (timed apart; it maps documents by id, so it follows)."""
+    then the dense-impacts sidecar of exact search (timed apart; share ``paths["dense_impacts"]``, default 1/8,
+    0: none) and the positional sidecar for window clauses (timed apart; it maps documents by id, so it follows)."""
+    from lsr_lucene.index.dense_impacts import DEFAULT_SHARE, build_dense_impacts
     from lsr_lucene.index.impact import build_impact_index
     from lsr_lucene.index.positional import build_positional_field
 
@@ -34,6 +36,14 @@ def build_ours(paths: dict, index_dir: Path, threads: int) -> dict:
         out["bp_s"] = meta["reorder"]["bp_seconds"]
         out["note"] = (f"BP in the build: {meta['reorder']['bp_seconds']:.1f} s, log-gap "
                        f"{meta['reorder']['log_gap_bits_before']:.2f} -> {meta['reorder']['log_gap_bits_after']:.2f} bits")
+    share = paths.get("dense_impacts", DEFAULT_SHARE)
+    if share:
+        started = time.perf_counter()
+        info = build_dense_impacts(index_dir, share)
+        out["extra"].append({"engine": "ours-dense", "build_s": time.perf_counter() - started,
+                             "size_bytes": index_size(index_dir / "dense-impacts"), "peak_rss_bytes": vm_peak(),
+                             "note": f"dense-impacts sidecar of exact search: {info['terms']} terms in at least "
+                                     f"{share:g} of the documents"})
     if paths.get("positions"):
         started = time.perf_counter()
         build_positional_field(index_dir, paths["positions"])
@@ -59,11 +69,12 @@ class OursEngine:
 
     name, family, exact, batch_threads = "ours", "ours", True, True
     kinds = ("plain", "signed", "union", "cpt", "window")
+    dense_impacts = True  # use the index's dense-impacts sidecar
 
     def open(self, paths: dict, threads: int) -> None:
         from lsr_lucene.search.spec_searcher import SpecSearcher
 
-        self._searcher = SpecSearcher(paths["index"])
+        self._searcher = SpecSearcher(paths["index"], dense_impacts=self.dense_impacts)
         if not self._searcher.has_positions:
             self.kinds = tuple(k for k in self.kinds if k != "window")
         self._work = Path(tempfile.mkdtemp(prefix="ours-", dir=paths["work"]))
@@ -92,6 +103,14 @@ class OursEngine:
     def close(self) -> None:
         self._searcher.close()
         shutil.rmtree(self._work, ignore_errors=True)
+
+
+class OursPostingsEngine(OursEngine):
+    """Ours on the same index with its dense-impacts sidecar left unused: exact search on postings alone (the
+    baseline the sidecar is measured against, in the same run)."""
+
+    name, dense_impacts = "ours-postings", False
+    kinds = ("plain",)
 
 
 class _PreEncoded:

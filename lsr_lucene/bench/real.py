@@ -3,7 +3,7 @@ a seeded random order (wiki2015, MS MARCO ...), searched with real encoded topic
 
     python -m lsr_lucene.bench.real --corpus ../shared/data/wiki2015/passages.jsonl.xz \\
         --topics ../shared/data/wiki2015/topics.nq-test.tsv --docs 100000,300000 --output runs/real \\
-        [--query-vectors Q.jsonl] [--vectors DIR] [--encode] [--orders natural,bp] [--engines ...]
+        [--query-vectors Q.jsonl] [--vectors DIR] [--encode] [--orders natural,bp] [--engines ...] [--interleave]
 
 The corpus is written once in a seeded random order (``WORK/passages.seed<S>.jsonl``; article order would
 pre-cluster the passages) and encoded with ``lsr-lucene encode`` into ``WORK/vectors`` (resumable shards), so
@@ -11,7 +11,8 @@ that the first N encoded passages are a uniform N-passage sample and the natural
 Without ``--encode`` the benchmark uses the shards complete so far (also those of an encoding still running) and
 says how to resume the encoding when they are too few. Passages are renumbered ``d00000000``... in that order
 (``WORK/docs-N/ids.txt`` maps them back) and indexed without their text, as the synthetic collection is.
-Every engine, order, k, timing and check is that of ``bench.scale`` (its ``measure``): exact engines are checked
+Every engine, order, k, timing and check is that of ``bench.scale`` (its ``measure``; ``--interleave`` times the
+engines of an order query by query in turn in one process, with thread CPU time, for a loaded machine): exact engines are checked
 against brute-force dot products on the checked queries, approximate ones report recall@k against that exact run.
 Then (``bench.real_approx``) our approximate search at several candidate depths and Seismic at several query
 settings, recall@k against our exact run. Writes DIR/results.csv, index.csv, collection.csv, skipped.csv,
@@ -35,7 +36,7 @@ from lsr_lucene.bench import scale_report as report
 from lsr_lucene.bench.real_corpus import write_shuffled
 from lsr_lucene.bench.scale import check_measure_args, measure
 from lsr_lucene.bench.scale_queries import KINDS, build_query_sets, sample_queries
-from lsr_lucene.bench.scale_runner import ENGINES
+from lsr_lucene.bench.scale_runner import DEFAULT_ENGINES, ENGINES
 from lsr_lucene.bench.synthetic import Collection, DOC_ID, save_arrays, write_shards
 from lsr_lucene.errors import InputError
 
@@ -57,7 +58,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="encode the whole corpus first when WORK/vectors is incomplete (resumable)")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="all-cores thread count")
     parser.add_argument("--seed", type=int, default=0, help="seed of the passage order and of the query sample")
-    parser.add_argument("--engines", default=",".join(ENGINES), help=f"comma list of {', '.join(ENGINES)}")
+    parser.add_argument("--engines", default=",".join(DEFAULT_ENGINES),
+                        help=f"comma list of {', '.join(ENGINES)} (default: all but ours-postings)")
     parser.add_argument("--kinds", default="plain", help=f"query kinds for ours: {', '.join(REAL_KINDS)}")
     parser.add_argument("--orders", default="natural,bp", help="comma list of docid orders: natural (the seeded "
                                                                 "random order), bp (recursive graph bisection)")
@@ -78,6 +80,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="skip the approximate curves (ours at each depth, Seismic at each query setting)")
     parser.add_argument("--reuse-indexes", action="store_true",
                         help="search the indexes an earlier run of the same collection built under --work")
+    parser.add_argument("--interleave", action="store_true",
+                        help="time the engines of each order in one process, each query searched by every engine in "
+                             "turn (per-query rows only, no batch rows): ratios that hold on a loaded machine")
     args = check_measure_args(parser.parse_args(argv), REAL_KINDS)
     try:
         args.approx_depths = sorted({int(d) for d in args.approx_depths.split(",") if d.strip()})

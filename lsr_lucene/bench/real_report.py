@@ -91,6 +91,18 @@ def goal_ratios(results: pd.DataFrame, docs: int) -> str:
         cell = lambda r: "—" if r is None else f"{r.mean_ms:.2f} ms ({report._order(r.to_frame().T).iloc[0]})"  # noqa: E731
         ratio = f"**{ours.mean_ms / pisa.mean_ms:.2f}**" if ours is not None and pisa is not None else "—"
         lines.append(f"| {int(k)} | {cell(ours)} | {cell(pisa)} | {ratio} |")
+    if "cpu_mean_ms" in at and at.cpu_mean_ms.notna().any():  # interleaved runs: CPU time too, same orders
+        lines += ["", "Same calls, the calling thread's CPU time (interleaved run; load from other processes moves it "
+                      "less than wall time), mean / median:", "",
+                  "| k | ours | PISA MaxScore | ours / PISA MaxScore (mean; median) |", "|---:|:---|:---|---:|"]
+        for k in sorted(at.k.unique()):
+            pick = {e: at[(at.engine == e) & (at.k == k)] for e in ("ours", "pisa-maxscore")}
+            if any(r.empty or r.cpu_mean_ms.isna().all() for r in pick.values()):
+                continue
+            o, p = (r.loc[r.cpu_mean_ms.idxmin()] for r in pick.values())
+            lines.append(f"| {int(k)} | {o.cpu_mean_ms:.2f} / {o.cpu_p50_ms:.2f} ms ({o.order}) | {p.cpu_mean_ms:.2f} / "
+                         f"{p.cpu_p50_ms:.2f} ms ({p.order}) | **{o.cpu_mean_ms / p.cpu_mean_ms:.2f}**; "
+                         f"{o.cpu_p50_ms / p.cpu_p50_ms:.2f} |")
     return "\n".join(lines) + "\n"
 
 

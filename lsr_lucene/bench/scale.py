@@ -32,7 +32,8 @@ from lsr_lucene.bench import synthetic
 from lsr_lucene.bench.brute_force import BruteForce, compare, references
 from lsr_lucene.bench.engine_native import bmp_doc_weights, bmp_query
 from lsr_lucene.bench.scale_queries import KINDS, build_query_sets, sample_queries
-from lsr_lucene.bench.scale_runner import ENGINES, ORDERS, REORDERED, build_task, in_child, missing, search_task
+from lsr_lucene.bench.scale_runner import (DEFAULT_ENGINES, ENGINES, ORDERS, REORDERED, build_task, in_child,
+                                           interleaved_task, missing, search_task)
 from lsr_lucene.errors import InputError
 
 
@@ -61,7 +62,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--work", default="work/scale", help="folder of the encoded pool, collections and indexes")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="all-cores thread count")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--engines", default=",".join(ENGINES), help=f"comma list of {', '.join(ENGINES)}")
+    parser.add_argument("--engines", default=",".join(DEFAULT_ENGINES),
+                        help=f"comma list of {', '.join(ENGINES)} (default: all but ours-postings)")
     parser.add_argument("--kinds", default=",".join(KINDS), help=f"query kinds for ours: {', '.join(KINDS)}")
     parser.add_argument("--orders", default="natural", help="comma list of docid orders: natural, bp (recursive "
                                                              f"graph bisection, for {', '.join(REORDERED)})")
@@ -236,14 +238,24 @@ def measure(args, coll, paths: dict, work: Path, sets: dict, capability: str, sk
     sample_ids = sorted({q["qid"] for queries in sets.values() for q in queries[:args.check]})
     rows = []
     for order in args.order_list:
-        for name in [e for e in args.engine_list if order == "natural" or e in REORDERED]:
+        names = [e for e in args.engine_list if order == "natural" or e in REORDERED]
+        index_of = lambda name: work / "indexes" / (ENGINES[name][0] if order == "natural"  # noqa: E731
+                                                     else f"{ENGINES[name][0]}-bp")
+        together = {}
+        if getattr(args, "interleave", False):  # every engine of this order in one child, per-query calls interleaved
+            ready = [n for n in names if not (failed.get((ENGINES[n][0], order)) or missing(n))]
+            got = in_child(interleaved_task, ready, {n: {**paths, "index": index_of(n)} for n in ready}, sets,
+                           args.ks_list, sample_ids, args.warmup, threads=args.threads)
+            print(got.get("traceback", ""), end="", file=sys.stderr)
+            together = {n: ({"error": got["error"]} if "error" in got else got[n]) for n in ready}
+        for name in names:
             family = ENGINES[name][0]
             label = name if order == "natural" else f"{name} (bp)"
             reason = failed.get((family, order)) or missing(name)
             if reason is None:
-                index = work / "indexes" / (family if order == "natural" else f"{family}-bp")
-                got = in_child(search_task, name, {**paths, "index": index}, sets, args.ks_list,
-                               threads, sample_ids, args.warmup, threads=args.threads)
+                got = together.get(name) or in_child(search_task, name, {**paths, "index": index_of(name)}, sets,
+                                                     args.ks_list, threads, sample_ids, args.warmup,
+                                                     threads=args.threads)
                 reason = got.get("error")
                 print(got.get("traceback", ""), end="", file=sys.stderr)
             if reason:

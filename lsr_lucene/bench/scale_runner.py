@@ -24,6 +24,7 @@ from lsr_lucene.bench import engine_native as native
 # engine -> (index family it searches, factory)
 ENGINES: dict[str, tuple[str, Callable[[], object]]] = {
     "ours": ("ours", lucene.OursEngine),
+    "ours-postings": ("ours", lucene.OursPostingsEngine),
     "pyserini": ("ours", lucene.PyseriniEngine),
     "anserini": ("ours", lucene.AnseriniEngine),
     "pisa-maxscore": ("pisa", lambda: native.PisaEngine("pisa-maxscore")),
@@ -32,8 +33,9 @@ ENGINES: dict[str, tuple[str, Callable[[], object]]] = {
     "seismic": ("seismic", native.SeismicEngine),
     "scipy": ("scipy", native.ScipyEngine),
 }
+DEFAULT_ENGINES = [e for e in ENGINES if e != "ours-postings"]  # ours-postings: a baseline, asked for by name
 ORDERS = ("natural", "bp")  # docid orders: as generated, or recursive graph bisection (BP)
-REORDERED = {"ours": "ours", "pisa-maxscore": "pisa", "pisa-bmw": "pisa", "bmp": "bmp"}  # engines (family) run with BP
+REORDERED = {"ours": "ours", "ours-postings": "ours", "pisa-maxscore": "pisa", "pisa-bmw": "pisa", "bmp": "bmp"}  # engines (family) run with BP
 BUILDERS: dict[str, Callable[[dict, Path, int], dict]] = {
     "ours": lucene.build_ours, "anserini": lucene.build_anserini, "pisa": native.build_pisa,
     "bmp": native.build_bmp, "seismic": native.build_seismic, "scipy": native.build_scipy,
@@ -42,7 +44,7 @@ BUILDERS: dict[str, Callable[[dict, Path, int], dict]] = {
 REQUIRES = {"ours": ("jnius", "pip install pyjnius"), "anserini": ("pyserini", "pip install pyserini==1.6.0"),
             "pisa": ("pyterrier_pisa", "pip install pyterrier-pisa"), "bmp": ("bmp", "pip install bmp"),
             "seismic": ("seismic", "pip install pyseismic-lsr"), "scipy": ("scipy", "pip install scipy")}
-EXTRA_REQUIRES = {"pyserini": ("pyserini", "pip install pyserini==1.6.0")}
+EXTRA_REQUIRES = {"pyserini": ("pyserini", "pip install pyserini==1.6.0")}  # engines beyond their family's
 
 
 def missing(name: str) -> str | None:
@@ -151,6 +153,54 @@ def search_task(name: str, paths: dict, query_sets: dict[str, list[dict]], ks: l
                 hits[(kind, k, "batch", t)] = {x["qid"]: got.get(x["qid"], []) for x in queries if x["qid"] in wanted}
     engine.close()
     return {"rows": rows, "hits": hits, "open_s": open_s, "peak_rss_bytes": native.vm_peak()}
+
+
+def interleaved_task(names: list[str], paths: dict[str, dict], query_sets: dict[str, list[dict]], ks: list[int],
+                     sample: list[str], warmup: int) -> dict:
+    """Open several engines in one process and time their per-query searches interleaved (each query searched by
+    every engine in turn, the first engine rotating), so that a machine's changing load weighs on all of them alike;
+    no batch rows. Returns, per engine, what ``search_task`` returns (peak memory: the whole process's)."""
+    engines = {name: ENGINES[name][1]() for name in names}
+    out = {}
+    for name, engine in engines.items():
+        started = time.perf_counter()
+        engine.open(paths[name], 1)
+        out[name] = {"rows": [], "hits": {}, "open_s": time.perf_counter() - started}
+    for query in query_sets["plain"]:  # one untimed pass first (JIT compilation, page cache), as in search_task
+        for engine in engines.values():
+            engine.search(query, max(ks))
+    wanted = set(sample)
+    for kind, queries in query_sets.items():
+        taking = [n for n, e in engines.items() if kind in e.kinds and getattr(e, "per_query", True)]
+        for k in ks:
+            for query in queries[:warmup]:
+                for name in taking:
+                    engines[name].search(query, k)
+            seconds = {name: [] for name in taking}
+            cpu = {name: [] for name in taking}  # the calling thread's CPU time: what load from others barely moves
+            raws = {name: {} for name in taking}
+            for i, query in enumerate(queries):
+                for name in taking[i % len(taking):] + taking[:i % len(taking)]:
+                    c0, t0 = time.thread_time(), time.perf_counter()
+                    raw = engines[name].search(query, k)
+                    seconds[name].append(time.perf_counter() - t0)
+                    cpu[name].append(time.thread_time() - c0)
+                    if query["qid"] in wanted:
+                        raws[name][query["qid"]] = raw
+            for name in taking:
+                engine = engines[name]
+                out[name]["rows"].append({"engine": name, "approximate": not engine.exact, "kind": kind, "k": k,
+                                          "threads": 1, "mode": "query", "queries": len(queries),
+                                          "load": os.getloadavg()[0], **latency_row(seconds[name]),
+                                          "cpu_mean_ms": 1000 * statistics.fmean(cpu[name]),
+                                          "cpu_p50_ms": 1000 * statistics.median(cpu[name])})
+                out[name]["hits"][(kind, k, "query", 1)] = {q: engine.hits(r) for q, r in raws[name].items()}
+    for engine in engines.values():
+        engine.close()
+    peak = native.vm_peak()
+    for name in out:
+        out[name]["peak_rss_bytes"] = peak
+    return out
 
 
 def expected_rows(name: str, kinds: list[str], ks: list[int], threads: list[int], positions: bool) -> list[tuple]:

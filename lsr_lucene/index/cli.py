@@ -1,13 +1,16 @@
 """Build a Lucene impact index from JsonVectorCollection vectors (the index Anserini's IndexCollection builds).
 
-``lsr-lucene index --input VECTORS --index DIR [--reorder bp] [--top-postings N]``: the command over
-:func:`lsr_lucene.index.impact.build_impact_index`. ``lsr-lucene index --index DIR --top-postings N`` (no
-``--input``) adds the top-postings sidecar for approximate search to an existing index.
+``lsr-lucene index --input VECTORS --index DIR [--reorder bp] [--top-postings N] [--dense-impacts S]``: the
+command over :func:`lsr_lucene.index.impact.build_impact_index`. ``lsr-lucene index --index DIR --top-postings N``
+or ``--dense-impacts S`` (no ``--input``) adds the top-postings sidecar (approximate search) or the dense-impacts
+sidecar (faster exact search) to an existing index.
 """
 from __future__ import annotations
 
 
 from lsr_lucene import cli_options as opt
+from lsr_lucene.index.dense_impacts import (DEFAULT_SHARE, DENSE_IMPACTS_DIR, build_dense_impacts,
+                                            dense_impacts_summary)
 from lsr_lucene.index.impact import INDEXERS, build_impact_index
 from lsr_lucene.index.reorder import reorder_summary
 
@@ -29,23 +32,49 @@ def main(argv: list[str] | None = None) -> int:
     opt.add_number(parser, "--seed", kind=opt.INTEGER, help="shuffle the input order with this seed before --reorder "
                                                  "(default: start from the input order)")
     opt.add_top_postings(parser)
+    opt.add_number(parser, "--dense-impacts", kind=opt.SHARE, default=0.0, metavar="S",
+                   help="also write the dense-impacts sidecar for faster exact search: the terms in at least a share "
+                        f"S of the documents as one byte per document (0: none; {DEFAULT_SHARE:g} is about 5%% of "
+                        "the index on wiki2015)")
     opt.add_overwrite(parser)
     args = parser.parse_args(argv)
     if args.input is None:
-        if not args.top_postings:
-            parser.error("give --input (vectors to index), or --top-postings N to add the sidecar to --index")
-        return add_top_postings(args.index, args.top_postings, args.overwrite)
+        if not args.top_postings and not args.dense_impacts:
+            parser.error("give --input (vectors to index), or --top-postings N / --dense-impacts S to add a sidecar "
+                         "to --index")
+        if args.top_postings:
+            add_top_postings(args.index, args.top_postings, args.overwrite)
+        if args.dense_impacts:
+            add_dense_impacts(args.index, args.dense_impacts, args.overwrite)
+        return 0
     if args.seed is not None and not args.reorder:
         parser.error("--seed needs --reorder")
     meta = build_impact_index(args.input, args.index, threads=args.threads, overwrite=args.overwrite,
                               optimize=not args.no_optimize, positions=args.positions, indexer=args.indexer,
-                              reorder=args.reorder, seed=args.seed, top_postings=args.top_postings)
+                              reorder=args.reorder, seed=args.seed, top_postings=args.top_postings,
+                              dense_impacts=args.dense_impacts)
     skipped = f", {meta['empty']} empty skipped" if meta["empty"] else ""
     print(f"indexed {meta['indexed']} documents{skipped} into {args.index} ({meta['size_bytes'] / 1e6:.1f} MB)")
     if "reorder" in meta:
         print(reorder_summary(meta["reorder"], meta["size_bytes"]))
     if "top_postings" in meta:
         print(top_postings_summary(meta["top_postings"]))
+    if "dense_impacts" in meta:
+        print(dense_impacts_summary(meta["dense_impacts"]))
+    return 0
+
+
+def add_dense_impacts(index: str, share: float, overwrite: bool) -> int:
+    """Add (or with ``overwrite`` replace) the dense-impacts sidecar of an existing impact index."""
+    from pathlib import Path
+
+    from lsr_lucene.errors import InputError
+    from lsr_lucene.index.kind import IMPACT, require_index_kind
+
+    require_index_kind(index, IMPACT, "the dense-impacts sidecar")
+    if Path(index, DENSE_IMPACTS_DIR).exists() and not overwrite:
+        raise InputError(f"{Path(index, DENSE_IMPACTS_DIR)} already exists (use --overwrite to replace it)")
+    print(dense_impacts_summary(build_dense_impacts(index, share)))
     return 0
 
 

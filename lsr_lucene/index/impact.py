@@ -289,7 +289,8 @@ INDEXERS = ("lsr", "anserini")  # ours (index.ImpactIndexer), or Anserini's Inde
 
 def build_impact_index(vectors: str | Path, index: str | Path, threads: int = 2, overwrite: bool = False,
                        optimize: bool = True, positions: str | Path | None = None, indexer: str = "lsr",
-                       reorder: str | None = None, seed: int | None = None, top_postings: int = 0) -> dict:
+                       reorder: str | None = None, seed: int | None = None, top_postings: int = 0,
+                       dense_impacts: float = 0.0) -> dict:
     """Validate vectors and index them as an impact index at ``index``; returns the index metadata.
 
     ``indexer`` "lsr" (ours, about 4x faster) or "anserini" (IndexCollection) build the same index. With
@@ -297,7 +298,8 @@ def build_impact_index(vectors: str | Path, index: str | Path, threads: int = 2,
     added too; it needs a single-segment index, so ``optimize`` is forced. With ``reorder="bp"`` the docids are
     then reordered by recursive graph bisection (seeded by ``seed``), inside the same temporary output. With
     ``top_postings`` N > 0 the top-postings sidecar (each term's N highest impacts, for approximate search) is
-    written last, in the final docid order.
+    written last, in the final docid order; with ``dense_impacts`` S > 0 the dense-impacts sidecar (the terms in at
+    least a share S of the documents as a byte per document, for faster exact search) too.
     """
     if indexer not in INDEXERS:
         raise InputError(f"unknown indexer {indexer!r}; known: {', '.join(INDEXERS)}")
@@ -340,6 +342,10 @@ def build_impact_index(vectors: str | Path, index: str | Path, threads: int = 2,
             from lsr_lucene.index.top_postings import build_top_postings
 
             metadata["top_postings"] = build_top_postings(tmp, top_postings)
+        if dense_impacts:
+            from lsr_lucene.index.dense_impacts import build_dense_impacts
+
+            metadata["dense_impacts"] = build_dense_impacts(tmp, dense_impacts)
         (tmp / INDEX_METADATA).write_text(json.dumps(metadata, indent=2) + "\n")
     metadata["size_bytes"] = index_size(index)
     return metadata

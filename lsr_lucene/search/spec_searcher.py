@@ -9,27 +9,33 @@ import json
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
+import numpy as np
+
 from lsr_lucene.errors import InputError
 from lsr_lucene.io.output import atomic_output
 from lsr_lucene.jvm.classes import java_class, java_errors
 from lsr_lucene.search.specs import validate_spec, write_query_specs
 
 _TERMS_ONLY = {"qid", "terms", "text"}  # keys of a spec that crosses to Java as arrays
+_DOCID_ARRAY_BYTES = 1 << 28  # largest numpy copy of the external ids kept for naming hits
 QUERY_CUT = 10  # approximate search's first phase: the query terms of largest weight x max impact it keeps
 
 
 class SpecSearcher:
     """Batch searcher over an Anserini impact index (plus positional sidecar when present), by query specs."""
 
-    def __init__(self, index_dir: str | Path):
+    def __init__(self, index_dir: str | Path, dense_impacts: bool = True):
+        """``dense_impacts`` False leaves the index's dense-impacts sidecar unused (exact search on postings alone,
+        as without the sidecar: a benchmark's baseline)."""
         from lsr_lucene.index.kind import IMPACT, require_index_kind
 
         self.index_dir = str(index_dir)
         require_index_kind(self.index_dir, IMPACT, "impact search")  # a BM25 index would give a wrong run
         cls = java_class("search.BatchSearcher")
         with java_errors(self.index_dir):
-            self._java = cls(self.index_dir)
+            self._java = cls(self.index_dir, bool(dense_impacts))
         self._docids: list[str] | None = None
+        self._docid_array: np.ndarray | bool | None = None  # numpy copy of the ids (False: too large to keep)
         self._approximate_ok = False  # the sidecar was found usable (asked once)
 
     @property
@@ -75,7 +81,8 @@ class SpecSearcher:
     def search(self, spec: Mapping, k: int = 10, approximate: int = 0,
                query_cut: int = QUERY_CUT) -> list[tuple[str, float]]:
         """Top-k (docid, score) of one spec, best first; scores as the run file writes them."""
-        return [(d, s) for d, s, _ in self.search_hits(spec, k, approximate, query_cut)]
+        names, scores, _ = self._search_arrays(spec, k, approximate, query_cut)
+        return list(zip(names, scores))
 
     def search_hits(self, spec: Mapping, k: int = 10, approximate: int = 0,
                     query_cut: int = QUERY_CUT) -> list[tuple[str, float, int]]:
@@ -83,6 +90,12 @@ class SpecSearcher:
         only crosses to Java as two arrays, other specs as JSON; hits come back as arrays, named here.
         ``approximate``: 0 exact, N > 0 the top max(k, N) documents of the top-postings sidecar, found with the
         ``query_cut`` terms of largest weight x max impact (0: all; plain queries), scored exactly."""
+        names, scores, docs = self._search_arrays(spec, k, approximate, query_cut)
+        return list(zip(names, scores, docs.tolist()))
+
+    def _search_arrays(self, spec: Mapping, k: int, approximate: int,
+                       query_cut: int) -> tuple[list[str], list[float], np.ndarray]:
+        """(docids, scores as the run file writes them, Lucene docids) of the top k, best first."""
         validate_spec(spec)
         if k <= 0:
             raise InputError(f"k must be positive, got {k}")
@@ -90,14 +103,36 @@ class SpecSearcher:
         with java_errors(f"query {spec['qid']}"):
             if spec.keys() <= _TERMS_ONLY:
                 terms = spec["terms"]
-                hits = self._java.searchTerms(list(terms), [float(w) for w in terms.values()], int(k),
-                                              int(approximate), int(query_cut))
+                packed = self._java.searchPacked(None, list(terms), [float(w) for w in terms.values()], int(k),
+                                                 int(approximate), int(query_cut))
             else:
-                hits = self._java.searchSpec(json.dumps(spec, allow_nan=False), int(k), int(approximate),
-                                             int(query_cut))
-            docs, scores = hits.docs, hits.scores
-        ids = self.docids
-        return [(ids[d], s if s.is_integer() else float(f"{s:.6f}"), d) for d, s in zip(docs, scores)]
+                packed = self._java.searchPacked(json.dumps(spec, allow_nan=False), None, None, int(k),
+                                                 int(approximate), int(query_cut))
+        buf = packed.tostring()  # n int32 docids, then n float64 scores (BatchSearcher.searchPacked)
+        n = len(buf) // 12
+        docs = np.frombuffer(buf, dtype="<i4", count=n)
+        exact = np.frombuffer(buf, dtype="<f8", count=n, offset=4 * n)
+        if np.array_equal(exact, np.floor(exact)):
+            scores = exact.tolist()
+        else:
+            scores = [s if s.is_integer() else float(f"{s:.6f}") for s in exact.tolist()]
+        return self._names(docs), scores, docs
+
+    def _names(self, docs: np.ndarray) -> list[str]:
+        """External ids of Lucene docids: gathered from a numpy copy of the ids (one compact array: at k = 1000 a
+        list lookup's scattered string objects cost a quarter of a wiki2015 query), or from the list when the
+        copy would be large."""
+        if self._docid_array is None:
+            ids = self.docids
+            longest = max(map(len, ids), default=0)
+            fits = len(ids) * max(longest, 1) * 4 <= _DOCID_ARRAY_BYTES
+            # numpy drops trailing NULs of its strings: such ids are named from the list
+            self._docid_array = np.array(ids, dtype=f"<U{max(longest, 1)}") \
+                if fits and not any(i.endswith("\0") for i in ids) else False
+        if self._docid_array is False:
+            ids = self.docids
+            return [ids[d] for d in docs.tolist()]
+        return self._docid_array[docs].tolist()
 
     def _check_approximate(self, approximate: int, query_cut: int = QUERY_CUT) -> None:
         """An error naming the fix when approximate search is asked of an index without its sidecar."""

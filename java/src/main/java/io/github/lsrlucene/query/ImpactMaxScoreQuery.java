@@ -48,9 +48,18 @@ public final class ImpactMaxScoreQuery extends Query {
   private final String field;
   private final String[] terms;
   private final int[] weights;
+  private final DenseImpacts dense;
 
   /** {@code terms[i]} weighs {@code weights[i]} &ge; 1; terms are distinct. */
   public ImpactMaxScoreQuery(String field, String[] terms, int[] weights) {
+    this(field, terms, weights, null);
+  }
+
+  /**
+   * As above, with the index's dense-impacts sidecar (null: none): on the segments it covers, the query's dense terms
+   * are summed from it ({@link DenseWindowScorer}) instead of from their postings.
+   */
+  public ImpactMaxScoreQuery(String field, String[] terms, int[] weights, DenseImpacts dense) {
     if (terms.length != weights.length) {
       throw new IllegalArgumentException(terms.length + " terms but " + weights.length + " weights");
     }
@@ -62,6 +71,7 @@ public final class ImpactMaxScoreQuery extends Query {
     this.field = Objects.requireNonNull(field);
     this.terms = terms.clone();
     this.weights = weights.clone();
+    this.dense = dense != null && dense.problem == null ? dense : null;
   }
 
   /** The same scores as a BooleanQuery of boosted TermQuerys (what other score modes and explain use). */
@@ -75,24 +85,33 @@ public final class ImpactMaxScoreQuery extends Query {
 
   @Override
   public Weight createWeight(IndexSearcher searcher, ScoreMode scoreMode, float boost) throws IOException {
-    Weight fallback = searcher.createWeight(searcher.rewrite(asBooleanQuery()), scoreMode, boost);
     return new Weight(this) {
+      private Weight fallback; // built on first use: top-k search never needs it (its term lookups cost ~2 us a term)
+
+      private synchronized Weight fallback() throws IOException {
+        if (fallback == null) {
+          fallback = searcher.createWeight(searcher.rewrite(asBooleanQuery()), scoreMode, boost);
+        }
+        return fallback;
+      }
+
       @Override
       public BulkScorer bulkScorer(LeafReaderContext context) throws IOException {
         if (scoreMode != ScoreMode.TOP_SCORES || boost != 1f) {
-          return fallback.bulkScorer(context);
+          return fallback().bulkScorer(context);
         }
-        return WindowScorer.create(context.reader(), field, terms, weights);
+        BulkScorer s = dense == null ? null : DenseWindowScorer.create(context, dense, field, terms, weights);
+        return s != null ? s : WindowScorer.create(context.reader(), field, terms, weights);
       }
 
       @Override
       public Scorer scorer(LeafReaderContext context) throws IOException {
-        return fallback.scorer(context);
+        return fallback().scorer(context);
       }
 
       @Override
       public Explanation explain(LeafReaderContext context, int doc) throws IOException {
-        return fallback.explain(context, doc);
+        return fallback().explain(context, doc);
       }
 
       @Override
@@ -309,7 +328,7 @@ public final class ImpactMaxScoreQuery extends Query {
   }
 
   /** The current hit, as the collector sees it; the threshold the collector raises. */
-  private static final class Hit extends Scorable {
+  static final class Hit extends Scorable {
     int doc = -1;
     long score;
     float threshold = Float.NEGATIVE_INFINITY;

@@ -4,8 +4,8 @@ import io.github.lsrlucene.QuerySpecException;
 import io.github.lsrlucene.index.DocIds;
 import io.github.lsrlucene.index.PositionalIndexer;
 import io.github.lsrlucene.index.PositionalSidecar;
+import io.github.lsrlucene.query.DenseImpacts;
 import io.github.lsrlucene.query.ImpactBounds;
-import io.github.lsrlucene.query.ImpactMaxScoreQuery;
 import io.github.lsrlucene.query.ImpactSimilarity;
 import io.github.lsrlucene.query.SignedImpactQuery;
 import io.github.lsrlucene.query.WindowQuery;
@@ -60,8 +60,14 @@ public final class BatchSearcher implements Closeable {
   private final Set<String> fields = new HashSet<>();
   private final float maxPayload;
   private final TopPostings top; // the top-postings sidecar (approximate first phase), null when absent
+  private final DenseImpacts dense; // the dense-impacts sidecar (exact search's frequent terms), null when absent
 
   public BatchSearcher(String indexDir) throws IOException {
+    this(indexDir, true);
+  }
+
+  /** As above; {@code denseImpacts} false leaves the dense-impacts sidecar unused (exact search on postings alone). */
+  public BatchSearcher(String indexDir, boolean denseImpacts) throws IOException {
     indexPath = Paths.get(indexDir);
     if (!Files.isDirectory(indexPath)) {
       throw new NoSuchFileException(indexDir + " (no such index folder)");
@@ -104,6 +110,13 @@ public final class BatchSearcher implements Closeable {
     ids = new ExternalIds(docIds);
     searcher = impactSearcher(reader);
     top = TopPostings.open(indexPath, mainReader, docIds);
+    // its rows follow the main index's docids, as do the joined reader's leaves (same ords, same maxDoc)
+    dense = denseImpacts ? DenseImpacts.open(indexPath, mainReader) : null;
+  }
+
+  /** Why the dense-impacts sidecar is not used ("" when it is, "absent" when there is none). */
+  public String denseImpactsProblem() {
+    return dense == null ? "absent" : dense.problem == null ? "" : dense.problem;
   }
 
   /** An IndexSearcher scoring boost &times; impact, with no query cache (every query is new). */
@@ -220,10 +233,14 @@ public final class BatchSearcher implements Closeable {
             + "; build it: lsr-lucene index --index " + indexPath + " --top-postings N");
       }
       QuerySpec first = heaviestTerms(spec, queryCut);
-      Query plain = collectionMaxImpacts == null ? plainTermsQuery(first) : null;
+      Query plain = collectionMaxImpacts == null ? PlainTerms.query(reader, first, null) : null;
       int[] docs = top.candidates(first, plain, Math.max(k, approximate), collectionMaxImpacts, ids);
       double[] scores = top.forwardScores(spec, docs);
       return ranked(docs, scores != null ? scores : ExactScorer.score(reader, spec, docs), k);
+    }
+    Query direct = collectionMaxImpacts == null && spec.floatSafe ? PlainTerms.query(reader, spec, dense) : null;
+    if (direct != null) {
+      return plainTopK(direct, k); // no signed rewrite: the query is the plain one the branch below would pick
     }
     boolean rerank = spec.rerank > 0 && !spec.windows.isEmpty();
     int n = rerank ? Math.max(k, spec.rerank) : k;
@@ -233,18 +250,10 @@ public final class BatchSearcher implements Closeable {
       return rescored(spec, allMatches(q), k);
     }
     double shift = q instanceof SignedImpactQuery.Shifted ? ((SignedImpactQuery.Shifted) q).getShift() : 0.0;
-    if (shift == 0 && collectionMaxImpacts == null && integralBelowFloatLimit(spec)) {
+    if (shift == 0 && collectionMaxImpacts == null && PlainTerms.integralBelowFloatLimit(reader, spec)) {
       // every score is an integer below 2^24: the float first phase is exact, nothing to rescore
-      TopKCollector c = new TopKCollector(k, ids.idOrd, ids.ordToDoc);
-      Query plain = positiveTermsQuery(spec);
-      searcher.search(plain != null ? plain : q, c);
-      float[] fs = new float[c.size()];
-      int[] docs = c.sorted(fs);
-      double[] scores = new double[fs.length];
-      for (int i = 0; i < fs.length; i++) {
-        scores[i] = fs[i];
-      }
-      return new Hits(docs, scores);
+      Query plain = PlainTerms.positiveQuery(spec, dense);
+      return plainTopK(plain != null ? plain : q, k);
     }
     // float first phase: the top n plus every hit within float rounding error of the n-th, rescored in double
     int clauses = spec.terms.size() + spec.pairs.size() + spec.windows.size();
@@ -270,6 +279,19 @@ public final class BatchSearcher implements Closeable {
       return ranked(pool.docs, scores, k);
     }
     return ranked(docs, ExactScorer.score(reader, spec, docs), k); // windows included: they are part of the query
+  }
+
+  /** The top k of a query whose float scores are exact integers (nothing to rescore), ties by docid. */
+  private Hits plainTopK(Query q, int k) throws IOException {
+    TopKCollector c = new TopKCollector(k, ids.idOrd, ids.ordToDoc);
+    searcher.search(q, c);
+    float[] fs = new float[c.size()];
+    int[] docs = c.sorted(fs);
+    double[] scores = new double[fs.length];
+    for (int i = 0; i < fs.length; i++) {
+      scores[i] = fs[i];
+    }
+    return new Hits(docs, scores);
   }
 
   /** Every document a (rewritten) query matches, global docids, unscored. */
@@ -326,55 +348,12 @@ public final class BatchSearcher implements Closeable {
   }
 
   /**
-   * Whether float scoring of {@code spec} is exact: terms only, integral weights, and the largest possible score
-   * &Sigma; |w| &middot; max impact (of the term or its {@code neg_} twin) below 2^24, so that every product and
-   * partial sum is an integer a float holds exactly.
-   */
-  private boolean integralBelowFloatLimit(QuerySpec spec) throws IOException {
-    if (!spec.pairs.isEmpty() || !spec.windows.isEmpty()) {
-      return false;
-    }
-    double bound = 0;
-    for (Map.Entry<String, Double> e : spec.exactTerms.entrySet()) {
-      double w = Math.abs(e.getValue());
-      if (w != Math.rint(w)) {
-        return false;
-      }
-      long max = Math.max(ImpactBounds.maxFreq(reader, spec.field, e.getKey()),
-          ImpactBounds.maxFreq(reader, spec.field, SignedImpactQuery.NEG_PREFIX + e.getKey()));
-      bound += w * max;
-      if (bound >= 0x1p24) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  /**
    * Top k of a plain query of signed terms, given as parallel arrays (no JSON): Lucene docids and scores;
    * {@code approximate} as in {@link #search(QuerySpec, int, Map, int)}.
    */
   public Hits searchTerms(String[] terms, double[] weights, int k, int approximate, int queryCut) throws IOException {
     checkK(k);
     return search(QuerySpec.ofTerms("q", "contents", terms, weights), k, null, approximate, queryCut);
-  }
-
-  /**
-   * The spec as an {@link ImpactMaxScoreQuery} when it scores exactly that: positive integral weights, sums below
-   * 2^24, and (signed mode) no {@code neg_} twin of its terms in the index; else null.
-   */
-  private Query plainTermsQuery(QuerySpec spec) throws IOException {
-    if (!integralBelowFloatLimit(spec)) {
-      return null;
-    }
-    if (!spec.booleanMode) {
-      for (String term : spec.exactTerms.keySet()) {
-        if (ImpactBounds.maxFreq(reader, spec.field, SignedImpactQuery.NEG_PREFIX + term) > 0) {
-          return null;
-        }
-      }
-    }
-    return positiveTermsQuery(spec);
   }
 
   /**
@@ -402,27 +381,29 @@ public final class BatchSearcher implements Closeable {
     return QuerySpec.ofTerms(spec.qid, spec.field, t, w, spec.booleanMode);
   }
 
-  /** The spec as an {@link ImpactMaxScoreQuery} when all its weights are positive, else null. */
-  private static Query positiveTermsQuery(QuerySpec spec) {
-    String[] terms = new String[spec.exactTerms.size()];
-    int[] weights = new int[terms.length];
-    int i = 0;
-    for (Map.Entry<String, Double> e : spec.exactTerms.entrySet()) {
-      if (e.getValue() <= 0) {
-        return null;
-      }
-      terms[i] = e.getKey();
-      weights[i++] = (int) Math.rint(e.getValue());
-    }
-    return new ImpactMaxScoreQuery(spec.field, terms, weights);
-  }
-
   /** Top k of one query spec (JSON): Lucene docids and exact scores, best first (no run text to parse back). */
   public Hits searchSpec(String queryJson, int k, int approximate, int queryCut) throws IOException {
     checkK(k);
     return search(QuerySpec.parse(queryJson, ""), k, null, approximate, queryCut);
   }
 
+
+  /**
+   * {@link #searchTerms} (with {@code json} null) or {@link #searchSpec}, the hits packed into one array that crosses
+   * to Python in one copy: the n Lucene docids as little-endian 32-bit integers, then their n scores as
+   * little-endian doubles (pyjnius copies an int[] and a double[] element by element: at k = 1000 that took a
+   * quarter of a wiki2015 query's time).
+   */
+  public byte[] searchPacked(String json, String[] terms, double[] weights, int k, int approximate, int queryCut)
+      throws IOException {
+    Hits h = json == null ? searchTerms(terms, weights, k, approximate, queryCut)
+        : searchSpec(json, k, approximate, queryCut);
+    java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(12 * h.docs.length).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    b.asIntBuffer().put(h.docs);
+    b.position(4 * h.docs.length);
+    b.slice().order(java.nio.ByteOrder.LITTLE_ENDIAN).asDoubleBuffer().put(h.scores);
+    return b.array();
+  }
 
   /** Every external id, in Lucene docid order, one per line (fetched once by Python to name hits). */
   public String docidsText() {

@@ -3,8 +3,6 @@ package io.github.lsrlucene.query;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
-import org.apache.lucene.index.Impact;
-import org.apache.lucene.index.Impacts;
 import org.apache.lucene.index.ImpactsEnum;
 import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.PostingsEnum;
@@ -129,7 +127,7 @@ final class DenseWindowScorer extends BulkScorer {
     }
     long rest = 0;
     for (int i = 0; i < sparse.length; i++) {
-      bounds[i] = windowBound(i, from, to);
+      bounds[i] = ImpactBounds.windowBound(sparse[i], sparseWeights[i], sparseMax[i], from, to);
       rest += bounds[i];
     }
     int need = need();
@@ -189,26 +187,6 @@ final class DenseWindowScorer extends BulkScorer {
     for (int d = p.docID() < from ? p.advance(from) : p.docID(); d < to; d = p.nextDoc()) {
       acc[d - from] += w * p.freq();
     }
-  }
-
-  /** A bound on sparse term i's score over docids [from, to): its block-max impacts there, 0 when it has none. */
-  private long windowBound(int i, int from, int to) throws IOException {
-    ImpactsEnum p = sparse[i];
-    if (p.docID() >= to) {
-      return 0;
-    }
-    p.advanceShallow(Math.max(from, p.docID()));
-    Impacts impacts = p.getImpacts();
-    for (int level = 0; level < impacts.numLevels(); level++) {
-      if (impacts.getDocIdUpTo(level) >= to - 1) {
-        int freq = 0;
-        for (Impact impact : impacts.getImpacts(level)) {
-          freq = Math.max(freq, impact.freq);
-        }
-        return Math.min(sparseMax[i], (long) sparseWeights[i] * freq);
-      }
-    }
-    return sparseMax[i];
   }
 
   @Override

@@ -66,6 +66,28 @@ public final class ImpactBounds {
     return max;
   }
 
+  /**
+   * A bound on a term's score (weight × freq) over docids [from, to) from the block-max impacts of its postings
+   * {@code p} there: 0 when it has no document left before {@code to}, at most {@code max} (its bound anywhere).
+   */
+  public static long windowBound(ImpactsEnum p, int weight, long max, int from, int to) throws IOException {
+    if (p.docID() >= to) {
+      return 0;
+    }
+    p.advanceShallow(Math.max(from, p.docID()));
+    Impacts impacts = p.getImpacts();
+    for (int level = 0; level < impacts.numLevels(); level++) {
+      if (impacts.getDocIdUpTo(level) >= to - 1) {
+        int freq = 0;
+        for (Impact impact : impacts.getImpacts(level)) {
+          freq = Math.max(freq, impact.freq);
+        }
+        return Math.min(max, (long) weight * freq);
+      }
+    }
+    return max;
+  }
+
   /** Largest freq of {@code term} over all segments of {@code reader}; 0 when absent. */
   public static long maxFreq(IndexReader reader, String field, String term) throws IOException {
     long max = 0;

@@ -3,8 +3,6 @@ package io.github.lsrlucene.query;
 import java.io.IOException;
 import java.util.Arrays;
 import java.util.Objects;
-import org.apache.lucene.index.Impact;
-import org.apache.lucene.index.Impacts;
 import org.apache.lucene.index.ImpactsEnum;
 import org.apache.lucene.index.LeafReader;
 import org.apache.lucene.index.LeafReaderContext;
@@ -204,7 +202,7 @@ public final class ImpactMaxScoreQuery extends Query {
       int m = postings.length;
       long total = 0;
       for (int i = 0; i < m; i++) {
-        bounds[i] = windowBound(i, from, to);
+        bounds[i] = ImpactBounds.windowBound(postings[i], weights[i], maxScores[i], from, to);
         total += bounds[i];
         order[i] = i;
       }
@@ -299,26 +297,6 @@ public final class ImpactMaxScoreQuery extends Query {
         }
       }
       return kept;
-    }
-
-    /** A bound on term i's score over docids [from, to): its block-max impacts there, 0 when it has no document. */
-    private long windowBound(int i, int from, int to) throws IOException {
-      ImpactsEnum p = postings[i];
-      if (p.docID() >= to) {
-        return 0;
-      }
-      p.advanceShallow(Math.max(from, p.docID()));
-      Impacts impacts = p.getImpacts();
-      for (int level = 0; level < impacts.numLevels(); level++) {
-        if (impacts.getDocIdUpTo(level) >= to - 1) {
-          int freq = 0;
-          for (Impact impact : impacts.getImpacts(level)) {
-            freq = Math.max(freq, impact.freq);
-          }
-          return Math.min(maxScores[i], (long) weights[i] * freq);
-        }
-      }
-      return maxScores[i];
     }
 
     @Override

@@ -105,15 +105,7 @@ say "cpus $(nproc); torch CPU capability $capability; default --threads $default
 python3 -c "import torch, transformers; print('python', __import__('sys').version.split()[0], 'torch', torch.__version__,
   'transformers', transformers.__version__)" 2>&1 | tee -a "$log"
 
-verb_cmd() {  # VERB OUTPUT: the command line of a verb (without --threads), as scripts/run_thread_defaults.sh
-  case $1 in
-    search) echo "search --index $work/index --topics $work/topics.tsv --output $2" ;;
-    dense-search) echo "dense search --index $work/dense --topics $work/topics.tsv --output $2" ;;
-    bm25) echo "bm25 --index $work/bm25 --topics $work/topics.tsv --output $2" ;;
-    longdocs-search) echo "longdocs search --index $work/segindex --method score-max --topics $work/topics.tsv \
---output $2" ;;
-  esac
-}
+. "$here/scripts/thread_verbs.sh"  # verb_cmd VERB OUTPUT
 csv=$out/times-16cores-$part.csv
 echo "verb,threads,resolved_threads,round,seconds,load_avg_1min,cpus,cpu_capability" > "$csv"
 status=0

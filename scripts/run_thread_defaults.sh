@@ -32,16 +32,7 @@ head -n "$encode_docs" "$work/corpus.jsonl" > "$work/encode-corpus.jsonl"  # enc
 [ "${INPUTS_ONLY:-0}" = 1 ] && exit 0
 
 # ---- one verb at one setting: the seconds it takes, appended to times.csv
-verb_cmd() {  # VERB OUTPUT: the command line of a verb (without --threads)
-  case $1 in
-    encode) echo "encode --corpus $work/encode-corpus.jsonl --output $2 --encoder splade-tiny" ;;
-    search) echo "search --index $work/index --topics $work/topics.tsv --output $2" ;;
-    dense-search) echo "dense search --index $work/dense --topics $work/topics.tsv --output $2" ;;
-    bm25) echo "bm25 --index $work/bm25 --topics $work/topics.tsv --output $2" ;;
-    longdocs-search) echo "longdocs search --index $work/segindex --method score-max --topics $work/topics.tsv \
---output $2" ;;
-  esac
-}
+. "$here/scripts/thread_verbs.sh"  # verb_cmd VERB OUTPUT
 csv=$out/times.csv
 echo "verb,threads,resolved_threads,round,seconds,load_avg_1min,cpus,cpu_capability" > "$csv"
 capability=$(python -c "import torch; print(torch.backends.cpu.get_cpu_capability())")

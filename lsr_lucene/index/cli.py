@@ -66,30 +66,29 @@ def main(argv: list[str] | None = None) -> int:
 
 def add_dense_impacts(index: str, share: float, overwrite: bool) -> int:
     """Add (or with ``overwrite`` replace) the dense-impacts sidecar of an existing impact index."""
-    from pathlib import Path
-
-    from lsr_lucene.errors import InputError
-    from lsr_lucene.index.kind import IMPACT, require_index_kind
-
-    require_index_kind(index, IMPACT, "the dense-impacts sidecar")
-    if Path(index, DENSE_IMPACTS_DIR).exists() and not overwrite:
-        raise InputError(f"{Path(index, DENSE_IMPACTS_DIR)} already exists (use --overwrite to replace it)")
-    print(dense_impacts_summary(build_dense_impacts(index, share)))
-    return 0
+    return _add_sidecar(index, DENSE_IMPACTS_DIR, "the dense-impacts sidecar", overwrite,
+                        lambda: dense_impacts_summary(build_dense_impacts(index, share)))
 
 
 def add_top_postings(index: str, postings: int, overwrite: bool) -> int:
     """Add (or with ``overwrite`` replace) the top-postings sidecar of an existing impact index."""
+    from lsr_lucene.index.top_postings import TOP_POSTINGS_DIR, build_top_postings
+
+    return _add_sidecar(index, TOP_POSTINGS_DIR, "the top-postings sidecar", overwrite,
+                        lambda: top_postings_summary(build_top_postings(index, postings)))
+
+
+def _add_sidecar(index: str, folder: str, what: str, overwrite: bool, build) -> int:
+    """Build a sidecar folder inside an existing impact index (refused where it exists, unless ``overwrite``)."""
     from pathlib import Path
 
     from lsr_lucene.errors import InputError
     from lsr_lucene.index.kind import IMPACT, require_index_kind
-    from lsr_lucene.index.top_postings import TOP_POSTINGS_DIR, build_top_postings
 
-    require_index_kind(index, IMPACT, "the top-postings sidecar")
-    if Path(index, TOP_POSTINGS_DIR).exists() and not overwrite:
-        raise InputError(f"{Path(index, TOP_POSTINGS_DIR)} already exists (use --overwrite to replace it)")
-    print(top_postings_summary(build_top_postings(index, postings)))
+    require_index_kind(index, IMPACT, what)
+    if Path(index, folder).exists() and not overwrite:
+        raise InputError(f"{Path(index, folder)} already exists (use --overwrite to replace it)")
+    print(build())
     return 0
 
 

@@ -321,3 +321,9 @@ def test_query_commands_have_no_dtype_and_note_bf16_documents(tmp_path, capsys, 
         assert notes == ([] if documents == "fp32" else
                          ["note: documents were encoded in bf16, queries in fp32 (scores differ slightly from an "
                           "all-fp32 index)"])
+
+
+def test_precision_line_names_an_accelerator_as_such():
+    """Off the CPU the start-up line names the device ("GPU <name>"), not a CPU capability."""
+    assert prec.resolve("bf16", "meta", 8, 16).line() == "precision: bf16 (requested bf16; GPU meta)"
+    assert "; CPU " in prec.resolve("bf16", "cpu", 8, 16).line()

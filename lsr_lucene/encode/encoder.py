@@ -166,7 +166,7 @@ class SparseEncoder:
             return False
         topk = recorded if self.device.type == "cpu" else self.precision.topk
         self.precision = prec.Precision("auto", recorded, topk, self.precision.capability,
-                                        "resuming an output made in this precision")
+                                        "resuming an output made in this precision", self.precision.processor)
         self.dtype = recorded
         prec.announce(self.precision)
         return True

@@ -52,11 +52,12 @@ class Precision:
     topk: str
     capability: str
     reason: str
+    processor: str = "CPU"  # what ``capability`` names: "CPU" (torch's capability string) or "GPU" (its name)
 
     def line(self) -> str:
         """The one line printed at start-up (when not the plain fp32 default)."""
         reason = "" if self.reason == "as requested" else f"; {self.reason}"
-        return f"precision: {self.dtype} (requested {self.requested}; CPU {self.capability}{reason})"
+        return f"precision: {self.dtype} (requested {self.requested}; {self.processor} {self.capability}{reason})"
 
     @property
     def plain(self) -> bool:
@@ -134,8 +135,8 @@ def resolve(requested: str, device: torch.device | str, hidden: int, vocab: int,
     if device.type != "cpu":
         name = torch.cuda.get_device_name(device) if device.type == "cuda" else device.type
         if requested != "auto":
-            return Precision(requested, requested, requested, name, "as requested")
-        return Precision(requested, "fp32", "bf16", name, "GPU: fp32 transformer, bf16 top-k projection")
+            return Precision(requested, requested, requested, name, "as requested", "GPU")
+        return Precision(requested, "fp32", "bf16", name, "GPU: fp32 transformer, bf16 top-k projection", "GPU")
     capability = capability_string()
     if requested != "auto":
         return Precision(requested, requested, requested, capability, "as requested")

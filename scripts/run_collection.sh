@@ -16,13 +16,8 @@ work=$here/work/$collection
 out=$here/runs/$collection
 mkdir -p "$work" "$out"
 
-topics=$data/topics.tsv; qrels=$data/qrels.txt
-if [ ! -f "$topics" ] && [ -f "$data/topics.train.tsv" ]; then   # SciFact ships its train split only
-  topics=$data/topics.train.tsv; qrels=$data/qrels.train.txt
-fi
-for f in "$data/corpus.jsonl" "$topics" "$qrels"; do
-  [ -f "$f" ] || { echo "error: $f not found" >&2; exit 2; }
-done
+. "$here/scripts/collection_inputs.sh"
+collection_inputs "$data"   # sets $topics and $qrels
 name=${model##*/}
 
 [ -d "$work/vectors-$name" ] && [ -f "$work/vectors-$name/metadata.json" ] ||

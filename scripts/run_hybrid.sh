@@ -31,13 +31,8 @@ dense=all-minilm-l6-v2
 dense_dir=$work/dense-$dense-$dense_max_length
 mkdir -p "$hybrid/fit" "$hybrid/eval" "$out"
 
-topics=$data/topics.tsv; qrels=$data/qrels.txt
-if [ ! -f "$topics" ] && [ -f "$data/topics.train.tsv" ]; then   # SciFact ships its train split only
-  topics=$data/topics.train.tsv; qrels=$data/qrels.train.txt
-fi
-for f in "$data/corpus.jsonl" "$topics" "$qrels"; do
-  [ -f "$f" ] || { echo "error: $f not found" >&2; exit 2; }
-done
+. "$here/scripts/collection_inputs.sh"
+collection_inputs "$data"   # sets $topics and $qrels
 
 if [ -n "$eval_topics" ]; then
   [ -n "$eval_qrels" ] || { echo "error: EVAL_TOPICS needs EVAL_QRELS" >&2; exit 2; }

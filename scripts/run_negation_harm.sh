@@ -24,14 +24,9 @@ out=runs/negation
 runs=work/negation_harm
 mkdir -p "$out" "$runs"
 sets=()
+. "$here/scripts/collection_inputs.sh"
 for c in ${SETS:-scifact cacm cisi cranfield npl med}; do
-  topics=$data/$c/topics.tsv; qrels=$data/$c/qrels.txt
-  if [ ! -f "$topics" ] && [ -f "$data/$c/topics.train.tsv" ]; then   # SciFact ships its train split only
-    topics=$data/$c/topics.train.tsv; qrels=$data/$c/qrels.train.txt
-  fi
-  for f in "$data/$c/corpus.jsonl" "$topics" "$qrels"; do
-    [ -f "$f" ] || { echo "error: $f not found" >&2; exit 2; }
-  done
+  collection_inputs "$data/$c"   # sets $topics and $qrels
   work=work/$c
   [ -f "$work/vectors-$name/metadata.json" ] ||
     python -m lsr_lucene.encode --corpus "$data/$c/corpus.jsonl" --output "$work/vectors-$name" --model "$model" \

@@ -18,14 +18,9 @@ collections=("$@")
 [ ${#collections[@]} -gt 0 ] || collections=(cranfield npl scifact)
 mkdir -p runs/precision
 
+. "$here/scripts/collection_inputs.sh"
 for c in "${collections[@]}"; do
-  topics=$data/$c/topics.tsv; qrels=$data/$c/qrels.txt
-  if [ ! -f "$topics" ] && [ -f "$data/$c/topics.train.tsv" ]; then  # SciFact ships its train split only
-    topics=$data/$c/topics.train.tsv; qrels=$data/$c/qrels.train.txt
-  fi
-  for f in "$data/$c/corpus.jsonl" "$topics" "$qrels"; do
-    [ -f "$f" ] || { echo "error: $f not found" >&2; exit 2; }
-  done
+  collection_inputs "$data/$c"   # sets $topics and $qrels
   work=work/precision/$c
   mkdir -p "$work"
   for dtype in fp32 bf16; do

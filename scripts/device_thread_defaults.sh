@@ -114,14 +114,8 @@ for round in $(seq 1 "$rounds"); do
     for setting in 1 "$middle" default; do
       target=$tmp/out-$verb-$setting
       rm -rf "$target"
-      extra=(); [ "$setting" = default ] || extra=(--threads "$setting")
-      resolved=$([ "$setting" = default ] && echo "$default_threads" || echo "$setting")
-      load=$(cut -d' ' -f1 /proc/loadavg)
-      t0=$(date +%s.%N)
-      # shellcheck disable=SC2046
-      if python3 -m lsr_lucene.cli $(verb_cmd "$verb" "$target") "${extra[@]}" > /dev/null 2>> "$tmp/stderr.log"; then
-        secs=$(python3 -c "print(round($(date +%s.%N) - $t0, 2))")
-        echo "$verb,$setting,$resolved,$round,$secs,$load,$(nproc),$capability" | tee -a "$csv" "$log"
+      if row=$(time_verb python3 "$verb" "$setting" "$round" "$target" "$tmp/stderr.log"); then
+        echo "$row" | tee -a "$csv" "$log"
       else
         status=1; say "error: $verb --threads $setting failed"
       fi

@@ -42,15 +42,8 @@ for round in $(seq 1 "$rounds"); do
     for setting in 1 2 default; do
       target=$work/out-$verb-$setting
       rm -rf "$target"
-      extra=(); [ "$setting" = default ] || extra=(--threads "$setting")
-      resolved=$([ "$setting" = default ] && echo "$default_threads" || echo "$setting")
-      load=$(cut -d' ' -f1 /proc/loadavg)
-      t0=$(date +%s.%N)
-      # shellcheck disable=SC2046
-      lsr $(verb_cmd "$verb" "$target") "${extra[@]}" > /dev/null 2>> "$work/stderr.log"
-      t1=$(date +%s.%N)
-      secs=$(python -c "print(round($t1 - $t0, 2))")
-      echo "$verb,$setting,$resolved,$round,$secs,$load,$(nproc),$capability" | tee -a "$csv"
+      row=$(time_verb python "$verb" "$setting" "$round" "$target" "$work/stderr.log")
+      echo "$row" | tee -a "$csv"
     done
   done
 done

@@ -100,6 +100,7 @@ INTEGER = Kind(int, lambda v: True, "an integer")
 POSITIVE_NUMBER = Kind(_finite, lambda v: v > 0, "a positive number")
 NON_NEGATIVE_NUMBER = Kind(_finite, lambda v: v >= 0, "a non-negative number")
 SHARE = Kind(_finite, lambda v: 0 <= v <= 1, "a number from 0 to 1")
+HEAP_FACTOR = Kind(_finite, lambda v: 0 < v <= 1, "a number above 0 and at most 1")
 NUMBER = Kind(_finite, lambda v: True, "a number")
 
 
@@ -203,6 +204,16 @@ def add_top_postings(parser) -> argparse.Action:
     return add_number(parser, "--top-postings", kind=NON_NEGATIVE_INT, default=0, metavar="N",
                       help="also write the top-postings sidecar for approximate search (search --approximate): "
                            "each term's N highest-impact postings (0: none)")
+
+
+def add_heap_factor(parser) -> argparse.Action:
+    """``--heap-factor H``: 1 (default) exact; below 1, plain queries on an index with the dense-impacts sidecar
+    prune blocks of documents against threshold / H (faster, approximate)."""
+    return add_number(parser, "--heap-factor", kind=HEAP_FACTOR, default=1.0, metavar="H",
+                      help="1 (default): exact; H < 1: approximate block-max search of plain queries (BMP's and "
+                           "Seismic's parameter of the kind), pruning against threshold / H: faster, may miss "
+                           "documents that would only just enter the top hits; hits keep exact scores. Fastest on "
+                           "an index with the dense-impacts sidecar (index --dense-impacts)")
 
 
 def add_approximate(parser) -> None:

@@ -114,3 +114,50 @@ def test_reorder_rebuilds_the_sidecar_in_the_new_order(collection):
         assert searcher._java.denseImpactsProblem() == ""
         for spec in queries(10, 3):
             assert searcher.search(spec, 10) == brute_force(rows, spec["terms"], 10), spec
+
+
+@pytest.mark.parametrize("index", ["dense", "plain"])
+def test_heap_factor_keeps_clear_winners_and_exact_scores(collection, index):
+    """Heap factor h < 1 (approximate block-max search): every hit has its exact score, in run order, and every
+    document scoring at least the exact k-th score / h is found (pruning is against threshold / h, the threshold
+    never above the exact k-th); h = 1 is exact. On the sidecar's block scorer and on postings alone."""
+    from lsr_lucene.search.spec_searcher import SpecSearcher
+
+    rows, plain, dense, _, _ = collection
+    missed = 0
+    with SpecSearcher(dense if index == "dense" else plain, heap_factor=0.5) as searcher:
+        assert searcher.heap_factor == 0.5
+        for spec in queries(30, 5):
+            for k in (10, 100):
+                exact = brute_force(rows, spec["terms"], k)
+                got = searcher.search(spec, k)
+                every = dict(brute_force(rows, spec["terms"], DOCS))
+                assert all(every[d] == s for d, s in got), spec
+                assert got == sorted(got, key=lambda h: (-h[1], h[0]))
+                kth = exact[-1][1]
+                assert {d for d, s in exact if s >= kth / 0.5} <= {d for d, _ in got}, (spec, k)
+                missed += len({d for d, _ in exact} - {d for d, _ in got})
+        searcher.heap_factor = 1.0
+        for spec in queries(10, 6):
+            assert searcher.search(spec, 10) == brute_force(rows, spec["terms"], 10)
+    assert missed > 0  # h = 0.5 does prune: the test would not notice a heap factor that is ignored
+
+
+def test_heap_factor_is_checked(collection, tmp_path, capsys):
+    from lsr_lucene.cli import main as cli
+    from lsr_lucene.errors import InputError
+    from lsr_lucene.search.spec_searcher import SpecSearcher
+
+    _, _, dense, _, _ = collection
+    with SpecSearcher(dense) as searcher:
+        for bad in (0, 1.5, float("nan")):
+            with pytest.raises(InputError, match="heap_factor must be"):
+                searcher.heap_factor = bad
+    vectors = tmp_path / "q.jsonl"
+    vectors.write_text(json.dumps({"id": "q1", "vector": {"t0": 2, "t3": 1}}) + "\n")
+    base = ["search", "--index", str(dense), "--query-vectors", str(vectors)]
+    assert cli(base + ["--output", str(tmp_path / "bad.run"), "--heap-factor", "0"]) == 2
+    assert "--heap-factor must be a number above 0 and at most 1, got 0" in capsys.readouterr().err
+    assert not (tmp_path / "bad.run").exists()
+    assert cli(base + ["--output", str(tmp_path / "h.run"), "--heap-factor", "0.8"]) == 0
+    assert (tmp_path / "h.run").read_text().startswith("q1 Q0 ")

@@ -80,7 +80,8 @@ def test_small_real_corpus_run_of_every_installed_engine(tmp_path):
                            "--topics", str(DEMO / "topics.tsv"), "--docs", "200,298", "--output", str(out),
                            "--work", str(work), "--encode", "--queries", str(queries), "--check", str(queries),
                            "--threads", str(threads), "--warmup", "1", "--ks", "10,1000", "--orders", "natural,bp",
-                           "--top-postings", "1000"],
+                           "--top-postings", "1000", "--approx-depths", "100,1000", "--heap-factors", "1,0.7",
+                           "--seismic-postings", "200", "--seismic-grid", "5:0.8,10:1"],
                           capture_output=True, text=True, cwd=ROOT, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     every = pd.read_csv(out / "results.csv")
@@ -116,7 +117,10 @@ def test_small_real_corpus_run_of_every_installed_engine(tmp_path):
     ours = curve[curve.engine == "ours-approx"]
     assert set(ours.docs) == {200, 298} and set(ours.order) == {"natural", "bp"} and set(ours.k) == {10, 1000}
     assert ours[ours.query_cut == 0].recall.eq(1.0).all() and ours.recall.between(0, 1).all()
-    assert missing("seismic") is not None or (curve.engine == "seismic").any()
+    heap = curve[curve.engine == "ours-heap"]  # heap factor 1 is exact search
+    assert set(heap.heap_factor) == {1.0, 0.7} and heap[heap.heap_factor == 1].recall.eq(1.0).all()
+    assert len(heap) == 2 * 2 * 2 * 2  # sizes x orders x k x heap factors
+    assert missing("seismic") is not None or set(curve[curve.engine == "seismic"].n_postings) == {200}
     assert "ours / Seismic" in (out / "approx.md").read_text() and (out / "approx_curve.png").stat().st_size > 0
     assert (pd.read_csv(out / "index.csv").engine == "ours-top-postings").any()
 

@@ -22,9 +22,9 @@ Hits = list[tuple[str, float]]
 
 def build_ours(paths: dict, index_dir: Path, threads: int) -> dict:
     """Our index (build_impact_index, with ``paths["reorder"]`` its docids reordered, e.g. by BP, in the build),
-    then the dense-impacts sidecar of exact search (timed apart; share ``paths["dense_impacts"]``, default 1/8,
-    0: none) and the positional sidecar for window clauses (timed apart; it maps documents by id, so it follows)."""
-    from lsr_lucene.index.dense_impacts import DEFAULT_SHARE, build_dense_impacts
+    then the dense-impacts sidecar of exact search (timed apart; share ``paths["dense_impacts"]``, default
+    ``DEFAULT_SHARE``, 0: none) and the positional sidecar for window clauses (timed apart; it maps documents by id, so it follows)."""
+    from lsr_lucene.index.dense_impacts import DEFAULT_SHARE
     from lsr_lucene.index.impact import build_impact_index
     from lsr_lucene.index.positional import build_positional_field
 
@@ -38,12 +38,7 @@ def build_ours(paths: dict, index_dir: Path, threads: int) -> dict:
                        f"{meta['reorder']['log_gap_bits_before']:.2f} -> {meta['reorder']['log_gap_bits_after']:.2f} bits")
     share = paths.get("dense_impacts", DEFAULT_SHARE)
     if share:
-        started = time.perf_counter()
-        info = build_dense_impacts(index_dir, share)
-        out["extra"].append({"engine": "ours-dense", "build_s": time.perf_counter() - started,
-                             "size_bytes": index_size(index_dir / "dense-impacts"), "peak_rss_bytes": vm_peak(),
-                             "note": f"dense-impacts sidecar of exact search: {info['terms']} terms in at least "
-                                     f"{share:g} of the documents"})
+        out["extra"].append(build_dense_row(index_dir, share))
     if paths.get("positions"):
         started = time.perf_counter()
         build_positional_field(index_dir, paths["positions"])
@@ -51,6 +46,18 @@ def build_ours(paths: dict, index_dir: Path, threads: int) -> dict:
                              "size_bytes": index_size(index_dir / "positions"), "peak_rss_bytes": vm_peak(),
                              "note": "positional sidecar for window clauses"})
     return out
+
+
+def build_dense_row(index_dir: Path, share: float) -> dict:
+    """Build (or replace) an index's dense-impacts sidecar with ``share``, timed: its index row."""
+    from lsr_lucene.index.dense_impacts import build_dense_impacts
+
+    started = time.perf_counter()
+    info = build_dense_impacts(index_dir, share)
+    return {"engine": "ours-dense", "build_s": time.perf_counter() - started,
+            "size_bytes": index_size(index_dir / "dense-impacts"), "peak_rss_bytes": vm_peak(),
+            "note": f"dense-impacts sidecar of exact search: {info['terms']} terms in at least {share:g} of the "
+                    f"documents"}
 
 
 def build_anserini(paths: dict, index_dir: Path, threads: int) -> dict:

@@ -185,8 +185,9 @@ class BmpEngine:
 
 
 # ---- Seismic ------------------------------------------------------------------------------------------------
-def build_seismic(paths: dict, index_dir: Path, threads: int) -> dict:
-    """Seismic index (its default build parameters) from the vectors, components numbered by term id."""
+def build_seismic(paths: dict, index_dir: Path, threads: int, n_postings: int | None = None) -> dict:
+    """Seismic index from the vectors, components numbered by term id: its default build parameters, or
+    ``n_postings`` per inverted list."""
     from seismic import SeismicDataset, SeismicIndex
 
     collection = load_arrays(paths["arrays"])
@@ -194,7 +195,8 @@ def build_seismic(paths: dict, index_dir: Path, threads: int) -> dict:
     ids = [DOC_ID.format(i) for i in range(collection.num_docs)]
     dataset.add_documents_by_id(ids, collection.terms.astype(np.int64), collection.weights.astype(np.float32),
                                 collection.indptr.astype(np.int64))
-    index = SeismicIndex.build_from_dataset(dataset, num_threads=threads)
+    extra = {} if n_postings is None else {"n_postings": int(n_postings)}
+    index = SeismicIndex.build_from_dataset(dataset, num_threads=threads, **extra)
     index_dir.mkdir(parents=True, exist_ok=True)
     index.save(str(index_dir / "index"))
     return {"size_bytes": index_size(index_dir)}

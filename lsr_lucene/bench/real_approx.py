@@ -1,13 +1,16 @@
-"""Approximate search against Seismic on the same passages and queries (issue 29): recall@k / latency curves.
+"""Approximate search against Seismic on the same passages and queries (issue 40): recall@k / latency curves.
 
-Ours: ``SpecSearcher.search(spec, k, approximate=D, query_cut=C)`` on the index's top-postings sidecar (built here
-when missing or kept with another N), for each candidate depth D and query cut C. Seismic: its index built by the benchmark, for each
-(query_cut, heap_factor). Both timed per query from Python, one thread, after a warm-up pass; recall@k is measured
-against our exact search's top k of the same queries (computed untimed). Writes ``approx.csv`` (merged across
+Ours: exact search's block-max scorer with a heap factor H < 1 (``SpecSearcher.heap_factor``: windows and blocks
+pruned against threshold / H), and optionally the top-postings sidecar's candidates (``approximate=D,
+query_cut=C``) for each depth D. Seismic: its index built here with ``n_postings`` per list (its build parameter),
+for each (query_cut, heap_factor). Every setting of every engine is timed per query, one thread, interleaved: each
+query is searched by every setting in turn (rotating which goes first), so that a loaded machine slows all alike;
+recall@k is against our exact top k of the same queries (computed untimed). Writes ``approx.csv`` (merged across
 sizes), ``approx.md`` and ``approx_curve.png``.
 """
 from __future__ import annotations
 
+import importlib.util
 import time
 from pathlib import Path
 
@@ -16,10 +19,16 @@ import pandas as pd
 from lsr_lucene.bench.scale_runner import in_child, latency_row
 from lsr_lucene.io.output import atomic_output
 
-DEPTHS = (10, 30, 100, 200, 300, 500, 1000, 2000)
-QUERY_CUTS = (5, 10, 0)  # the query terms our first phase keeps (0: all)
-SEISMIC_GRID = tuple((cut, heap) for cut in (5, 10, 20) for heap in (0.6, 0.7, 0.8, 0.9, 1.0))
-RECALL_GOAL = 0.95
+DEPTHS = ()  # the top-postings curve's candidate depths (none by default: the heap factor is faster, issue 40)
+QUERY_CUTS = (5, 10, 0)  # the query terms the top-postings first phase keeps (0: all)
+HEAP_FACTORS = (1.0, 0.95, 0.9, 0.88, 0.85, 0.8)
+SEISMIC_GRID = tuple((cut, heap) for cut in (5, 10, 20) for heap in (0.6, 0.7, 0.75, 0.8, 0.9, 1.0))
+SEISMIC_POSTINGS = 3500  # Seismic's default n_postings
+RECALL_GOALS = {10: 0.97, 1000: 0.95}  # issue 40's goals; other k: 0.95
+
+
+def recall_goal(k: int) -> float:
+    return RECALL_GOALS.get(int(k), 0.95)
 
 
 def ensure_top_postings(index: Path, postings: int) -> dict | None:
@@ -54,106 +63,162 @@ def _recalls(hits: list, truth: list, searcher, queries: list[dict]) -> float:
                for got, want, q in zip(hits, truth, queries)) / len(queries)
 
 
-def _timed(search, queries: list[dict], warmup: int) -> tuple[list[float], list]:
-    for query in queries[:warmup]:
-        search(query)
-    seconds, hits = [], []
-    for query in queries:
-        started = time.perf_counter()
-        hits.append(search(query))
-        seconds.append(time.perf_counter() - started)
-    return seconds, hits
-
-
 def curve_task(paths: dict, orders: dict[str, Path], queries: list[dict], ks: list[int], depths: list[int],
-               cuts: list[int], grid: list[tuple[int, float]], postings: int, warmup: int) -> dict:
-    """(In a child process.) Ours at every depth on each order's index, Seismic at every grid point; rows."""
+               cuts: list[int], heaps: list[float], grid: list[tuple[int, float]], postings: int,
+               warmup: int) -> dict:
+    """(In a child process.) Every setting of ours (heap factors, top-postings depths) on each order's index and of
+    Seismic, timed query by query in turn; rows with recall@k against our exact top k."""
     from lsr_lucene.bench.engine_native import SeismicEngine
     from lsr_lucene.search.spec_searcher import SpecSearcher
 
-    rows, builds = [], []
-    exact: dict[int, list] = {}
-    scorer = SpecSearcher(next(iter(orders.values()))) if orders else None  # exact scores of the hits outside the truth
+    builds, settings = [], []  # settings: (row fields, untimed setup(), timed search(query, k) -> hits)
+    searchers = {}
     for order, index in orders.items():
-        built = ensure_top_postings(index, postings)
-        if built:
-            builds.append({"order": order, **built})
-        with SpecSearcher(index) as searcher:
-            for q in queries:  # one untimed pass over the sidecar first (JIT compilation, page cache)
-                searcher.search(q["spec"], max(ks), approximate=max(depths), query_cut=0)
-            for k in ks:
-                truth = [searcher.search_exact(q["spec"], k) for q in queries]  # exact: the reference (untimed)
-                exact.setdefault(k, truth)
-                for cut in cuts:
-                    for depth in [d for d in depths if d >= k]:
-                        seconds, hits = _timed(lambda q: searcher.search(q["spec"], k, approximate=depth,
-                                                                         query_cut=cut), queries, warmup)
-                        rows.append({"engine": "ours-approx", "order": order, "k": k,
-                                     "setting": f"depth {depth}, query_cut {cut or 'all'}", "depth": depth,
-                                     "query_cut": cut, "recall": _recalls(hits, truth, searcher, queries),
-                                     **latency_row(seconds)})
-    if paths.get("seismic") is not None:
+        if depths:
+            built = ensure_top_postings(index, postings)
+            if built:
+                builds.append({"order": order, **built})
+        searchers[order] = searcher = SpecSearcher(index)
+        exact = _setter(searcher, 1.0)
+        for h in heaps:
+            settings.append(({"engine": "ours-heap", "order": order, "setting": f"heap_factor {h:g}",
+                              "heap_factor": h}, _setter(searcher, h),
+                             lambda q, k, s=searcher: s.search(q["spec"], k)))
+        for cut in cuts if depths else ():
+            for depth in depths:
+                settings.append(({"engine": "ours-approx", "order": order, "setting": f"depth {depth}, query_cut "
+                                  f"{cut or 'all'}", "depth": depth, "query_cut": cut}, exact,
+                                 lambda q, k, s=searcher, d=depth, c=cut: s.search(q["spec"], k, approximate=max(d, k),
+                                                                                   query_cut=c)))
+    scorer = next(iter(searchers.values()), None)  # exact scores of hits outside the truth
+    engines = []
+    for n_postings, folder in paths.get("seismic", {}).items():
         engine = SeismicEngine()
-        engine.open({**paths, "index": paths["seismic"]}, 1)
-        for q in queries:  # the same untimed pass
-            engine.search(q, max(ks))
-        for k in ks:
-            for cut, heap in grid:
-                def search(q, cut=cut, heap=heap):
-                    components, values = engine._query(q)
-                    found = engine._index.search(q["qid"], components, values, k=k, query_cut=cut,
-                                                 heap_factor=heap) if len(components) else []
-                    return engine.hits(found)
-                seconds, hits = _timed(search, queries, warmup)
-                rows.append({"engine": "seismic", "order": "natural", "k": k,
-                             "setting": f"query_cut {cut}, heap_factor {heap}", "query_cut": cut, "heap_factor": heap,
-                             "recall": _recalls(hits, exact[k], scorer, queries), **latency_row(seconds)})
+        engine.open({**paths, "index": folder}, 1)
+        engines.append(engine)
+        for cut, heap in grid:
+            settings.append(({"engine": "seismic", "order": "natural", "setting": f"n_postings {n_postings}, "
+                              f"query_cut {cut}, heap_factor {heap:g}", "query_cut": cut, "heap_factor": heap,
+                              "n_postings": n_postings}, lambda: None,
+                             lambda q, k, e=engine, c=cut, h=heap: _seismic_search(e, q, k, c, h)))
+    rows = []
+    for k in ks:
+        if scorer is None:
+            break
+        scorer.heap_factor = 1.0
+        truth = [scorer.search(q["spec"], k) for q in queries]  # exact: the reference (untimed)
+        truth = [[(d, s, s) for d, s in hits] for hits in truth]
+        for _, setup, search in settings:  # untimed warm-up calls (JIT compilation, page cache)
+            setup()
+            for q in queries[:max(warmup, 20)]:
+                search(q, k)
+        seconds = [[] for _ in settings]
+        hits = [[] for _ in settings]
+        for i, q in enumerate(queries):
+            for j in range(len(settings)):
+                j = (j + i) % len(settings)  # rotate which setting goes first
+                settings[j][1]()
+                started = time.perf_counter()
+                got = settings[j][2](q, k)
+                seconds[j].append(time.perf_counter() - started)
+                hits[j].append(got)
+        for (fields, *_), secs, got in zip(settings, seconds, hits):
+            rows.append({**fields, "k": k, "recall": _recalls(got, truth, scorer, queries), **latency_row(secs)})
+    for searcher in searchers.values():
+        searcher.close()
+    for engine in engines:
         engine.close()
-    if scorer is not None:
-        scorer.close()
     return {"rows": rows, "builds": builds}
+
+
+def _seismic_search(engine, query: dict, k: int, cut: int, heap: float) -> list:
+    """Seismic's hits for one query with the given query_cut and heap_factor."""
+    components, values = engine._query(query)
+    found = engine._index.search(query["qid"], components, values, k=k, query_cut=cut,
+                                 heap_factor=heap) if len(components) else []
+    return engine.hits(found)
+
+
+def _setter(searcher, heap_factor: float):
+    """The untimed setup of a setting: the searcher's heap factor (a searcher-wide setting)."""
+    def setup() -> None:
+        searcher.heap_factor = heap_factor
+    return setup
 
 
 def measure_curve(args, paths: dict, work: Path, queries: list[dict], docs: int, capability: str) -> tuple[list, list]:
     """The curves at one size, in a fresh child process: (curve rows, index rows of sidecars built)."""
     orders = {order: work / "indexes" / ("ours" if order == "natural" else "ours-bp") for order in args.order_list}
     orders = {o: p for o, p in orders.items() if p.is_dir()}
-    seismic = work / "indexes" / "seismic"
-    got = in_child(curve_task, {**paths, "seismic": seismic if seismic.is_dir() else None}, orders, queries,
-                   args.ks_list, list(args.approx_depths), list(QUERY_CUTS), list(SEISMIC_GRID),
-                   args.top_postings_at[docs], args.warmup)
+    seismic, index_rows = {}, []
+    for n_postings in args.seismic_postings:
+        folder, rows = ensure_seismic(paths, work, n_postings, args.threads, docs, capability)
+        index_rows += rows
+        if folder is not None:
+            seismic[n_postings] = folder
+    got = in_child(curve_task, {**paths, "seismic": seismic}, orders,
+                   queries, args.ks_list, list(args.approx_depths), list(QUERY_CUTS), list(args.heap_factors),
+                   list(args.seismic_grid), args.top_postings_at[docs], args.warmup)
     if "error" in got:
         print(got.get("traceback", ""), end="")
         print(f"  skipped the approximate curve: {got['error']}", flush=True)
-        return [], []
+        return [], index_rows
     for row in got["rows"]:
         row.update(docs=docs, cpu_capability=capability, queries=len(queries))
-        print(f"  {row['engine']:12s} {row['order']:7s} k={row['k']:<5d} {row['setting']:32s} mean {row['mean_ms']:7.2f} ms "
+        print(f"  {row['engine']:12s} {row['order']:7s} k={row['k']:<5d} {row['setting']:45s} mean {row['mean_ms']:7.2f} ms "
               f"p50 {row['p50_ms']:7.2f}  recall@{row['k']} {row['recall']:.3f}  [CPU {capability}]", flush=True)
-    index_rows = [{"docs": docs, "engine": "ours-top-postings", "order": b["order"], "threads": 1,
-                   "build_s": b["build_s"], "bp_s": float("nan"), "size_bytes": b["size_bytes"],
-                   "peak_rss_bytes": float("nan"), "cpu_capability": capability,
-                   "note": f"top-postings sidecar: {b['postings_per_term']} per term, {b['kept_postings']:,} of "
-                           f"{b['postings']:,} postings, forward field"} for b in got["builds"]]
+    index_rows += [{"docs": docs, "engine": "ours-top-postings", "order": b["order"], "threads": 1,
+                    "build_s": b["build_s"], "bp_s": float("nan"), "size_bytes": b["size_bytes"],
+                    "peak_rss_bytes": float("nan"), "cpu_capability": capability,
+                    "note": f"top-postings sidecar: {b['postings_per_term']} per term, {b['kept_postings']:,} of "
+                            f"{b['postings']:,} postings, forward field"} for b in got["builds"]]
     return got["rows"], index_rows
 
 
+def ensure_seismic(paths: dict, work: Path, n_postings: int, threads: int, docs: int,
+                   capability: str) -> tuple[Path | None, list[dict]]:
+    """Seismic's index with ``n_postings`` per list under ``work`` (built, and timed, unless already there); None
+    when Seismic is not installed. Returns (its folder, index rows of a build)."""
+    from lsr_lucene.bench.engine_native import build_seismic
+
+    folder = work / "indexes" / ("seismic" if n_postings == SEISMIC_POSTINGS else f"seismic-{n_postings}")
+    if next(folder.glob("index*.seismic"), None) is not None:
+        return folder, []
+    if importlib.util.find_spec("seismic") is None:
+        print("  skipped Seismic on the approximate curve (pip install pyseismic-lsr)", flush=True)
+        return None, []
+    started = time.perf_counter()
+    got = in_child(build_seismic, paths, folder, threads, n_postings)
+    if "error" in got:
+        print(f"  skipped Seismic on the approximate curve: {got['error']}", flush=True)
+        return None, []
+    build_s = time.perf_counter() - started
+    print(f"  Seismic index (n_postings {n_postings}) built in {build_s:.0f} s", flush=True)
+    return folder, [{"docs": docs, "engine": "seismic", "order": "natural", "threads": threads, "build_s": build_s,
+                     "bp_s": float("nan"), "size_bytes": got.get("size_bytes", float("nan")),
+                     "peak_rss_bytes": float("nan"), "cpu_capability": capability,
+                     "note": f"Seismic, n_postings {n_postings} (the approximate curve's)"}]
+
+
 def fastest_at_goal(rows: pd.DataFrame, engine: str, k: int) -> pd.Series | None:
-    """The fastest point of an engine (any order) whose recall@k reaches the goal, or None."""
-    ok = rows[(rows.engine == engine) & (rows.k == k) & (rows.recall >= RECALL_GOAL)]
+    """The fastest point of an engine (any order) whose recall@k reaches the goal at k, or None."""
+    ok = rows[(rows.engine == engine) & (rows.k == k) & (rows.recall >= recall_goal(k))]
     return ok.sort_values("mean_ms").iloc[0] if len(ok) else None
 
 
 def summary(rows: pd.DataFrame) -> str:
-    """Markdown: per size and k, each engine's fastest point at recall >= the goal, and ours / Seismic."""
-    lines = [f"| passages | k | ours: fastest at recall@k ≥ {RECALL_GOAL} | Seismic: fastest at recall@k ≥ {RECALL_GOAL} "
-             "| ours / Seismic (mean latency) |", "|---:|---:|:---|:---|---:|"]
+    """Markdown: per size and k, ours' and Seismic's fastest point at recall@k >= the goal at k, and their ratio."""
+    lines = ["| passages | k | recall goal | ours: fastest at the goal | Seismic: fastest at the goal "
+             "| ours / Seismic (mean latency) |", "|---:|---:|---:|:---|:---|---:|"]
     for (docs, k), at in rows.groupby(["docs", "k"]):
-        ours, seismic = fastest_at_goal(at, "ours-approx", k), fastest_at_goal(at, "seismic", k)
-        cell = lambda r: "—" if r is None else (f"{r.mean_ms:.2f} ms, recall {r.recall:.3f} ({r.order}, "  # noqa: E731
-                                                f"{r.setting})")
-        ratio = f"{ours.mean_ms / seismic.mean_ms:.2f}" if ours is not None and seismic is not None else "—"
-        lines.append(f"| {int(docs):,} | {int(k)} | {cell(ours)} | {cell(seismic)} | {ratio} |")
+        fastest = [fastest_at_goal(at, e, k) for e in sorted(set(at.engine)) if e.startswith("ours")]
+        fastest = [r for r in fastest if r is not None]
+        ours = min(fastest, key=lambda r: r.mean_ms) if fastest else None
+        seismic = fastest_at_goal(at, "seismic", k)
+        cell = lambda r: "—" if r is None else (f"{r.mean_ms:.2f} ms, recall {r.recall:.3f} ({r.engine}, "  # noqa: E731
+                                                f"{r.order}, {r.setting})")
+        ratio = f"**{ours.mean_ms / seismic.mean_ms:.2f}**" if ours is not None and seismic is not None else "—"
+        lines.append(f"| {int(docs):,} | {int(k)} | {recall_goal(k)} | {cell(ours)} | {cell(seismic)} | {ratio} |")
     return "\n".join(lines) + "\n"
 
 
@@ -174,8 +239,10 @@ def write_curve(out: Path, rows: list[dict], command: str) -> None:
         new.to_csv(tmp, index=False)
     table = new[["docs", "engine", "order", "k", "setting", "mean_ms", "p50_ms", "p99_ms", "recall", "cpu_capability"]]
     text = (f"Machine: {report.machine()}  \nCommand: `{command}`\n\nApproximate search against Seismic: per-query "
-            f"calls from Python, one thread; recall@k against our exact top k of the same queries (a returned "
-            f"document whose exact score ties the k-th counts as found).\n\n"
+            f"calls from Python, one thread, every setting of every engine searching each query in turn; recall@k "
+            f"against our exact top k of the same queries (a returned document whose exact score ties the k-th counts "
+            f"as found). Ours: `heap_factor` H (block-max pruning against threshold / H; 1 is exact search), "
+            f"`depth` (top-postings candidates). Seismic: its index with `n_postings` per list.\n\n"
             + summary(new) + "\n## All points\n\n" + to_markdown(table.set_index("docs"), ".3f"))
     with atomic_output(out / "approx.md", overwrite=True) as tmp:
         tmp.write_text(text, encoding="utf-8")
@@ -183,29 +250,30 @@ def write_curve(out: Path, rows: list[dict], command: str) -> None:
 
 
 def plot_curve(rows: pd.DataFrame, path: Path) -> None:
-    """Mean latency against recall@10, one line per engine and order, one panel per size."""
+    """Mean latency against recall@k, one line per engine and order, one panel per size (rows) and k (columns)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    at10 = rows[rows.k == 10]
-    sizes = sorted(at10.docs.unique())
+    sizes, ks = sorted(rows.docs.unique()), sorted(rows.k.unique())
     if not sizes:
         return
-    fig, axes = plt.subplots(1, len(sizes), figsize=(5.5 * len(sizes), 4.5), squeeze=False)
-    for ax, docs in zip(axes[0], sizes):
-        at = at10[at10.docs == docs]
-        for (engine, order), line in at.groupby(["engine", "order"]):
-            # each engine's best latency at each recall: the lower envelope of its settings
-            line = line.sort_values(["recall", "mean_ms"])
-            line = line[line.mean_ms[::-1].cummin()[::-1] == line.mean_ms]
-            ax.plot(line.recall, line.mean_ms, marker="o", linestyle="--" if order == "bp" else "-",
-                    label=engine + (" BP" if order == "bp" else "") + " (best setting at each recall)")
-        ax.axvline(RECALL_GOAL, color="grey", linestyle=":", linewidth=1)
-        ax.set(title=f"{int(docs):,} passages, k=10, 1 thread", xlabel="recall@10 vs exact", ylabel="mean latency (ms)")
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
+    fig, axes = plt.subplots(len(sizes), len(ks), figsize=(5.5 * len(ks), 4.5 * len(sizes)), squeeze=False)
+    for row_axes, docs in zip(axes, sizes):
+        for ax, k in zip(row_axes, ks):
+            at = rows[(rows.docs == docs) & (rows.k == k)]
+            for (engine, order), line in at.groupby(["engine", "order"]):
+                # each engine's best latency at each recall: the lower envelope of its settings
+                line = line.sort_values(["recall", "mean_ms"])
+                line = line[line.mean_ms[::-1].cummin()[::-1] == line.mean_ms]
+                ax.plot(line.recall, line.mean_ms, marker="o", linestyle="--" if order == "bp" else "-",
+                        label=engine + (" BP" if order == "bp" else "") + " (best setting at each recall)")
+            ax.axvline(recall_goal(k), color="grey", linestyle=":", linewidth=1)
+            ax.set(title=f"{int(docs):,} passages, k={int(k)}, 1 thread", xlabel=f"recall@{int(k)} vs exact",
+                   ylabel="mean latency (ms)")
+            ax.grid(True, alpha=0.3)
+            ax.legend(fontsize=8)
     fig.tight_layout()
     with atomic_output(path, overwrite=True) as tmp:
         fig.savefig(tmp, format="png", dpi=110)

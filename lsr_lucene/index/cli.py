@@ -34,8 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     opt.add_top_postings(parser)
     opt.add_number(parser, "--dense-impacts", kind=opt.SHARE, default=0.0, metavar="S",
                    help="also write the dense-impacts sidecar for faster exact search: the terms in at least a share "
-                        f"S of the documents as one byte per document (0: none; {DEFAULT_SHARE:g} is about 5%% of "
-                        "the index on wiki2015)")
+                        f"S of the documents as one byte per document (0: none; {DEFAULT_SHARE:g}: 554 terms, about "
+                        "a quarter of the index's size at 666k wiki2015 passages)")
     opt.add_overwrite(parser)
     args = parser.parse_args(argv)
     if args.input is None:

@@ -102,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     source.add_argument("--query-vectors", help="pre-encoded queries: JSONL vectors or Anserini repeated-token TSV")
     source.add_argument("--specs", help="query specs JSONL (signed terms, pairs, windows; lsr_lucene.search.specs)")
     opt.add_approximate(parser)
+    opt.add_heap_factor(parser)
     parser.add_argument("--write-specs", default=None, metavar="FILE",
                         help="also write the query specs searched (JSONL), e.g. for Anserini's SearchCollection")
     args = parser.parse_args(argv)
@@ -126,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {args.write_specs} ({n} query specs)")
     missing = run_specs(args.index, specs, args.output, hits=args.hits, threads=args.threads,
                         tag=args.run_tag or "lsr_lucene", overwrite=args.overwrite, approximate=args.approximate,
-                        query_cut=args.query_cut, model=model, hand_written=bool(args.specs))
+                        query_cut=args.query_cut, model=model, hand_written=bool(args.specs),
+                        heap_factor=args.heap_factor)
     report_unanswered(missing, len(specs))
     print(f"wrote {args.output} ({len(specs) - len(missing)} queries with hits)")
     return 0

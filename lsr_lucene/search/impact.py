@@ -72,9 +72,11 @@ def plain_specs(query_vectors: Mapping[str, Mapping[str, float]]) -> list[dict]:
 
 def run_specs(index: str | Path, specs: list[dict], output: str | Path, hits: int = DEFAULT_HITS,
               threads: int = 2, tag: str = "lsr_lucene", overwrite: bool = False, approximate: int = 0,
-              query_cut: int | None = None, model: str | None = None, hand_written: bool = True) -> list[str]:
+              query_cut: int | None = None, model: str | None = None, hand_written: bool = True,
+              heap_factor: float = 1.0) -> list[str]:
     """Search query specs as one batch in the JVM and write the run; returns qids that got no hits
-    (``approximate`` > 0: approximate search with ``query_cut`` terms, see ``SpecSearcher.search_hits``).
+    (``approximate`` > 0: approximate search with ``query_cut`` terms, see ``SpecSearcher.search_hits``;
+    ``heap_factor`` < 1: approximate block-max search, see ``SpecSearcher.heap_factor``).
 
     Query terms the index lacks are named (warning lines) unless they are terms of ``model``'s vocabulary (default:
     the index's model). Specs that a model made (``hand_written`` false) are checked only when that vocabulary is
@@ -87,7 +89,7 @@ def run_specs(index: str | Path, specs: list[dict], output: str | Path, hits: in
     refuse_existing(output, overwrite)
     model = model or read_index_metadata(index).get("encoder", {}).get("model")
     searchable = [spec for spec in specs if spec.get("terms") or spec.get("pairs") or spec.get("windows")]
-    with SpecSearcher(str(index)) as searcher:  # writes a temporary run and renames it when complete
+    with SpecSearcher(str(index), heap_factor=heap_factor) as searcher:  # a temporary run, renamed when complete
         if hand_written or model_vocabulary(model) is not None:
             report_unknown_terms(searcher, searchable, model)
         searcher.search_to_run(searchable, str(output), k=hits, threads=threads, tag=tag, approximate=approximate,

@@ -100,19 +100,21 @@ class ImpactSearcher:
 
     def __init__(self, index_dir: str | Path, encoder: Any = None, scale: float | None = None,
                  query_max_length: int | None = None, threads: int | None = None, approximate: int = 0,
-                 query_cut: int | None = None):
+                 query_cut: int | None = None, heap_factor: float = 1.0):
         """``encoder``: None (the model recorded in the index, else splade-tiny), a model name / HF id / local
         directory, an object with ``encode_queries(texts)`` (``lsr_lucene.encode.encoder.SparseEncoder``), or a
         Pyserini-style query encoder with ``encode(text) -> {token: weight}``. ``scale`` quantises float weights
         (default: the index's); ``threads`` are the encoder's torch threads. Queries are encoded in fp32.
         ``approximate``: 0 (default) exact search; N > 0 approximate search, the top max(k, N) documents of the
         index's top-postings sidecar rescored exactly (each search method also takes it), found with the
-        ``query_cut`` query terms of largest weight x max impact (default 10; 0: all)."""
+        ``query_cut`` query terms of largest weight x max impact (default 10; 0: all). ``heap_factor``: 1 (default)
+        exact; H < 1 approximate block-max search of plain queries (``SpecSearcher.heap_factor``; settable later
+        as ``searcher.heap_factor``)."""
         from lsr_lucene.search.impact import index_settings
         from lsr_lucene.search.spec_searcher import SpecSearcher
 
         self.index_dir = str(index_dir)
-        self._searcher = SpecSearcher(self.index_dir)  # InputError when the index is missing
+        self._searcher = SpecSearcher(self.index_dir, heap_factor=heap_factor)  # InputError when the index is missing
         from lsr_lucene.search.spec_searcher import QUERY_CUT
 
         self.approximate = int(approximate)
@@ -130,6 +132,15 @@ class ImpactSearcher:
         self._model = settings.get("model") or "splade-tiny"
         self._unknown_terms = None  # {encoded?: search.unknown_terms.UnknownTerms or None}, made on first search
         self._encoder = None if encoder is None or isinstance(encoder, (str, Path)) else encoder
+
+    @property
+    def heap_factor(self) -> float:
+        """1: exact search; H < 1: approximate block-max search of plain queries (``SpecSearcher.heap_factor``)."""
+        return self._searcher.heap_factor
+
+    @heap_factor.setter
+    def heap_factor(self, value: float) -> None:
+        self._searcher.heap_factor = value
 
     @property
     def num_docs(self) -> int:

@@ -24,9 +24,9 @@ QUERY_CUT = 10  # approximate search's first phase: the query terms of largest w
 class SpecSearcher:
     """Batch searcher over an Anserini impact index (plus positional sidecar when present), by query specs."""
 
-    def __init__(self, index_dir: str | Path, dense_impacts: bool = True):
+    def __init__(self, index_dir: str | Path, dense_impacts: bool = True, heap_factor: float = 1.0):
         """``dense_impacts`` False leaves the index's dense-impacts sidecar unused (exact search on postings alone,
-        as without the sidecar: a benchmark's baseline)."""
+        as without the sidecar: a benchmark's baseline). ``heap_factor``: see the property."""
         from lsr_lucene.index.kind import IMPACT, require_index_kind
 
         self.index_dir = str(index_dir)
@@ -37,6 +37,20 @@ class SpecSearcher:
         self._docids: list[str] | None = None
         self._docid_array: np.ndarray | bool | None = None  # numpy copy of the ids (False: too large to keep)
         self._approximate_ok = False  # the sidecar was found usable (asked once)
+        self.heap_factor = heap_factor
+
+    @property
+    def heap_factor(self) -> float:
+        """1 (default): exact search. H in (0, 1): plain queries (positive integral weights; others stay exact) prune
+        windows and blocks of documents against threshold / H, BMP's and Seismic's approximation: faster, and may
+        miss documents that would only just enter the top k; hits keep their exact scores."""
+        return float(self._java.getHeapFactor())
+
+    @heap_factor.setter
+    def heap_factor(self, value: float) -> None:
+        from lsr_lucene.cli_options import HEAP_FACTOR, check
+
+        self._java.setHeapFactor(float(check(value, "heap_factor", HEAP_FACTOR)))
 
     @property
     def num_docs(self) -> int:

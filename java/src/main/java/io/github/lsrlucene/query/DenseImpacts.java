@@ -30,14 +30,20 @@ public final class DenseImpacts {
   public static final String CODEC = "LsrDenseImpacts";
   public static final int VERSION = 1;
   public static final String EXTENSION = "dim";
+  /** Docids per window of {@link DenseBlockMaxScorer}: the unit in which it skips and sums. */
+  public static final int WINDOW = 4096;
+  /** Docids per block of {@link #blockMaxima}: the unit of the bounds inside a window (a divisor of WINDOW). */
+  public static final int BLOCK = 32;
 
   private final Map<String, byte[]>[] leaves; // per leaf ord: field + '\0' + term -> impacts by docid
+  private final Map<String, byte[]>[] maxima; // per leaf ord: the same key -> largest impact per block of docids
   private final int[] maxDocs;
   /** Why the sidecar is not used (stale or unreadable), null when it is. */
   public final String problem;
 
-  private DenseImpacts(Map<String, byte[]>[] leaves, int[] maxDocs, String problem) {
+  private DenseImpacts(Map<String, byte[]>[] leaves, Map<String, byte[]>[] maxima, int[] maxDocs, String problem) {
     this.leaves = leaves;
+    this.maxima = maxima;
     this.maxDocs = maxDocs;
     this.problem = problem;
   }
@@ -51,23 +57,25 @@ public final class DenseImpacts {
     }
     List<LeafReaderContext> ctxs = main.leaves();
     Map<String, byte[]>[] leaves = new Map[ctxs.size()];
+    Map<String, byte[]>[] maxima = new Map[ctxs.size()];
     int[] maxDocs = new int[ctxs.size()];
     try (Directory dir = FSDirectory.open(path)) {
       for (LeafReaderContext ctx : ctxs) {
         if (!(ctx.reader() instanceof SegmentReader)) {
-          return new DenseImpacts(null, null, "segment " + ctx.ord + " is not a plain segment");
+          return new DenseImpacts(null, null, null, "segment " + ctx.ord + " is not a plain segment");
         }
         SegmentReader seg = (SegmentReader) ctx.reader();
         String name = seg.getSegmentName() + "." + EXTENSION;
         if (!Arrays.asList(dir.listAll()).contains(name)) {
-          return new DenseImpacts(null, null, "no " + name + " (the index changed since the sidecar was built)");
+          return new DenseImpacts(null, null, null, "no " + name + " (the index changed since the sidecar was built)");
         }
         Map<String, byte[]> terms = new HashMap<>();
+        Map<String, byte[]> windowMax = new HashMap<>();
         try (ChecksumIndexInput in = dir.openChecksumInput(name, IOContext.READONCE)) {
           CodecUtil.checkIndexHeader(in, CODEC, VERSION, VERSION, seg.getSegmentInfo().info.getId(), "");
           int maxDoc = in.readVInt();
           if (maxDoc != seg.maxDoc()) {
-            return new DenseImpacts(null, null, name + " holds " + maxDoc + " documents, the segment " + seg.maxDoc());
+            return new DenseImpacts(null, null, null, name + " holds " + maxDoc + " documents, the segment " + seg.maxDoc());
           }
           int n = in.readVInt();
           for (int i = 0; i < n; i++) {
@@ -75,16 +83,31 @@ public final class DenseImpacts {
             byte[] b = new byte[maxDoc];
             in.readBytes(b, 0, maxDoc);
             terms.put(key, b);
+            windowMax.put(key, blockMaxima(b));
           }
           CodecUtil.checkFooter(in);
         } catch (org.apache.lucene.index.CorruptIndexException e) {
-          return new DenseImpacts(null, null, name + ": " + e.getMessage());
+          return new DenseImpacts(null, null, null, name + ": " + e.getMessage());
         }
         leaves[ctx.ord] = terms;
+        maxima[ctx.ord] = windowMax;
         maxDocs[ctx.ord] = seg.maxDoc();
       }
     }
-    return new DenseImpacts(leaves, maxDocs, null);
+    return new DenseImpacts(leaves, maxima, maxDocs, null);
+  }
+
+  /** The largest impact of each {@link #BLOCK} of docids of a term's row (unsigned bytes). */
+  private static byte[] blockMaxima(byte[] row) {
+    byte[] out = new byte[(row.length + BLOCK - 1) / BLOCK];
+    for (int w = 0; w < out.length; w++) {
+      int max = 0;
+      for (int d = w * BLOCK, end = Math.min(row.length, d + BLOCK); d < end; d++) {
+        max = Math.max(max, row[d] & 0xFF);
+      }
+      out[w] = (byte) max;
+    }
+    return out;
   }
 
   /** The key of a term of a field in a sidecar file. */
@@ -98,6 +121,11 @@ public final class DenseImpacts {
       return null;
     }
     return leaves[ctx.ord].get(key(field, term));
+  }
+
+  /** The largest impact of {@code term} per block of {@link #BLOCK} docids in leaf {@code ord}; null as above. */
+  byte[] blockMaxima(LeafReaderContext ctx, String field, String term) {
+    return impacts(ctx, field, term) == null ? null : maxima[ctx.ord].get(key(field, term));
   }
 
   /** Number of dense terms over all segments. */

@@ -47,6 +47,7 @@ public final class ImpactMaxScoreQuery extends Query {
   private final String[] terms;
   private final int[] weights;
   private final DenseImpacts dense;
+  private final float heapFactor;
 
   /** {@code terms[i]} weighs {@code weights[i]} &ge; 1; terms are distinct. */
   public ImpactMaxScoreQuery(String field, String[] terms, int[] weights) {
@@ -55,9 +56,21 @@ public final class ImpactMaxScoreQuery extends Query {
 
   /**
    * As above, with the index's dense-impacts sidecar (null: none): on the segments it covers, the query's dense terms
-   * are summed from it ({@link DenseWindowScorer}) instead of from their postings.
+   * are summed from it ({@link DenseBlockMaxScorer}) instead of from their postings.
    */
   public ImpactMaxScoreQuery(String field, String[] terms, int[] weights, DenseImpacts dense) {
+    this(field, terms, weights, dense, 1f);
+  }
+
+  /**
+   * As above; {@code heapFactor} in (0, 1] makes the search approximate when below 1 (BMP's and Seismic's parameter
+   * of the kind): windows and blocks of documents are pruned against threshold / heapFactor, so a document that
+   * would only just enter the top k may be missed, while every hit keeps its exact score.
+   */
+  public ImpactMaxScoreQuery(String field, String[] terms, int[] weights, DenseImpacts dense, float heapFactor) {
+    if (!(heapFactor > 0f && heapFactor <= 1f)) {
+      throw new IllegalArgumentException("heapFactor must be in (0, 1], got " + heapFactor);
+    }
     if (terms.length != weights.length) {
       throw new IllegalArgumentException(terms.length + " terms but " + weights.length + " weights");
     }
@@ -70,6 +83,7 @@ public final class ImpactMaxScoreQuery extends Query {
     this.terms = terms.clone();
     this.weights = weights.clone();
     this.dense = dense != null && dense.problem == null ? dense : null;
+    this.heapFactor = heapFactor;
   }
 
   /** The same scores as a BooleanQuery of boosted TermQuerys (what other score modes and explain use). */
@@ -98,8 +112,9 @@ public final class ImpactMaxScoreQuery extends Query {
         if (scoreMode != ScoreMode.TOP_SCORES || boost != 1f) {
           return fallback().bulkScorer(context);
         }
-        BulkScorer s = dense == null ? null : DenseWindowScorer.create(context, dense, field, terms, weights);
-        return s != null ? s : WindowScorer.create(context.reader(), field, terms, weights);
+        BulkScorer s = dense == null ? null : DenseBlockMaxScorer.create(context, dense, field, terms, weights,
+            heapFactor);
+        return s != null ? s : WindowScorer.create(context.reader(), field, terms, weights, heapFactor);
       }
 
       @Override
@@ -134,9 +149,11 @@ public final class ImpactMaxScoreQuery extends Query {
     private final Integer[] order;
     private final long[] below; // below[j]: sum of the bounds of order[0..j)
     private final Hit hit = new Hit();
+    private final float heapFactor;
 
     private WindowScorer(ImpactsEnum[] postings, int[] weights, long[] maxScores, int[] docFreqs, int maxDoc,
-                         long cost) {
+                         long cost, float heapFactor) {
+      this.heapFactor = heapFactor;
       this.postings = postings;
       this.docFreqs = docFreqs;
       this.weights = weights;
@@ -148,8 +165,9 @@ public final class ImpactMaxScoreQuery extends Query {
       below = new long[postings.length + 1];
     }
 
-    /** The scorer of the query's terms present in {@code reader}; null when none is. */
-    static WindowScorer create(LeafReader reader, String field, String[] terms, int[] weights) throws IOException {
+    /** The scorer of the query's terms present in {@code reader}; null when none is. {@code heapFactor} as the query's. */
+    static WindowScorer create(LeafReader reader, String field, String[] terms, int[] weights, float heapFactor)
+        throws IOException {
       Terms fieldTerms = reader.terms(field);
       if (fieldTerms == null) {
         return null;
@@ -175,7 +193,7 @@ public final class ImpactMaxScoreQuery extends Query {
         return null;
       }
       return new WindowScorer(Arrays.copyOf(found, n), Arrays.copyOf(w, n), Arrays.copyOf(max, n), Arrays.copyOf(df, n),
-          reader.maxDoc(), cost);
+          reader.maxDoc(), cost, heapFactor);
     }
 
     @Override
@@ -206,7 +224,8 @@ public final class ImpactMaxScoreQuery extends Query {
         total += bounds[i];
         order[i] = i;
       }
-      if (total < hit.threshold) {
+      float cut = cut();
+      if (total < cut) {
         return; // no document of the window can compete: nothing decoded
       }
       Arrays.sort(order, (a, b) -> Long.compare(bounds[a], bounds[b]));
@@ -215,7 +234,7 @@ public final class ImpactMaxScoreQuery extends Query {
       }
       // terms order[0..ess) together cannot reach the threshold: only documents of the others are candidates
       int ess = 0;
-      while (ess < m && below[ess + 1] < hit.threshold) {
+      while (ess < m && below[ess + 1] < cut) {
         ess++;
       }
       for (int j = ess; j < m; j++) {
@@ -263,6 +282,14 @@ public final class ImpactMaxScoreQuery extends Query {
       }
       Arrays.fill(matched, 0L);
       Arrays.fill(acc, 0, to - from, 0);
+    }
+
+    /**
+     * The bound a window, or a document of the non-essential terms alone, must reach to be scored: the threshold,
+     * divided by the heap factor (documents that are scored are pruned against the threshold itself).
+     */
+    private float cut() {
+      return heapFactor >= 1f ? hit.threshold : hit.threshold / heapFactor;
     }
 
     /** Adds term i's scores over [from, to) into the window, marking its documents as candidates when {@code mark}. */
@@ -338,7 +365,7 @@ public final class ImpactMaxScoreQuery extends Query {
     for (int i = 0; i < terms.length; i++) {
       b.append(i == 0 ? "" : " ").append(terms[i]).append('^').append(weights[i]);
     }
-    return b.append(')').toString();
+    return b.append(heapFactor < 1f ? ", heapFactor " + heapFactor : "").append(')').toString();
   }
 
   @Override
@@ -347,11 +374,12 @@ public final class ImpactMaxScoreQuery extends Query {
       return false;
     }
     ImpactMaxScoreQuery o = (ImpactMaxScoreQuery) other;
-    return field.equals(o.field) && Arrays.equals(terms, o.terms) && Arrays.equals(weights, o.weights);
+    return field.equals(o.field) && Arrays.equals(terms, o.terms) && Arrays.equals(weights, o.weights)
+        && heapFactor == o.heapFactor;
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(classHash(), field, Arrays.hashCode(terms), Arrays.hashCode(weights));
+    return Objects.hash(classHash(), field, Arrays.hashCode(terms), Arrays.hashCode(weights), heapFactor);
   }
 }

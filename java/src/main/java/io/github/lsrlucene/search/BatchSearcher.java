@@ -61,6 +61,7 @@ public final class BatchSearcher implements Closeable {
   private final float maxPayload;
   private final TopPostings top; // the top-postings sidecar (approximate first phase), null when absent
   private final DenseImpacts dense; // the dense-impacts sidecar (exact search's frequent terms), null when absent
+  private volatile float heapFactor = 1f; // plain queries' block-max pruning: 1 exact, less approximate
 
   public BatchSearcher(String indexDir) throws IOException {
     this(indexDir, true);
@@ -125,6 +126,24 @@ public final class BatchSearcher implements Closeable {
     s.setSimilarity(new ImpactSimilarity());
     s.setQueryCache(null);
     return s;
+  }
+
+  /**
+   * Sets the heap factor of plain queries (positive integral weights; every other query is searched exactly): 1, the
+   * default, searches exactly; h in (0, 1) prunes windows and blocks of documents against threshold / h (BMP's and
+   * Seismic's parameter of the kind), faster, and may miss documents that would only just enter the top k. Hits keep
+   * their exact scores.
+   */
+  public void setHeapFactor(float h) {
+    if (!(h > 0f && h <= 1f)) {
+      throw new IllegalArgumentException("heap factor must be in (0, 1], got " + h);
+    }
+    heapFactor = h;
+  }
+
+  /** The heap factor of plain queries ({@link #setHeapFactor}). */
+  public float getHeapFactor() {
+    return heapFactor;
   }
 
   /** Whether the top-postings sidecar is present (approximate search possible). */
@@ -233,12 +252,12 @@ public final class BatchSearcher implements Closeable {
             + "; build it: lsr-lucene index --index " + indexPath + " --top-postings N");
       }
       QuerySpec first = heaviestTerms(spec, queryCut);
-      Query plain = collectionMaxImpacts == null ? PlainTerms.query(reader, first, null) : null;
+      Query plain = collectionMaxImpacts == null ? PlainTerms.query(reader, first, null, 1f) : null;
       int[] docs = top.candidates(first, plain, Math.max(k, approximate), collectionMaxImpacts, ids);
       double[] scores = top.forwardScores(spec, docs);
       return ranked(docs, scores != null ? scores : ExactScorer.score(reader, spec, docs), k);
     }
-    Query direct = collectionMaxImpacts == null && spec.floatSafe ? PlainTerms.query(reader, spec, dense) : null;
+    Query direct = collectionMaxImpacts == null && spec.floatSafe ? PlainTerms.query(reader, spec, dense, heapFactor) : null;
     if (direct != null) {
       return plainTopK(direct, k); // no signed rewrite: the query is the plain one the branch below would pick
     }
@@ -252,7 +271,7 @@ public final class BatchSearcher implements Closeable {
     double shift = q instanceof SignedImpactQuery.Shifted ? ((SignedImpactQuery.Shifted) q).getShift() : 0.0;
     if (shift == 0 && collectionMaxImpacts == null && PlainTerms.integralBelowFloatLimit(reader, spec)) {
       // every score is an integer below 2^24: the float first phase is exact, nothing to rescore
-      Query plain = PlainTerms.positiveQuery(spec, dense);
+      Query plain = PlainTerms.positiveQuery(spec, dense, heapFactor);
       return plainTopK(plain != null ? plain : q, k);
     }
     // float first phase: the top n plus every hit within float rounding error of the n-th, rescored in double

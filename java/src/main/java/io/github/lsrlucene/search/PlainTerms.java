@@ -44,9 +44,9 @@ final class PlainTerms {
   /**
    * The spec as an {@link ImpactMaxScoreQuery} when it scores exactly that: positive integral weights, sums below
    * 2^24, and (signed mode) no {@code neg_} twin of its terms in the index; else null. Its dense terms are summed
-   * from the dense-impacts sidecar {@code dense} (null: none).
+   * from the dense-impacts sidecar {@code dense} (null: none); {@code heapFactor} as {@link ImpactMaxScoreQuery}'s.
    */
-  static Query query(IndexReader reader, QuerySpec spec, DenseImpacts dense) throws IOException {
+  static Query query(IndexReader reader, QuerySpec spec, DenseImpacts dense, float heapFactor) throws IOException {
     if (!integralBelowFloatLimit(reader, spec)) {
       return null;
     }
@@ -57,14 +57,14 @@ final class PlainTerms {
         }
       }
     }
-    return positiveQuery(spec, dense);
+    return positiveQuery(spec, dense, heapFactor);
   }
 
   /**
    * The spec as an {@link ImpactMaxScoreQuery} (dense terms from {@code dense}, null: none) when all its weights are
    * positive, else null.
    */
-  static Query positiveQuery(QuerySpec spec, DenseImpacts dense) {
+  static Query positiveQuery(QuerySpec spec, DenseImpacts dense, float heapFactor) {
     String[] terms = new String[spec.exactTerms.size()];
     int[] weights = new int[terms.length];
     int i = 0;
@@ -75,6 +75,6 @@ final class PlainTerms {
       terms[i] = e.getKey();
       weights[i++] = (int) Math.rint(e.getValue());
     }
-    return new ImpactMaxScoreQuery(spec.field, terms, weights, dense);
+    return new ImpactMaxScoreQuery(spec.field, terms, weights, dense, heapFactor);
   }
 }

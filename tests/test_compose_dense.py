@@ -1,7 +1,8 @@
 """The dense positive leg of the negation `default` (issue 36): with ``<index>/dense`` present, compose blends the
-dense cosine of A's text into Â (Â ← minmax(Â + w·minmax(cos))) with λ 0.7; the run equals that formula computed
-here from the sparse legs' exact scores and independently encoded cosines; without the folder the default is the
-sparse one, with a one-line note."""
+dense cosine of A's text and each candidate's cosine with the best A match d* into Â
+(Â ← minmax(Â + w·minmax(cos) + v·minmax(cos(·, d*))), d* the top of Â + w·minmax(cos)) with λ 0.7; the run equals
+that formula computed here from the sparse legs' exact scores, independently encoded cosines and the stored document
+vectors; without the folder the default is the sparse one, with a one-line note."""
 from __future__ import annotations
 
 import json
@@ -44,15 +45,22 @@ def tiny(tmp_path_factory, one_torch_thread):
     return {"root": root, "docs": docs}
 
 
-def expected_scores(traces: list, cosines: dict, lam: float = 0.7, gate: float = 0.9, w: float = 1.0) -> dict:
-    """The dense default's formula by hand, from the sparse legs' scores (A, B) and the cosines."""
+def expected_scores(traces: list, cosines: dict, doc_vectors: dict | None = None, lam: float = 0.7, gate: float = 0.9,
+                    w: float = 1.0, v: float = 1.0) -> dict:
+    """The dense default's formula by hand, from the sparse legs' scores (A, B), the cosines of A's text and (the
+    neighbour term, when ``doc_vectors`` are given) the documents' stored unit vectors."""
     def mm(x: dict) -> dict:
         lo, hi = min(x.values()), max(x.values())
-        return {d: (v - lo) / (hi - lo) if hi > lo else 0.0 for d, v in x.items()}
+        return {d: (s - lo) / (hi - lo) if hi > lo else 0.0 for d, s in x.items()}
 
     a, b = mm(traces[0]), mm(traces[1])
     c = mm(cosines)
-    a = mm({d: a[d] + w * c[d] for d in a})
+    a = {d: a[d] + w * c[d] for d in a}
+    if doc_vectors is not None:
+        best = sorted(a, key=lambda d: (-a[d], d))[0]
+        near = mm({d: float(doc_vectors[d] @ doc_vectors[best]) for d in a})
+        a = {d: a[d] + v * near[d] for d in a}
+    a = mm(a)
     return {d: max(a[d] - lam * max(0.0, b[d] - gate) / (1 - gate), 0.05 * a[d]) for d in a}
 
 
@@ -63,13 +71,14 @@ def test_dense_default_equals_the_formula(tiny):
     from lsr_lucene.dense.store import read_embeddings
 
     root = tiny["root"]
-    with ComposeSearcher(root / "index") as dense, ComposeSearcher(root / "index", dense="none") as sparse:
+    with ComposeSearcher(root / "index") as dense, ComposeSearcher(root / "index", dense="none") as sparse, \
+            ComposeSearcher(root / "index", neighbour_weight=0) as plain_blend:
         assert dense.dense_path == root / "index" / "dense" and sparse.dense_path is None
         assert dense.settings.dense_leg() and dense.settings.lam_for("fusion-gated") == 0.7
         assert sparse.settings.lam_for("fusion-gated") == 1.0
         emb = read_embeddings(root / "index" / "dense")
         encoder = DenseEncoder(threads=1, dtype="fp32")
-        changed = 0
+        changed = moved = 0
         for query in QUERIES:
             tree = sparse.parse(query).tree
             assert not isinstance(tree, str) and tree.op == "not" and isinstance(tree.a, str), query  # cue fires
@@ -80,14 +89,18 @@ def test_dense_default_equals_the_formula(tiny):
             cand = list(traces["q"][0])
             q = encoder.encode_queries([a_text])[0].astype(np.float64)
             rows = {d: i for i, d in enumerate(emb.docids)}
-            cos = {d: float(np.asarray(emb.vectors[rows[d]], dtype=np.float64) @ q) for d in cand}
-            want = expected_scores(traces["q"], cos)
-            want_order = sorted(want, key=lambda d: (-round(want[d], 6), d))[:10]
-            got = dense.search(query, k=10)
-            assert [h.docid for h in got] == want_order, query
-            assert [h.score for h in got] == pytest.approx([want[d] for d in want_order], abs=1e-6)
+            vectors = {d: np.asarray(emb.vectors[rows[d]], dtype=np.float32).astype(np.float64) for d in cand}
+            cos = {d: float(vectors[d] @ q) for d in cand}
+            for searcher, docs in ((dense, vectors), (plain_blend, None)):  # with and without the neighbour term
+                want = expected_scores(traces["q"], cos, docs)
+                want_order = sorted(want, key=lambda d: (-round(want[d], 6), d))[:10]
+                got = searcher.search(query, k=10)
+                assert [h.docid for h in got] == want_order, query
+                assert [h.score for h in got] == pytest.approx([want[d] for d in want_order], abs=1e-6)
             changed += [h.docid for h in got] != [h.docid for h in sparse.search(query, k=10)]
-        assert changed  # the dense leg changes rankings (else this test could not fail)
+            moved += [(h.docid, round(h.score, 6)) for h in dense.search(query, k=10)] != \
+                [(h.docid, round(h.score, 6)) for h in got]
+        assert changed and moved  # the dense leg and its neighbour term change rankings (else this could not fail)
         uncued = "green tea from japan"  # no cue: one vector, the dense leg is not used
         assert [(h.docid, h.score) for h in dense.search(uncued, k=5)] == \
             [(h.docid, h.score) for h in sparse.search(uncued, k=5)]
@@ -102,6 +115,7 @@ def test_cli_uses_the_dense_folder_explains_it_and_notes_its_absence(tiny, tmp_p
     captured = capsys.readouterr()
     assert "dense A leg w 1" in captured.err and "dense leg all-minilm-l6-v2 from" in captured.err
     assert "·dense " in captured.out and "λ=0.7" in captured.out
+    assert "best-match neighbour leg v 1" in captured.err and "1·cos with best A match " in captured.out
     with ComposeSearcher(root / "index") as s:
         got = s.batch_search(QUERIES[:2], ["1", "2"], k=10)
     run = read_hits(tmp_path / "d.run")

@@ -11,8 +11,8 @@ does not match a candidate scores 0 there), the scores are fused (score(A) − �
 normalised per child over the candidates for fusion-scaled; fusion-gated penalises only the documents whose
 scaled B score is above ``--gate``) and the best ``--hits`` are written. Without ``--operation``, not nodes use
 the documented `default` (fusion-gated, gate 0.9; with the index's dense embeddings ``<index>/dense``, the dense
-cosine of A's text blended into A's scores and λ 0.7, else sparse only and λ 1; README "Negation, exclusion and set
-compositions").
+cosine of A's text and each candidate's cosine with the best A match blended into A's scores and λ 0.7, else sparse
+only and λ 1; README "Negation, exclusion and set compositions").
 
 Queries come from a JSONL file (``{"id", "query": {"op": "not", "a": "...", "b": "..."}, "text"?}``,
 nesting allowed; a plain string ``query`` is one atomic query; ``text``, when given, is what ``vanilla``
@@ -42,8 +42,8 @@ from lsr_lucene.compose.execute import DEFAULT_FUSION_DEPTH, composed_specs, req
 from lsr_lucene.compose.dense_leg import missing_note
 from lsr_lucene.compose.explain import explain_docs, explain_query
 from lsr_lucene.compose.negation_parser import explain_parse
-from lsr_lucene.compose.operations import (DEFAULT_DENSE_WEIGHT, DEFAULT_GATE, DEFAULTS, DENSE_NOT_LAMBDA,
-                                           OPERATIONS, plan_inputs, required_texts)
+from lsr_lucene.compose.operations import (DEFAULT_DENSE_WEIGHT, DEFAULT_GATE, DEFAULT_NEIGHBOUR_WEIGHT, DEFAULTS,
+                                           DENSE_NOT_LAMBDA, OPERATIONS, plan_inputs, required_texts)
 from lsr_lucene.compose.tree import MAX_DEPTH, NODE_OPS, Node, tree_from_json
 from lsr_lucene.errors import InputError, json_problem
 from lsr_lucene.io.runs import write_run
@@ -70,7 +70,10 @@ def add_operation_arguments(parser: argparse.ArgumentParser) -> None:
                         help="dense leg of fusion-gated not nodes: document embeddings of lsr-lucene dense encode "
                              "(default auto: <index>/dense when present, else none, with a one-line note)")
     opt.add_number(parser, "--dense-weight", kind=opt.NON_NEGATIVE_NUMBER, default=DEFAULT_DENSE_WEIGHT,
-                   help="w of the dense leg: Â ← minmax(Â + w·minmax(dense cosine of A's text)); 0: off")
+                   help="w of the dense leg: Â ← minmax(Â + w·minmax(dense cosine of A's text) + v·…); 0: off")
+    opt.add_number(parser, "--neighbour-weight", kind=opt.NON_NEGATIVE_NUMBER, default=DEFAULT_NEIGHBOUR_WEIGHT,
+                   help="v of the dense leg's neighbour term: v·minmax(dense cosine of each candidate with the best "
+                        "A match, the top of Â + w·cos) joins the blend; 0: off")
     opt.add_number(parser, "--top-pairs", default=5, help="CPT: pairs kept per intersection")
     opt.add_number(parser, "--pair-weight", kind=opt.NON_NEGATIVE_NUMBER, default=1.0,
                    help="CPT: multiplier of pair weights")
@@ -95,7 +98,8 @@ def searcher_from_args(args: argparse.Namespace):
                            gate=args.gate, top_pairs=args.top_pairs, pair_weight=args.pair_weight,
                            no_expansion=args.no_expansion, no_term_weights=args.no_term_weights, scale=args.scale,
                            query_max_length=args.query_max_length, threads=args.threads, vectors=args.vectors,
-                           dense=args.dense, dense_weight=args.dense_weight)
+                           dense=args.dense, dense_weight=args.dense_weight,
+                           neighbour_weight=args.neighbour_weight)
 
 
 def load_compositions(args: argparse.Namespace) -> tuple[list[Composition], dict[str, list[str]]]:

@@ -1,6 +1,9 @@
 """The dense positive leg of negated queries: document embeddings kept beside the impact index (``<index>/dense/``,
 written by ``lsr-lucene dense encode``) give the dense cosine of A's text, which the `default` (fusion-gated) blends
-into A's scaled scores before the penalty (issue 36: splade-tiny alone finds A weakly on question-style exclusions).
+into A's scaled scores before the penalty (issue 36: splade-tiny alone finds A weakly on question-style exclusions),
+and each candidate's cosine with the best A match d* (the candidate on top of that blend): a one-document dense
+feedback that lifts the documents most like d*, which is often the very document that carries B and pays the penalty
+(:func:`blend`; runs/negation/leg_fusion.md).
 
 Only the candidates of a fused query (the splade legs' hits) are scored, by exact dot products with their stored
 unit vectors; queries are encoded in fp32 one token length per batch (``DenseEncoder.encode_queries``), so a
@@ -93,18 +96,68 @@ class DenseLeg:
         values = (block.astype(np.float64) @ queries.astype(np.float64).T).T
         return [dict(zip(candidates, row.tolist())) for row in values]
 
+    def similar(self, doc: str, candidates: Sequence[str]) -> dict[str, float]:
+        """``{candidate: cosine with document doc}`` (exact float64 dot products of the stored unit vectors)."""
+        import numpy as np
+
+        missing = [d for d in [doc, *candidates] if d not in self.row]
+        if missing:
+            raise InputError(f"{self.path}: no embedding for document {missing[0]}; the dense folder was made from "
+                             "another corpus than the index")
+        rows = np.asarray([self.row[d] for d in candidates], dtype=np.int64)
+        block = np.asarray(self.embeddings.vectors[rows], dtype=np.float32).astype(np.float64)
+        target = np.asarray(self.embeddings.vectors[self.row[doc]], dtype=np.float32).astype(np.float64)
+        return dict(zip(candidates, (block @ target).tolist()))
+
     def describe(self) -> str:
         """One line: where the embeddings are and their model."""
         return f"dense leg {self.embeddings.metadata.get('model')} from {self.path}"
 
 
+class Neighbours:
+    """What a node with a neighbour leg reads: ``similar(doc)``, every candidate's dense cosine with ``doc``
+    (computed once per document, so that ``--explain`` re-fusing the same inputs reads the same values)."""
+
+    def __init__(self, dense: DenseLeg, candidates: Sequence[str]):
+        self.dense, self.candidates, self._seen = dense, list(candidates), {}
+
+    def similar(self, doc: str) -> dict[str, float]:
+        if doc not in self._seen:
+            self._seen[doc] = self.dense.similar(doc, self.candidates)
+        return self._seen[doc]
+
+
+def blend(a: Mapping[str, float], cosines: Mapping[str, float], weight: float, neighbours=None,
+          neighbour_weight: float = 0.0) -> tuple[dict[str, float], dict | None, str | None]:
+    """Â' = minmax(Â + w·minmax(cos) + v·minmax(cos(·, d*))), d* the best candidate of Â + w·minmax(cos) (ties: the
+    smallest docid); without ``neighbours`` (or v 0) the last term is left out. Returns Â', the neighbour cosines
+    (None without) and d*."""
+    from lsr_lucene.compose.operations import minmax
+
+    cos = minmax(cosines)
+    mixed = {d: a.get(d, 0.0) + weight * cos.get(d, 0.0) for d in a.keys() | cos.keys()}
+    if neighbours is None or neighbour_weight <= 0 or not mixed:
+        return minmax(mixed), None, None
+    best = min(mixed, key=lambda d: (-mixed[d], d))
+    near = dict(neighbours.similar(best))
+    scaled = minmax(near)
+    return minmax({d: v + neighbour_weight * scaled.get(d, 0.0) for d, v in mixed.items()}), near, best
+
+
 def leaf_inputs(inputs: Sequence[tuple[str, object]], leaf_scores: Sequence[Mapping[str, float]], dense,
-                candidates: Sequence[str]) -> list[dict[str, float]]:
+                candidates: Sequence[str]) -> list:
     """:func:`~lsr_lucene.compose.operations.fuse`'s input list: the leaves' scores, with each node's dense cosines
-    (``dense``: a :class:`DenseLeg`) in the places :func:`~lsr_lucene.compose.operations.plan_inputs` gives."""
+    (``dense``: a :class:`DenseLeg`) and its :class:`Neighbours` in the places
+    :func:`~lsr_lucene.compose.operations.plan_inputs` gives."""
     texts = [text for kind, text in inputs if kind == "dense"]
-    if texts and dense is None:
+    if (texts or any(kind == "neighbour" for kind, _ in inputs)) and dense is None:
         raise InputError("the plan blends a dense leg, but no dense embeddings folder is open")
     cosines = iter(dense.scores(texts, candidates) if texts else [])
     leaves = iter(leaf_scores)
-    return [dict(next(cosines)) if kind == "dense" else dict(next(leaves)) for kind, _ in inputs]
+    out: list = []
+    for kind, _ in inputs:
+        if kind == "neighbour":
+            out.append(Neighbours(dense, candidates))
+        else:
+            out.append(dict(next(cosines)) if kind == "dense" else dict(next(leaves)))
+    return out

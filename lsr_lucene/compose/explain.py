@@ -2,7 +2,8 @@
 
 A score-fused query (``fusion``, ``fusion-scaled``, ``fusion-gated``: the default for ``not``) is explained per
 document by every fused node's account: A's and B's scores (raw, and min-max scaled over the candidates for
-scaled fusion), the dense cosine of A's text where a dense leg is blended into Â, the gate τ, the penalty
+scaled fusion), the dense cosine of A's text where a dense leg is blended into Â (and the cosine with the best A
+match), the gate τ, the penalty
 λ·max(0, B̂ − τ)/(1 − τ) (λ·B̂ or λ·B without a gate) and the fused score.
 A vector query (one signed query) is explained by every term's and pair's contribution to the document's score
 (negative ones penalise it). ``lsr-lucene compose --explain`` prints these; ``ComposeSearcher.explain`` returns them.
@@ -38,7 +39,8 @@ class NodeAccount:
     scaled over the candidates (None without scaling); ``gate``: τ of fusion-gated (None otherwise); ``penalty``:
     what a ``not`` node subtracts (λ·max(0, B̂ − τ)/(1 − τ), λ·B̂ or λ·B; None on and/or); ``fused``: the result;
     ``dense``: the dense cosine of A's text blended into Â with weight ``dense_weight`` (None without a dense leg;
-    ``a_scaled`` is then the blend)."""
+    ``a_scaled`` is then the blend); ``neighbour``: the document's dense cosine with the best A match
+    ``neighbour_doc``, blended with weight ``neighbour_weight`` (None without a neighbour leg)."""
 
     path: str
     op: str
@@ -52,6 +54,9 @@ class NodeAccount:
     fused: float
     dense: float | None = None
     dense_weight: float = 0.0
+    neighbour: float | None = None
+    neighbour_doc: str | None = None
+    neighbour_weight: float = 0.0
 
     def text(self) -> str:
         """One line: A and B (raw, scaled), gate and penalty, fused."""
@@ -61,6 +66,8 @@ class NodeAccount:
         a = leg("A", self.a, None)
         if self.dense is not None:
             a += f" + {self.dense_weight:g}·dense {self.dense:.4f}"
+        if self.neighbour is not None:
+            a += f" + {self.neighbour_weight:g}·cos with best A match {self.neighbour_doc} {self.neighbour:.4f}"
         if self.a_scaled is not None:
             a += f" (scaled {self.a_scaled:.4f})"
         parts = [a, leg("B", self.b, self.b_scaled)]
@@ -120,8 +127,10 @@ def _account(node: FusedNode, doc: str) -> NodeAccount:
     if node.node_op == "not":
         penalty = node.lam * (gated(b_used, node.gate) if node.gate is not None else b_used)
     dense = node.dense.get(doc, 0.0) if node.dense is not None else None
+    near = node.neighbour.get(doc, 0.0) if node.neighbour is not None else None
     return NodeAccount(node.path, node.node_op, node.lam, node.a.get(doc, 0.0), node.b.get(doc, 0.0), a_s, b_s,
-                       node.gate, penalty, node.fused.get(doc, 0.0), dense, node.dense_weight)
+                       node.gate, penalty, node.fused.get(doc, 0.0), dense, node.dense_weight, near,
+                       node.neighbour_doc, node.neighbour_weight)
 
 
 def explain_docs(plan: Plan, ranked: Sequence[tuple[str, float]], backend, scale: float, top: int,

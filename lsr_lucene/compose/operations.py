@@ -34,7 +34,9 @@ fusion-gated    not          as fusion-scaled, but only documents that carry mos
                              match A, so a penalty cannot push it out of the list; on and/or nodes it is
                              fusion-scaled); with a dense leg (``Settings.dense``, see
                              :mod:`lsr_lucene.compose.dense_leg`) Â is first blended with the dense
-                             cosine of A's text: Â ← minmax(Â + w·minmax(cos)) (w default 1, λ default 0.7)
+                             cosine of A's text and with the dense cosine of each candidate to the
+                             best A match d* (the top of that blend, a one-document dense feedback):
+                             Â ← minmax(Â + w·minmax(cos) + v·minmax(cos(·, d*))) (w 1, v 1, λ 0.7)
 =============== ============ ===============================================================
 
 Vectors are ``dict`` of key -> float where a key is a term (``str``) or a Combined Pseudo-Term
@@ -59,6 +61,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Union
 
+from lsr_lucene.compose.dense_leg import blend
 from lsr_lucene.compose.tree import NODE_OPS, Node, Tree, verbalize
 from lsr_lucene.errors import InputError
 
@@ -203,6 +206,9 @@ DEFAULT_NOT_LAMBDA: float | None = None
 # chosen by the worst case over ExcluIR dev and BoolQuestions dev (runs/negation/positive_leg*.md, README)
 DEFAULT_DENSE_WEIGHT = 1.0
 DENSE_NOT_LAMBDA = 0.7
+# v of the neighbour leg: the dense cosine of every candidate with the best A match d* (the top of Â + w·cos), chosen
+# by repeated 5-fold CV over both benchmarks (runs/negation/leg_fusion.md, README "The positive leg's fusion")
+DEFAULT_NEIGHBOUR_WEIGHT = 1.0
 
 
 def valid_for(node_op: str) -> tuple[str, ...]:
@@ -228,7 +234,8 @@ class Settings:
     (``{"not": ..., "and": ..., "or": ...}``) overrides both. ``lam`` is λ of nrf / disentangled / fusion
     on ``not`` nodes (None: nrf 0.5, the others 1.0; the `default` with a dense leg: 0.7). ``dense``: a dense leg is
     attached (the searcher sets it), so fusion-gated not nodes blend the dense cosine of A's text into Â with weight
-    ``dense_weight`` (0: off).
+    ``dense_weight`` (0: off), and the dense cosine of every candidate with the best A match d* with weight
+    ``neighbour_weight`` (0: off).
     """
 
     operation: str | None = None
@@ -239,6 +246,7 @@ class Settings:
     gate: float = DEFAULT_GATE
     dense_weight: float = DEFAULT_DENSE_WEIGHT
     dense: bool = False
+    neighbour_weight: float = DEFAULT_NEIGHBOUR_WEIGHT
 
     def __post_init__(self) -> None:
         if self.operation is not None:
@@ -256,13 +264,15 @@ class Settings:
             raise InputError(f"--gate must be in [0, 1), got {self.gate}")
         if not (math.isfinite(self.dense_weight) and self.dense_weight >= 0):
             raise InputError(f"--dense-weight must be a finite number >= 0, got {self.dense_weight}")
+        if not (math.isfinite(self.neighbour_weight) and self.neighbour_weight >= 0):
+            raise InputError(f"--neighbour-weight must be a finite number >= 0, got {self.neighbour_weight}")
 
     @classmethod
     def of(cls, operation: str | None = None, not_op: str | None = None, and_op: str | None = None,
            or_op: str | None = None, **parameters) -> "Settings":
         """Settings from compose's option names (``--operation``, ``--not-op``/``--and-op``/``--or-op``, and
-        ``lam``/``top_pairs``/``pair_weight``/``gate``/``dense_weight``/``dense``), the unnamed ones at their
-        defaults."""
+        ``lam``/``top_pairs``/``pair_weight``/``gate``/``dense_weight``/``dense``/``neighbour_weight``), the unnamed
+        ones at their defaults."""
         per_type = {op: name for op, name in (("not", not_op), ("and", and_op), ("or", or_op)) if name}
         return cls(operation, per_type, **parameters)
 
@@ -294,6 +304,9 @@ class Settings:
         """Whether fusion-gated not nodes blend the dense cosine of A's text into Â."""
         return self.dense and self.dense_weight > 0 and self.op_for("not") == "fusion-gated"
 
+    def neighbour_leg(self) -> bool:  # the dense leg also adds each candidate's cosine with the best A match d*
+        return self.dense_leg() and self.neighbour_weight > 0
+
     def describe(self) -> str:
         """One line: the operation per node type and its parameters."""
         parts = []
@@ -302,6 +315,7 @@ class Settings:
             extra = ""
             if node_op == "not" and name == "fusion-gated":
                 dense = f", dense A leg w {self.dense_weight:g}" if self.dense_leg() else ""
+                dense += f", best-match neighbour leg v {self.neighbour_weight:g}" if self.neighbour_leg() else ""
                 extra = f"(λ={self.lam_for(name):g}, gate {self.gate:g}{dense})"
             elif name in ("nrf", "disentangled", "orthonrf", "adaptive") or (node_op == "not" and name in FUSION):
                 extra = f"(λ={self.lam_for(name):g})"
@@ -358,6 +372,7 @@ class FusionPlan:
     gate: float | None = None  # fusion-gated on not nodes: only B̂ above the gate is penalised
     dense_text: str | None = None  # fusion-gated with a dense leg: A's text, whose dense cosine is blended into Â
     dense_weight: float = 0.0
+    neighbour_weight: float = 0.0  # with a dense leg: v of the cosine with the best A match d*, added to the blend
 
 
 Plan = Union[VectorPlan, FusionPlan]
@@ -414,7 +429,8 @@ def build_plan(tree: Tree, settings: Settings, vectors: Mapping[str, Mapping], t
         if gate is not None and settings.dense_leg() and not (isinstance(a, FusionPlan) and a.gate is not None):
             dense_text = tree.a if isinstance(tree.a, str) else verbalize(tree.a)
         return FusionPlan(tree.op, name in SCALED_FUSION, settings.lam_for(name), a, b, gate, dense_text,
-                          settings.dense_weight if dense_text is not None else 0.0)
+                          settings.dense_weight if dense_text is not None else 0.0,
+                          settings.neighbour_weight if dense_text is not None and settings.neighbour_leg() else 0.0)
     if not isinstance(a, VectorPlan) or not isinstance(b, VectorPlan):
         raise InputError(f"{where}: {name!r} on a {tree.op!r} node cannot combine a score-fused subtree; "
                          "use fusion for its parent too")
@@ -429,11 +445,14 @@ def plan_vectors(plan: Plan) -> list[Vector]:
 
 
 def plan_inputs(plan: Plan) -> list[tuple[str, object]]:
-    """What :func:`fuse` reads, in its order: ``("vector", vector)`` per searched leaf and ``("dense", text)`` after
-    the children of every node with a dense leg (the text whose dense cosine it blends into Â)."""
+    """What :func:`fuse` reads, in its order: ``("vector", vector)`` per searched leaf, ``("dense", text)`` after
+    the children of every node with a dense leg (the text whose cosine it blends into Â), then ``("neighbour", None)``
+    where it adds the cosine with the best A match (a :class:`~lsr_lucene.compose.dense_leg.Neighbours`)."""
     if isinstance(plan, VectorPlan):
         return [("vector", plan.vector)]
     dense = [("dense", plan.dense_text)] if plan.dense_text is not None else []
+    if plan.dense_text is not None and plan.neighbour_weight > 0:
+        dense.append(("neighbour", None))
     return plan_inputs(plan.a) + plan_inputs(plan.b) + dense
 
 
@@ -454,13 +473,16 @@ class FusedNode:
     fused: dict
     dense: dict | None = None  # the dense cosine of A's text (a node with a dense leg; a_scaled is then the blend)
     dense_weight: float = 0.0
+    neighbour: dict | None = None  # each candidate's dense cosine with the best A match (a node with a neighbour leg)
+    neighbour_doc: str | None = None  # that best A match d*
+    neighbour_weight: float = 0.0
 
 
 def fuse(plan: Plan, leaf_scores: Iterable[Mapping[str, float]], record: list | None = None) -> dict[str, float]:
     """Fused scores {doc: score} of a plan from each leaf vector's scores over the same candidates.
 
     ``leaf_scores`` follows :func:`plan_inputs` order (:func:`plan_vectors` order, with the dense cosines of a node
-    with a dense leg after its children); every mapping must hold the same candidate docs
+    with a dense leg, and its neighbour cosines, after its children); every mapping must hold the same candidate docs
     (a document a leaf does not match scores 0 there). Scaled fusion min-max normalises each child's
     scores over the candidates (all equal: every score becomes 0). ``record``, when given, receives a
     :class:`FusedNode` per fused node, children before parents.
@@ -475,10 +497,10 @@ def _fuse(plan: Plan, it, record: list | None = None, path: str = "") -> dict[st
     raw_a = _fuse(plan.a, it, record, f"{path}.A".lstrip("."))
     raw_b = _fuse(plan.b, it, record, f"{path}.B".lstrip("."))
     dense = dict(next(it)) if plan.dense_text is not None else None
+    neighbours = next(it) if plan.dense_text is not None and plan.neighbour_weight > 0 else None
     a, b = (minmax(raw_a), minmax(raw_b)) if plan.scaled else (raw_a, raw_b)
-    if dense is not None:  # Â ← minmax(Â + w·minmax(cos)): the dense cosine of A's text lifts A's own matches
-        cos = minmax(dense)
-        a = minmax({d: a.get(d, 0.0) + plan.dense_weight * cos.get(d, 0.0) for d in a.keys() | cos.keys()})
+    a, near, best = (a, None, None) if dense is None else blend(  # Â ← minmax(Â + w·cos + v·cos(·, d*)), scaled
+        a, dense, plan.dense_weight, neighbours, plan.neighbour_weight)
     docs = a.keys() | b.keys()
     if plan.node_op == "not" and plan.gate is not None:
         fused = {d: gated_not(a.get(d, 0.0), b.get(d, 0.0), plan.lam, plan.gate) for d in docs}
@@ -490,7 +512,8 @@ def _fuse(plan: Plan, it, record: list | None = None, path: str = "") -> dict[st
         fused = {d: a.get(d, 0.0) + b.get(d, 0.0) for d in docs}
     if record is not None:
         record.append(FusedNode(path, plan.node_op, plan.lam, plan.gate, raw_a, raw_b, a if plan.scaled else None,
-                                b if plan.scaled else None, fused, dense, plan.dense_weight))
+                                b if plan.scaled else None, fused, dense, plan.dense_weight, near, best,
+                                plan.neighbour_weight))
     return fused
 
 
@@ -550,6 +573,8 @@ def format_plan(plan: Plan, top: int = 12, scale: float | None = None, indent: s
     if plan.dense_text is not None:
         label += (f"; score(A) blended with {plan.dense_weight:g}·dense cosine of {plan.dense_text!r} "
                   "(min-max scaled)")
+        if plan.neighbour_weight > 0:
+            label += f" + {plan.neighbour_weight:g}·dense cosine with the best A match (min-max scaled)"
     return "\n".join([indent + label, format_plan(plan.a, top, scale, indent + "  A "),
                       format_plan(plan.b, top, scale, indent + "  B ")])
 

@@ -21,7 +21,8 @@ from typing import Any, Mapping, Sequence
 
 from lsr_lucene.compose.compositions import Composition, parse_topics
 from lsr_lucene.compose.execute import DEFAULT_FUSION_DEPTH, compose, execute
-from lsr_lucene.compose.operations import DEFAULT_DENSE_WEIGHT, DEFAULT_GATE, Plan, Settings, plan_inputs
+from lsr_lucene.compose.operations import (DEFAULT_DENSE_WEIGHT, DEFAULT_GATE, DEFAULT_NEIGHBOUR_WEIGHT, Plan, Settings,
+                                           plan_inputs)
 from lsr_lucene.compose.tree import tree_from_json
 from lsr_lucene.io.topics import refuse_duplicate_qids
 from lsr_lucene.errors import InputError
@@ -37,7 +38,7 @@ class ComposeSearcher:
                  top_pairs: int = 5, pair_weight: float = 1.0, no_expansion: bool = False,
                  no_term_weights: bool = False, scale: float | None = None, query_max_length: int | None = None,
                  threads: int | None = None, vectors: str | Path | None = None, dense: str | Path | None = "auto",
-                 dense_weight: float = DEFAULT_DENSE_WEIGHT):
+                 dense_weight: float = DEFAULT_DENSE_WEIGHT, neighbour_weight: float = DEFAULT_NEIGHBOUR_WEIGHT):
         """Options as ``lsr-lucene compose`` has them, with its defaults: ``operation`` for every node type it
         applies to, ``not_op`` / ``and_op`` / ``or_op`` per node type; ``depth`` (``--fusion-depth``): hits per
         fused leaf that form the candidates; ``lam`` (λ), ``gate`` (fusion-gated), ``top_pairs`` / ``pair_weight``
@@ -47,7 +48,8 @@ class ComposeSearcher:
         the encoder's torch threads. ``vectors``: score by exact in-memory dot products over these document
         vectors instead of Lucene (``--vectors``). ``dense`` (``--dense``): ``auto`` uses ``<index>/dense`` when it
         exists, ``none`` no dense leg, else an embeddings folder of ``lsr-lucene dense encode``; ``dense_weight``
-        (``--dense-weight``): w of the blend (0: off)."""
+        (``--dense-weight``): w of the blend (0: off); ``neighbour_weight`` (``--neighbour-weight``): v of the
+        cosine with the best A match (0: off)."""
         from lsr_lucene.compose.dense_leg import dense_location
         from lsr_lucene.search.impact import index_settings
 
@@ -61,7 +63,7 @@ class ComposeSearcher:
         self.dense_path = dense_location(index_dir, dense)
         self.settings = Settings.of(operation, not_op, and_op, or_op, lam=lam, top_pairs=int(top_pairs),
                                     pair_weight=float(pair_weight), gate=float(gate), dense_weight=float(dense_weight),
-                                    dense=self.dense_path is not None)
+                                    dense=self.dense_path is not None, neighbour_weight=float(neighbour_weight))
         self.depth = int(depth)
         self._info = index_settings(self.index_dir)
         self.scale = scale or self._info.get("scale") or 100

@@ -223,7 +223,8 @@ def main(argv: list[str] | None = None) -> int:
         df = exclusion_table(args.data, args.work, args.model, args.threads)
         note = ("The default setting (cue parser, fusion-gated) on each benchmark's dev rows, exact dot products over "
                 "the whole corpus; dense leg: with the corpus's all-MiniLM-L6-v2 embeddings (the default when the "
-                "index has `dense/`: the cosine of A's text blended into A, λ 0.7) or without (sparse fallback, "
+                "index has `dense/`: the cosine of A's text and each candidate's cosine with the best A match blended "
+                "into A, λ 0.7) or without (sparse fallback, "
                 "λ 1); fired: share of queries the parser composes. Parts: a seeded hash of the row id holds out one "
                 "row in three.\n\n")
     write_table(df, args.output, overwrite=args.overwrite, preamble=note)

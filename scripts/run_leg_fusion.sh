@@ -10,10 +10,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 data=${DATA:-$here/../shared/data}
-for f in "$data/excluir/corpus.jsonl" "$data/excluir/dev.jsonl" "$data/boolquestions_not/corpus.jsonl" \
-         "$data/boolquestions_not/dev.jsonl"; do
-  [ -f "$f" ] || { echo "error: $f not found" >&2; exit 2; }
-done
+. scripts/collection_inputs.sh
+exclusion_inputs "$data"
 mkdir -p work runs/negation
 python -m lsr_lucene.experiments.leg_fusion --data "$data/excluir" --data "$data/boolquestions_not" --work work \
   --output-dir runs/negation --threads "${THREADS:-2}" --repeats "${REPEATS:-10}" --overwrite

@@ -3,8 +3,8 @@
 # splade-tiny (fp32, resumable shards under WORK/vectors; the first N encoded passages are the N-passage sample),
 # then every engine (ours, Pyserini, Anserini, PISA MaxScore and BMW, BMP, Seismic, scipy brute force) in natural
 # and BP orders at each size, 500 sampled NQ test questions, k=10 and k=1000 (lsr_lucene/bench/real.py); then our
-# approximate search (top-postings sidecar: candidate depth x query cut) beside Seismic's query settings, recall
-# against our exact run (lsr_lucene/bench/real_approx.py).
+# approximate search (block-max heap factors) beside Seismic's query settings, every setting timed query by query in
+# turn, recall against our exact run (lsr_lucene/bench/real_approx.py).
 # Encoding: about 170 passages/s on 2 idle AVX512 cores (~65 minutes for all), minutes on a CUDA device (the encoder
 # uses CUDA when present). Interrupt it at any time: the same command resumes after the last complete shard.
 # Usage: scripts/run_real.sh [DOCS]        (DOCS: comma list, default 100000,300000,666157)
@@ -14,7 +14,8 @@
 #   TOP_POSTINGS (default 2.4%: postings per term of the sidecar, as a share of the passages), REUSE=1 (search the
 #   indexes an earlier run built under WORK instead of building them again), INTERLEAVE=1 (the engines of an order
 #   timed in one process, query by query in turn: per-query rows only, ratios that hold on a loaded machine),
-#   OUTPUT (default runs/real)
+#   OUTPUT (default runs/real), SEISMIC_POSTINGS (default 3500: comma list, one Seismic index on the approximate
+#   curve per value)
 # Writes: runs/real/{results,index,collection,skipped,approx}.csv, results.md, approx.md, latency_vs_docs.png,
 #   approx_curve.png
 set -euo pipefail
@@ -42,5 +43,5 @@ seed=${SEED:-0}
 "${nice[@]}" python -m lsr_lucene.bench.real --corpus "$corpus" --topics "$topics" --vectors "$work/vectors" \
   --docs "${1:-100000,300000,666157}" --output "$out" --work "$work" --seed "$seed" \
   --threads "${THREADS:-$(nproc)}" --queries "${QUERIES:-500}" --orders "${ORDERS:-natural,bp}" \
-  --top-postings "${TOP_POSTINGS:-2.4%}" ${ENGINES:+--engines "$ENGINES"} ${REUSE:+--reuse-indexes} ${INTERLEAVE:+--interleave} 2>&1 \
+  --top-postings "${TOP_POSTINGS:-2.4%}" --seismic-postings "${SEISMIC_POSTINGS:-3500}" ${ENGINES:+--engines "$ENGINES"} ${REUSE:+--reuse-indexes} ${INTERLEAVE:+--interleave} 2>&1 \
   | tee "$work/run-$(date +%Y%m%d-%H%M%S).log"

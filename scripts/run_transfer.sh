@@ -12,10 +12,8 @@ cd "$here"
 data=${DATA:-$here/../shared/data}
 out=runs/compositional/transfer
 mkdir -p "$out" work
-for f in "$data/excluir/corpus.jsonl" "$data/excluir/dev.jsonl" "$data/boolquestions_not/corpus.jsonl" \
-         "$data/boolquestions_not/dev.jsonl"; do
-  [ -f "$f" ] || { echo "error: $f not found" >&2; exit 2; }
-done
+. scripts/collection_inputs.sh
+exclusion_inputs "$data"
 python -m lsr_lucene.experiments.contrastive transfer --data "$data/excluir" --data "$data/boolquestions_not" \
   --work work --output-dir "$out" --model "${MODEL:-splade-tiny}" --threads "${THREADS:-2}" \
   --folds "${FOLDS:-5}" --overwrite > "$out/summary.md.tmp" && mv "$out/summary.md.tmp" "$out/summary.md"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import lzma
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -166,3 +167,33 @@ def test_interleaved_run_times_engines_query_by_query(tmp_path):
     assert len(rows) == len(engines) * 2 * 2 and rows.load.notna().all() and (rows.cpu_mean_ms > 0).all()
     assert rows.exact.astype(str).eq("True").all() and rows.checked.eq(6).all()
     assert (pd.read_csv(out / "index.csv").engine == "ours-dense").sum() == 2  # natural and BP
+
+
+def test_growth_reads_one_folder_per_size(tmp_path):
+    """bench.real_growth: the per-size folders' ratios in one table (the runs' own figures) and both plots; a size
+    found in two folders is one error line."""
+    from lsr_lucene.bench.real_growth import main as growth
+
+    for docs, ours, pisa in ((100, 1.0, 4.0), (300, 2.0, 5.0)):
+        folder = tmp_path / f"r{docs}"
+        folder.mkdir()
+        rows = [{"docs": docs, "engine": e, "order": o, "kind": "plain", "mode": "query", "threads": 1, "k": k,
+                 "mean_ms": ms * (1 if o == "bp" else 1.5) * (2 if k == 1000 else 1)}
+                for e, ms in (("ours", ours), ("pisa-maxscore", pisa)) for o in ("natural", "bp") for k in (10, 1000)]
+        pd.DataFrame(rows).to_csv(folder / "results.csv", index=False)
+        curve = [{"docs": docs, "engine": e, "order": "bp", "k": k, "setting": f"s{r}", "mean_ms": ms * r,
+                  "recall": r} for e, ms in (("ours-heap", ours), ("seismic", pisa)) for k in (10, 1000)
+                 for r in (0.9, 0.96, 0.98)]
+        pd.DataFrame(curve).to_csv(folder / "approx.csv", index=False)
+    out = tmp_path / "out"
+    assert growth([str(tmp_path / "r100"), str(tmp_path / "r300"), "--output", str(out)]) == 0
+    text = (out / "growth.md").read_text()
+    assert "### 300 passages (r300/)" in text and text.index("### 300") < text.index("### 100")
+    assert "| 10 | 1.00 ms (bp) | 4.00 ms (bp) | **0.25** |" in text  # exact, faster orders
+    # approximate: k=10 needs recall 0.97 (the 0.98 points), k=1000 0.95 (the 0.96 points)
+    assert "| 100 | 10 | 0.97 | 0.98 ms, recall 0.980" in text and "| 100 | 1000 | 0.95 | 0.96 ms, recall 0.960" in text
+    assert (out / "latency_vs_docs.png").stat().st_size > 0 and (out / "approx_curve.png").stat().st_size > 0
+    shutil.copytree(tmp_path / "r100", tmp_path / "again")
+    proc = subprocess.run([sys.executable, "-m", "lsr_lucene.bench.real_growth", str(tmp_path / "r100"),
+                           str(tmp_path / "again"), "--output", str(out)], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 2 and proc.stderr.strip().startswith("error: passages [100] measured in more than one")

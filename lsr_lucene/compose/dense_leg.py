@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from lsr_lucene.compose.scaling import minmax
 from lsr_lucene.errors import InputError
 
 DENSE_DIR = "dense"  # the sidecar folder inside an impact index
@@ -132,8 +133,6 @@ def blend(a: Mapping[str, float], cosines: Mapping[str, float], weight: float, n
     """Â' = minmax(Â + w·minmax(cos) + v·minmax(cos(·, d*))), d* the best candidate of Â + w·minmax(cos) (ties: the
     smallest docid); without ``neighbours`` (or v 0) the last term is left out. Returns Â', the neighbour cosines
     (None without) and d*."""
-    from lsr_lucene.compose.operations import minmax
-
     cos = minmax(cosines)
     mixed = {d: a.get(d, 0.0) + weight * cos.get(d, 0.0) for d in a.keys() | cos.keys()}
     if neighbours is None or neighbour_weight <= 0 or not mixed:

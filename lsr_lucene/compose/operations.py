@@ -62,6 +62,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Union
 
 from lsr_lucene.compose.dense_leg import blend
+from lsr_lucene.compose.scaling import minmax
 from lsr_lucene.compose.tree import NODE_OPS, Node, Tree, verbalize
 from lsr_lucene.errors import InputError
 
@@ -526,16 +527,6 @@ def gated_not(a: float, b: float, lam: float, gate: float, floor: float = GATED_
 def gated(scaled: float, gate: float) -> float:
     """max(0, x − τ)/(1 − τ) of a min-max scaled score x: 0 below the gate τ, 1 at the top score."""
     return max(0.0, scaled - gate) / (1.0 - gate)
-
-
-def minmax(scores: Mapping[str, float]) -> dict[str, float]:
-    """Scores scaled to [0, 1] by (s − min) / (max − min); all 0 when every score is equal."""
-    if not scores:
-        return {}
-    low, high = min(scores.values()), max(scores.values())
-    if high == low:
-        return dict.fromkeys(scores, 0.0)
-    return {d: (s - low) / (high - low) for d, s in scores.items()}
 
 
 # ------------------------------------------------------------------------------------------ display

@@ -48,9 +48,13 @@ class SpecSearcher:
 
     @heap_factor.setter
     def heap_factor(self, value: float) -> None:
-        from lsr_lucene.cli_options import HEAP_FACTOR, check
-
-        self._java.setHeapFactor(float(check(value, "heap_factor", HEAP_FACTOR)))
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            number = float("nan")
+        if not 0 < number <= 1:  # NaN fails too
+            raise InputError(f"heap_factor must be a number above 0 and at most 1, got {value}")
+        self._java.setHeapFactor(number)
 
     @property
     def num_docs(self) -> int:

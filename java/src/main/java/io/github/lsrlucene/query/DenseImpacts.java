@@ -19,9 +19,10 @@ import org.apache.lucene.store.IOContext;
 /**
  * The dense-impacts sidecar ({@code <index>/dense-impacts}): for each segment, the impacts of the field's most
  * frequent terms (document frequency at least a share of the segment's documents, largest impact below 256) as one
- * byte per document (0: absent), written by {@code DenseImpactsIndexer}. Exact search adds such a term to a window
- * of documents with one vectorised array loop instead of decoding its long postings list; the postings stay
- * the truth (the sidecar is checked against each segment's id, and is ignored when stale).
+ * byte per document (0: absent), written by {@code DenseImpactsIndexer}, and (computed on loading) each term's
+ * largest impact per {@link #BLOCK} of docids. Exact search bounds blocks of documents with these maxima and adds
+ * such a term to the blocks that can compete with array loops instead of decoding its long postings list; the
+ * postings stay the truth (the sidecar is checked against each segment's id, and is ignored when stale).
  */
 public final class DenseImpacts {
   /** Folder of the sidecar inside the main index folder. */
@@ -70,7 +71,7 @@ public final class DenseImpacts {
           return new DenseImpacts(null, null, null, "no " + name + " (the index changed since the sidecar was built)");
         }
         Map<String, byte[]> terms = new HashMap<>();
-        Map<String, byte[]> windowMax = new HashMap<>();
+        Map<String, byte[]> blockMax = new HashMap<>();
         try (ChecksumIndexInput in = dir.openChecksumInput(name, IOContext.READONCE)) {
           CodecUtil.checkIndexHeader(in, CODEC, VERSION, VERSION, seg.getSegmentInfo().info.getId(), "");
           int maxDoc = in.readVInt();
@@ -83,14 +84,14 @@ public final class DenseImpacts {
             byte[] b = new byte[maxDoc];
             in.readBytes(b, 0, maxDoc);
             terms.put(key, b);
-            windowMax.put(key, blockMaxima(b));
+            blockMax.put(key, blockMaxima(b));
           }
           CodecUtil.checkFooter(in);
         } catch (org.apache.lucene.index.CorruptIndexException e) {
           return new DenseImpacts(null, null, null, name + ": " + e.getMessage());
         }
         leaves[ctx.ord] = terms;
-        maxima[ctx.ord] = windowMax;
+        maxima[ctx.ord] = blockMax;
         maxDocs[ctx.ord] = seg.maxDoc();
       }
     }
@@ -100,12 +101,12 @@ public final class DenseImpacts {
   /** The largest impact of each {@link #BLOCK} of docids of a term's row (unsigned bytes). */
   private static byte[] blockMaxima(byte[] row) {
     byte[] out = new byte[(row.length + BLOCK - 1) / BLOCK];
-    for (int w = 0; w < out.length; w++) {
+    for (int b = 0; b < out.length; b++) {
       int max = 0;
-      for (int d = w * BLOCK, end = Math.min(row.length, d + BLOCK); d < end; d++) {
+      for (int d = b * BLOCK, end = Math.min(row.length, d + BLOCK); d < end; d++) {
         max = Math.max(max, row[d] & 0xFF);
       }
-      out[w] = (byte) max;
+      out[b] = (byte) max;
     }
     return out;
   }

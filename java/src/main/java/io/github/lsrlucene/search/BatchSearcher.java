@@ -257,7 +257,8 @@ public final class BatchSearcher implements Closeable {
       double[] scores = top.forwardScores(spec, docs);
       return ranked(docs, scores != null ? scores : ExactScorer.score(reader, spec, docs), k);
     }
-    Query direct = collectionMaxImpacts == null && spec.floatSafe ? PlainTerms.query(reader, spec, dense, heapFactor) : null;
+    Query direct = collectionMaxImpacts == null && spec.floatSafe
+        ? PlainTerms.query(reader, spec, dense, heapFactor) : null;
     if (direct != null) {
       return plainTopK(direct, k); // no signed rewrite: the query is the plain one the branch below would pick
     }

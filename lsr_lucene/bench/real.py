@@ -14,8 +14,8 @@ says how to resume the encoding when they are too few. Passages are renumbered `
 Every engine, order, k, timing and check is that of ``bench.scale`` (its ``measure``; ``--interleave`` times the
 engines of an order query by query in turn in one process, with thread CPU time, for a loaded machine): exact engines are checked
 against brute-force dot products on the checked queries, approximate ones report recall@k against that exact run.
-Then (``bench.real_approx``) our approximate search at several candidate depths and Seismic at several query
-settings, recall@k against our exact run. Writes DIR/results.csv, index.csv, collection.csv, skipped.csv,
+Then (``bench.real_approx``) our approximate search at several heap factors and Seismic at several build and query
+settings, every setting timed query by query in turn, recall@k against our exact run. Writes DIR/results.csv, index.csv, collection.csv, skipped.csv,
 results.md, latency_vs_docs.png, approx.csv, approx.md and approx_curve.png.
 """
 from __future__ import annotations

@@ -28,6 +28,7 @@ RECALL_GOALS = {10: 0.97, 1000: 0.95}  # issue 40's goals; other k: 0.95
 
 
 def recall_goal(k: int) -> float:
+    """The recall@k an approximate setting must reach to count at k."""
     return RECALL_GOALS.get(int(k), 0.95)
 
 

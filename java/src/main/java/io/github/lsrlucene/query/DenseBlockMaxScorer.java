@@ -24,8 +24,9 @@ import org.apache.lucene.util.BytesRef;
  * sidecar times their weights) plus its other (sparse) terms' block-max impacts; the windows of largest bound are
  * scored first, so that the threshold is high when the others are visited in docid order, and a window whose bound
  * cannot reach it is skipped untouched. In a scored window the sparse terms' postings, a small share of the query's,
- * are decoded into the window's score array, which gives each block's exact largest sparse sum; only the blocks whose
- * sparse sum plus dense bound can reach the threshold get their dense rows summed in (array loops) and are collected.
+ * are decoded into the window's score array, and each block's exact largest sparse sum is read from it; only the
+ * blocks whose sparse sum plus dense bound can reach the threshold get their dense rows summed in (array loops) and
+ * are collected.
  *
  * <p>{@code heapFactor} h &lt; 1 makes it approximate, as BMP's and Seismic's parameter of the kind: windows and
  * blocks are pruned against threshold / h, so documents that could only just enter the top k may be missed; every
@@ -219,8 +220,8 @@ final class DenseBlockMaxScorer extends BulkScorer {
   }
 
   /**
-   * Scores window w: its sparse postings decoded into the score array (term at a time), which gives each block's
-   * largest sparse sum; each run of blocks whose sparse sum plus dense bound reaches the cut gets its dense rows
+   * Scores window w: its sparse postings decoded into the score array (term at a time), then each block's largest
+   * sparse sum read from it; each run of blocks whose sparse sum plus dense bound reaches the cut gets its dense rows
    * summed in, and its documents at the threshold are collected.
    */
   private void scoreWindow(LeafCollector collector, Bits acceptDocs, int w, int w0, int min, int end)
@@ -233,7 +234,6 @@ final class DenseBlockMaxScorer extends BulkScorer {
     int blocks = (to - 1) / BLOCK + 1 - firstBlock;
     int shift = from - firstBlock * BLOCK; // documents of the first block before from (min not block-aligned)
     Arrays.fill(acc, 0, to - from, 0);
-    Arrays.fill(bs, 0, blocks, 0);
     int ns = sparse.length;
     for (int i = 0; i < ns; i++) {
       if (sparseBounds[w * ns + i] == 0) {
@@ -242,13 +242,16 @@ final class DenseBlockMaxScorer extends BulkScorer {
       PostingsEnum p = sparse[i];
       int wt = sparseWeights[i];
       for (int d = p.docID() < from ? p.advance(from) : p.docID(); d < to; d = p.nextDoc()) {
-        int x = d - from;
-        int v = acc[x] += wt * p.freq();
-        int b = (x + shift) / BLOCK;
-        if (v > bs[b]) {
-          bs[b] = v; // a sum only grows: the largest value written in a block is its largest sum
-        }
+        acc[d - from] += wt * p.freq();
       }
+    }
+    for (int b = 0; b < blocks; b++) { // each block's largest sparse sum
+      int max = 0;
+      for (int x = Math.max(0, b * BLOCK - shift), last = Math.min(to - from, (b + 1) * BLOCK - shift); x < last;
+           x++) {
+        max = Math.max(max, acc[x]);
+      }
+      bs[b] = max;
     }
     int need = need();
     long cut = cut(need);

@@ -43,3 +43,17 @@ def demo(tmp_path_factory):
     write_vectors(read_corpus(DEMO / "corpus.jsonl"), encoder, root / "vectors")
     index.build_impact_index(root / "vectors", root / "index", threads=1)
     return root
+
+
+@pytest.fixture(scope="session")
+def demo_head(tmp_path_factory):
+    """The first 40 demo documents and a corpus file of them (JSONL), for tests that encode a small corpus."""
+    import json
+    from itertools import islice
+
+    from lsr_lucene.io.corpus import read_corpus
+
+    docs = list(islice(read_corpus(DEMO / "corpus.jsonl"), 40))
+    corpus = tmp_path_factory.mktemp("demo-head") / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"id": d.id, "title": d.title, "text": d.text}) + "\n" for d in docs))
+    return docs, corpus

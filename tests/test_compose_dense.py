@@ -5,10 +5,7 @@ that formula computed here from the sparse legs' exact scores, independently enc
 vectors; without the folder the default is the sparse one, with a one-line note."""
 from __future__ import annotations
 
-import json
 import shutil
-from itertools import islice
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,14 +16,13 @@ from lsr_lucene.errors import InputError
 from lsr_lucene.io.corpus import read_corpus
 from lsr_lucene.io.runs import read_hits
 
-DEMO = Path(__file__).resolve().parents[1] / "lsr_lucene" / "data" / "demo"
 pytest.importorskip("faiss")
 pytest.importorskip("all_minilm_l6_v2")
 QUERIES = ["tea without caffeine", "coffee drinks but not espresso", "training pets, excluding dogs"]
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory, one_torch_thread):
+def tiny(tmp_path_factory, one_torch_thread, demo_head):
     """40 demo documents: splade-tiny vectors and impact index, and a copy of the index with ``dense/`` inside."""
     from lsr_lucene.dense.cli import main as dense_main
     from lsr_lucene.encode.encoder import SparseEncoder
@@ -34,9 +30,7 @@ def tiny(tmp_path_factory, one_torch_thread):
     from lsr_lucene.io.vectors import write_vectors
 
     root = tmp_path_factory.mktemp("compose-dense")
-    docs = list(islice(read_corpus(DEMO / "corpus.jsonl"), 40))
-    corpus = root / "corpus.jsonl"
-    corpus.write_text("".join(json.dumps({"id": d.id, "title": d.title, "text": d.text}) + "\n" for d in docs))
+    docs, corpus = demo_head
     write_vectors(read_corpus(corpus), SparseEncoder("splade-tiny", max_length=64, threads=1), root / "vectors")
     index.build_impact_index(root / "vectors", root / "sparse", threads=1)
     shutil.copytree(root / "sparse", root / "index")

@@ -2,7 +2,6 @@
 flat search whose top-k equals brute-force cosine on a small collection, ties by docid."""
 from __future__ import annotations
 
-import json
 from itertools import islice
 from pathlib import Path
 
@@ -14,7 +13,6 @@ from lsr_lucene.dense.cli import main as dense_main
 from lsr_lucene.dense.search import FlatSearcher
 from lsr_lucene.dense.store import Embeddings, read_embeddings
 from lsr_lucene.io.runs import read_run
-from lsr_lucene.io.corpus import read_corpus
 from lsr_lucene.io.topics import read_topics
 
 DEMO = Path(__file__).resolve().parents[1] / "lsr_lucene" / "data" / "demo"
@@ -23,12 +21,10 @@ pytest.importorskip("all_minilm_l6_v2")
 
 
 @pytest.fixture(scope="module")
-def small(tmp_path_factory, one_torch_thread):
+def small(tmp_path_factory, one_torch_thread, demo_head):
     """40 demo documents and 6 demo topics, encoded and searched through the command line."""
     tmp = tmp_path_factory.mktemp("dense")
-    docs = list(islice(read_corpus(DEMO / "corpus.jsonl"), 40))
-    corpus = tmp / "corpus.jsonl"
-    corpus.write_text("".join(json.dumps({"id": d.id, "title": d.title, "text": d.text}) + "\n" for d in docs))
+    docs, corpus = demo_head
     topics = dict(islice(read_topics(DEMO / "topics.tsv").items(), 6))
     (tmp / "topics.tsv").write_text("".join(f"{q}\t{t}\n" for q, t in topics.items()))
     assert run_main(dense_main, ["encode", "--corpus", str(corpus), "--output", str(tmp / "emb"), "--threads",

@@ -220,12 +220,14 @@ class SeismicEngine:
         return (np.array([t for t, _ in items], dtype=self._string),
                 np.array([w for _, w in items], dtype=np.float32))
 
-    def search(self, query: dict, k: int) -> Hits:
+    def search(self, query: dict, k: int, query_cut: int = SEISMIC_QUERY_CUT,
+               heap_factor: float = SEISMIC_HEAP_FACTOR) -> Hits:
+        """Seismic's raw hits (``hits`` names them); the bench settings unless given other query settings."""
         components, values = self._query(query)
         if not len(components):
             return []
-        return self._index.search(query["qid"], components, values, k=k, query_cut=SEISMIC_QUERY_CUT,
-                                  heap_factor=SEISMIC_HEAP_FACTOR)
+        return self._index.search(query["qid"], components, values, k=k, query_cut=query_cut,
+                                  heap_factor=heap_factor)
 
     def hits(self, raw) -> Hits:
         return [(str(doc), float(score)) for _, score, doc in raw]

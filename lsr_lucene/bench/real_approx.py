@@ -101,7 +101,8 @@ def curve_task(paths: dict, orders: dict[str, Path], queries: list[dict], ks: li
             settings.append(({"engine": "seismic", "order": "natural", "setting": f"n_postings {n_postings}, "
                               f"query_cut {cut}, heap_factor {heap:g}", "query_cut": cut, "heap_factor": heap,
                               "n_postings": n_postings}, lambda: None,
-                             lambda q, k, e=engine, c=cut, h=heap: _seismic_search(e, q, k, c, h)))
+                             lambda q, k, e=engine, c=cut, h=heap: e.hits(e.search(q, k, query_cut=c,
+                                                                                   heap_factor=h))))
     rows = []
     for k in ks:
         if scorer is None:
@@ -130,14 +131,6 @@ def curve_task(paths: dict, orders: dict[str, Path], queries: list[dict], ks: li
     for engine in engines:
         engine.close()
     return {"rows": rows, "builds": builds}
-
-
-def _seismic_search(engine, query: dict, k: int, cut: int, heap: float) -> list:
-    """Seismic's hits for one query with the given query_cut and heap_factor."""
-    components, values = engine._query(query)
-    found = engine._index.search(query["qid"], components, values, k=k, query_cut=cut,
-                                 heap_factor=heap) if len(components) else []
-    return engine.hits(found)
 
 
 def _setter(searcher, heap_factor: float):

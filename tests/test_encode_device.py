@@ -1,5 +1,8 @@
 """The GPU document path (lsr_lucene.encode.device), run here on CPU: impacts rounded and selected by torch equal
 io.vectors.quantise of the float vectors, byte for byte; several windows in flight change nothing."""
+import json
+
+import numpy as np
 import pytest
 
 from lsr_lucene.encode.device import FastTokenizer
@@ -80,3 +83,27 @@ def test_worker_processes_give_the_same_shards_and_resume(tmp_path):
     assert outputs[2] == outputs[0]
     assert b'"neg_' in b"".join(outputs[2].values())
     assert getattr(sys.modules["__main__"], "__file__", None) == main_file  # shown again after the workers started
+
+
+@pytest.mark.parametrize("vocab", [["a", 'q"uote', "b\\s", "ü😀", "neg_x", "c"],  # keys encoded once per term
+                                   ["a", 'q"uote', "b\\s", "ü😀", "neg_a", "c"]])  # "neg_a" and -a: dicts
+def test_worker_lines_are_json_dumps_of_the_documents(vocab, monkeypatch):
+    """A worker's lines are byte for byte json.dumps of {"id", "contents", "vector"} (the one-process path's)."""
+    from lsr_lucene.encode import host_workers
+
+    monkeypatch.setattr(host_workers, "_STATE", {"vocab": vocab, "keys": host_workers.json_keys(vocab)})
+    ids, texts = ["d1", 'we"ird\\id', "ü"], ["plain", 'quote " \\ \n \t \x01 \u2028 😀', "three"]
+    counts, finite = np.array([3, 2, 1]), np.array([True, True, False])
+    terms, values = np.array([0, 1, 4, 2, 3, 5]), np.array([7, 1, 300, 2, 9, 4])
+    for negative in (None, np.array([True, False, False, True, False, False])):
+        expected = []
+        for row, start in enumerate((0, 3, 5)):
+            pairs = range(start, start + counts[row])
+            vector = {("neg_" if negative is not None and negative[i] else "") + vocab[terms[i]]: int(values[i])
+                      for i in pairs}
+            expected.append((json.dumps({"id": ids[row], "contents": texts[row], "vector": vector},
+                                        ensure_ascii=False) + "\n").encode("utf-8") if finite[row] else None)
+        lines, postings = host_workers.format_lines(ids, texts, counts, terms, values, negative, finite)
+        assert lines == expected
+        assert postings == [len(json.loads(line)["vector"]) if line else 0 for line in expected]
+    assert (host_workers._STATE["keys"] is None) == ("neg_a" in vocab)

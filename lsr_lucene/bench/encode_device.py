@@ -13,8 +13,9 @@ from pathlib import Path
 import torch
 
 from lsr_lucene.errors import Interrupted
-from lsr_lucene.bench.encode_speed import (Rows, batching_check, device_only, end_to_end, hardware, model_only,
-                                           read_passages, stage_table, thread_sweep, vector_differences)
+from lsr_lucene.bench.encode_speed import (Rows, batching_check, device_only, end_to_end, hardware, host_only,
+                                           model_only, read_passages, stage_table, thread_sweep,
+                                           vector_differences)
 
 MAX_LENGTH = 256
 
@@ -39,8 +40,10 @@ def base_size_model(tokenizer_from: str, folder: Path, texts: list[str], terms: 
 
 
 def gpu_stage_seconds(encoder, docs, batch: int, out: Path) -> dict:
-    """One end-to-end run with the wall seconds spent in each stage, summed over the threads that ran it
-    (tokenising, the device work of each batch, the host's share of rounding and selecting, whole windows)."""
+    """One end-to-end run with the wall seconds spent in each stage and where each thread was (``sampler``). With
+    worker processes: the pipeline's own stage clock (``WindowPipeline.seconds``: the device thread's stages, its
+    idle rest, the main process's waits) and the shard writing; with windows in threads: the seconds in the functions
+    that path calls, summed over the threads that ran them."""
     import threading
 
     from lsr_lucene.encode import device as dev
@@ -48,9 +51,16 @@ def gpu_stage_seconds(encoder, docs, batch: int, out: Path) -> dict:
 
     totals: dict[str, float] = {}
     lock = threading.Lock()
-    originals = {"tokenize": (dev.FastTokenizer, "ids"), "batch (device + host selection)": (dev, "quantised_batch"),
-                 "window (all of it)": (vectors, "window_lines"), "pad + copy": (type(encoder), "_pad"),
-                 "transformer": (type(encoder), "_hidden"), "projection + pooling": (type(encoder), "_weights")}
+    pipeline = encoder.window_pipeline()
+    if pipeline is not None:
+        originals = {"main: writing shards": (vectors._OpenShard, "add")}
+        pipeline.seconds.clear()
+    else:
+        originals = {"tokenize": (dev.FastTokenizer, "ids"),
+                     "batch (device + host selection)": (dev, "quantised_batch"),
+                     "window (all of it)": (vectors, "window_lines"), "pad + copy": (type(encoder), "_pad"),
+                     "transformer": (type(encoder), "_hidden"),
+                     "projection + pooling": (type(encoder), "_weights")}
     saved = {name: getattr(owner, attr) for name, (owner, attr) in originals.items()}
 
     def timed(name, function):
@@ -72,6 +82,10 @@ def gpu_stage_seconds(encoder, docs, batch: int, out: Path) -> dict:
         stop.set()
         for name, (owner, attr) in originals.items():
             setattr(owner, attr, saved[name])
+    if pipeline is not None:
+        totals.update(pipeline.seconds)
+        busy = sum(v for k, v in pipeline.seconds.items() if k.startswith("device thread"))
+        totals["device thread: idle (no window ready)"] = totals["wall"] - busy
     result = {k: round(v, 3) for k, v in totals.items()}
     result["samples (thread kind: innermost frame, then the lsr_lucene frame)"] = dict(samples.most_common(45))
     return result
@@ -204,6 +218,12 @@ def _gpu(args, rows: Rows, checks: dict, docs, work: Path) -> None:
         other.close()
     del encoders
     _configure(encoder, workers, depth)
+    seconds, same = host_only(encoder, docs, batch, work / "host-only")
+    checks["host_only_identical_files"] = same
+    rows.add(device="host", hardware=hardware("cpu"), model=args.model, dtype="fp32", kind="host only (device replayed)",
+             batch_size=batch, max_length=MAX_LENGTH, passages=len(docs), seconds=seconds,
+             note=_note(workers, depth) + ", the device's results replayed from a run just before")
+    print(f"host only: {len(docs) / seconds:.0f} passages/s (identical files: {same})", flush=True)
     if args.gpu_stages:
         checks["stages_seconds"] = gpu_stage_seconds(encoder, docs, batch, work / "gpu-stages")
         print("stages (seconds summed over threads):", checks["stages_seconds"], flush=True)

@@ -15,7 +15,7 @@ from typing import Sequence
 
 import torch
 
-from lsr_lucene.encode.host_workers import impact_dicts
+from lsr_lucene.encode.host_workers import encode_fast, impact_dicts
 
 
 class FastTokenizer:
@@ -28,7 +28,7 @@ class FastTokenizer:
         self.core.enable_truncation(int(max_length))
 
     def ids(self, texts: Sequence[str]) -> list[list[int]]:
-        return [encoding.ids for encoding in self.core.encode_batch(list(texts), add_special_tokens=True)]
+        return [encoding.ids for encoding in encode_fast(self.core, list(texts))]
 
 
 def quantised_arrays(encoder, input_ids: torch.Tensor, mask: torch.Tensor, scale: float) -> tuple:

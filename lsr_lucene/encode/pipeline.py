@@ -15,6 +15,8 @@ import contextlib
 import multiprocessing
 import os
 import sys
+import time
+from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
@@ -68,21 +70,33 @@ def _main_hidden():
                 main.__dict__.pop("__spec__", None)
 
 
+def _since(seconds: Counter, stage: str, started: float) -> float:
+    """Add the wall seconds since ``started`` to ``stage``; now."""
+    now = time.perf_counter()
+    seconds[stage] += now - started
+    return now
+
+
 class WindowJob:
     """One window in flight: ``result()`` gives ``io.vectors.window_lines``' rows (line as UTF-8 bytes, None,
     postings) in input order."""
 
-    def __init__(self, device_future: Future, docs: list[tuple[str, str, str]]):
+    def __init__(self, device_future: Future, docs: list[tuple[str, str, str]], seconds: Counter):
         self.device_future = device_future
         self.docs = docs
+        self.seconds = seconds
 
     def result(self) -> list[tuple[bytes, None, int]]:
         lines: list = [None] * len(self.docs)
         postings = [0] * len(self.docs)
-        for rows, task in self.device_future.result():  # per batch: its rows and their formatting task
+        started = time.perf_counter()
+        batches = self.device_future.result()  # per batch: its rows and their formatting task
+        started = _since(self.seconds, "main: waiting for the device thread", started)
+        for rows, task in batches:
             batch_lines, batch_postings = task.get()
             for row, line, count in zip(rows, batch_lines, batch_postings):
                 lines[row], postings[row] = line, count
+        _since(self.seconds, "main: waiting for lines", started)
         for (doc_id, _, origin), line in zip(self.docs, lines):
             if line is None:
                 raise InputError(f"{origin}: document {doc_id!r}: a weight is not a finite number")
@@ -94,13 +108,16 @@ class WindowJob:
 
 
 class WindowPipeline:
-    """Worker processes for tokens and lines, one thread for the device; several windows in flight (``depth``)."""
+    """Worker processes for tokens and lines, one thread for the device; several windows in flight (``depth``).
+    ``seconds``: wall seconds per stage of the device thread and of the main process's waits, summed since it was
+    last cleared (the device check's stage table: which side waits on which)."""
 
     depth = 4
 
     def __init__(self, encoder, workers: int):
         self.encoder = encoder
         self.workers = int(workers)
+        self.seconds: Counter = Counter()
         methods = multiprocessing.get_all_start_methods()
         # never fork (the parent holds CUDA and threads); the workers import only encode.host_workers
         context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
@@ -115,15 +132,18 @@ class WindowPipeline:
         texts = [text for _, text, _ in docs]
         tokens = [self.pool.apply_async(host_workers.tokenize, (texts[start:start + CHUNK],))
                   for start in range(0, len(texts), CHUNK)]
-        return WindowJob(self.device_thread.submit(self._encode, docs, texts, tokens, scale, batch_size), docs)
+        return WindowJob(self.device_thread.submit(self._encode, docs, texts, tokens, scale, batch_size), docs,
+                         self.seconds)
 
     def _encode(self, docs, texts, tokens, scale: float, batch_size: int) -> list:
         """In the device thread: the window's batches, each handed to a worker for formatting as soon as it is back
         from the device; returns (rows, formatting task) per batch."""
         from lsr_lucene.encode.device import quantised_arrays
 
-        encoder = self.encoder
+        encoder, seconds = self.encoder, self.seconds
+        started = time.perf_counter()
         parts = [task.get() for task in tokens]
+        started = _since(seconds, "device thread: waiting for tokens", started)
         lengths = np.concatenate([p[0] for p in parts]).astype(np.int64)
         flat = np.concatenate([p[1] for p in parts]).astype(np.int64)
         starts = _offsets(lengths)
@@ -141,11 +161,14 @@ class WindowPipeline:
                     mask = np.arange(width)[None, :] < lengths[index][:, None]
                     input_ids[mask] = flat[_gather(starts[index], lengths[index])]
                     input_ids, mask = encoder._to_device(input_ids, mask.astype(np.int64))
+                    started = _since(seconds, "device thread: padding, copying in", started)
                     counts, terms, values, negative, finite = quantised_arrays(encoder, input_ids, mask, scale)
+                    started = _since(seconds, "device thread: model, pooling, selection, copying back", started)
                     task = self.pool.apply_async(host_workers.format_lines, (
                         [docs[r][0] for r in rows], [texts[r] for r in rows], counts, terms, values, negative,
                         finite))
                     out.append((rows, task))
+                    started = _since(seconds, "device thread: handing lines to a worker", started)
         finally:
             if cpu:
                 torch.set_num_threads(previous)

@@ -178,15 +178,39 @@ def open_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
             yield line_no, obj
 
 
+class AtomicFile:
+    """A file written piece by piece under a temporary name beside ``path``: ``commit`` renames it to ``path``
+    (readers never see half a file), ``discard`` removes it. Binary: write UTF-8 bytes."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        handle, self.tmp = tempfile.mkstemp(prefix=temporary_prefix(self.path), dir=self.path.parent)
+        self.handle = os.fdopen(handle, "wb")
+
+    def write(self, data: bytes) -> None:
+        self.handle.write(data)
+
+    def commit(self) -> None:
+        self.handle.close()
+        os.chmod(self.tmp, 0o666 & ~_UMASK)
+        os.replace(self.tmp, self.path)
+
+    def discard(self) -> None:
+        self.handle.close()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.tmp)
+
+
 def write_text_atomic(path: str | Path, text: str | bytes) -> None:
     """Write a small text file (str, or bytes already UTF-8) through a temporary name and rename it (readers never
     see half a file)."""
-    path = Path(path)
-    handle, name = tempfile.mkstemp(prefix=temporary_prefix(path), dir=path.parent)
-    with (os.fdopen(handle, "wb") if isinstance(text, bytes) else os.fdopen(handle, "w", encoding="utf-8")) as out:
-        out.write(text)
-    os.chmod(name, 0o666 & ~_UMASK)
-    os.replace(name, path)
+    out = AtomicFile(path)
+    try:
+        out.write(text if isinstance(text, bytes) else text.encode("utf-8"))
+    except BaseException:
+        out.discard()
+        raise
+    out.commit()
 
 
 def update_json(path: str | Path, change: Callable[[dict], dict]) -> dict:

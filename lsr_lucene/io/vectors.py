@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from lsr_lucene.errors import InputError, Interrupted
-from lsr_lucene.io.output import write_text_atomic
+from lsr_lucene.io.output import AtomicFile, write_text_atomic
 
 DEFAULT_SCALE = 100
 DEFAULT_SHARD_SIZE = 10_000
@@ -210,18 +210,47 @@ class _Partial:
     def save(self) -> None:
         write_text_atomic(self.dir / PROGRESS, json.dumps({"settings": self.settings, "shards": self.shards}))
 
-    def add_shard(self, lines: list[str] | list[bytes], position_lines: list[str] | None, info: dict) -> None:
-        """Write one complete shard (lines as str, or as UTF-8 bytes from encode.pipeline) and record it."""
-        number = len(self.shards)
-        name = SHARD_PATTERN.format(number)
-        write_text_atomic(self.dir / name, (b"" if lines and isinstance(lines[0], bytes) else "").join(lines))
-        info = {"file": name, **info}
-        if position_lines is not None:
-            pos_name = POSITIONS_PATTERN.format(number)
-            write_text_atomic(self.dir / pos_name, "".join(position_lines))
-            info["positions"] = pos_name
-        self.shards.append(info)
+    def add_shard(self, shard: "_OpenShard", info: dict) -> None:
+        """Put one complete shard in place and record it."""
+        self.shards.append(shard.commit(info))
         self.save()
+
+
+class _OpenShard:
+    """The shard being written: rows appended as windows come back and renamed into place when complete, so a shard
+    is never held whole in memory and writing it overlaps encoding."""
+
+    def __init__(self, folder: Path, number: int, positions: bool):
+        self.name = SHARD_PATTERN.format(number)
+        self.lines = AtomicFile(folder / self.name)
+        self.positions_name = POSITIONS_PATTERN.format(number) if positions else None
+        self.positions = AtomicFile(folder / self.positions_name) if positions else None
+        self.documents = self.empty_vectors = self.postings = 0
+
+    def add(self, rows: list[tuple[str | bytes, str | None, int]]) -> None:
+        """Append ``window_lines`` rows: (line as str, or UTF-8 bytes from encode.pipeline; position line; postings)."""
+        lines = [row[0] for row in rows]
+        self.lines.write(b"".join(lines) if lines and isinstance(lines[0], bytes) else "".join(lines).encode("utf-8"))
+        if self.positions is not None:
+            self.positions.write("".join(row[1] for row in rows).encode("utf-8"))
+        self.documents += len(rows)
+        self.empty_vectors += sum(1 for row in rows if row[2] == 0)
+        self.postings += sum(row[2] for row in rows)
+
+    def commit(self, info: dict) -> dict:
+        """Rename the files into place; the shard's progress record."""
+        self.lines.commit()
+        record = {"file": self.name, "documents": self.documents, **info, "empty_vectors": self.empty_vectors,
+                  "postings": self.postings}
+        if self.positions is not None:
+            self.positions.commit()
+            record["positions"] = self.positions_name
+        return record
+
+    def discard(self) -> None:
+        self.lines.discard()
+        if self.positions is not None:
+            self.positions.discard()
 
 
 def _adopt_resumed_dtype(final: Path, encoder) -> None:
@@ -372,7 +401,7 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
         with_positions = positions is not None
         pending: list[tuple[str, str, str]] = []  # the window being filled: (id, text, origin)
         context = 0  # documents at the head of ``pending`` already in complete shards (encoded, not written)
-        ready: list[tuple[str, str | None, int]] = []  # encoded documents of the shards not yet written, in order
+        shard: list[_OpenShard] = []  # the shard being written, once its first document is back
         rows_of: dict[int, list[int]] = {}  # shard number -> [input rows consumed, empty ones skipped]
         consumed = nonempty = 0
         # windows in flight: a GPU encoder tokenises, computes and formats several windows at once, so the device
@@ -391,10 +420,16 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
         def collect(entry) -> None:
             result, skip, size, fed = entry  # fed: documents the encoder's per-batch bar has counted already
             rows = result if isinstance(result, list) else result.result()
-            ready.extend(rows[skip:])
+            start = skip
+            while start < len(rows):  # into the open shard, up to its size; a full shard is put in place
+                if not shard:
+                    shard.append(_OpenShard(partial.dir, len(partial.shards), with_positions))
+                end = min(len(rows), start + shard_size - shard[0].documents)
+                shard[0].add(rows[start:end])
+                start = end
+                if shard[0].documents == shard_size:
+                    finish_shard()
             progress.update(max(0, size - skip - fed))
-            while len(ready) >= shard_size:
-                write_shard(shard_size)
 
         def encode_window_now() -> None:
             nonlocal context
@@ -417,14 +452,9 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
             while len(in_flight) >= depth:
                 collect(in_flight.popleft())
 
-        def write_shard(count: int) -> None:
-            number = len(partial.shards)
-            rows, ready[:] = ready[:count], ready[count:]
-            consumed_rows, skipped = rows_of.pop(number, [0, 0])
-            partial.add_shard([r[0] for r in rows], [r[1] for r in rows] if with_positions else None,
-                              {"documents": len(rows), "consumed": consumed_rows, "skipped_empty": skipped,
-                               "empty_vectors": sum(1 for r in rows if r[2] == 0),
-                               "postings": sum(r[2] for r in rows)})
+        def finish_shard() -> None:
+            consumed_rows, skipped = rows_of.pop(len(partial.shards), [0, 0])
+            partial.add_shard(shard.pop(), {"consumed": consumed_rows, "skipped_empty": skipped})
 
         try:
             for index, doc in enumerate(docs):
@@ -463,8 +493,8 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
             encode_window_now()
             while in_flight:
                 collect(in_flight.popleft())
-            while ready:
-                write_shard(min(shard_size, len(ready)))
+            if shard:
+                finish_shard()
             for counts in rows_of.values():  # empty documents after the last shard's: counted in that shard
                 if partial.shards:
                     partial.shards[-1]["consumed"] += counts[0]
@@ -483,6 +513,8 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
                 remove_path(partial.dir)
             raise
         finally:
+            for unfinished in shard:  # an interrupted run's incomplete shard: encoded again on resuming
+                unfinished.discard()
             if engine is not None:  # an interrupted run's windows: drop what has not started
                 for entry in in_flight:
                     entry[0].cancel()

@@ -13,9 +13,9 @@ from pathlib import Path
 import torch
 
 from lsr_lucene.errors import Interrupted
-from lsr_lucene.bench.encode_speed import (Rows, batching_check, device_only, end_to_end, hardware, host_only,
-                                           model_only, read_passages, stage_table, thread_sweep,
-                                           vector_differences)
+from lsr_lucene.bench.encode_host import host_only
+from lsr_lucene.bench.encode_speed import (Rows, batching_check, device_only, end_to_end, hardware, model_only,
+                                           read_passages, stage_table, thread_sweep, vector_differences)
 
 MAX_LENGTH = 256
 
@@ -218,11 +218,11 @@ def _gpu(args, rows: Rows, checks: dict, docs, work: Path) -> None:
         other.close()
     del encoders
     _configure(encoder, workers, depth)
-    seconds, same = host_only(encoder, docs, batch, work / "host-only")
+    seconds, same = host_only(encoder, docs, batch, work / "host-only", repeats=args.repeats)
     checks["host_only_identical_files"] = same
     rows.add(device="host", hardware=hardware("cpu"), model=args.model, dtype="fp32", kind="host only (device replayed)",
              batch_size=batch, max_length=MAX_LENGTH, passages=len(docs), seconds=seconds,
-             note=_note(workers, depth) + ", the device's results replayed from a run just before")
+             note=_note(workers, depth) + f", the device's results replayed from a run just before, best of {args.repeats}")
     print(f"host only: {len(docs) / seconds:.0f} passages/s (identical files: {same})", flush=True)
     if args.gpu_stages:
         checks["stages_seconds"] = gpu_stage_seconds(encoder, docs, batch, work / "gpu-stages")

@@ -118,33 +118,6 @@ def model_only(encoder, batch_size: int, length: int, repeats: int, naive: bool)
         torch.set_num_threads(previous)
 
 
-def host_only(encoder, docs, batch_size: int, out: Path) -> tuple[float, bool]:
-    """Seconds of ``end_to_end`` with the device's results replayed from a first run (``encode.device.
-    quantised_arrays`` returns the recorded arrays at once): the host's share alone (tokenising, padding, formatting,
-    writing), so the rate the host could feed a device of any speed; and whether the replayed run wrote the first
-    run's files byte for byte (it must)."""
-    from lsr_lucene.encode import device as dev
-
-    real, recorded = dev.quantised_arrays, []
-
-    def record(*args):
-        recorded.append(real(*args))
-        return recorded[-1]
-
-    try:
-        dev.quantised_arrays = record
-        end_to_end(encoder, docs, batch_size, out / "recorded")
-        replay = iter(recorded)
-        dev.quantised_arrays = lambda *args: next(replay)
-        seconds = end_to_end(encoder, docs, batch_size, out / "replayed")
-    finally:
-        dev.quantised_arrays = real
-    names = sorted(p.name for p in (out / "recorded").glob("part-*.jsonl"))
-    same = names == sorted(p.name for p in (out / "replayed").glob("part-*.jsonl")) and all(
-        (out / "recorded" / n).read_bytes() == (out / "replayed" / n).read_bytes() for n in names)
-    return seconds, same
-
-
 def device_only(encoder, docs, batch_size: int, scale: float = 100) -> float:
     """Seconds of the device's part alone on ``docs``: their length-sorted batches (the windows of ``write_vectors``)
     tokenised and padded beforehand, then copied to the device, encoded, pooled, rounded and selected, the nonzero

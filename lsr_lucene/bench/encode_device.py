@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 
 from lsr_lucene.errors import Interrupted
-from lsr_lucene.bench.encode_host import host_only
+from lsr_lucene.bench.encode_host import host_only, same_files
 from lsr_lucene.bench.encode_speed import (Rows, batching_check, device_only, end_to_end, hardware, model_only,
                                            read_passages, stage_table, thread_sweep, vector_differences)
 
@@ -139,13 +139,6 @@ def _note(workers: int, depth: int) -> str:
             f"one process, {depth} window threads")
 
 
-def _same_files(a: Path, b: Path) -> bool:
-    """Whether two vector directories hold byte-identical shards."""
-    names = sorted(p.name for p in a.glob("part-*.jsonl"))
-    return names == sorted(p.name for p in b.glob("part-*.jsonl")) and all(
-        (a / n).read_bytes() == (b / n).read_bytes() for n in names)
-
-
 def _device_rows(rows: Rows, encoder, model: str, kind: str, name: str, docs, batch: int, repeats: int) -> None:
     """Model-only rates: on random ids at full length (ours, naive), and the device part alone on ``docs``."""
     dtype = encoder.dtype
@@ -209,7 +202,7 @@ def _gpu(args, rows: Rows, checks: dict, docs, work: Path) -> None:
     workers, depth = min(process_variants, key=lambda v: best_of[v])
     checks["best_pipeline"] = {"host_workers": workers, "depth": depth}
     if (0, 3) in best_of and workers:
-        checks["processes_vs_threads_identical_files"] = _same_files(work / "gpu-fp32-w0-d3",
+        checks["processes_vs_threads_identical_files"] = same_files(work / "gpu-fp32-w0-d3",
                                                                      work / f"gpu-fp32-w{workers}-d{depth}")
         print("worker processes give the same files as threads:", checks["processes_vs_threads_identical_files"],
               flush=True)

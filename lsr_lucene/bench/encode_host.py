@@ -22,6 +22,8 @@ import torch
 
 
 def _end_to_end(encoder, docs, batch_size: int, out: Path) -> float:
+    """Seconds of ``write_vectors`` with the ``encode`` verb's shard size (``bench.encode_speed.end_to_end`` writes
+    one shard, which older checkouts write only at the end: not the comparison wanted here)."""
     from lsr_lucene.io.vectors import write_vectors
 
     shutil.rmtree(out, ignore_errors=True)
@@ -30,7 +32,8 @@ def _end_to_end(encoder, docs, batch_size: int, out: Path) -> float:
     return time.perf_counter() - started
 
 
-def _same_files(a: Path, b: Path) -> bool:
+def same_files(a: Path, b: Path) -> bool:
+    """Whether two vector directories hold byte-identical shards."""
     names = sorted(p.name for p in a.glob("part-*.jsonl"))
     return names == sorted(p.name for p in b.glob("part-*.jsonl")) and all(
         (a / n).read_bytes() == (b / n).read_bytes() for n in names)
@@ -61,7 +64,7 @@ def host_only(encoder, docs, batch_size: int, out: Path, repeats: int = 1, keep:
             replay = iter(recorded)
             device.quantised_arrays = lambda *args: next(replay)
             best = min(best, _end_to_end(encoder, docs, batch_size, out / "replayed"))
-            same = same and _same_files(reference, out / "replayed")
+            same = same and same_files(reference, out / "replayed")
     finally:
         device.quantised_arrays = real
     return best, same

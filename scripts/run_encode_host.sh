@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Issue 41: the host's share of GPU encoding (tokenising, padding, JSON lines, shards; the device's results replayed,
-# lsr_lucene/bench/encode_host.py), this checkout against BASE, interleaved round by round on this machine.
+# lsr_lucene/bench/encode_host.py), this checkout against BASE, interleaved round by round on this machine. BASE is
+# checked out under work/ with this checkout's two bench files copied in (the same measurement for both).
 # Writes runs/encode/host_only.{csv,md}. Environment: BASE (default 3e7be07, before this work's host changes),
 # PASSAGES (10000, the first of the seeded wiki2015 order, scripts/prepare_device_encode.sh), WORKERS (2), ROUNDS (3),
 # REPEATS (3 replayed runs per round, best kept).
@@ -15,12 +16,13 @@ if [ ! -d "$checkout" ] || [ "$(git -C "$checkout" rev-parse HEAD)" != "$(git re
   rm -rf "$checkout"; git worktree prune
   git worktree add --detach "$checkout" "$base" >/dev/null
 fi
+cp lsr_lucene/bench/encode_host.py lsr_lucene/bench/encode_host_cli.py "$checkout/lsr_lucene/bench/"
 out=runs/encode/host_only.csv
 rm -f "$out"
 for round in $(seq "${ROUNDS:-3}"); do
   for tree in "$checkout" "$here"; do
     label=$(git -C "$tree" rev-parse --short HEAD)$([ "$tree" = "$here" ] && [ -n "$(git status --porcelain lsr_lucene)" ] && echo "+changes" || true)
-    PYTHONPATH=$tree python lsr_lucene/bench/encode_host.py --corpus "$corpus" --passages "${PASSAGES:-10000}" \
+    PYTHONPATH=$tree python -m lsr_lucene.bench.encode_host_cli --corpus "$corpus" --passages "${PASSAGES:-10000}" \
       --workers "${WORKERS:-2}" --repeats "${REPEATS:-3}" --label "$label" --csv "$out" 2> >(grep -v "docs/s" >&2)
   done
 done
@@ -33,7 +35,7 @@ rates = defaultdict(list)
 for r in rows:
     rates[r["label"]].append(float(r["passages_per_s"]))
 first = rows[0]
-lines = [f"Host share of GPU encoding, device results replayed (bench/encode_host.py): {first['passages']} wiki2015 "
+lines = [f"Host share of GPU encoding, device results replayed (bench.encode_host): {first['passages']} wiki2015 "
          f"passages, splade-tiny, batch {first['batch_size']}, {first['workers']} worker processes, CPU "
          f"{first['cpu_capability']} ({first['cores']} cores); rounds interleaved, best of the replayed runs per round.",
          "", "| code | passages/s per round | best | files identical to the recording |", "|---|---|---:|---|"]

@@ -22,8 +22,10 @@ rm -f "$out"
 for round in $(seq "${ROUNDS:-3}"); do
   for tree in "$checkout" "$here"; do
     label=$(git -C "$tree" rev-parse --short HEAD)$([ "$tree" = "$here" ] && [ -n "$(git status --porcelain lsr_lucene)" ] && echo "+changes" || true)
-    PYTHONPATH=$tree python -m lsr_lucene.bench.encode_host_cli --corpus "$corpus" --passages "${PASSAGES:-10000}" \
-      --workers "${WORKERS:-2}" --repeats "${REPEATS:-3}" --label "$label" --csv "$out" 2> >(grep -v "docs/s" >&2)
+    # from the tree's own folder: `python -m` puts the current folder first on the path
+    (cd "$tree" && PYTHONPATH=$tree python -m lsr_lucene.bench.encode_host_cli --corpus "$here/$corpus" \
+      --passages "${PASSAGES:-10000}" --workers "${WORKERS:-2}" --repeats "${REPEATS:-3}" --label "$label" \
+      --csv "$here/$out" --work "$here/work/encode-host") 2> >(grep -v "docs/s" >&2)
   done
 done
 python - "$out" <<'PY'
@@ -38,10 +40,12 @@ first = rows[0]
 lines = [f"Host share of GPU encoding, device results replayed (bench.encode_host): {first['passages']} wiki2015 "
          f"passages, splade-tiny, batch {first['batch_size']}, {first['workers']} worker processes, CPU "
          f"{first['cpu_capability']} ({first['cores']} cores); rounds interleaved, best of the replayed runs per round.",
-         "", "| code | passages/s per round | best | files identical to the recording |", "|---|---|---:|---|"]
+         "", "| code | package | passages/s per round | best | files identical to the recording |", "|---|---|---|---:|---|"]
 for label, values in rates.items():
     same = all(r["identical_files"] == "True" for r in rows if r["label"] == label)
-    lines.append(f"| {label} | {', '.join(f'{v:,.0f}' for v in values)} | {max(values):,.0f} | {same} |")
+    package = {r["package"] for r in rows if r["label"] == label}
+    lines.append(f"| {label} | {', '.join(sorted(package))} | {', '.join(f'{v:,.0f}' for v in values)} | "
+                 f"{max(values):,.0f} | {same} |")
 labels = list(rates)
 if len(labels) == 2:
     lines += ["", f"best {labels[1]} / best {labels[0]}: {max(rates[labels[1]]) / max(rates[labels[0]]):.2f}"]

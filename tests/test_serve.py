@@ -271,7 +271,8 @@ def test_startup_errors_are_one_line(tmp_path, served):
 def test_heap_factor_server_default_and_per_request(zipf, tmp_path):
     """``serve --heap-factor 0.5`` on an index where 0.5 prunes: vector queries keep the heap factor's promise
     (exact scores, every document above the exact k-th score / 0.5) and miss some of the exact top k; a request's
-    ``heap_factor`` 1 is the exact top k, also in a batch and while 0.5 requests run beside it on the shared searcher."""
+    ``heap_factor`` 1 is the exact top k, also in a batch and while 0.5 requests run beside it on the shared
+    searcher."""
     proc = spawn_server(zipf.plain, tmp_path / "server.err", "--name", "zipf", "--heap-factor", "0.5")
     try:
         api = wait_ready(proc, tmp_path / "server.err") + "/v1/zipf"

@@ -63,9 +63,9 @@ class ImpactIndex:
         return self._composers[key]
 
     def retriever(self, num_results: int = DEFAULT_NUM_RESULTS, encoder: Any = None, approximate: int = 0,
-                  query_cut: int = 10) -> "ImpactRetriever":
+                  query_cut: int = 10, heap_factor: float = 1.0) -> "ImpactRetriever":
         """Query frame (``qid, query`` or ``qid, query_toks``) → result frame of the top ``num_results``."""
-        return ImpactRetriever(self, num_results, encoder, approximate, query_cut)
+        return ImpactRetriever(self, num_results, encoder, approximate, query_cut, heap_factor=heap_factor)
 
     def query_encoder(self, encoder: Any = None) -> "ImpactQueryEncoder":
         """Adds ``query_toks`` ({term: quantised weight}, as ``lsr-lucene encode --topics`` writes them)."""
@@ -114,10 +114,14 @@ def _query_vectors(inp: pd.DataFrame) -> list[dict[str, float]]:
 
 
 class ImpactRetriever(pt.Transformer):
-    """Learned sparse retrieval on an impact index: the hits of ``lsr-lucene search`` as a PyTerrier result frame."""
+    """Learned sparse retrieval on an impact index: the hits of ``lsr-lucene search`` as a PyTerrier result frame.
+    ``heap_factor`` H < 1: approximate block-max search (``lsr-lucene search --heap-factor H``), passed with each
+    search, so retrievers of several heap factors share the index's searcher."""
 
     def __init__(self, index: ImpactIndex | str | Path, num_results: int = DEFAULT_NUM_RESULTS, encoder: Any = None,
-                 approximate: int = 0, query_cut: int = 10, threads: int | None = None):
+                 approximate: int = 0, query_cut: int = 10, threads: int | None = None, heap_factor: float = 1.0):
+        from lsr_lucene.search.spec_searcher import check_heap_factor
+
         self.index = _index(index)
         self.num_results = int(num_results)
         if self.num_results <= 0:
@@ -126,6 +130,7 @@ class ImpactRetriever(pt.Transformer):
         self.approximate = int(approximate)
         self.query_cut = int(query_cut)
         self.threads = int(threads or self.index.threads)
+        self.heap_factor = check_heap_factor(heap_factor)
 
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
         _refuse_results(inp, "ImpactRetriever")
@@ -136,7 +141,7 @@ class ImpactRetriever(pt.Transformer):
         searcher = self.index.searcher(self.encoder)
         keys = [str(i) for i in range(len(inp))]  # row numbers: any qid, duplicates too
         options = dict(k=self.num_results, threads=self.threads, approximate=self.approximate,
-                       query_cut=self.query_cut)
+                       query_cut=self.query_cut, heap_factor=self.heap_factor)
         if v.mode == "vectors":
             specs = [{"qid": key, "terms": vec} for key, vec in zip(keys, _query_vectors(inp))]
             found = searcher.batch_search_specs(specs, **options)
@@ -148,10 +153,12 @@ class ImpactRetriever(pt.Transformer):
         """``retriever % k``: the same retriever with ``num_results=k`` (when smaller)."""
         if k >= self.num_results:
             return self
-        return ImpactRetriever(self.index, k, self.encoder, self.approximate, self.query_cut, self.threads)
+        return ImpactRetriever(self.index, k, self.encoder, self.approximate, self.query_cut, self.threads,
+                               self.heap_factor)
 
     def __repr__(self) -> str:
-        return f"ImpactRetriever({self.index.path!r}, num_results={self.num_results})"
+        heap = f", heap_factor={self.heap_factor:g}" if self.heap_factor != 1 else ""
+        return f"ImpactRetriever({self.index.path!r}, num_results={self.num_results}{heap})"
 
 
 class ImpactQueryEncoder(pt.Transformer):

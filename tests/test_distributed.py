@@ -22,6 +22,8 @@ os.environ.setdefault("RAY_DISABLE_FAILURE_SIGNAL_HANDLER", "1")
 ray = pytest.importorskip("ray")
 
 from lsr_lucene.cli import main as cli  # noqa: E402
+from lsr_lucene.errors import InputError  # noqa: E402
+from lsr_lucene.io.runs import read_hits  # noqa: E402
 from lsr_lucene.distributed.encode import (ShardPlan, distributed_encode, plan_shards, windows,  # noqa: E402
                                            with_context)
 from lsr_lucene.distributed.search import DistributedSearcher, distributed_search, first_stage, merge_hits  # noqa: E402,E501
@@ -235,6 +237,42 @@ def test_approximate_search_on_sidecars_that_keep_everything_is_exact(single, di
                 str(single / "queries.jsonl"), "--output", str(tmp_path / "approx.run"), "--hits", "10",
                 "--approximate", "20", "--query-cut", "0"]) == 0
     assert (tmp_path / "approx.run").read_bytes() == (tmp_path / "single.run").read_bytes()
+
+
+def test_heap_factor_reaches_every_shard(zipf, local_ray, tmp_path, capsys):
+    """``distributed search --heap-factor 0.5`` over two shards of the synthetic collection (two windows of docids
+    each, where 0.5 prunes): the merged hits keep the heap factor's promise and miss some of the exact top k; 1 is
+    the exact top k; a bad value is one error line before any cluster starts."""
+    lines = (zipf.vectors / "part-00000.jsonl").read_text().splitlines(keepends=True)
+    vectors = tmp_path / "vectors"
+    vectors.mkdir()
+    half = len(lines) // 2
+    (vectors / "part-00000.jsonl").write_text("".join(lines[:half]))
+    (vectors / "part-00001.jsonl").write_text("".join(lines[half:]))
+    index = tmp_path / "index"
+    assert cli(["distributed", "index", "--input", str(vectors), "--index", str(index), "--num-workers", "2"]) == 0
+    specs = zipf.queries(20, 5)
+    missed = 0
+    for h in (0.5, 1.0):
+        with DistributedSearcher(index, heap_factor=h) as searcher:
+            for k in (10, 100):
+                for spec, ranked in zip(specs, searcher.search(specs, k)):
+                    missed += zipf.check_heap_factor([(d, e) for d, _, e in ranked], spec["terms"], k, h)
+    assert missed > 0  # 0.5 reached the shards' searchers
+    (tmp_path / "q.jsonl").write_text("".join(json.dumps({"id": s["qid"], "vector": s["terms"]}) + "\n"
+                                              for s in specs))
+    base = ["distributed", "search", "--index", str(index), "--query-vectors", str(tmp_path / "q.jsonl"),
+            "--hits", "10", "--output"]
+    assert cli([*base, str(tmp_path / "h.run"), "--heap-factor", "0.5"]) == 0
+    run = read_hits(tmp_path / "h.run")
+    assert sum(zipf.check_heap_factor(run[s["qid"]], s["terms"], 10, 0.5) for s in specs) > 0
+    capsys.readouterr()
+    for bad in ("0", "1.5", "x"):
+        assert cli([*base, str(tmp_path / "bad.run"), "--heap-factor", bad]) == 2
+        assert f"error: --heap-factor must be a number above 0 and at most 1, got {bad}" in capsys.readouterr().err
+    assert not (tmp_path / "bad.run").exists()
+    with pytest.raises(InputError, match="heap_factor must be"):
+        DistributedSearcher(index, heap_factor=0)
 
 
 def test_search_survives_a_killed_searcher_actor(single, searcher, tmp_path):

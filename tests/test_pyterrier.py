@@ -63,6 +63,27 @@ def test_retriever_rows_equal_the_search_run(setup):
     assert list(one["docno"]) == [d for d, _ in setup["search"]["1"]]
 
 
+def test_retriever_heap_factor(setup, zipf):
+    """``retriever(heap_factor=H)`` on the synthetic collection where 0.5 prunes: the rows keep the heap factor's
+    promise and miss some of the exact top k; 1 (and the retriever beside it on the same searcher) is exact; the
+    rank cutoff keeps it; text queries on the demo at 1 are the search run; a bad value is an InputError."""
+    from lsr_lucene.errors import InputError
+    from lsr_lucene.pyterrier import ImpactIndex
+
+    index = ImpactIndex(zipf.plain)
+    specs = zipf.queries(20, 5)
+    frame = pd.DataFrame([{"qid": s["qid"], "query_toks": s["terms"]} for s in specs])
+    approximate, exact = index.retriever(100, heap_factor=0.5), index.retriever(100)
+    got, expected = rows(approximate(frame)), rows(exact(frame))
+    assert sum(zipf.check_heap_factor(got[s["qid"]], s["terms"], 100, 0.5) for s in specs) > 0
+    assert all(zipf.check_heap_factor(expected[s["qid"]], s["terms"], 100, 1) == 0 for s in specs)
+    assert (approximate % 10).compile().heap_factor == 0.5
+    assert rows(setup["index"].retriever(num_results=10, heap_factor=1)(setup["topics"])) == run_rows(setup["search"])
+    for bad in (0, 1.5, "x"):
+        with pytest.raises(InputError, match="heap_factor must be"):
+            index.retriever(heap_factor=bad)
+
+
 def test_rank_cutoff_fuses_into_the_retriever(setup):
     ours = setup["index"].retriever()
     fused = (ours % 3).compile()

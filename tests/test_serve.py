@@ -151,6 +151,8 @@ def test_every_query_equals_the_cli_runs(served):
         assert response_rows(vec) == run_rows(runs["vec"], qid), qid
         _, approx = request(f"{api}/search?{query}&approximate={APPROXIMATE}")
         assert response_rows(approx) == run_rows(runs["approx"], qid), qid
+        _, exact = request(f"{api}/search?{query}&heap_factor=1")  # heap factor 1: exact search
+        assert exact == got
         status, composed = request(f"{api}/compose", {"query": text, "hits": HITS, "qid": qid})
         assert status == 200 and response_rows(composed) == run_rows(runs["nl"], qid), qid
     for qid, tree in served["trees"].items():
@@ -213,6 +215,11 @@ BAD_REQUESTS = [
     ("POST", "/search", {"vector": {"tea": "x"}}, 400, "vector"),
     ("POST", "/search", {"vector": ["tea"]}, 400, "vector"),
     ("POST", "/search", {"qeury": "tea"}, 400, "qeury"),
+    ("GET", "/search?query=tea&heap_factor=0", None, 400, "heap_factor"),
+    ("GET", "/search?query=tea&heap_factor=x", None, 400, "heap_factor"),
+    ("POST", "/search", {"query": "tea", "heap_factor": 1.5}, 400, "heap_factor"),
+    ("POST", "/search", {"vector": {"tea": 1}, "heap_factor": "x"}, 400, "heap_factor"),
+    ("POST", "/batch", {"queries": [{"qid": "a", "query": "tea"}], "heap_factor": 0}, 400, "heap_factor"),
     ("POST", "/compose", {"composition": {"op": "xor", "a": "tea", "b": "milk"}}, 400, "composition"),
     ("POST", "/compose", {"query": "tea without milk", "operation": "nope"}, 400, "operation"),
     ("POST", "/compose", {"hits": 3}, 400, "composition"),
@@ -248,7 +255,8 @@ def test_startup_errors_are_one_line(tmp_path, served):
     cases = [(["--index", str(tmp_path / "missing")], "no such index"),
              (["--index", str(served["index"]), "--port", str(port)], "port in use"),
              (["--index", str(tmp_path)], str(tmp_path)),
-             (["--index", str(served["index"]), "--encoder", "no-such-model-xyz"], "no-such-model-xyz")]
+             (["--index", str(served["index"]), "--encoder", "no-such-model-xyz"], "no-such-model-xyz"),
+             (["--index", str(served["index"]), "--heap-factor", "0"], "--heap-factor must be a number above 0")]
     try:
         for args, words in cases:
             done = subprocess.run(serve_command(*args), capture_output=True, text=True, timeout=STARTUP_S,
@@ -258,6 +266,37 @@ def test_startup_errors_are_one_line(tmp_path, served):
             assert words in lines[0] and not done.stdout
     finally:
         busy.close()
+
+
+def test_heap_factor_server_default_and_per_request(zipf, tmp_path):
+    """``serve --heap-factor 0.5`` on an index where 0.5 prunes: vector queries keep the heap factor's promise
+    (exact scores, every document above the exact k-th score / 0.5) and miss some of the exact top k; a request's
+    ``heap_factor`` 1 is the exact top k, also in a batch and while 0.5 requests run beside it on the shared
+    searcher."""
+    proc = spawn_server(zipf.plain, tmp_path / "server.err", "--name", "zipf", "--heap-factor", "0.5")
+    try:
+        api = wait_ready(proc, tmp_path / "server.err") + "/v1/zipf"
+        specs = zipf.queries(20, 5)
+
+        def one(job):
+            spec, k, h = job
+            body = {"vector": spec["terms"], "hits": k, **({"heap_factor": h} if h != 0.5 else {})}
+            status, got = request(f"{api}/search", body)
+            assert status == 200, got
+            return zipf.check_heap_factor(response_rows(got), spec["terms"], k, h)
+
+        jobs = [(spec, k, h) for spec in specs for k in (10, 100) for h in (0.5, 1)]
+        with ThreadPoolExecutor(8) as pool:
+            missed = sum(pool.map(one, jobs))
+        assert missed > 0  # the server's 0.5 reached the searcher
+        status, got = request(f"{api}/batch", {"queries": [{"qid": s["qid"], "vector": s["terms"]} for s in specs],
+                                               "hits": 10, "heap_factor": 1})
+        assert status == 200
+        for spec, result in zip(specs, got["results"]):
+            assert response_rows(result) == zipf.brute_force(spec["terms"], 10)
+    finally:
+        proc.kill()
+        proc.wait(30)
 
 
 def test_approximate_without_sidecar_is_an_input_error(demo):

@@ -71,6 +71,7 @@ def _search_parser(sub) -> None:
                    help="query quantisation scale (default: the index's)")
     opt.add_batch_size(p, 32, "queries per call to a shard actor")
     opt.add_approximate(p)
+    opt.add_heap_factor(p)
     opt.add_overwrite(p)
     _add_cluster_arguments(p, "searcher actors per shard (replicas sharing the query batches), default 1")
     p.set_defaults(num_workers=1)
@@ -147,7 +148,7 @@ def _run(args: argparse.Namespace, resources: dict) -> str:
     specs = _specs(args, manifest.get("encoder", {}))
     stats = distributed_search(args.index, specs, args.output, hits=args.hits, replicas=args.num_workers,
                                tag=args.run_tag, overwrite=args.overwrite, batch_size=args.batch_size,
-                               approximate=args.approximate, query_cut=args.query_cut)
+                               approximate=args.approximate, query_cut=args.query_cut, heap_factor=args.heap_factor)
     report_unanswered(stats["unanswered"], stats["queries"])
     return (f"wrote {args.output} ({stats['answered']} queries with hits; {stats['shards']} shards, "
             f"{stats['qps']} queries/s)")

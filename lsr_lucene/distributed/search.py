@@ -44,10 +44,10 @@ Hit = tuple[str, str, float]  # (docid, score as the run file writes it, exact s
 class ShardSearcher:
     """Ray actor: one shard's index open in this process's JVM; searches and rescores batches of specs."""
 
-    def __init__(self, index: str):
+    def __init__(self, index: str, heap_factor: float = 1.0):
         from lsr_lucene.search.spec_searcher import SpecSearcher
 
-        self.searcher = SpecSearcher(index)
+        self.searcher = SpecSearcher(index, heap_factor=heap_factor)  # (a restarted actor gets it again)
 
     def search(self, batch: list[tuple[str, int, dict[str, int], int, int]]) -> list[tuple[str, str, str]]:
         """Per (spec JSON, k, collection max impacts of the terms it subtracts, approximate, query cut): its top k,
@@ -100,10 +100,13 @@ def subtracted_terms(spec: dict) -> set[str]:
 class DistributedSearcher:
     """Searcher actors over every shard of a distributed index (``replicas`` per shard), open until ``close``."""
 
-    def __init__(self, index: str | Path, replicas: int = 1, approximate: int = 0, query_cut: int | None = None):
+    def __init__(self, index: str | Path, replicas: int = 1, approximate: int = 0, query_cut: int | None = None,
+                 heap_factor: float = 1.0):
         """``approximate``, ``query_cut``: 0 exact search; N > 0 approximate search on each shard
-        (SpecSearcher.search_hits)."""
-        from lsr_lucene.search.spec_searcher import QUERY_CUT
+        (SpecSearcher.search_hits). ``heap_factor`` H < 1: each shard's searcher prunes against threshold / H
+        (SpecSearcher.heap_factor); the merged run keeps the promise, since the collection's exact k-th score is at
+        least each shard's."""
+        from lsr_lucene.search.spec_searcher import QUERY_CUT, check_heap_factor
 
         import ray
 
@@ -116,12 +119,13 @@ class DistributedSearcher:
         self.replicas = replicas
         self.approximate = int(approximate)
         self.query_cut = QUERY_CUT if query_cut is None else int(query_cut)
+        self.heap_factor = check_heap_factor(heap_factor)  # a bad value fails here, not in every actor
         # no CPU reserved: a searcher waits for queries most of the time, and reserving CPUs would leave a second
         # searcher (another run, a restarted actor) waiting for them forever. A shard's first searcher runs on the
         # node that built its index (while alive); further replicas, and shards of unknown node, are SPREAD
         actor_class = ray.remote(num_cpus=0, max_restarts=RESTARTS, max_task_retries=RESTARTS)(ShardSearcher)
         self.actors = [[actor_class.options(scheduling_strategy=near(shard.get("node"), "SPREAD") if r == 0
-                                            else "SPREAD").remote(path) for r in range(replicas)]
+                                            else "SPREAD").remote(path, self.heap_factor) for r in range(replicas)]
                        for shard, path in zip(manifest["shards"], self.shards)]
         self._max_impacts: dict[str, dict[str, int]] = {}  # field -> the collection's max impact of each term
         try:
@@ -293,11 +297,11 @@ def _ray_get(refs: list):
 def distributed_search(index: str | Path, specs: Sequence[dict], output: str | Path, hits: int = 1000,
                        replicas: int = 1, tag: str = "lsr_lucene", overwrite: bool = False,
                        batch_size: int = QUERY_BATCH, on_batch: Callable[[int, list], None] | None = None,
-                       approximate: int = 0, query_cut: int | None = None) -> dict:
+                       approximate: int = 0, query_cut: int | None = None, heap_factor: float = 1.0) -> dict:
     """Search ``specs`` over every shard of a distributed index and write the merged TREC run (see
     ``DistributedSearcher.search_to_run``); the searcher actors live for this call only."""
     from lsr_lucene.io.output import refuse_existing
 
     refuse_existing(output, overwrite)
-    with DistributedSearcher(index, replicas, approximate, query_cut) as searcher:
+    with DistributedSearcher(index, replicas, approximate, query_cut, heap_factor) as searcher:
         return searcher.search_to_run(specs, output, hits, tag, overwrite, batch_size, on_batch)

@@ -109,7 +109,8 @@ class ImpactSearcher:
         index's top-postings sidecar rescored exactly (each search method also takes it), found with the
         ``query_cut`` query terms of largest weight x max impact (default 10; 0: all). ``heap_factor``: 1 (default)
         exact; H < 1 approximate block-max search of plain queries (``SpecSearcher.heap_factor``; settable later
-        as ``searcher.heap_factor``)."""
+        as ``searcher.heap_factor``; each search method also takes ``heap_factor`` for that search alone, which
+        threads sharing a searcher must use rather than the property)."""
         from lsr_lucene.search.impact import index_settings
         from lsr_lucene.search.spec_searcher import SpecSearcher
 
@@ -175,50 +176,56 @@ class ImpactSearcher:
 
     # ---------------------------------------------------------------------------------------------- text queries
 
-    def search(self, q: str, k: int = 10, approximate: int | None = None,
-               query_cut: int | None = None) -> list[ImpactHit]:
+    def search(self, q: str, k: int = 10, approximate: int | None = None, query_cut: int | None = None,
+               heap_factor: float | None = None) -> list[ImpactHit]:
         """Top-k hits of one text query, best first (no hits when no query term is in the index)."""
+        self._searcher._heap(heap_factor)  # a bad value fails before the query is encoded
         terms = self.encode([q])[0] if q.strip() else {}
-        return self._search_spec({"qid": "q", "terms": terms}, k, approximate, query_cut, encoded=True) if terms else []
+        return self._search_spec({"qid": "q", "terms": terms}, k, approximate, query_cut, heap_factor,
+                                 encoded=True) if terms else []
 
     def batch_search(self, queries: Sequence[str], qids: Sequence[str], k: int = 10, threads: int = 1,
-                     approximate: int | None = None, query_cut: int | None = None) -> dict[str, list[ImpactHit]]:
+                     approximate: int | None = None, query_cut: int | None = None,
+                     heap_factor: float | None = None) -> dict[str, list[ImpactHit]]:
         """Top-k hits of many text queries searched with ``threads`` threads: a dict qid → hits."""
         if len(queries) != len(qids):
             raise InputError(f"{len(queries)} queries but {len(qids)} qids")
         refuse_duplicate_qids([str(q) for q in qids], "qids")
+        self._searcher._heap(heap_factor)  # a bad value fails before the queries are encoded
         vectors = self.encode(list(queries))
         results: dict[str, list[ImpactHit]] = {str(qid): [] for qid in qids}
         specs = [{"qid": str(qid), "terms": vec} for qid, vec in zip(qids, vectors) if vec]
-        results.update(self._batch_search_specs(specs, k, threads, approximate, query_cut, encoded=True))
+        results.update(self._batch_search_specs(specs, k, threads, approximate, query_cut, heap_factor, encoded=True))
         return results
 
     # ---------------------------------------------------------------------------------------------- query specs
 
     def search_spec(self, spec: Mapping | str, k: int = 10, approximate: int | None = None,
-                    query_cut: int | None = None) -> list[ImpactHit]:
+                    query_cut: int | None = None, heap_factor: float | None = None) -> list[ImpactHit]:
         """Top-k hits of one query spec (dict or JSON): signed terms, CPT pairs, windows, composed queries
-        (``approximate``, ``query_cut``: this search's, default the searcher's)."""
-        return self._search_spec(spec, k, approximate, query_cut)
+        (``approximate``, ``query_cut``, ``heap_factor``: this search's, default the searcher's)."""
+        return self._search_spec(spec, k, approximate, query_cut, heap_factor)
 
     def _search_spec(self, spec: Mapping | str, k: int, approximate: int | None, query_cut: int | None,
-                     encoded: bool = False) -> list[ImpactHit]:
+                     heap_factor: float | None = None, encoded: bool = False) -> list[ImpactHit]:
         spec = _parse_spec(spec)
         if not _searchable(spec):
             return []
         self._warn_unknown_terms([spec], encoded)
         depth = self.approximate if approximate is None else approximate
         cut = self.query_cut if query_cut is None else int(query_cut)
-        return [ImpactHit(d, s, n, self._raw) for d, s, n in self._searcher.search_hits(spec, k, depth, cut)]
+        return [ImpactHit(d, s, n, self._raw) for d, s, n in self._searcher.search_hits(spec, k, depth, cut,
+                                                                                         heap_factor)]
 
     def batch_search_specs(self, specs: Sequence[Mapping | str], k: int = 10, threads: int = 1,
-                           approximate: int | None = None,
-                           query_cut: int | None = None) -> dict[str, list[ImpactHit]]:
+                           approximate: int | None = None, query_cut: int | None = None,
+                           heap_factor: float | None = None) -> dict[str, list[ImpactHit]]:
         """Top-k hits of many query specs searched in the JVM with ``threads`` threads: a dict qid → hits."""
-        return self._batch_search_specs(specs, k, threads, approximate, query_cut)
+        return self._batch_search_specs(specs, k, threads, approximate, query_cut, heap_factor)
 
     def _batch_search_specs(self, specs: Sequence[Mapping | str], k: int, threads: int, approximate: int | None,
-                            query_cut: int | None, encoded: bool = False) -> dict[str, list[ImpactHit]]:
+                            query_cut: int | None, heap_factor: float | None = None,
+                            encoded: bool = False) -> dict[str, list[ImpactHit]]:
         parsed = [_parse_spec(s) for s in specs]
         refuse_duplicate_qids([str(s["qid"]) for s in parsed], "query specs")
         results: dict[str, list[ImpactHit]] = {str(s["qid"]): [] for s in parsed}
@@ -230,7 +237,8 @@ class ImpactSearcher:
             run = Path(tmp, "run")
             depth = self.approximate if approximate is None else approximate
             self._searcher.search_to_run(searchable, run, k=k, threads=threads, tag="x", approximate=depth,
-                                         query_cut=self.query_cut if query_cut is None else int(query_cut))
+                                         query_cut=self.query_cut if query_cut is None else int(query_cut),
+                                         heap_factor=heap_factor)
             rows = read_hits(run)
         for qid, hits in rows.items():
             results[qid] = self._hits(hits)

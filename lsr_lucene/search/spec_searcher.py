@@ -21,6 +21,18 @@ _DOCID_ARRAY_BYTES = 1 << 28  # largest numpy copy of the external ids kept for 
 QUERY_CUT = 10  # approximate search's first phase: the query terms of largest weight x max impact it keeps
 
 
+def check_heap_factor(value, name: str = "heap_factor") -> float:
+    """``value`` as a heap factor (a number above 0 and at most 1), else InputError naming ``name``: the one check
+    of every library, server and PyTerrier entry point (the CLI's is cli_options.HEAP_FACTOR, same wording)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = float("nan")
+    if isinstance(value, bool) or not 0 < number <= 1:  # NaN fails too
+        raise InputError(f"{name} must be a number above 0 and at most 1, got {value}")
+    return number
+
+
 class SpecSearcher:
     """Batch searcher over an Anserini impact index (plus positional sidecar when present), by query specs."""
 
@@ -43,18 +55,18 @@ class SpecSearcher:
     def heap_factor(self) -> float:
         """1 (default): exact search. H in (0, 1): plain queries (positive integral weights; others stay exact) prune
         windows and blocks of documents against threshold / H, BMP's and Seismic's approximation: faster, and may
-        miss documents that would only just enter the top k; hits keep their exact scores."""
-        return float(self._java.getHeapFactor())
+        miss documents that would only just enter the top k; hits keep their exact scores. The default of every
+        search; each search method also takes ``heap_factor`` for itself (threads sharing a searcher: pass it)."""
+        return self._heap_factor
 
     @heap_factor.setter
     def heap_factor(self, value: float) -> None:
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            number = float("nan")
-        if not 0 < number <= 1:  # NaN fails too
-            raise InputError(f"heap_factor must be a number above 0 and at most 1, got {value}")
-        self._java.setHeapFactor(number)
+        self._heap_factor = check_heap_factor(value)
+        self._java.setHeapFactor(self._heap_factor)
+
+    def _heap(self, heap_factor: float | None) -> float:
+        """This search's heap factor: ``heap_factor`` checked, or the searcher's when None."""
+        return self._heap_factor if heap_factor is None else check_heap_factor(heap_factor)
 
     @property
     def num_docs(self) -> int:
@@ -71,61 +83,67 @@ class SpecSearcher:
         return bool(self._java.hasTopPostings())
 
     def search_to_run(self, specs: Iterable[Mapping], run_path: str | Path, k: int = 1000, threads: int = 2,
-                      tag: str = "lsr_lucene", approximate: int = 0, query_cut: int = QUERY_CUT) -> int:
+                      tag: str = "lsr_lucene", approximate: int = 0, query_cut: int = QUERY_CUT,
+                      heap_factor: float | None = None) -> int:
         """Search all specs and write a TREC run at ``run_path`` (temp file + rename); returns the query count.
-        ``approximate``, ``query_cut``: as in ``search_hits``."""
+        ``approximate``, ``query_cut``, ``heap_factor``: as in ``search_hits``."""
+        heap = self._heap(heap_factor)
         tag = tag or "lsr_lucene"
         with atomic_output(run_path, overwrite=True) as run_tmp:  # callers refuse an existing run first
             spec_tmp = run_tmp.with_name(f"{run_tmp.name}.specs.jsonl")
             try:
                 write_query_specs(specs, spec_tmp)
                 return self.search_file(spec_tmp, run_tmp, k=k, threads=threads, tag=tag, approximate=approximate,
-                                        query_cut=query_cut)
+                                        query_cut=query_cut, heap_factor=heap)
             finally:
                 spec_tmp.unlink(missing_ok=True)
 
     def search_file(self, specs_jsonl: str | Path, run_path: str | Path, k: int = 1000, threads: int = 2,
-                    tag: str = "lsr_lucene", approximate: int = 0, query_cut: int = QUERY_CUT) -> int:
+                    tag: str = "lsr_lucene", approximate: int = 0, query_cut: int = QUERY_CUT,
+                    heap_factor: float | None = None) -> int:
         """Search a spec JSONL file, writing the run straight to ``run_path`` (no rename); returns the query count."""
         if k <= 0:
             raise InputError(f"k must be positive, got {k}")
         if threads <= 0:
             raise InputError(f"threads must be positive, got {threads}")
         self._check_approximate(approximate, query_cut)
+        heap = self._heap(heap_factor)
         with java_errors():
             return int(self._java.search(str(specs_jsonl), str(run_path), int(k), int(threads), str(tag),
-                                         int(approximate), int(query_cut)))
+                                         int(approximate), int(query_cut), heap))
 
-    def search(self, spec: Mapping, k: int = 10, approximate: int = 0,
-               query_cut: int = QUERY_CUT) -> list[tuple[str, float]]:
+    def search(self, spec: Mapping, k: int = 10, approximate: int = 0, query_cut: int = QUERY_CUT,
+               heap_factor: float | None = None) -> list[tuple[str, float]]:
         """Top-k (docid, score) of one spec, best first; scores as the run file writes them."""
-        names, scores, _ = self._search_arrays(spec, k, approximate, query_cut)
+        names, scores, _ = self._search_arrays(spec, k, approximate, query_cut, heap_factor)
         return list(zip(names, scores))
 
-    def search_hits(self, spec: Mapping, k: int = 10, approximate: int = 0,
-                    query_cut: int = QUERY_CUT) -> list[tuple[str, float, int]]:
+    def search_hits(self, spec: Mapping, k: int = 10, approximate: int = 0, query_cut: int = QUERY_CUT,
+                    heap_factor: float | None = None) -> list[tuple[str, float, int]]:
         """Top-k (docid, score as the run file writes it, Lucene docid) of one spec, best first. A spec of terms
         only crosses to Java as two arrays, other specs as JSON; hits come back as arrays, named here.
         ``approximate``: 0 exact, N > 0 the top max(k, N) documents of the top-postings sidecar, found with the
-        ``query_cut`` terms of largest weight x max impact (0: all; plain queries), scored exactly."""
-        names, scores, docs = self._search_arrays(spec, k, approximate, query_cut)
+        ``query_cut`` terms of largest weight x max impact (0: all; plain queries), scored exactly.
+        ``heap_factor``: this search's (``heap_factor`` property; None: the searcher's)."""
+        names, scores, docs = self._search_arrays(spec, k, approximate, query_cut, heap_factor)
         return list(zip(names, scores, docs.tolist()))
 
-    def _search_arrays(self, spec: Mapping, k: int, approximate: int,
-                       query_cut: int) -> tuple[list[str], list[float], np.ndarray]:
+    def _search_arrays(self, spec: Mapping, k: int, approximate: int, query_cut: int,
+                       heap_factor: float | None = None) -> tuple[list[str], list[float], np.ndarray]:
         """(docids, scores as the run file writes them, Lucene docids) of the top k, best first."""
         validate_spec(spec)
         if k <= 0:
             raise InputError(f"k must be positive, got {k}")
         self._check_approximate(approximate, query_cut)
+        heap = self._heap(heap_factor)
         with java_errors(f"query {spec['qid']}"):
             if spec.keys() <= _TERMS_ONLY:
                 terms = spec["terms"]
                 packed = self._java.searchPacked(None, list(terms), [float(w) for w in terms.values()], int(k),
-                                                 int(approximate), int(query_cut))
+                                                 int(approximate), int(query_cut), heap)
             else:
                 packed = self._java.searchPacked(json.dumps(spec, allow_nan=False), None, None, int(k),
-                                                 int(approximate), int(query_cut))
+                                                 int(approximate), int(query_cut), heap)
         buf = packed.tostring()  # n int32 docids, then n float64 scores (BatchSearcher.searchPacked)
         n = len(buf) // 12
         docs = np.frombuffer(buf, dtype="<i4", count=n)
@@ -176,26 +194,29 @@ class SpecSearcher:
         return self._docids
 
     def search_exact(self, spec: Mapping, k: int = 10, collection_max_impacts: Mapping[str, int] | None = None,
-                     approximate: int = 0, query_cut: int = QUERY_CUT) -> list[tuple[str, str, float]]:
+                     approximate: int = 0, query_cut: int = QUERY_CUT,
+                     heap_factor: float | None = None) -> list[tuple[str, str, float]]:
         """Top-k of one spec, best first, as (docid, score as the run file writes it, exact score): the exact
         scores order hits of several indexes as one index would (lsr_lucene.distributed.search). On one shard
         of a collection, ``collection_max_impacts`` (term -> max impact in the whole collection, for the terms
         the spec subtracts) makes signed scores the same bits as on one index of the collection."""
-        return exact_hits(self.search_columns(spec, k, collection_max_impacts, approximate, query_cut))
+        return exact_hits(self.search_columns(spec, k, collection_max_impacts, approximate, query_cut, heap_factor))
 
     def search_columns(self, spec: Mapping, k: int = 10, collection_max_impacts: Mapping[str, int] | None = None,
-                       approximate: int = 0, query_cut: int = QUERY_CUT) -> tuple[str, str, str]:
+                       approximate: int = 0, query_cut: int = QUERY_CUT,
+                       heap_factor: float | None = None) -> tuple[str, str, str]:
         """``search_exact``'s hits as three newline-separated columns (docids, scores as written, exact scores),
         which cost next to nothing to pass between processes (``exact_hits`` makes them hits)."""
         validate_spec(spec)
         if k <= 0:
             raise InputError(f"k must be positive, got {k}")
         self._check_approximate(approximate, query_cut)
+        heap = self._heap(heap_factor)
         bounds = dict(collection_max_impacts or {})
         with java_errors(f"query {spec['qid']}"):
             return tuple(self._java.searchColumns(json.dumps(spec, allow_nan=False), int(k), list(bounds),
                                                   [int(v) for v in bounds.values()], int(approximate),
-                                                  int(query_cut)))
+                                                  int(query_cut), heap))
 
     def rescore_columns(self, spec: Mapping, docids: Sequence[str], scores: Sequence[float]) -> tuple[str, str, str]:
         """The spec's window scores added to first-stage ``scores`` of ``docids`` (this index's share of a

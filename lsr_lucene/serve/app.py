@@ -17,18 +17,22 @@ from typing import Annotated, Any, Callable, Optional, Union
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, WithJsonSchema
+from pydantic import (AliasChoices, BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr,
+                      WithJsonSchema)
 from starlette.exceptions import HTTPException
 
 from lsr_lucene import __version__
 from lsr_lucene.errors import InputError
-from lsr_lucene.serve.engine import SearchEngine
+from lsr_lucene.serve.engine import SearchEngine, check_heap_factor
 from lsr_lucene.serve.pool import JvmWorkerPool
 
 log = logging.getLogger("lsr_lucene.serve")
 
 Hits = Annotated[StrictInt, Field(gt=0, description="number of hits (default 10)")]
 Count = Annotated[StrictInt, Field(ge=0)]
+HEAP_FACTOR_HELP = ("1 exact; H in (0, 1) approximate block-max search of plain queries, pruning against threshold / H "
+                    "(default: the server's --heap-factor)")
+HeapFactor = Annotated[StrictFloat, Field(description=HEAP_FACTOR_HELP)]  # its range: the searcher's one check
 Qid = Union[StrictStr, StrictInt]
 Vector = Annotated[dict[str, Any], WithJsonSchema({"type": "object", "additionalProperties": {"type": "number"}}),
                    Field(description="{term: weight}, read as a `search --query-vectors` JSONL line")]
@@ -45,6 +49,7 @@ class SearchBody(BaseModel):
     qid: Qid = ""
     approximate: Optional[Count] = Field(None, description="0 exact; N > 0 approximate (top-postings sidecar)")
     query_cut: Optional[Count] = Field(None, description="approximate search: query terms kept (0: all)")
+    heap_factor: Optional[HeapFactor] = None
     doc: StrictBool = Field(False, description="add each hit's stored document")
 
 
@@ -77,6 +82,7 @@ class BatchBody(BaseModel):
     hits: Hits = 10
     approximate: Optional[Count] = None
     query_cut: Optional[Count] = None
+    heap_factor: Optional[HeapFactor] = None
 
 
 class Candidate(BaseModel):
@@ -204,15 +210,16 @@ def create_app(engine: SearchEngine, threads: int = 2) -> FastAPI:
     def response(qid, text, found: list[dict]) -> dict:
         return {"api": "v1", "index": engine.name, "query": {"qid": qid, "text": text}, "candidates": found}
 
-    async def search_one(qid, query, vector, hits, approximate, query_cut, doc) -> dict:
+    async def search_one(qid, query, vector, hits, approximate, query_cut, doc, heap_factor=None) -> dict:
         if query is not None and vector is not None:
             raise InputError("give either query or vector, not both")
         if vector is not None:
-            found = await run(engine.search_vector, vector, hits, approximate, query_cut, doc)
+            found = await run(engine.search_vector, vector, hits, approximate, query_cut, doc, heap_factor)
             return response(qid, None, found)
         if query is None or not query.strip():
             raise InputError("query: missing or empty (give a text query or a vector)")
-        return response(qid, query, await run(engine.search_text, query, hits, approximate, query_cut, doc))
+        return response(qid, query, await run(engine.search_text, query, hits, approximate, query_cut, doc,
+                                              heap_factor))
 
     @app.get("/", summary="Server name, version and documentation")
     async def root() -> dict:
@@ -227,13 +234,16 @@ def create_app(engine: SearchEngine, threads: int = 2) -> FastAPI:
     async def search_get(index: str, query: Annotated[Optional[str], Query(description="query text")] = None,
                          hits: Annotated[int, Query(gt=0)] = 10, qid: str = "",
                          approximate: Annotated[Optional[int], Query(ge=0)] = None,
-                         query_cut: Annotated[Optional[int], Query(ge=0)] = None, doc: bool = False):
-        return await respond(index, lambda: search_one(qid, query, None, hits, approximate, query_cut, doc))
+                         query_cut: Annotated[Optional[int], Query(ge=0)] = None, doc: bool = False,
+                         heap_factor: Annotated[Optional[float], Query(description=HEAP_FACTOR_HELP)] = None):
+        return await respond(index, lambda: search_one(qid, query, None, hits, approximate, query_cut, doc,
+                                                       heap_factor))
 
     @app.post("/v1/{index}/search", response_model=SearchResponse, summary="Search with a text or vector query")
     async def search_post(index: str, body: SearchBody):
         return await respond(index, lambda: search_one(body.qid, body.query, body.vector, body.hits,
-                                                       body.approximate, body.query_cut, body.doc))
+                                                       body.approximate, body.query_cut, body.doc,
+                                                       body.heap_factor))
 
     @app.post("/v1/{index}/compose", response_model=ComposeResponse,
               summary="Search a negation ('tea without caffeine') or a composition tree")
@@ -254,8 +264,9 @@ def create_app(engine: SearchEngine, threads: int = 2) -> FastAPI:
     @app.post("/v1/{index}/batch", response_model=BatchResponse, summary="Search several queries")
     async def batch(index: str, body: BatchBody):
         async def make() -> dict:
-            jobs = [search_one(q.qid, q.query, q.vector, body.hits, body.approximate, body.query_cut, False)
-                    for q in body.queries]
+            check_heap_factor(body.heap_factor)  # one error for the batch, not one per query
+            jobs = [search_one(q.qid, q.query, q.vector, body.hits, body.approximate, body.query_cut, False,
+                               body.heap_factor) for q in body.queries]
             results = await asyncio.gather(*jobs, return_exceptions=True)
             for q, result in zip(body.queries, results):
                 if isinstance(result, InputError):

@@ -1,10 +1,11 @@
 """Serve an impact index over HTTP/JSON (Anserini's REST v1 shape): search, compose, batch, documents.
 
 ``lsr-lucene serve --index DIR [--name NAME] [--host 127.0.0.1] [--port 8081] [--threads N] [--encoder NAME]
-[--approximate N] [--query-cut C]``. The port is taken, then the JVM, searcher and query encoder are loaded, and only
-then is the port served (one process; no worker fork after the JVM starts); one line ``serving NAME (N docs) at
-http://HOST:PORT`` says it is ready. A missing or non-impact index, an unknown encoder or a port in use is one
-``error:`` line and exit status 2. SIGINT / SIGTERM stop it gracefully (uvicorn finishes the requests in flight).
+[--approximate N] [--query-cut C] [--heap-factor H]``. The port is taken, then the JVM, searcher and query encoder
+are loaded, and only then is the port served (one process; no worker fork after the JVM starts); one line
+``serving NAME (N docs) at http://HOST:PORT`` says it is ready. A missing or non-impact index, an unknown encoder or
+a port in use is one ``error:`` line and exit status 2. SIGINT / SIGTERM stop it gracefully (uvicorn finishes the
+requests in flight).
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ def build_parser():
     opt.add_threads(parser, help="search worker threads (each attached to the JVM once)")
     opt.add_encoder(parser, None, "query encoder: registry name, HF id or local folder (default: the index's model)")
     opt.add_approximate(parser)
+    opt.add_heap_factor(parser)  # the default of every text and vector search; a request may give its own
     return parser
 
 
@@ -65,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     sock = bind(args.host, args.port)
     try:
-        engine = SearchEngine(args.index, args.name, args.encoder, args.approximate, args.query_cut)
+        engine = SearchEngine(args.index, args.name, args.encoder, args.approximate, args.query_cut,
+                              heap_factor=args.heap_factor)
     except BaseException:
         sock.close()
         raise

@@ -18,7 +18,11 @@ class SearchEngine:
     """Text, vector and composed searches over one impact index; hits as Anserini v1 ``candidates``."""
 
     def __init__(self, index_dir: str | Path, name: str | None = None, encoder: str | None = None,
-                 approximate: int = 0, query_cut: int | None = None, compose: bool = True):
+                 approximate: int = 0, query_cut: int | None = None, compose: bool = True,
+                 heap_factor: float = 1.0):
+        """``approximate``, ``query_cut``, ``heap_factor``: the server's defaults of every text and vector search
+        (each request may give its own; the searcher is shared by the worker threads, so a request's heap factor
+        is passed with its search, never set on the searcher). Composed searches stay exact."""
         from lsr_lucene.search.impact import index_settings
         from lsr_lucene.search.impact_searcher import ImpactSearcher
 
@@ -27,7 +31,8 @@ class SearchEngine:
             raise InputError(f"{index_dir}: no such index directory")
         self.index_dir = str(index_dir)
         self.name = name or path.resolve().name
-        self.searcher = ImpactSearcher(self.index_dir, encoder=encoder, approximate=approximate, query_cut=query_cut)
+        self.searcher = ImpactSearcher(self.index_dir, encoder=encoder, approximate=approximate, query_cut=query_cut,
+                                       heap_factor=heap_factor)
         settings = index_settings(self.index_dir)
         self.model = str(encoder or settings.get("model") or "splade-tiny")
         self.lock = threading.Lock()  # the query encoder's
@@ -51,20 +56,24 @@ class SearchEngine:
         return max(1, min(int(hits), self.num_docs or 1))
 
     def search_text(self, text: str, hits: int = 10, approximate: int | None = None,
-                    query_cut: int | None = None, doc: bool = False) -> list[dict]:
+                    query_cut: int | None = None, doc: bool = False, heap_factor: float | None = None) -> list[dict]:
         """Candidates of a text query, encoded as ``lsr-lucene search --topics`` encodes it."""
+        check_heap_factor(heap_factor)
         with self.lock:
             terms = self.searcher.encode([text])[0] if text.strip() else {}
         if not terms:
             return []
-        found = self.searcher.search_spec({"qid": "q", "terms": terms}, self._k(hits), approximate, query_cut)
+        found = self.searcher.search_spec({"qid": "q", "terms": terms}, self._k(hits), approximate, query_cut,
+                                          heap_factor)
         return candidates(found, doc)
 
     def search_vector(self, vector: Mapping[str, float], hits: int = 10, approximate: int | None = None,
-                      query_cut: int | None = None, doc: bool = False) -> list[dict]:
+                      query_cut: int | None = None, doc: bool = False, heap_factor: float | None = None) -> list[dict]:
         """Candidates of a {term: weight} query, searched as a ``search --query-vectors`` line is."""
+        check_heap_factor(heap_factor)
         terms = query_vector(vector)
-        found = self.searcher.search_spec({"qid": "q", "terms": terms}, self._k(hits), approximate, query_cut)
+        found = self.searcher.search_spec({"qid": "q", "terms": terms}, self._k(hits), approximate, query_cut,
+                                          heap_factor)
         return candidates(found, doc)
 
     def compose(self, query: str | Mapping, hits: int = 10, options: Mapping[str, Any] | None = None,
@@ -107,6 +116,14 @@ class SearchEngine:
 class ComposedHit(NamedTuple):
     docid: str
     score: float
+
+
+def check_heap_factor(value: Any) -> None:
+    """A request's heap factor (None: the server's) checked before any work, as the searcher checks it."""
+    if value is not None:
+        from lsr_lucene.search.spec_searcher import check_heap_factor as check
+
+        check(value)
 
 
 def query_vector(vector: Any, where: str = "vector") -> dict[str, float]:

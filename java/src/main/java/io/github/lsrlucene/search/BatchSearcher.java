@@ -135,10 +135,14 @@ public final class BatchSearcher implements Closeable {
    * their exact scores.
    */
   public void setHeapFactor(float h) {
+    heapFactor = checkHeapFactor(h);
+  }
+
+  private static float checkHeapFactor(float h) {
     if (!(h > 0f && h <= 1f)) {
       throw new IllegalArgumentException("heap factor must be in (0, 1], got " + h);
     }
-    heapFactor = h;
+    return h;
   }
 
   /** The heap factor of plain queries ({@link #setHeapFactor}). */
@@ -237,6 +241,13 @@ public final class BatchSearcher implements Closeable {
    */
   public Hits search(QuerySpec spec, int k, Map<String, Long> collectionMaxImpacts, int approximate, int queryCut)
       throws IOException {
+    return search(spec, k, collectionMaxImpacts, approximate, queryCut, heapFactor);
+  }
+
+  /** As above with this search's heap factor {@code h}, not the searcher's: threads sharing it may differ. */
+  public Hits search(QuerySpec spec, int k, Map<String, Long> collectionMaxImpacts, int approximate, int queryCut,
+                     float h) throws IOException {
+    checkHeapFactor(h);
     checkSpec(spec);
     if (approximate < 0 || queryCut < 0) {
       throw new IllegalArgumentException("approximate (" + approximate + ") and queryCut (" + queryCut
@@ -258,7 +269,7 @@ public final class BatchSearcher implements Closeable {
       return ranked(docs, scores != null ? scores : ExactScorer.score(reader, spec, docs), k);
     }
     Query direct = collectionMaxImpacts == null && spec.floatSafe
-        ? PlainTerms.query(reader, spec, dense, heapFactor) : null;
+        ? PlainTerms.query(reader, spec, dense, h) : null;
     if (direct != null) {
       return plainTopK(direct, k); // no signed rewrite: the query is the plain one the branch below would pick
     }
@@ -272,7 +283,7 @@ public final class BatchSearcher implements Closeable {
     double shift = q instanceof SignedImpactQuery.Shifted ? ((SignedImpactQuery.Shifted) q).getShift() : 0.0;
     if (shift == 0 && collectionMaxImpacts == null && PlainTerms.integralBelowFloatLimit(reader, spec)) {
       // every score is an integer below 2^24: the float first phase is exact, nothing to rescore
-      Query plain = PlainTerms.positiveQuery(spec, dense, heapFactor);
+      Query plain = PlainTerms.positiveQuery(spec, dense, h);
       return plainTopK(plain != null ? plain : q, k);
     }
     // float first phase: the top n plus every hit within float rounding error of the n-th, rescored in double
@@ -369,11 +380,12 @@ public final class BatchSearcher implements Closeable {
 
   /**
    * Top k of a plain query of signed terms, given as parallel arrays (no JSON): Lucene docids and scores;
-   * {@code approximate} as in {@link #search(QuerySpec, int, Map, int)}.
+   * {@code approximate} and heap factor {@code h} as in {@link #search(QuerySpec, int, Map, int, int, float)}.
    */
-  public Hits searchTerms(String[] terms, double[] weights, int k, int approximate, int queryCut) throws IOException {
+  public Hits searchTerms(String[] terms, double[] weights, int k, int approximate, int queryCut, float h)
+      throws IOException {
     checkK(k);
-    return search(QuerySpec.ofTerms("q", "contents", terms, weights), k, null, approximate, queryCut);
+    return search(QuerySpec.ofTerms("q", "contents", terms, weights), k, null, approximate, queryCut, h);
   }
 
   /**
@@ -402,9 +414,9 @@ public final class BatchSearcher implements Closeable {
   }
 
   /** Top k of one query spec (JSON): Lucene docids and exact scores, best first (no run text to parse back). */
-  public Hits searchSpec(String queryJson, int k, int approximate, int queryCut) throws IOException {
+  public Hits searchSpec(String queryJson, int k, int approximate, int queryCut, float h) throws IOException {
     checkK(k);
-    return search(QuerySpec.parse(queryJson, ""), k, null, approximate, queryCut);
+    return search(QuerySpec.parse(queryJson, ""), k, null, approximate, queryCut, h);
   }
 
 
@@ -414,10 +426,10 @@ public final class BatchSearcher implements Closeable {
    * little-endian doubles (pyjnius copies an int[] and a double[] element by element: at k = 1000 that took a
    * quarter of a wiki2015 query's time).
    */
-  public byte[] searchPacked(String json, String[] terms, double[] weights, int k, int approximate, int queryCut)
-      throws IOException {
-    Hits h = json == null ? searchTerms(terms, weights, k, approximate, queryCut)
-        : searchSpec(json, k, approximate, queryCut);
+  public byte[] searchPacked(String json, String[] terms, double[] weights, int k, int approximate, int queryCut,
+                             float heap) throws IOException {
+    Hits h = json == null ? searchTerms(terms, weights, k, approximate, queryCut, heap)
+        : searchSpec(json, k, approximate, queryCut, heap);
     java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(12 * h.docs.length).order(java.nio.ByteOrder.LITTLE_ENDIAN);
     b.asIntBuffer().put(h.docs);
     b.position(4 * h.docs.length);
@@ -445,12 +457,15 @@ public final class BatchSearcher implements Closeable {
    * index's own), so that signed queries are shifted, and scored to the bit, as on one index of the collection.
    */
   public String[] searchColumns(String queryJson, int k, String[] terms, long[] maxImpacts) throws IOException {
-    return searchColumns(queryJson, k, terms, maxImpacts, 0, 0);
+    return searchColumns(queryJson, k, terms, maxImpacts, 0, 0, heapFactor);
   }
 
-  /** As {@link #searchColumns(String, int, String[], long[])}, approximate as {@link #search(QuerySpec, int, Map, int, int)}. */
+  /**
+   * As {@link #searchColumns(String, int, String[], long[])}, approximate and heap factor {@code h} as
+   * {@link #search(QuerySpec, int, Map, int, int, float)}.
+   */
   public String[] searchColumns(String queryJson, int k, String[] terms, long[] maxImpacts, int approximate,
-                                int queryCut) throws IOException {
+                                int queryCut, float h) throws IOException {
     checkK(k);
     if (terms.length != maxImpacts.length) {
       throw new IllegalArgumentException(terms.length + " terms but " + maxImpacts.length + " max impacts");
@@ -462,7 +477,7 @@ public final class BatchSearcher implements Closeable {
         collection.put(terms[i], maxImpacts[i]);
       }
     }
-    Hits hits = search(QuerySpec.parse(queryJson, ""), k, collection, approximate, queryCut);
+    Hits hits = search(QuerySpec.parse(queryJson, ""), k, collection, approximate, queryCut, h);
     return columns(hits.docs, hits.scores);
   }
 
@@ -538,16 +553,20 @@ public final class BatchSearcher implements Closeable {
    * before searching, so a bad line fails before any output is written.
    */
   public int search(String queriesJsonl, String runPath, int k, int threads, String tag) throws IOException {
-    return search(queriesJsonl, runPath, k, threads, tag, 0, 0);
+    return search(queriesJsonl, runPath, k, threads, tag, 0, 0, heapFactor);
   }
 
-  /** As {@link #search(String, String, int, int, String)}, approximate as {@link #search(QuerySpec, int, Map, int, int)}. */
-  public int search(String queriesJsonl, String runPath, int k, int threads, String tag, int approximate, int queryCut)
-      throws IOException {
+  /**
+   * As {@link #search(String, String, int, int, String)}, approximate and heap factor {@code h} as
+   * {@link #search(QuerySpec, int, Map, int, int, float)}.
+   */
+  public int search(String queriesJsonl, String runPath, int k, int threads, String tag, int approximate, int queryCut,
+                    float h) throws IOException {
     checkK(k);
+    checkHeapFactor(h);
     RunWriter.checkArgs(threads, tag);
     List<QuerySpec> specs = QuerySpec.parseFile(queriesJsonl, this::checkSpec);
-    return new RunWriter(this, ids).write(specs, runPath, k, threads, tag, approximate, queryCut);
+    return new RunWriter(this, ids).write(specs, runPath, k, threads, tag, approximate, queryCut, h);
   }
 
   @Override

@@ -42,10 +42,10 @@ public final class RunWriter {
 
   /**
    * Searches {@code specs} with {@code threads} threads and writes their TREC run to {@code runPath}
-   * in input order; returns the number of queries.
+   * in input order (plain queries with heap factor {@code heapFactor}); returns the number of queries.
    */
-  int write(List<QuerySpec> specs, String runPath, int k, int threads, String tag, int approximate, int queryCut)
-      throws IOException {
+  int write(List<QuerySpec> specs, String runPath, int k, int threads, String tag, int approximate, int queryCut,
+            float heapFactor) throws IOException {
     AtomicInteger threadNo = new AtomicInteger();
     ExecutorService pool = Executors.newFixedThreadPool(threads, r -> {
       Thread t = new Thread(r, "lsr-search-" + threadNo.incrementAndGet());
@@ -59,7 +59,7 @@ public final class RunWriter {
       for (QuerySpec spec : specs) {
         pending.add(pool.submit(() -> {
           RunBuffer buf = new RunBuffer(Math.min(k, ids.ids.length) * (spec.qid.length() + tag.length() + ids.maxIdLength + 32));
-          format(spec.qid, searcher.search(spec, k, null, approximate, queryCut), tag, buf);
+          format(spec.qid, searcher.search(spec, k, null, approximate, queryCut, heapFactor), tag, buf);
           return buf;
         }));
         pendingSpecs.add(spec);

@@ -147,3 +147,44 @@ def test_write_specs_refuses_fusion_in_one_line_before_any_work(demo, tmp_path, 
     uncued = tmp_path / "uncued.run"  # the default writes specs for topics the parser leaves atomic
     assert main(["--index", str(demo / "index"), "--query", "green tea", "--output", str(uncued),
                  "--write-specs", str(tmp_path / "uncued.jsonl")]) == 0
+
+
+def test_one_searcher_shared_by_threads_equals_sequential(demo):
+    """One fresh ComposeSearcher (loaded by whichever thread comes first) searched from four threads at once, texts,
+    trees and two-thread batches interleaved: every hit list equals the sequential one exactly."""
+    from lsr_lucene.compose import ComposeSearcher
+    from lsr_lucene.serve.pool import JvmWorkerPool
+
+    topics = read_topics(DEMO / "topics.tsv")
+    trees = [json.loads(line)["query"] for line in (DEMO / "compositions.jsonl").read_text().splitlines()]
+    queries = list(topics.values()) + trees
+    with ComposeSearcher(demo / "index") as alone:
+        expected = [as_rows(alone.search(q, k=10)) for q in queries]
+    jobs = [i % len(queries) for i in range(3 * len(queries))]  # every query three times, interleaved
+    pool = JvmWorkerPool(4, name="compose-test")  # workers attached to the JVM once, detached when closed
+    try:
+        with ComposeSearcher(demo / "index") as shared:
+            singles = [pool.submit(shared.search, queries[i], 10) for i in jobs]
+            batches = [pool.submit(shared.batch_search, queries[j:j + 5], [str(n) for n in range(5)], 10, 2)
+                       for j in range(0, len(queries) - 5, 5)]
+            got = [as_rows(f.result(timeout=600)) for f in singles]
+            got_batches = [{q: as_rows(h) for q, h in f.result(timeout=600).items()} for f in batches]
+    finally:
+        pool.close()
+    assert got == [expected[i] for i in jobs]
+    assert got_batches == [{str(n): expected[j + n] for n in range(5)} for j in range(0, len(queries) - 5, 5)]
+
+
+def test_one_thread_searches_in_memory_and_equals_the_batch_run(demo, searcher, monkeypatch):
+    """threads=1 (search, the server's requests) writes no file; its hits equal the two-thread batch's, which
+    goes through a run file."""
+    import tempfile
+
+    trees = [json.loads(line)["query"] for line in (DEMO / "compositions.jsonl").read_text().splitlines()]
+    qids = [str(i) for i in range(len(trees))]
+    batch = searcher.batch_search(trees, qids, k=10, threads=2)
+    with monkeypatch.context() as patch:
+        for name in ("TemporaryDirectory", "NamedTemporaryFile", "TemporaryFile", "mkstemp", "mkdtemp"):
+            patch.setattr(tempfile, name, lambda *a, **k: pytest.fail("a temporary file was made"))
+        single = searcher.batch_search(trees, qids, k=10, threads=1)
+    assert {q: as_rows(h) for q, h in single.items()} == {q: as_rows(h) for q, h in batch.items()}

@@ -296,6 +296,7 @@ def check_batches(index: Path, docs, tokens, batch: list[dict], k: int, tmp: Pat
     backend = LuceneBackend(index, threads=2)
     try:
         assert backend.search_many(batch, k) == expected, "LuceneBackend.search_many"
+        assert backend.search_many(batch, k, threads=1) == expected, "LuceneBackend.search_many in memory"
     finally:
         backend.close()
     exact = signed_only_exact()

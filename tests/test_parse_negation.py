@@ -39,6 +39,20 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
     ("What symbols, excluding the Red Hand on the de Burgh cross, appear on the Ulster flag?",
      Node("not", "What symbols appear on the Ulster flag?", "Red Hand on the de Burgh cross")),
     ("Which films, excluding cartoons, feature dogs?", Node("not", "Which films feature dogs?", "cartoons")),
+    # A keeps its final main verb (the clean-up once dropped it: "… does ESPN Inc.?") ...
+    ("In addition to ESPN Classic, what broadcasting operations does ESPN Inc. have?",
+     Node("not", "what broadcasting operations does ESPN Inc. have?", "ESPN Classic")),
+    ("What other groups do Ybor City have besides L'Unione Italiana?",
+     Node("not", "What other groups do Ybor City have?", "L'Unione Italiana")),
+    ("What other works does Ernst Junger have, excluding Visit to Godenholm?",
+     Node("not", "What other works does Ernst Junger have?", "Visit to Godenholm")),
+    ("Can you tell me who the main actors are, but without including any information about Geoffrey Rush?",
+     Node("not", "Can you tell me who the main actors are?", "Geoffrey Rush")),
+    # ... but still drops an auxiliary that the cut negation took
+    ("Which conditions involve producing excessive urine or fake symptoms but are not factitious disorder?",
+     Node("not", "Which conditions involve producing excessive urine or fake symptoms?", "factitious disorder")),
+    ("Which vampires join the army but were not named by SFX magazine?",
+     Node("not", "Which vampires join the army?", "named by SFX magazine")),
 ])
 def test_examples(text, tree):
     assert parse(text).tree == tree

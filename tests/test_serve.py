@@ -161,6 +161,33 @@ def test_every_query_equals_the_cli_runs(served):
         assert response_rows(composed) == run_rows(runs["tree"], qid), qid
 
 
+def test_compose_requests_write_no_file(served, tmp_path, monkeypatch):
+    """The server's compose path searches in memory: with every tempfile entry point refusing and the temporary
+    folder an empty one, composed requests (fused and single-vector) answer as the CLI runs, and nothing is written."""
+    import tempfile
+
+    from lsr_lucene.serve.engine import SearchEngine
+
+    empty = tmp_path / "tmp"
+    empty.mkdir()
+    engine = SearchEngine(served["index"])
+    try:
+        with monkeypatch.context() as patch:
+            patch.setenv("TMPDIR", str(empty))
+            patch.setattr(tempfile, "tempdir", str(empty))
+            for name in ("TemporaryDirectory", "NamedTemporaryFile", "TemporaryFile", "mkstemp", "mkdtemp"):
+                patch.setattr(tempfile, name, lambda *a, **k: pytest.fail("a temporary file was made"))
+            for qid, text in served["queries"].items():
+                _, found = engine.compose(text, HITS)
+                assert [(c["docid"], c["score"]) for c in found] == run_rows(served["runs"]["nl"], qid), qid
+            for qid, tree in served["trees"].items():
+                _, found = engine.compose(tree, HITS)
+                assert [(c["docid"], c["score"]) for c in found] == run_rows(served["runs"]["tree"], qid), qid
+    finally:
+        engine.close()
+    assert list(empty.iterdir()) == []
+
+
 def test_sixteen_concurrent_clients(served):
     """200 requests (text GET, text POST, vector POST mixed) from 16 clients at once: no error, every hit list the
     CLI run's."""

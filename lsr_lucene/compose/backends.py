@@ -28,7 +28,8 @@ def spec_matches(spec: Mapping) -> bool:
 
 
 class LuceneBackend:
-    """Search and exact scoring through the Java query classes (``SpecSearcher``)."""
+    """Search and exact scoring through the Java query classes (``SpecSearcher``); safe to share across threads
+    (nothing here changes per call: ``search_many`` takes its thread count as an argument)."""
 
     def __init__(self, index: str | Path, threads: int = 2):
         from lsr_lucene.search.spec_searcher import SpecSearcher
@@ -36,18 +37,25 @@ class LuceneBackend:
         self.searcher = SpecSearcher(str(index))
         self.threads = threads
 
-    def search_many(self, specs: Sequence[Mapping], k: int) -> dict[str, list[tuple[str, float]]]:
-        """Top-k hits of every spec, searched as one multi-threaded batch in the JVM."""
+    def search_many(self, specs: Sequence[Mapping], k: int,
+                    threads: int | None = None) -> dict[str, list[tuple[str, float]]]:
+        """Top-k hits of every spec. ``threads`` (default: the backend's): 1 searches each spec in memory on the
+        calling thread (no files: a server's requests, ``ComposeSearcher.search``); more search one multi-threaded
+        batch in the JVM through a temporary run file. Both give the run file's hits and scores."""
         import tempfile
 
         from lsr_lucene.io.runs import read_hits
 
+        threads = self.threads if threads is None else int(threads)
         out: dict[str, list[tuple[str, float]]] = {str(s["qid"]): [] for s in specs}
         if not specs:
             return out
+        if threads <= 1:
+            out.update((str(s["qid"]), self.searcher.search(s, k)) for s in specs)
+            return out
         with tempfile.TemporaryDirectory(prefix="compose-") as tmp:
             run = Path(tmp) / "leaves.run"
-            self.searcher.search_to_run(list(specs), run, k=k, threads=self.threads, tag="x")
+            self.searcher.search_to_run(list(specs), run, k=k, threads=threads, tag="x")
             out.update(read_hits(run))
         return out
 
@@ -153,8 +161,9 @@ class ExactBackend:
         rows = top_k(scores, k, self.id_rank, np.flatnonzero(matched))
         return [(self.ids[r], float(scores[r])) for r in rows]
 
-    def search_many(self, specs: Sequence[Mapping], k: int) -> dict[str, list[tuple[str, float]]]:
-        """Top-k hits of every spec."""
+    def search_many(self, specs: Sequence[Mapping], k: int,
+                    threads: int | None = None) -> dict[str, list[tuple[str, float]]]:
+        """Top-k hits of every spec (``threads`` is accepted for LuceneBackend's signature; one thread here)."""
         return {str(s["qid"]): self.search(s, k) for s in specs}
 
     def score(self, spec: Mapping, docids: Sequence[str]) -> list[float]:

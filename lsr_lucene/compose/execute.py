@@ -72,12 +72,13 @@ def composed_specs(qids: Sequence[str], plans: Sequence[Plan], scale: float) -> 
 
 def execute(qids: Sequence[str], plans: Sequence[Plan], backend, scale: float, hits: int = 1000,
             fusion_depth: int = DEFAULT_FUSION_DEPTH, warn=None,
-            traces: dict | None = None, dense=None) -> dict[str, list[tuple[str, float]]]:
+            traces: dict | None = None, dense=None, threads: int | None = None) -> dict[str, list[tuple[str, float]]]:
     """Ranked (doc, score) lists for every plan: one batch search of the vector plans, fusion otherwise.
 
     ``traces``, when given, receives for every fused query its leaves' scores over the candidates (in
     :func:`plan_inputs` order, dense cosines included): what ``--explain`` needs to show both legs' scores.
-    ``dense``: the :class:`~lsr_lucene.compose.dense_leg.DenseLeg` that plans with a dense leg need."""
+    ``dense``: the :class:`~lsr_lucene.compose.dense_leg.DenseLeg` that plans with a dense leg need.
+    ``threads``: the batch searches' threads (default: the backend's own; 1 searches in memory, no files)."""
     results: dict[str, list[tuple[str, float]]] = {}
     direct: list[dict] = []
     fused: list[tuple[str, FusionPlan, list[dict | None]]] = []
@@ -95,9 +96,9 @@ def execute(qids: Sequence[str], plans: Sequence[Plan], backend, scale: float, h
             specs = [make_spec(f"{qid}#{i}", vec, scale) for i, vec in enumerate(plan_vectors(plan))]
             fused.append((qid, plan, specs))
             leaf_specs.extend(s for s in specs if s is not None and spec_matches(s))
-    results.update(backend.search_many(direct, hits))
+    results.update(backend.search_many(direct, hits, threads))
     if fused:
-        leaf_hits = backend.search_many(leaf_specs, fusion_depth)
+        leaf_hits = backend.search_many(leaf_specs, fusion_depth, threads)
         for qid, plan, specs in fused:
             results[qid] = _fused_ranking(qid, plan, specs, leaf_hits, backend, hits, fusion_depth, warn, traces,
                                           dense)

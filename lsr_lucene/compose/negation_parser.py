@@ -22,7 +22,9 @@ Rules (no model, no network; regular expressions over the text, linear in its le
    sentence-ending period, a later exclusion cue that would fire, or a new question clause (", and what …"; a
    comma before "or Z" continues a list); A is the text before the cue plus the text after B.
 3. B loses leading filler words ("any information about", "mentioning anything related to", "the");
-   A loses dangling connectives and auxiliaries at its ends ("but", "while", "please", "does", "is").
+   A loses dangling connectives and auxiliaries at its ends ("but", "while", "please", "does", "is"); a verb
+   at its end stays as the main verb ("what operations does ESPN Inc. have?") unless the cut negation took it
+   ("… symptoms but are [not X]").
    A cue whose A or B ends up empty is skipped (the next cue is tried); a query without a usable cue
    stays one atomic text.
 4. A is parsed again (more cues give nested trees: ``not(not(A, B1), B2)``); B's alternatives ("Y or Z",
@@ -99,6 +101,11 @@ specifically particularly especially only solely mainly focusing that which who 
 being do does did has have had can could would will shall should may might must with without the a an any some
 i i'm
 """.split())
+# verbs that can end a clause as its main verb ("what operations does ESPN Inc. have?", "who the actors are"): at
+# A's end they are dropped only when the cut negation took them ("… but are [not X]"), see _negated_aux
+_A_MAIN_VERB = set("be been being is are was were do does did has have had".split())
+_NEGATED_AUX = re.compile(r"\b(?:%s)\s+(?:(?:specifically|particularly|especially|only|solely|mainly|also|just|"
+                          r"certainly|definitely|really)\s+)*$" % "|".join(sorted(_A_MAIN_VERB)), re.IGNORECASE)
 # words that open a new clause after a comma (a comma before them ends B)
 _CLAUSE_START = set("""
 what which who whom whose how where when why whether can could would will shall should may might must is are was were
@@ -329,8 +336,19 @@ def _strip_b(b: str, light: bool = False) -> str:
     return out
 
 
-def _strip_a(a: str) -> str:
-    """Drop dangling connectives/auxiliaries at both ends of A (and before its punctuation); tidy punctuation."""
+def _negated_aux(text: str, start: int) -> bool:
+    """Whether the cue at ``start`` negates the auxiliary right before it ("… but are not X", "are neither"): cutting
+    the cue leaves that auxiliary dangling at A's end; any other verb there is a main verb that A keeps."""
+    return bool(re.match(r"(?:not|never|neither|nor|no|none)\b(?!\s+to\s+mention)", text[start:], re.IGNORECASE)
+                and _NEGATED_AUX.search(text[:start]))
+
+
+def _strip_a(a: str, keep_verb: bool = False) -> str:
+    """Drop dangling connectives/auxiliaries at both ends of A (and before its punctuation); tidy punctuation.
+
+    ``keep_verb``: A's last word, when it is a verb that can be a main verb (have, do, be, is, …), stays ("what
+    broadcasting operations does ESPN Inc. have?"); the caller passes False where the cut negation took it.
+    """
     a = re.sub(r"\s+([,?.!;:])", r"\1", a)
     a = re.sub(r"(?<=\w)\.\.(?=\s|$)", ".", a)  # "… planning. ." after the cue's sentence went
     lead = "|".join(sorted(_A_LEAD, key=len, reverse=True))
@@ -351,6 +369,8 @@ def _strip_a(a: str) -> str:
         if not words[-1]:
             words.pop()
     while len(words) > 1 and (core(words[-1]) in _A_TAIL or not core(words[-1])):
+        if keep_verb and core(words[-1]) in _A_MAIN_VERB:
+            break
         words.pop()
     text = " ".join(words).strip(" ,;:")
     return (text + tail) if text else ""
@@ -500,10 +520,11 @@ def _parse(text: str, report: ParseReport, budget: int) -> Tree:
             _reject(report, CueDecision(label, text[start:end], start, intent.reason))
             continue
         raw_a, raw_b = _split(text, start, end, label, kind, matches, protected)
+        keep_verb = not _negated_aux(text, start)
         if kind == "and":
-            a, b = _strip_a(raw_a), _strip_a(raw_b)
+            a, b = _strip_a(raw_a, keep_verb), _strip_a(raw_b, keep_verb=True)
         else:
-            a, b = _strip_a(raw_a), _strip_b(raw_b, light=kind == "generic")
+            a, b = _strip_a(raw_a, keep_verb), _strip_b(raw_b, light=kind == "generic")
         if not _has_content(a) or not _has_content(b):
             side = "A" if not _has_content(a) else "B"
             _reject(report, CueDecision(label, text[start:end], start, f"{intent.reason}, but nothing is left on "

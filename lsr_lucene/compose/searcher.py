@@ -12,9 +12,12 @@ When the index holds dense embeddings (``<index>/dense``, :mod:`lsr_lucene.compo
 their cosine with A's text into A's scores (``dense``: ``auto``, ``none`` or a folder; ``dense_leg`` says which).
 
 Importing this module starts neither the JVM nor torch: the index is opened and the encoder loaded on first use.
+One searcher can be shared by threads: it is loaded once under a lock, the encoder (an HF fast tokenizer, not
+thread-safe) runs under another, and nothing else changes per call (each call passes its thread count on).
 """
 from __future__ import annotations
 
+import threading
 import warnings
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -77,49 +80,58 @@ class ComposeSearcher:
         self._encoder = None
         self._backend = None
         self._dense = None
+        self._load_lock = threading.RLock()  # the lazily made encoder, backend and dense leg: made once
+        self._encode_lock = threading.Lock()  # the query encoder's tokenizer is not thread-safe
 
     # ---------------------------------------------------------------------------------------------- resources
 
     @property
     def query_encoder(self):
         """The :class:`~lsr_lucene.compose.query_encoder.QueryEncoder` (loaded on first use)."""
-        if self._encoder is None:
-            from lsr_lucene.compose.query_encoder import QueryEncoder
-            from lsr_lucene.encode.precision import note_documents_precision
+        with self._load_lock:
+            if self._encoder is None:
+                self._encoder = self._make_encoder()
+            return self._encoder
 
-            spec = self._encoder_spec
-            if isinstance(spec, QueryEncoder):
-                self._encoder = spec
-            elif spec is None or isinstance(spec, (str, Path)):
-                model = str(spec) if spec is not None else self._info.get("model") or "splade-tiny"
-                self._encoder = QueryEncoder(model, self.mode, self._query_max_length, threads=self._threads,
-                                             **self._encoder_options)
-            elif hasattr(spec, "encode_queries"):
-                self._encoder = QueryEncoder(mode=self.mode, encoder=spec)
-            else:
-                raise InputError(f"encoder {type(spec).__name__} has no encode_queries(texts)")
-            note_documents_precision(self._info.get("dtype"))  # queries are always encoded in fp32
-        return self._encoder
+    def _make_encoder(self):
+        from lsr_lucene.compose.query_encoder import QueryEncoder
+        from lsr_lucene.encode.precision import note_documents_precision
+
+        spec = self._encoder_spec
+        if isinstance(spec, QueryEncoder):
+            encoder = spec
+        elif spec is None or isinstance(spec, (str, Path)):
+            model = str(spec) if spec is not None else self._info.get("model") or "splade-tiny"
+            encoder = QueryEncoder(model, self.mode, self._query_max_length, threads=self._threads,
+                                   **self._encoder_options)
+        elif hasattr(spec, "encode_queries"):
+            encoder = QueryEncoder(mode=self.mode, encoder=spec)
+        else:
+            raise InputError(f"encoder {type(spec).__name__} has no encode_queries(texts)")
+        note_documents_precision(self._info.get("dtype"))  # queries are always encoded in fp32
+        return encoder
 
     @property
     def backend(self):
         """Where plans are searched and scored: the Lucene index, or exact dot products over ``vectors``."""
-        if self._backend is None:
-            from lsr_lucene.compose.backends import ExactBackend, LuceneBackend
+        with self._load_lock:
+            if self._backend is None:
+                from lsr_lucene.compose.backends import ExactBackend, LuceneBackend
 
-            self._backend = ExactBackend(self._vectors) if self._vectors else LuceneBackend(self.index_dir, 1)
-        return self._backend
+                self._backend = ExactBackend(self._vectors) if self._vectors else LuceneBackend(self.index_dir, 1)
+            return self._backend
 
     @property
     def dense_leg(self):
         """The :class:`~lsr_lucene.compose.dense_leg.DenseLeg` of the default (None without dense embeddings)."""
-        if self._dense is None and self.dense_path is not None:
-            from lsr_lucene.compose.dense_leg import DenseLeg
-            from lsr_lucene.index.impact import read_index_metadata
+        with self._load_lock:
+            if self._dense is None and self.dense_path is not None:
+                from lsr_lucene.compose.dense_leg import DenseLeg
+                from lsr_lucene.index.impact import read_index_metadata
 
-            # one torch thread: small query batches (lsr_lucene.dense.cli.QUERY_THREADS)
-            self._dense = DenseLeg(self.dense_path, read_index_metadata(self.index_dir).get("documents"), 1)
-        return self._dense
+                # one torch thread: small query batches (lsr_lucene.dense.cli.QUERY_THREADS)
+                self._dense = DenseLeg(self.dense_path, read_index_metadata(self.index_dir).get("documents"), 1)
+            return self._dense
 
     def settings_with(self, **options) -> Settings:
         """Settings from compose's option names (:meth:`Settings.of`), with this searcher's dense leg."""
@@ -127,9 +139,10 @@ class ComposeSearcher:
 
     def close(self) -> None:
         """Release the index (the JVM searcher)."""
-        if self._backend is not None:
-            self._backend.close()
-            self._backend = None
+        with self._load_lock:
+            if self._backend is not None:
+                self._backend.close()
+                self._backend = None
 
     def __enter__(self) -> "ComposeSearcher":
         return self
@@ -141,21 +154,23 @@ class ComposeSearcher:
 
     def plans(self, compositions: Sequence[Composition]) -> list[Plan]:
         """The plan (one vector, or fused children) of every composition (texts encoded once, in one batch)."""
-        return compose(compositions, self.settings, self.query_encoder)
+        encoder = self.query_encoder
+        with self._encode_lock:
+            return compose(compositions, self.settings, encoder)
 
     def rank(self, compositions: Sequence[Composition], plans: Sequence[Plan], k: int = 1000, threads: int = 1,
              warn=None, traces: dict | None = None) -> dict[str, list[tuple[str, float]]]:
         """Ranked (docid, unrounded score) lists of the plans, what ``lsr-lucene compose`` writes; ``warn(qid, why)``
-        hears of queries that match nothing; ``traces`` receives fused queries' leaf scores (for explanations)."""
+        hears of queries that match nothing; ``traces`` receives fused queries' leaf scores (for explanations).
+        ``threads`` 1 searches in memory on the calling thread; more search one JVM batch (a temporary run file)."""
         if int(k) < 1:
             raise InputError(f"k must be >= 1, got {k}")
-        backend = self.backend
-        if hasattr(backend, "threads"):
-            backend.threads = int(threads)
+        if int(threads) < 1:
+            raise InputError(f"threads must be >= 1, got {threads}")
         qids = [c.qid for c in compositions]
         needs_dense = any(kind == "dense" for plan in plans for kind, _ in plan_inputs(plan))
-        return execute(qids, plans, backend, self.scale, int(k), self.depth, warn, traces,
-                       self.dense_leg if needs_dense else None)
+        return execute(qids, plans, self.backend, self.scale, int(k), self.depth, warn, traces,
+                       self.dense_leg if needs_dense else None, threads=int(threads))
 
     # ---------------------------------------------------------------------------------------------- Pyserini API
 

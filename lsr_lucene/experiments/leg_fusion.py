@@ -293,7 +293,7 @@ def run(data: Sequence[str | Path], work: str | Path, output_dir: str | Path, mo
             raise RuntimeError(f"{name}: the recomputed default differs from compose's scores by {gap}")
     rows_by_bench = {name: bench["rows"] for name, bench in benches.items()}
     names = list(benches)
-    records, index = [], []
+    records = []
 
     def add(family: str, procedure: str, figs: Mapping, chosen: str) -> None:
         rec = {"family": family, "procedure": procedure}

@@ -181,6 +181,41 @@ def test_largest_allowed_query_weights_score_finitely(small_index):
 
 
 
+def test_threads_sharing_a_searcher_read_the_ids_once(small_index):
+    """The external ids (and their numpy copy) are read from the index once, however many threads ask first."""
+    import threading
+    import time
+
+    import numpy as np
+
+    from lsr_lucene.search.spec_searcher import SpecSearcher
+
+    class SlowIds:  # the JVM searcher, with a slow docidsText that counts its calls
+        def __init__(self, java):
+            self.java, self.calls = java, 0
+
+        def docidsText(self):
+            self.calls += 1
+            time.sleep(0.2)
+            return self.java.docidsText()
+
+    with SpecSearcher(small_index) as searcher:
+        expected = str(searcher._java.docidsText()).split("\n")
+        java, searcher._java = searcher._java, SlowIds(searcher._java)
+        names: list = []
+        try:
+            threads = [threading.Thread(target=lambda: names.append(searcher._names(np.arange(len(expected)))))
+                       for _ in range(4)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            calls = searcher._java.calls
+        finally:
+            searcher._java = java
+    assert calls == 1 and names == [expected] * 4
+
+
 def _index_contents(path: Path) -> dict:
     """Everything a search can see in an impact index: field infos, stored fields, doc values, norms, postings."""
     from lsr_lucene.jvm import runtime as jvm

@@ -6,6 +6,7 @@ impact index, with several threads, and writes the TREC run itself; it also scor
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
@@ -48,6 +49,7 @@ class SpecSearcher:
             self._java = cls(self.index_dir, bool(dense_impacts))
         self._docids: list[str] | None = None
         self._docid_array: np.ndarray | bool | None = None  # numpy copy of the ids (False: too large to keep)
+        self._ids_lock = threading.Lock()  # threads sharing a searcher read the ids once
         self._approximate_ok = False  # the sidecar was found usable (asked once)
         self.heap_factor = heap_factor
 
@@ -160,11 +162,13 @@ class SpecSearcher:
         copy would be large."""
         if self._docid_array is None:
             ids = self.docids
-            longest = max(map(len, ids), default=0)
-            fits = len(ids) * max(longest, 1) * 4 <= _DOCID_ARRAY_BYTES
-            # numpy drops trailing NULs of its strings: such ids are named from the list
-            self._docid_array = np.array(ids, dtype=f"<U{max(longest, 1)}") \
-                if fits and not any(i.endswith("\0") for i in ids) else False
+            with self._ids_lock:
+                if self._docid_array is None:
+                    longest = max(map(len, ids), default=0)
+                    fits = len(ids) * max(longest, 1) * 4 <= _DOCID_ARRAY_BYTES
+                    # numpy drops trailing NULs of its strings: such ids are named from the list
+                    self._docid_array = np.array(ids, dtype=f"<U{max(longest, 1)}") \
+                        if fits and not any(i.endswith("\0") for i in ids) else False
         if self._docid_array is False:
             ids = self.docids
             return [ids[d] for d in docs.tolist()]
@@ -189,8 +193,9 @@ class SpecSearcher:
     def docids(self) -> list[str]:
         """External ids by Lucene docid (read from the index once)."""
         if self._docids is None:
-            with java_errors(self.index_dir):
-                self._docids = str(self._java.docidsText()).split("\n")
+            with self._ids_lock, java_errors(self.index_dir):
+                if self._docids is None:
+                    self._docids = str(self._java.docidsText()).split("\n")
         return self._docids
 
     def search_exact(self, spec: Mapping, k: int = 10, collection_max_impacts: Mapping[str, int] | None = None,

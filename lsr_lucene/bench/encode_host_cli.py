@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import os
 import sys
 from pathlib import Path
@@ -13,6 +12,7 @@ from pathlib import Path
 import torch
 
 from lsr_lucene.bench.encode_host import host_only
+from lsr_lucene.bench.encode_speed import read_passages
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,14 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     from lsr_lucene.encode.encoder import SparseEncoder
 
     torch.set_num_threads(1)
-    docs = []
-    with args.corpus.open(encoding="utf-8") as handle:
-        for line in handle:
-            if len(docs) >= args.passages:
-                break
-            obj = json.loads(line)
-            docs.append({"id": str(obj["id"]), "contents": obj.get("contents") or
-                         f"{obj.get('title') or ''} {obj.get('text') or ''}".strip()})
+    docs = read_passages(args.corpus, args.passages)
     encoder = SparseEncoder(args.model, max_length=256, dtype="fp32", device="cpu", device_quantise=True)
     encoder.host_workers = args.workers
     if args.workers and encoder.window_pipeline() is None:

@@ -107,3 +107,26 @@ def test_worker_lines_are_json_dumps_of_the_documents(vocab, monkeypatch):
         assert lines == expected
         assert postings == [len(json.loads(line)["vector"]) if line else 0 for line in expected]
     assert (host_workers._STATE["keys"] is None) == ("neg_a" in vocab)
+
+
+def test_host_only_replay_writes_the_recordings_files(tmp_path):
+    """bench.encode_host replays the device's recorded results: the replayed run writes the recording's shards byte
+    for byte and leaves the real device function in place; the CLI keeps one recording per corpus."""
+    from lsr_lucene.bench import encode_host, encode_host_cli
+    from lsr_lucene.encode import device
+
+    real = device.quantised_arrays
+    encoder = SparseEncoder("splade-tiny", max_length=64, threads=1, dtype="fp32", device="cpu", device_quantise=True)
+    seconds, same = encode_host.host_only(encoder, cranfield_docs(12), 4, tmp_path / "rec", repeats=2)
+    assert seconds > 0 and same and device.quantised_arrays is real
+    assert (tmp_path / "rec" / "recorded" / "part-00000.jsonl").read_bytes().count(b"\n") == 12
+
+    folders = []
+    for n, docs in enumerate((cranfield_docs(6), cranfield_docs(6)[::-1])):
+        corpus = tmp_path / f"corpus{n}.jsonl"
+        corpus.write_text("".join(json.dumps({"id": i, "contents": t}) + "\n" for i, t in docs))
+        assert encode_host_cli.main(["--corpus", str(corpus), "--passages", "6", "--batch-size", "4", "--workers", "0",
+                                     "--repeats", "1", "--csv", str(tmp_path / "rows.csv"),
+                                     "--work", str(tmp_path / "work")]) == 0
+        folders = sorted(p.name for p in (tmp_path / "work").iterdir())
+    assert len(folders) == 2  # the reversed corpus did not replay the first one's recording

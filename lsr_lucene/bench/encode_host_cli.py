@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import os
 import sys
 from pathlib import Path
@@ -37,7 +38,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.workers and encoder.window_pipeline() is None:
         print("error: worker processes could not be started here", file=sys.stderr)
         return 2
-    work = args.work / f"{Path(args.model).name}-{len(docs)}-b{args.batch_size}"
+    digest = hashlib.sha1(repr(docs).encode()).hexdigest()[:12]  # a recording holds one corpus's results
+    work = args.work / f"{Path(args.model).name}-{len(docs)}-b{args.batch_size}-{digest}"
     seconds, same = host_only(encoder, docs, args.batch_size, work, args.repeats, keep=True)
     encoder.close()
     row = {"label": args.label, "package": str(Path(lsr_lucene.__file__).parent),

@@ -207,3 +207,24 @@ def test_blank_and_empty_inputs(setup):
     missing = pd.DataFrame([{"qid": "q7", "query": "tea", "docno": "no-such-doc", "score": 0.0, "rank": 0}])
     with pytest.raises(InputError, match="query q7: docid 'no-such-doc'"):
         idx.scorer()(missing)
+
+
+def test_composer_trees_and_options_equal_the_compose_run(setup, tmp_path):
+    """A ``composition`` column of JSON trees, with ``not_op="subtract"``: the rows of ``lsr-lucene compose
+    --queries compositions.jsonl --not-op subtract``; ``composer % 3`` keeps the options and cuts to 3."""
+    import json
+
+    from lsr_lucene.compose.cli import main as compose_main
+
+    run = tmp_path / "trees.run"
+    assert compose_main(["--index", str(setup["demo"] / "index"), "--queries", str(DEMO / "compositions.jsonl"),
+                         "--not-op", "subtract", "--hits", "10", "--output", str(run)]) == 0
+    lines = [json.loads(line) for line in (DEMO / "compositions.jsonl").read_text().splitlines() if line.strip()]
+    frame = pd.DataFrame([{"qid": str(o["id"]), "composition": o["query"]} for o in lines])
+    composer = setup["index"].composer(num_results=10, not_op="subtract")
+    assert rows(composer(frame)) == run_rows(read_hits(run))
+    cut = (composer % 3).compile()
+    assert cut.num_results == 3 and cut.options == {"not_op": "subtract"}
+    assert rows(cut(frame)) == {q: hits[:3] for q, hits in run_rows(read_hits(run)).items()}
+    default = setup["index"].retriever()
+    assert (default.num_results, default.encoder, default.approximate, default.query_cut) == (1000, None, 0, 10)

@@ -95,13 +95,15 @@ def served(demo, tmp_path_factory):
         assert search_main([*common, "--query-vectors", str(root / "q.jsonl"), "--output", str(root / "vec.run")]) == 0
         assert search_main([*common, "--topics", topics, "--approximate", str(APPROXIMATE),
                             "--output", str(root / "approx.run")]) == 0
+        assert search_main([*common, "--query-vectors", str(root / "q.jsonl"), "--approximate", str(APPROXIMATE),
+                            "--query-cut", "2", "--output", str(root / "cut.run")]) == 0
         assert compose_main([*common, "--topics", topics, "--output", str(root / "nl.run")]) == 0
         assert compose_main([*common, "--queries", str(DEMO / "compositions.jsonl"),
                              "--output", str(root / "tree.run")]) == 0
         queries = dict(line.rstrip("\n").split("\t", 1) for line in open(topics, encoding="utf-8"))
         vectors = {str(o["id"]): o["vector"] for o in map(json.loads, open(root / "q.jsonl", encoding="utf-8"))}
         trees = {str(o["id"]): o["query"] for o in map(json.loads, open(DEMO / "compositions.jsonl"))}
-        runs = {name: read_hits(root / f"{name}.run") for name in ("text", "vec", "approx", "nl", "tree")}
+        runs = {name: read_hits(root / f"{name}.run") for name in ("text", "vec", "approx", "cut", "nl", "tree")}
         base = wait_ready(proc, root / "server.err")
         yield {"proc": proc, "base": base, "api": f"{base}/v1/demo", "queries": queries, "vectors": vectors,
                "trees": trees, "runs": runs, "index": index, "stderr": root / "server.err"}
@@ -151,6 +153,9 @@ def test_every_query_equals_the_cli_runs(served):
         assert response_rows(vec) == run_rows(runs["vec"], qid), qid
         _, approx = request(f"{api}/search?{query}&approximate={APPROXIMATE}")
         assert response_rows(approx) == run_rows(runs["approx"], qid), qid
+        _, cut = request(f"{api}/search", {"vector": served["vectors"][qid], "hits": HITS, "approximate": APPROXIMATE,
+                                           "query_cut": 2})
+        assert response_rows(cut) == run_rows(runs["cut"], qid), qid
         _, exact = request(f"{api}/search?{query}&heap_factor=1")  # heap factor 1: exact search
         assert exact == got
         status, composed = request(f"{api}/compose", {"query": text, "hits": HITS, "qid": qid})

@@ -262,6 +262,10 @@ BAD_REQUESTS = [
     ("PUT", "/compose", {"query": "tea"}, 405, "PUT"),
     # the audit's adversarial requests (each message names the field)
     ("POST", "/search", b"", 400, "missing JSON body"),
+    ("POST", "/search", b'{"query": "t\xe9a"}', 400, "malformed JSON body: 'utf-8' codec"),
+    pytest.param("POST", "/compose", b'{"composition": ' + b'{"op": "and", "a": ' * 3000 + b'"tea"'
+                 + b', "b": "milk"}' * 3000 + b"}", 400, "malformed JSON body: maximum recursion depth",
+                 id="composition-nested-3000-deep"),
     ("POST", "/search", b"[1, 2]", 400, "object"),
     ("POST", "/search", b"null", 400, "object"),
     ("POST", "/search", {"query": "   "}, 400, "query"),

@@ -260,6 +260,10 @@ def create_app(engine: SearchEngine, threads: int = 2) -> FastAPI:
                                   f"{', '.join(methods)})")
             response.headers["Allow"] = ", ".join(methods)
             return response
+        if exc.status_code == 400 and exc.__cause__ is not None:  # FastAPI's "error parsing the body": say why
+            cause = exc.__cause__
+            why = (str(cause).strip().splitlines() or [type(cause).__name__])[0]
+            return error(400, f"malformed JSON body: {why}")
         return error(exc.status_code, str(exc.detail))
 
     def unknown_index(index: str) -> JSONResponse:

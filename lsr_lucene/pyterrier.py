@@ -94,13 +94,23 @@ def _refuse_results(inp: pd.DataFrame, name: str) -> None:
                          "docno): re-rank a result frame with ImpactIndex(...).scorer()")
 
 
+def _texts(inp: pd.DataFrame, column: str = "query") -> list[str]:
+    """The query texts of a frame; a blank one is an InputError naming its qid (as ``search --topics`` refuses it;
+    the encoder would otherwise search the expansion of the empty string)."""
+    texts = [str(q) for q in inp[column]]
+    for qid, text in zip(inp["qid"], texts):
+        if not text.strip():
+            raise InputError(f"query {qid} has no text")
+    return texts
+
+
 def _results(inp: pd.DataFrame, hits: Sequence[Sequence]) -> pd.DataFrame:
     """Input rows repeated once per hit, with ``docno``, ``score`` (as the run prints it) and 0-based ``rank``."""
     from lsr_lucene.io.runs import format_score
 
     counts = np.array([len(h) for h in hits], dtype=np.int64)
     out = inp.iloc[np.repeat(np.arange(len(inp)), counts)].reset_index(drop=True)
-    out["docno"] = [hit.docid for row in hits for hit in row]
+    out["docno"] = pd.Series([hit.docid for row in hits for hit in row], dtype=str)  # strings, also when empty
     out["score"] = np.array([float(format_score(hit.score)) for row in hits for hit in row], dtype=np.float64)
     out["rank"] = np.concatenate([np.arange(n) for n in counts]).astype(np.int64) + pt.model.FIRST_RANK \
         if len(out) else np.array([], dtype=np.int64)
@@ -146,7 +156,7 @@ class ImpactRetriever(pt.Transformer):
             specs = [{"qid": key, "terms": vec} for key, vec in zip(keys, _query_vectors(inp))]
             found = searcher.batch_search_specs(specs, **options)
         else:
-            found = searcher.batch_search([str(q) for q in inp["query"]], keys, **options)
+            found = searcher.batch_search(_texts(inp), keys, **options)
         return _results(inp, [found.get(key, []) for key in keys])
 
     def fuse_rank_cutoff(self, k: int) -> "ImpactRetriever":
@@ -171,7 +181,7 @@ class ImpactQueryEncoder(pt.Transformer):
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
         pta.validate.columns(inp, includes=["qid", "query"])
         out = inp.copy()
-        out["query_toks"] = self.index.searcher(self.encoder).encode([str(q) for q in inp["query"]])
+        out["query_toks"] = self.index.searcher(self.encoder).encode(_texts(inp)) if len(inp) else []
         return out
 
 
@@ -198,12 +208,12 @@ class ImpactScorer(pt.Transformer):
         if v.mode == "vectors":
             vectors = _query_vectors(out.iloc[first])
         else:
-            vectors = searcher.encode([str(q) for q in out["query"].iloc[first]])
+            vectors = searcher.encode(_texts(out.iloc[first]))
         scores = np.zeros(len(out), dtype=np.float64)
-        for rows, vector in zip(groups.values(), vectors):
+        for qid, rows, vector in zip(groups.keys(), groups.values(), vectors):
             if vector:
                 docnos = [str(d) for d in out["docno"].iloc[rows]]
-                exact = searcher._searcher.score({"qid": "q", "terms": vector}, docnos)
+                exact = searcher._searcher.score({"qid": str(qid), "terms": vector}, docnos)
                 scores[rows] = [float(format_score(s)) for s in exact]
         out["score"] = scores
         order = np.empty(len(out), dtype=np.int64)  # queries stay in input order

@@ -151,3 +151,80 @@ def test_another_jvm_first_is_a_clear_error(setup, tmp_path):
             "    print(type(exc).__name__, exc)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.stdout.startswith("SetupError") and "lsr_lucene objects first" in done.stdout, done.stdout + done.stderr
+
+
+def test_retriever_by_path_keeps_input_order_and_duplicate_qids(setup):
+    """``ImpactRetriever(path, num_results=..)`` works without a factory; queries come back in input order (not
+    sorted by qid), each with its own hits, also when two rows share a qid; other input columns are kept."""
+    from lsr_lucene.pyterrier import ImpactRetriever
+
+    topics = setup["topics"]
+    frame = pd.concat([topics.iloc[::-1], topics.head(1)], ignore_index=True).assign(extra=7)
+    got = ImpactRetriever(setup["demo"] / "index", num_results=4)(frame)
+    assert list(got.columns) == ["qid", "query", "extra", "docno", "score", "rank"] and (got["extra"] == 7).all()
+    blocks, start = [], 0
+    for qid in frame["qid"]:
+        blocks.append(got.iloc[start:start + 4])
+        start += 4
+    assert start == len(got)
+    for qid, block in zip(frame["qid"], blocks):
+        assert (block["qid"] == qid).all() and list(block["rank"]) == [0, 1, 2, 3]
+        assert list(zip(block["docno"], block["score"])) == run_rows(setup["search"])[qid][:4]
+
+
+def test_one_batch_call_per_frame(setup, monkeypatch):
+    """A frame of every demo topic is one ``batch_search`` (text) or ``batch_search_specs`` (query_toks) call, with
+    the index's threads, not one JVM call per row."""
+    idx = setup["index"]
+    searcher = idx.searcher()
+    vectors = idx.query_encoder()(setup["topics"])
+    calls = []
+    for name in ("batch_search", "batch_search_specs", "search", "search_spec"):
+        original = getattr(searcher, name)
+        monkeypatch.setattr(searcher, name, lambda *a, _f=original, _n=name, **k: calls.append((_n, k)) or _f(*a, **k))
+    idx.retriever(num_results=10)(setup["topics"])
+    idx.retriever(num_results=10)(vectors)
+    assert [(n, k["threads"]) for n, k in calls] == [("batch_search", 2), ("batch_search_specs", 2)]
+
+
+def test_blank_and_empty_inputs(setup):
+    """A blank query is refused naming its qid (as ``search --topics`` refuses it; the encoder would otherwise search
+    the expansion of the empty string), by the retriever, the query encoder and the scorer; an empty frame gives an
+    empty result frame with the result columns and types; a scored docno the index lacks names its query."""
+    from lsr_lucene.errors import InputError
+
+    idx = setup["index"]
+    blank = pd.DataFrame([{"qid": "a", "query": "tea"}, {"qid": "b", "query": "  "}])
+    for transformer in (idx.retriever(num_results=3), idx.query_encoder()):
+        with pytest.raises(InputError, match="query b has no text"):
+            transformer(blank)
+    with pytest.raises(InputError, match="query b has no text"):
+        idx.scorer()(blank.assign(docno="tea-01", score=0.0, rank=0))
+    empty = idx.retriever(num_results=3)(setup["topics"].head(0))
+    assert list(empty.columns) == ["qid", "query", "docno", "score", "rank"] and len(empty) == 0
+    assert empty["docno"].dtype == pd.Series(["x"]).dtype and empty["score"].dtype == "float64"
+    assert empty["rank"].dtype == "int64"
+    missing = pd.DataFrame([{"qid": "q7", "query": "tea", "docno": "no-such-doc", "score": 0.0, "rank": 0}])
+    with pytest.raises(InputError, match="query q7: docid 'no-such-doc'"):
+        idx.scorer()(missing)
+
+
+def test_composer_trees_and_options_equal_the_compose_run(setup, tmp_path):
+    """A ``composition`` column of JSON trees, with ``not_op="subtract"``: the rows of ``lsr-lucene compose
+    --queries compositions.jsonl --not-op subtract``; ``composer % 3`` keeps the options and cuts to 3."""
+    import json
+
+    from lsr_lucene.compose.cli import main as compose_main
+
+    run = tmp_path / "trees.run"
+    assert compose_main(["--index", str(setup["demo"] / "index"), "--queries", str(DEMO / "compositions.jsonl"),
+                         "--not-op", "subtract", "--hits", "10", "--output", str(run)]) == 0
+    lines = [json.loads(line) for line in (DEMO / "compositions.jsonl").read_text().splitlines() if line.strip()]
+    frame = pd.DataFrame([{"qid": str(o["id"]), "composition": o["query"]} for o in lines])
+    composer = setup["index"].composer(num_results=10, not_op="subtract")
+    assert rows(composer(frame)) == run_rows(read_hits(run))
+    cut = (composer % 3).compile()
+    assert cut.num_results == 3 and cut.options == {"not_op": "subtract"}
+    assert rows(cut(frame)) == {q: hits[:3] for q, hits in run_rows(read_hits(run)).items()}
+    default = setup["index"].retriever()
+    assert (default.num_results, default.encoder, default.approximate, default.query_cut) == (1000, None, 0, 10)

@@ -95,13 +95,15 @@ def served(demo, tmp_path_factory):
         assert search_main([*common, "--query-vectors", str(root / "q.jsonl"), "--output", str(root / "vec.run")]) == 0
         assert search_main([*common, "--topics", topics, "--approximate", str(APPROXIMATE),
                             "--output", str(root / "approx.run")]) == 0
+        assert search_main([*common, "--query-vectors", str(root / "q.jsonl"), "--approximate", str(APPROXIMATE),
+                            "--query-cut", "2", "--output", str(root / "cut.run")]) == 0
         assert compose_main([*common, "--topics", topics, "--output", str(root / "nl.run")]) == 0
         assert compose_main([*common, "--queries", str(DEMO / "compositions.jsonl"),
                              "--output", str(root / "tree.run")]) == 0
         queries = dict(line.rstrip("\n").split("\t", 1) for line in open(topics, encoding="utf-8"))
         vectors = {str(o["id"]): o["vector"] for o in map(json.loads, open(root / "q.jsonl", encoding="utf-8"))}
         trees = {str(o["id"]): o["query"] for o in map(json.loads, open(DEMO / "compositions.jsonl"))}
-        runs = {name: read_hits(root / f"{name}.run") for name in ("text", "vec", "approx", "nl", "tree")}
+        runs = {name: read_hits(root / f"{name}.run") for name in ("text", "vec", "approx", "cut", "nl", "tree")}
         base = wait_ready(proc, root / "server.err")
         yield {"proc": proc, "base": base, "api": f"{base}/v1/demo", "queries": queries, "vectors": vectors,
                "trees": trees, "runs": runs, "index": index, "stderr": root / "server.err"}
@@ -151,6 +153,9 @@ def test_every_query_equals_the_cli_runs(served):
         assert response_rows(vec) == run_rows(runs["vec"], qid), qid
         _, approx = request(f"{api}/search?{query}&approximate={APPROXIMATE}")
         assert response_rows(approx) == run_rows(runs["approx"], qid), qid
+        _, cut = request(f"{api}/search", {"vector": served["vectors"][qid], "hits": HITS, "approximate": APPROXIMATE,
+                                           "query_cut": 2})
+        assert response_rows(cut) == run_rows(runs["cut"], qid), qid
         _, exact = request(f"{api}/search?{query}&heap_factor=1")  # heap factor 1: exact search
         assert exact == got
         status, composed = request(f"{api}/compose", {"query": text, "hits": HITS, "qid": qid})
@@ -255,14 +260,48 @@ BAD_REQUESTS = [
     ("GET", "/no/route", None, 404, "/no/route"),
     ("DELETE", "/search", None, 405, "DELETE"),
     ("PUT", "/compose", {"query": "tea"}, 405, "PUT"),
+    # the audit's adversarial requests (each message names the field)
+    ("POST", "/search", b"", 400, "missing JSON body"),
+    ("POST", "/search", b'{"query": "t\xe9a"}', 400, "malformed JSON body: 'utf-8' codec"),
+    pytest.param("POST", "/compose", b'{"composition": ' + b'{"op": "and", "a": ' * 3000 + b'"tea"'
+                 + b', "b": "milk"}' * 3000 + b"}", 400, "malformed JSON body: maximum recursion depth",
+                 id="composition-nested-3000-deep"),
+    ("POST", "/search", b"[1, 2]", 400, "object"),
+    ("POST", "/search", b"null", 400, "object"),
+    ("POST", "/search", {"query": "   "}, 400, "query"),
+    ("POST", "/search", {"query": 5}, 400, "query:"),
+    ("POST", "/search", {"query": "tea", "qid": 1.5}, 400, "qid:"),
+    ("POST", "/search", {"query": "tea", "hits": True}, 400, "hits"),
+    ("POST", "/search", {"query": "tea", "hits": 1e3}, 400, "hits"),
+    ("POST", "/search", {"vector": {"tea": True}}, 400, "vector"),
+    ("POST", "/search", {"vector": {"tea": 0}}, 400, "vector"),
+    ("POST", "/search", {"vector": {}}, 400, "vector"),
+    ("POST", "/search", b'{"query": "th\\u00e9 \\ud800"}', 400, "query: a string holds a lone surrogate"),
+    ("POST", "/search", b'{"query": "tea", "qid": "\\udc00"}', 400, "qid: a string holds a lone surrogate"),
+    ("POST", "/search", b'{"vector": {"\\ud800": 1}}', 400, "vector key: a string holds a lone surrogate"),
+    ("POST", "/batch", b'{"queries": [{"qid": "a", "query": "\\ud800"}]}', 400, "queries.0.query"),
+    ("POST", "/compose", b'{"composition": {"op": "not", "a": "tea", "b": "\\ud800"}}', 400, "composition.b"),
+    ("GET", "/search?query=tea&approximate=-1", None, 400, "approximate"),
+    ("GET", "/search?query=tea&doc=maybe", None, 400, "doc"),
+    ("POST", "/batch", {"queries": [{"qid": "a"}]}, 400, "query a"),
+    ("POST", "/batch", {"queries": [{"query": "tea"}]}, 400, "queries.0.qid"),
+    ("POST", "/compose", {"composition": [1]}, 400, "composition"),
+    ("POST", "/compose", {"query": "tea", "composition": "tea"}, 400, "composition"),
+    ("POST", "/compose", {"query": "tea without milk", "not_op": "nope"}, 400, "not_op:"),
+    ("POST", "/compose", {"query": "tea without milk", "and_op": "nrf"}, 400, "and_op:"),
+    ("POST", "/v1/other/search", {"qeury": "tea"}, 404, "unknown index 'other'"),  # the index before the body
+    ("GET", "/v1/other/search?hits=0", None, 404, "unknown index 'other'"),
+    ("GET", "/doc/a/b", None, 404, "unknown docid 'a/b'"),
+    ("POST", "/health", None, 405, "POST"),
+    ("OPTIONS", "/search", None, 405, "OPTIONS"),
 ]
 
 
 @pytest.mark.parametrize("method, path, body, status, word", BAD_REQUESTS)
 def test_errors_are_json_and_the_server_keeps_serving(served, method, path, body, status, word):
-    url = (served["base"] + path) if path.startswith(("/v1/other", "/no/")) else served["api"] + path
+    url = (served["base"] + path) if path.startswith(("/v1/other", "/no/", "/health")) else served["api"] + path
     raw = body if isinstance(body, bytes) else None
-    got_status, got = request(url, None if raw else body, method, raw)
+    got_status, got = request(url, None if raw is not None else body, method, raw)
     assert got_status == status and set(got) == {"error"} and word.lower() in got["error"].lower(), got
     status, health = request(served["base"] + "/health")
     assert status == 200
@@ -285,6 +324,8 @@ def test_startup_errors_are_one_line(tmp_path, served):
              (["--index", str(served["index"]), "--encoder", "no-such-model-xyz"], "no-such-model-xyz"),
              (["--index", str(served["index"]), "--heap-factor", "0"], "--heap-factor must be a number above 0")]
     try:
+        cases += [(["--index", str(served["index"]), "--port", "70000"], "--port must be a port number"),
+                  (["--index", str(served["index"]), "--name", "a/b"], "--name must be")]
         for args, words in cases:
             done = subprocess.run(serve_command(*args), capture_output=True, text=True, timeout=STARTUP_S,
                                   env=environment())
@@ -321,9 +362,14 @@ def test_heap_factor_server_default_and_per_request(zipf, tmp_path):
         assert status == 200
         for spec, result in zip(specs, got["results"]):
             assert response_rows(result) == zipf.brute_force(spec["terms"], 10)
+        started = time.monotonic()  # SIGINT (Ctrl-C) stops it gracefully too: within 10 s, exit 130, no traceback
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(10) in (0, 128 + signal.SIGINT) and time.monotonic() - started < 10
+        assert "Traceback" not in (tmp_path / "server.err").read_text(encoding="utf-8")
     finally:
-        proc.kill()
-        proc.wait(30)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
 
 
 def test_approximate_without_sidecar_is_an_input_error(demo):
@@ -334,11 +380,146 @@ def test_approximate_without_sidecar_is_an_input_error(demo):
 
     engine = SearchEngine(demo / "index", compose=False)
     try:
+        assert (engine.name, engine.model) == ("index", "splade-tiny")  # NAME defaults to the folder's basename
         assert [c["rank"] for c in engine.search_text("green tea", 3)] == [1, 2, 3]
         with pytest.raises(InputError, match="--top-postings"):
             engine.search_text("green tea", 3, approximate=APPROXIMATE)
     finally:
         engine.close()
+
+
+def test_keep_alive_head_and_allow(served):
+    """One keep-alive connection carries answers, errors (400, 404, 405) and HEADs: the socket is never closed;
+    HEAD answers a GET route with its headers and no body; a 405 lists the path's methods in ``Allow``."""
+    import http.client
+
+    host, port = served["base"].removeprefix("http://").rsplit(":", 1)
+    conn = http.client.HTTPConnection(host, int(port), timeout=60)
+    qid, text = next(iter(served["queries"].items()))
+    search = "/v1/demo/search?" + urllib.parse.urlencode({"query": text, "hits": HITS})
+    sockets = set()
+
+    def send(method, path, body=None):
+        conn.request(method, path, body=body, headers={"Content-Type": "application/json"})
+        response = conn.getresponse()
+        data = response.read()
+        sockets.add(id(conn.sock))
+        assert response.getheader("connection", "keep-alive").lower() != "close"
+        return response, data
+
+    try:
+        for _ in range(2):
+            response, data = send("GET", search)
+            assert response.status == 200 and response_rows(json.loads(data)) == run_rows(served["runs"]["text"], qid)
+            head, empty = send("HEAD", search)
+            assert head.status == 200 and empty == b"" and int(head.getheader("content-length")) == len(data)
+            head, empty = send("HEAD", "/health")
+            assert head.status == 200 and empty == b""
+            response, data = send("POST", "/v1/demo/search", b'{"query": ')
+            assert response.status == 400 and "malformed JSON" in json.loads(data)["error"]
+            response, data = send("GET", "/v1/other/search?query=tea")
+            assert response.status == 404
+            response, data = send("DELETE", "/v1/demo/search", b"{}")
+            assert response.status == 405 and response.getheader("allow") == "GET, HEAD, POST"
+            response, data = send("PUT", "/v1/demo/doc/tea-01")
+            assert response.status == 405 and response.getheader("allow") == "GET, HEAD"
+    finally:
+        conn.close()
+    assert len(sockets) == 1
+
+
+def test_unicode_and_huge_hits_equal_the_cli_run(served, tmp_path):
+    """Non-ASCII queries (GET, percent-encoded, and POST) and ``hits`` far beyond the index (10**12): the
+    ``lsr-lucene search --topics`` run of the same texts with more hits than documents."""
+    from lsr_lucene.search.cli import main as search_main
+
+    texts = {"u1": "thé vert sans caféine", "u2": "茶 🍵 tea", "u3": "Grüner Tee ohne Koffein"}
+    topics = tmp_path / "unicode.tsv"
+    topics.write_text("".join(f"{q}\t{t}\n" for q, t in texts.items()), encoding="utf-8")
+    assert search_main(["--index", str(served["index"]), "--topics", str(topics), "--hits", "1000",
+                        "--output", str(tmp_path / "u.run")]) == 0
+    run = read_hits(tmp_path / "u.run")
+    api = served["api"]
+    for qid, text in texts.items():
+        status, got = request(f"{api}/search?" + urllib.parse.urlencode({"query": text, "hits": 10**12}))
+        assert status == 200 and got["query"]["text"] == text
+        assert response_rows(got) == run_rows(run, qid) and 10 < len(got["candidates"]) <= 298
+        status, posted = request(f"{api}/search", {"query": text, "hits": 10**12})
+        assert status == 200 and posted == got
+
+
+def brute_force(vectors: dict, query: dict, k: int) -> list[tuple[str, float]]:
+    """The top k of exact dot products, ties by docid, scores as the run prints them."""
+    from lsr_lucene.io.runs import format_score
+
+    scores = {d: sum(w * vec.get(t, 0) for t, w in query.items()) for d, vec in vectors.items()}
+    ranked = sorted(((d, s) for d, s in scores.items() if s > 0), key=lambda x: (-x[1], x[0]))[:k]
+    return [(d, float(format_score(s))) for d, s in ranked]
+
+
+def test_concurrent_mixed_requests_equal_sequential_ones(served, demo):
+    """16 clients sending text GET/POST, vector POST, compose (text and tree), batch, document and bad requests at
+    once: every answer (status and JSON) equals the one sent alone, vector answers equal brute-force dot products,
+    and the server still answers afterwards."""
+    from lsr_lucene.io.vectors import read_vectors, signed
+
+    api, queries, vectors = served["api"], served["queries"], served["vectors"]
+    docs = {doc_id: signed(vector) for doc_id, vector in read_vectors(demo / "vectors")}
+    for qid, vector in vectors.items():
+        status, got = request(f"{api}/search", {"vector": vector, "hits": HITS})
+        assert status == 200 and response_rows(got) == brute_force(docs, vector, HITS), qid
+    qids = list(queries)
+    kinds = [
+        lambda q: (f"{api}/search?" + urllib.parse.urlencode({"query": queries[q], "qid": q}), None),
+        lambda q: (f"{api}/search", {"query": queries[q], "qid": q, "hits": 5}),
+        lambda q: (f"{api}/search", {"query_tokens": vectors[q], "hits": 7}),
+        lambda q: (f"{api}/compose", {"query": queries[q], "hits": 4}),
+        lambda q: (f"{api}/compose", {"composition": next(iter(served["trees"].values())), "hits": 3}),
+        lambda q: (f"{api}/batch", {"queries": [{"qid": q, "query": queries[q]}, {"qid": "v", "vector": vectors[q]}]}),
+        lambda q: (f"{api}/doc/tea-0{len(q) % 9 + 1}", None),
+        lambda q: (f"{api}/search", {"query": queries[q], "hits": 0}),
+        lambda q: (f"{api}/doc/missing-{q}", None),
+    ]
+    jobs = [kinds[i % len(kinds)](qids[i % len(qids)]) for i in range(180)]
+    alone = {job_key: request(*json.loads(job_key)) for job_key in {json.dumps(job) for job in jobs}}
+    with ThreadPoolExecutor(16) as pool:
+        together = list(pool.map(lambda job: request(*job), jobs))
+    assert [alone[json.dumps(job)] for job in jobs] == together
+    assert {status for status, _ in together} == {200, 400, 404}
+    assert request(served["base"] + "/health")[0] == 200
+
+
+def test_an_unexpected_error_is_a_500_with_its_first_line(demo):
+    """An exception that is not bad input (a stub engine's RuntimeError) → 500 ``{"error": <its first line>}``; the
+    server (the app on uvicorn, in this process) keeps serving."""
+    import uvicorn
+
+    from lsr_lucene.serve.app import create_app
+
+    class Failing:
+        name, num_docs, model = "stub", 3, "none"
+
+        def search_text(self, *args, **kwargs):
+            raise RuntimeError("the searcher broke\nsecond line of the cause")
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(Failing(), 1), log_level="critical", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not server.started and time.monotonic() < deadline:
+            time.sleep(0.05)
+        base = f"http://127.0.0.1:{port}"
+        assert request(f"{base}/v1/stub/search?query=tea") == (500, {"error": "the searcher broke"})
+        assert request(f"{base}/v1/stub/search", {"query": "tea"}) == (500, {"error": "the searcher broke"})
+        assert request(f"{base}/health") == (200, {"status": "ok", "index": "stub", "num_docs": 3, "model": "none"})
+    finally:
+        server.should_exit = True
+        thread.join(30)
+        sock.close()
 
 
 def test_sigterm_stops_gracefully(served):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, Callable, Optional, Union
 
@@ -130,10 +131,14 @@ def error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
+UNION_TAG = re.compile(r"^(str|int|float|bool|dict\[.*\]|list\[.*\]|function-.*)$")  # pydantic's union members
+
+
 def validation_message(exc: RequestValidationError) -> str:
-    """One line naming the field of FastAPI's first validation error."""
+    """One line naming the field of FastAPI's first validation error (its location kind and union tags dropped:
+    ``qid`` rather than ``body.qid.str``; a field named ``query`` stays named)."""
     first = exc.errors()[0]
-    loc = [str(p) for p in first.get("loc", ()) if p not in ("body", "query", "path")]
+    loc = [str(p) for p in first.get("loc", ())[1:] if not UNION_TAG.match(str(p))]
     field, kind, msg = ".".join(loc), first.get("type", ""), first.get("msg", "invalid")
     if kind == "json_invalid":
         return f"malformed JSON body: {first.get('ctx', {}).get('error', msg)}"
@@ -160,6 +165,54 @@ class JsonBodies:
         await self.app(scope, receive, send)
 
 
+class HeadAsGet:
+    """ASGI middleware: HEAD is answered as GET without the body (RFC 9110 9.3.2; FastAPI's routes list GET only),
+    so ``curl -I .../health`` works as a readiness probe."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["method"] != "HEAD":
+            await self.app(scope, receive, send)
+            return
+
+        async def headers_only(message):
+            if message["type"] == "http.response.body":
+                if message.get("more_body", False):
+                    return
+                message = {"type": "http.response.body", "body": b"", "more_body": False}
+            await send(message)
+
+        await self.app(dict(scope, method="GET"), receive, headers_only)
+
+
+def unicode_error(value: Any, where: str) -> Optional[str]:
+    """The field path of the first string (or key) of a request body holding a lone surrogate (JSON's ``"\\ud800"``
+    escapes one; it is not Unicode text and cannot be encoded, nor answered), else None."""
+    if isinstance(value, str):
+        return None if not any("\ud800" <= c <= "\udfff" for c in value) else where
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = unicode_error(key, f"{where} key") or unicode_error(item, f"{where}.{key}")
+            if found:
+                return found
+    if isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            found = unicode_error(item, f"{where}.{i}")
+            if found:
+                return found
+    return None
+
+
+def check_unicode(body: BaseModel) -> None:
+    """InputError naming the field when a body's string holds a lone surrogate (before any search)."""
+    for name, value in body.model_dump().items():
+        found = unicode_error(value, name)
+        if found:
+            raise InputError(f"{found}: a string holds a lone surrogate (not Unicode text)")
+
+
 def create_app(engine: SearchEngine, threads: int = 2) -> FastAPI:
     """The application: routes over ``engine``, searches on ``threads`` JVM-attached worker threads."""
     state: dict[str, JvmWorkerPool] = {}
@@ -176,27 +229,56 @@ def create_app(engine: SearchEngine, threads: int = 2) -> FastAPI:
                   description="Learned sparse retrieval on a Lucene impact index (Anserini REST v1 shape).")
 
     app.add_middleware(JsonBodies)
+    app.add_middleware(HeadAsGet)
 
     @app.exception_handler(RequestValidationError)
-    async def _invalid(_request: Request, exc: RequestValidationError):
+    async def _invalid(request: Request, exc: RequestValidationError):
+        index = request.path_params.get("index")
+        if index is not None and index != engine.name:  # the unknown index first, as for a valid request
+            return unknown_index(index)
         return error(400, validation_message(exc))
+
+    def allowed(scope) -> list[str]:
+        """The methods of every route at this path (the 405's ``Allow``; HEAD wherever GET is)."""
+        from starlette.routing import Match
+
+        methods = set()
+        for route in app.router.routes:
+            if route.matches(scope)[0] != Match.NONE:
+                methods |= set(getattr(route, "methods", None) or ())
+        if "GET" in methods:
+            methods.add("HEAD")
+        return sorted(methods)
 
     @app.exception_handler(HTTPException)
     async def _http(request: Request, exc: HTTPException):
         if exc.status_code == 404 and exc.detail == "Not Found":
             return error(404, f"no route {request.url.path}")
         if exc.status_code == 405:
-            return error(405, f"method {request.method} not allowed on {request.url.path}")
+            methods = allowed(request.scope)
+            response = error(405, f"method {request.method} not allowed on {request.url.path} (allowed: "
+                                  f"{', '.join(methods)})")
+            response.headers["Allow"] = ", ".join(methods)
+            return response
+        if exc.status_code == 400 and exc.__cause__ is not None:  # FastAPI's "error parsing the body": say why
+            cause = exc.__cause__
+            why = (str(cause).strip().splitlines() or [type(cause).__name__])[0]
+            return error(400, f"malformed JSON body: {why}")
         return error(exc.status_code, str(exc.detail))
+
+    def unknown_index(index: str) -> JSONResponse:
+        return error(404, f"unknown index {index!r} (this server has {engine.name!r})")
 
     async def run(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return await asyncio.wrap_future(state["pool"].submit(fn, *args, **kwargs))
 
-    async def respond(index: str, make: Callable[[], Any]) -> JSONResponse:
+    async def respond(index: str, make: Callable[[], Any], body: Optional[BaseModel] = None) -> JSONResponse:
         """The JSON of ``await make()``, or the error it raised: InputError 400, anything else 500."""
         if index != engine.name:
-            return error(404, f"unknown index {index!r} (this server has {engine.name!r})")
+            return unknown_index(index)
         try:
+            if body is not None:
+                check_unicode(body)
             return JSONResponse(await make())
         except InputError as exc:
             return error(400, str(exc))
@@ -243,7 +325,7 @@ def create_app(engine: SearchEngine, threads: int = 2) -> FastAPI:
     async def search_post(index: str, body: SearchBody):
         return await respond(index, lambda: search_one(body.qid, body.query, body.vector, body.hits,
                                                        body.approximate, body.query_cut, body.doc,
-                                                       body.heap_factor))
+                                                       body.heap_factor), body)
 
     @app.post("/v1/{index}/compose", response_model=ComposeResponse,
               summary="Search a negation ('tea without caffeine') or a composition tree")
@@ -259,7 +341,7 @@ def create_app(engine: SearchEngine, threads: int = 2) -> FastAPI:
             out["composition"] = tree
             return out
 
-        return await respond(index, make)
+        return await respond(index, make, body)
 
     @app.post("/v1/{index}/batch", response_model=BatchResponse, summary="Search several queries")
     async def batch(index: str, body: BatchBody):
@@ -275,9 +357,9 @@ def create_app(engine: SearchEngine, threads: int = 2) -> FastAPI:
                     raise result
             return {"results": results}
 
-        return await respond(index, make)
+        return await respond(index, make, body)
 
-    @app.get("/v1/{index}/doc/{docid}", response_model=DocResponse, summary="A stored document")
+    @app.get("/v1/{index}/doc/{docid:path}", response_model=DocResponse, summary="A stored document")
     async def document(index: str, docid: str):
         async def make() -> dict:
             return {"api": "v1", "index": engine.name, "docid": docid, "doc": await run(engine.document, docid)}

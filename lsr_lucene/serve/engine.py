@@ -90,6 +90,11 @@ class SearchEngine:
             raise InputError("this server was started without composed search")
         comp = composition(query, "query" if isinstance(query, str) else "composition")  # names it in errors
         options = {k: v for k, v in (options or {}).items() if v is not None}
+        for key, value in options.items():  # a bad one named by its field
+            try:
+                self.composer.settings_with(**{key: value})
+            except InputError as exc:
+                raise InputError(f"{key}: {exc}") from None
         settings = self.composer.settings_with(**options) if options else self.composer.settings
         with self.lock:
             plans = compose([comp], settings, self.composer.query_encoder)

@@ -3,6 +3,9 @@
 pyjnius attaches a Python thread to the JVM on its first Java call; a thread that ends attached leaks its Java
 thread (pyjnius #107, #287, #563), and attaching per task costs every request. The server's searches therefore run
 on ``threads`` long-lived workers (the JVM releases the GIL during Java calls, so they search in parallel).
+Tasks call Java instance methods only on long-lived shared objects (the searchers): pyjnius keeps one ``j_self`` per
+method of a class (#287, #563), so the same method called at once on two objects of one class may run on the other
+thread's object, and on a temporary one it may hit a freed reference (NullPointerException).
 """
 from __future__ import annotations
 

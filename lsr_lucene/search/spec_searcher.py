@@ -34,6 +34,16 @@ def check_heap_factor(value, name: str = "heap_factor") -> float:
     return number
 
 
+def java_heap_factor(value: float) -> float:
+    """A checked heap factor as the float the Java searcher takes: the float32 at or above it, never below (a float
+    rounded down would prune against a larger threshold / H than asked, and miss documents the heap factor promises;
+    one below the smallest float32 would become 0, which Java refuses)."""
+    f = np.float32(value)
+    if float(f) < value:
+        f = np.nextafter(f, np.float32(np.inf))
+    return float(f)
+
+
 class SpecSearcher:
     """Batch searcher over an Anserini impact index (plus positional sidecar when present), by query specs."""
 
@@ -64,11 +74,12 @@ class SpecSearcher:
     @heap_factor.setter
     def heap_factor(self, value: float) -> None:
         self._heap_factor = check_heap_factor(value)
-        self._java.setHeapFactor(self._heap_factor)
+        self._java.setHeapFactor(java_heap_factor(self._heap_factor))
 
     def _heap(self, heap_factor: float | None) -> float:
-        """This search's heap factor: ``heap_factor`` checked, or the searcher's when None."""
-        return self._heap_factor if heap_factor is None else check_heap_factor(heap_factor)
+        """This search's heap factor as Java takes it (``java_heap_factor``): ``heap_factor`` checked, or the
+        searcher's when None."""
+        return java_heap_factor(self._heap_factor if heap_factor is None else check_heap_factor(heap_factor))
 
     @property
     def num_docs(self) -> int:

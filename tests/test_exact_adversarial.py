@@ -168,6 +168,31 @@ def test_java_heap_factor_rounds_up_to_float32():
     assert java_heap_factor(math.nextafter(1.0, 0)) == 1.0
 
 
+@pytest.mark.parametrize("k", [2**31 - 1, 2**31, 2**63])
+def test_k_past_java_int_returns_every_match(tmp_path, k):
+    """k (or an approximate depth) past 2^31 - 1 means every match, as any k beyond the collection does: it was an
+    OverflowError (SpecSearcher.search, ImpactSearcher.search_spec) or a garbled "No methods called search ... matching
+    your arguments" (search_exact, batch_search_specs, lsr-lucene search --hits)."""
+    from lsr_lucene import ImpactSearcher
+
+    docs = [("d1", {"a": 1}), ("d2", {"a": 2, "neg_b": 1}), ("d3", {"b": 4})]
+    index = build(tmp_path, docs, top_postings=5)
+    for terms in ({"a": 1}, {"a": 1, "b": -1}, {"b": 0.5}):
+        spec = {"qid": "q", "terms": terms}
+        expected = reference(docs, terms, 10)
+        with SpecSearcher(index) as searcher:
+            assert searcher.search(spec, k) == written(expected)
+            assert [(d, s) for d, _, s in searcher.search_exact(spec, k)] == expected
+            assert searcher.search(spec, k, approximate=k, query_cut=k) == written(expected)  # depth past the index
+        with ImpactSearcher(str(index), encoder=object()) as searcher:
+            assert [(x.docid, x.score) for x in searcher.search_spec(spec, k)] == written(expected)
+            assert [(x.docid, x.score) for x in searcher.batch_search_specs([spec], k)["q"]] == written(expected)
+        (tmp_path / "specs.jsonl").write_text(json.dumps(spec) + "\n")
+        assert cli(["search", "--index", str(index), "--specs", str(tmp_path / "specs.jsonl"), "--output",
+                    str(tmp_path / "run"), "--hits", str(k), "--overwrite"]) == 0
+        assert [(r.docid, r.score) for r in iter_run(tmp_path / "run")] == written(expected)
+
+
 # --------------------------------------------------------------------------------------------- generated cases
 
 TERMS = ["a", "b", "c", "neg_b", "\u00e9", "\U0001f600", "##x"]  # "neg_b" is also a real term

@@ -35,24 +35,41 @@ def build(root: Path, docs: list[tuple[str, dict]], **options) -> Path:
 
 # --------------------------------------------------------------------------------------------- two brute forces
 
-def brute_dict(docs: list[tuple[str, dict]], terms: dict, k: int) -> list[tuple[str, float]]:
-    """Σ w·(impact − neg_ impact) in double, terms in spec order, over the documents a positive clause matches (a
-    positive weight's term, a negative weight's neg_ term); score descending, ties by docid."""
+def as_spec(query: dict) -> dict:
+    """A spec, or a terms dict as a spec of terms only."""
+    return query if "qid" in query else {"qid": "q", "terms": query}
+
+
+def brute_dict(docs: list[tuple[str, dict]], query: dict, k: int) -> list[tuple[str, float]]:
+    """Σ w·(impact − neg_ impact) (mode boolean: w·impact) in double, terms in spec order, then w·sqrt(a·b) per pair
+    holding both terms, over the documents a positive clause matches (a positive weight's term, a negative weight's
+    neg_ term in signed mode, a positive pair); score descending, ties by docid."""
+    spec = as_spec(query)
+    boolean = spec.get("mode") == "boolean"
     hits = []
     for docid, vec in docs:
         score, matched = 0.0, False
-        for t, w in terms.items():
-            f, fn = vec.get(t, 0), vec.get("neg_" + t, 0)
+        for t, w in spec["terms"].items():
+            f, fn = vec.get(t, 0), 0 if boolean else vec.get("neg_" + t, 0)
             score += w * (f - fn)
             matched |= (w > 0 and f > 0) or (w < 0 and fn > 0)
+        for a, b, w in spec.get("pairs", []):
+            if w != 0 and vec.get(a, 0) > 0 and vec.get(b, 0) > 0:
+                score += w * math.sqrt(vec[a] * vec[b])
+                matched |= w > 0
         if matched:
             hits.append((docid, score))
     return sorted(hits, key=lambda h: (-h[1], h[0]))[:k]
 
 
-def brute_matrix(docs: list[tuple[str, dict]], terms: dict, k: int) -> list[tuple[str, float]]:
-    """The same top k from a document-term matrix: scores D·q, matches (D > 0)·[positive clause columns] > 0."""
-    vocab = sorted({t for _, v in docs for t in v} | set(terms) | {"neg_" + t for t in terms})
+def brute_matrix(docs: list[tuple[str, dict]], query: dict, k: int) -> list[tuple[str, float]]:
+    """The same top k from a document-term matrix D: scores D·q + Σ w·sqrt(D_a ∘ D_b), matches
+    (D > 0)·[positive clause columns] + [positive pairs held] > 0."""
+    spec = as_spec(query)
+    boolean = spec.get("mode") == "boolean"
+    terms, pairs = spec["terms"], spec.get("pairs", [])
+    vocab = sorted({t for _, v in docs for t in v} | set(terms) | {"neg_" + t for t in terms}
+                   | {t for p in pairs for t in p[:2]})
     col = {t: j for j, t in enumerate(vocab)}
     matrix = np.zeros((len(docs), len(vocab)))
     for i, (_, vec) in enumerate(docs):
@@ -62,20 +79,26 @@ def brute_matrix(docs: list[tuple[str, dict]], terms: dict, k: int) -> list[tupl
     clause = np.zeros(len(vocab))
     for t, w in terms.items():
         q[col[t]] += w
-        q[col["neg_" + t]] -= w
-        clause[col[t] if w > 0 else col["neg_" + t]] += w != 0
+        if not boolean:
+            q[col["neg_" + t]] -= w
+        clause[col[t] if w > 0 or boolean else col["neg_" + t]] += w != 0
     scores = matrix @ q
-    matched = np.flatnonzero((matrix > 0) @ clause > 0)
+    hits = (matrix > 0) @ clause
+    for a, b, w in pairs:
+        both = np.sqrt(matrix[:, col[a]] * matrix[:, col[b]])
+        scores = scores + w * both
+        hits = hits + ((both > 0) & (w > 0))
+    matched = np.flatnonzero(hits > 0)
     ids = np.array([d for d, _ in docs], dtype=object)
     order = sorted(matched.tolist(), key=lambda i: (-scores[i], ids[i]))
     return [(ids[i], float(scores[i])) for i in order[:k]]
 
 
-def reference(docs, terms, k) -> list[tuple[str, float]]:
+def reference(docs, query: dict, k) -> list[tuple[str, float]]:
     """The dict brute force, checked against the matrix one (same documents in order; scores to rounding)."""
-    a, b = brute_dict(docs, terms, k), brute_matrix(docs, terms, k)
-    assert [d for d, _ in a] == [d for d, _ in b] or [s for _, s in a] != [s for _, s in b], (terms, a, b)
-    assert [s for _, s in a] == pytest.approx([s for _, s in b], rel=1e-12), (terms, a, b)
+    a, b = brute_dict(docs, query, k), brute_matrix(docs, query, k)
+    assert [d for d, _ in a] == [d for d, _ in b] or [s for _, s in a] != [s for _, s in b], (query, a, b)
+    assert [s for _, s in a] == pytest.approx([s for _, s in b], rel=1e-12), (query, a, b)
     return a
 
 
@@ -84,20 +107,22 @@ def written(hits: list[tuple[str, float]]) -> list[tuple[str, float]]:
     return [(d, s if float(s).is_integer() else float(f"{s:.6f}")) for d, s in hits]
 
 
-def check_heap_promise(got: list[tuple[str, float]], docs, terms: dict, k: int, h: float) -> None:
+def check_heap_promise(got: list[tuple[str, float]], docs, query: dict, k: int, h: float) -> None:
     """Heap factor h's promise: hits in run order with exact scores, every document scoring >= exact k-th / h
-    found; h = 1 (and queries it leaves exact): the exact top k itself."""
-    exact = reference(docs, terms, k)
-    plain = all(w > 0 and float(w).is_integer() for w in terms.values() if w != 0)  # zero weights drop
+    found; h = 1 (and queries it leaves exact: weights not all positive integers, pairs): the exact top k itself."""
+    spec = as_spec(query)
+    exact = reference(docs, spec, k)
+    plain = all(w > 0 and float(w).is_integer() for w in spec["terms"].values() if w != 0) and \
+        not any(p[2] for p in spec.get("pairs", []))  # zero weights drop
     if h == 1 or not plain:
-        assert got == written(exact), (terms, k, h)
+        assert got == written(exact), (spec, k, h)
         return
-    every = dict(reference(docs, terms, len(docs)))
-    assert all(every[d] == s for d, s in got), (terms, k, h, got)
+    every = dict(reference(docs, spec, len(docs)))
+    assert all(every[d] == s for d, s in got), (spec, k, h, got)
     assert got == sorted(got, key=lambda x: (-x[1], x[0]))
     if exact:
         kth = exact[-1][1]
-        assert {d for d, s in exact if s >= kth / h} <= {d for d, _ in got}, (terms, k, h, got, exact)
+        assert {d for d, s in exact if s >= kth / h} <= {d for d, _ in got}, (spec, k, h, got, exact)
 
 
 # --------------------------------------------------------------------------------------------- heap factor defects
@@ -228,25 +253,25 @@ def collection(rng: np.random.Generator) -> list[tuple[str, dict]]:
     return docs
 
 
-def query(rng: np.random.Generator) -> dict:
-    """Terms of the collection and absent ones, integral (plain search) or fractional, positive, negative or zero;
-    at least one non-zero weight."""
+def query(rng: np.random.Generator, qid: str) -> dict:
+    """A spec: terms of the collection and absent ones, integral (plain search) or fractional, positive, negative or
+    zero; sometimes CPT pairs (a term with itself, neg_ terms) or boolean mode; at least one non-zero weight."""
     pool = TERMS + ["neg_a", "neg_neg_a", "absent", "\u00e9absent"]
-    kind = rng.choice(["plain", "negative", "mixed", "fractional"])
-    terms = {}
-    for t in rng.choice(pool, size=int(rng.integers(1, 6)), replace=False):
-        if kind == "plain":
-            w = int(rng.choice([1, 1, 2, 3, 300]))
-        elif kind == "negative":
-            w = -int(rng.integers(1, 4))
-        elif kind == "mixed":
-            w = int(rng.integers(-3, 4))  # zero weights too
-        else:
-            w = float(rng.choice([0.5, 1 / 3, 2.25, -0.1, 1e-3]))
-        terms[str(t)] = w
-    if not any(terms.values()):
-        terms[next(iter(terms))] = 1
-    return terms
+    boolean = rng.random() < 0.15
+    kind = rng.choice(["plain", "fractional"] if boolean else ["plain", "negative", "mixed", "fractional"])
+    weight = {"plain": lambda: int(rng.choice([1, 1, 2, 3, 300])), "negative": lambda: -int(rng.integers(1, 4)),
+              "mixed": lambda: int(rng.integers(-3, 4)),  # zero weights too
+              "fractional": lambda: float(rng.choice([0.5, 1 / 3, 2.25, 1e-3] + ([] if boolean else [-0.1])))}[kind]
+    spec: dict = {"qid": qid, "terms": {str(t): weight() for t in rng.choice(pool, size=int(rng.integers(1, 6)),
+                                                                              replace=False)}}
+    if rng.random() < 0.3:
+        spec["pairs"] = [[str(rng.choice(TERMS)), str(rng.choice(TERMS + ["neg_a"])), weight()]
+                         for _ in range(int(rng.integers(1, 3)))]
+    if boolean:
+        spec["mode"] = "boolean"
+    if not any(spec["terms"].values()) and not any(p[2] for p in spec.get("pairs", [])):
+        spec["terms"][next(iter(spec["terms"]))] = 1
+    return spec
 
 
 HEAP_FACTORS = [1.0, math.nextafter(1.0, 0), 0.5, 0.70000001, 1e-50]
@@ -255,7 +280,8 @@ HEAP_FACTORS = [1.0, math.nextafter(1.0, 0), 0.5, 0.70000001, 1e-50]
 def variants(root: Path, docs: list) -> dict[str, Path]:
     vectors, _ = write_collection(root, docs, {})
     out = {}
-    for name, options in (("natural", {}), ("bp", {"reorder": "bp", "seed": 3, "dense_impacts": 1e-9})):
+    bp = {"reorder": "bp", "seed": 3, "dense_impacts": 1e-9}  # every term whose impacts fit a byte on the sidecar
+    for name, options in (("natural", {"top_postings": len(docs)}), ("bp", bp)):
         build_impact_index(vectors, root / name, threads=1, **options)
         out[name] = root / name
     if sum(1 for _, v in docs if v) > 1:
@@ -275,19 +301,23 @@ def test_generated_collections_match_both_brute_forces(tmp_path, seed):
     rng = np.random.default_rng(1000 + seed)
     docs = collection(rng)
     n = len(docs)
-    queries = [query(rng) for _ in range(20)]
-    ks = [int(rng.choice([1, 2, n, n + 3, 2**31 - 1])) for _ in queries]
+    specs = [query(rng, f"q{i}") for i in range(20)]
+    ks = [int(rng.choice([1, 2, n, n + 3, 2**31 - 1])) for _ in specs]
     for name, index in variants(tmp_path, docs).items():
         with SpecSearcher(index) as searcher:
-            for i, (terms, k) in enumerate(zip(queries, ks)):
-                spec = {"qid": f"q{i}", "terms": terms}
-                expected = reference(docs, terms, k)
-                assert [(d, s) for d, _, s in searcher.search_exact(spec, k)] == expected, (name, terms, k)
-                assert searcher.search(spec, k) == written(expected), (name, terms, k)
+            for spec, k in zip(specs, ks):
+                expected = reference(docs, spec, k)
+                assert [(d, s) for d, _, s in searcher.search_exact(spec, k)] == expected, (name, spec, k)
+                assert searcher.search(spec, k) == written(expected), (name, spec, k)
                 assert [d for d, _, _ in searcher.search_hits(spec, k)] == [d for d, _ in expected]
                 for h in HEAP_FACTORS:
-                    check_heap_promise(searcher.search(spec, k, heap_factor=h), docs, terms, k, h)
-        specs = [{"qid": f"q{i}", "terms": t} for i, t in enumerate(queries)]
+                    check_heap_promise(searcher.search(spec, k, heap_factor=h), docs, spec, k, h)
+                if searcher.has_top_postings:  # approximate: exact scores of matching documents, in run order
+                    every = dict(reference(docs, spec, n))
+                    for depth, cut in ((1, 1), (2, 0), (n + k, 0)):
+                        got = [(d, s) for d, _, s in searcher.search_exact(spec, k, approximate=depth, query_cut=cut)]
+                        assert all(every[d] == s for d, s in got) and got == sorted(got, key=lambda x: (-x[1], x[0]))
+                        assert depth < n + k or got == expected, (spec, k, depth)
         (tmp_path / "specs.jsonl").write_text("".join(json.dumps(s) + "\n" for s in specs), encoding="utf-8")
         k = n + 3
         for h in (1.0, 0.5):
@@ -298,16 +328,15 @@ def test_generated_collections_match_both_brute_forces(tmp_path, seed):
             for row in iter_run(run):
                 got[row.qid].append((row.docid, row.score))
             for s in specs:
-                check_heap_promise(got[s["qid"]], docs, s["terms"], k, h)
+                check_heap_promise(got[s["qid"]], docs, s, k, h)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # absent terms are warned about
             with ImpactSearcher(str(index), encoder=object()) as searcher:
                 found = searcher.batch_search_specs(specs, k=1, threads=2, heap_factor=0.70000001)
                 for s in specs:
-                    check_heap_promise([(x.docid, x.score) for x in found[s["qid"]]], docs, s["terms"], 1,
-                                       0.70000001)
+                    check_heap_promise([(x.docid, x.score) for x in found[s["qid"]]], docs, s, 1, 0.70000001)
                     assert [(x.docid, x.score) for x in searcher.search_spec(s, k=n)] == \
-                        written(reference(docs, s["terms"], n))
+                        written(reference(docs, s, n))
 
 
 def test_duplicate_query_terms_in_a_spec_file_keep_the_last_weight(tmp_path):

@@ -368,3 +368,37 @@ def test_brute_forces_can_fail():
                      ([("a", 2.0), ("b", 2.0)], 0.5), ([("a", 2.0), ("x", 4.0)], 0.5)):
         with pytest.raises(AssertionError):
             check_heap_promise(wrong, docs, {"a": 1}, 2, h)
+
+
+# --------------------------------------------------------------------------------------------- longdocs ExactSDM
+
+@pytest.mark.parametrize("k", [None, 1])
+def test_full_exact_sdm_finds_documents_behind_many_segments_of_another(tmp_path, k):
+    """``longdocs search --method exact-sdm --full`` searched the top hits x (k or 8) segments only: with 17
+    segments of A above B's best, --hits 2 gave A alone (and with --segments 1 A's later segments, which score-max
+    leaves out, filled the depth too). A query is now searched deeper until its top documents are settled."""
+    from lsr_lucene.io.runs import read_hits
+    from lsr_lucene.longdocs import sdm
+    from lsr_lucene.longdocs.queries import Query
+    from lsr_lucene.longdocs.sdm_features import SdmSettings
+    from lsr_lucene.longdocs.segment_search import SegmentSearch
+
+    segments = [(f"A@@{i}", {"a": 10}) for i in range(17)] + [("B@@0", {"a": 9}), ("B@@1", {"b": 3}),
+                                                              ("C@@0", {"a": 2, "b": 1})]
+    vectors, _ = write_collection(tmp_path, segments, {})
+    tokens = tmp_path / "tokens.jsonl"
+    tokens.write_text("".join(json.dumps({"id": s, "tokens": [["a", 1.0], ["b", 2.0]] if s != "A@@3" else
+                                          [["b", 1.0], ["a", 1.0]]}) + "\n" for s, _ in segments))
+    build_impact_index(vectors, tmp_path / "index", threads=1, positions=tokens)
+    queries = {"q": Query("q", [{"a": 1.0, "b": 0.5}], [[("a", 1.0), ("b", 0.5)]])}
+    search = SegmentSearch(tmp_path / "index", queries, "sum", k, SdmSettings(), threads=1)
+    features = search.features("exact", depth=1000)["q"]
+    for lambdas in ((1.0, 0.0, 0.0), (1.0, 0.5, 0.25)):
+        expected = sorted(sdm.score_documents(features, lambdas, k, "segment").items(), key=lambda x: (-x[1], x[0]))
+        assert [d for d, _ in expected] == ["A", "B", "C"]
+        for hits in (1, 2, 3):
+            run = tmp_path / f"full-{hits}.run"
+            search.full_exact_sdm(lambdas, run, hits=hits, overwrite=True)
+            got = read_hits(run)["q"]
+            assert [d for d, _ in got] == [d for d, _ in expected[:hits]], (lambdas, hits)
+            assert [s for _, s in got] == pytest.approx([s for _, s in expected[:hits]], abs=1e-6)

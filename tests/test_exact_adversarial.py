@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import warnings
 from pathlib import Path
 
@@ -216,6 +217,60 @@ def test_k_past_java_int_returns_every_match(tmp_path, k):
         assert cli(["search", "--index", str(index), "--specs", str(tmp_path / "specs.jsonl"), "--output",
                     str(tmp_path / "run"), "--hits", str(k), "--overwrite"]) == 0
         assert [(r.docid, r.score) for r in iter_run(tmp_path / "run")] == written(expected)
+
+
+def test_an_index_of_no_documents_gives_no_hits(tmp_path, capsys):
+    """``lsr-lucene index`` builds an index from vectors that are all empty (0 documents): every search of it failed
+    with "field 'contents' is not in the index (fields: [])" (exit 2), and ``docids`` held one empty id."""
+    from lsr_lucene import ImpactSearcher
+
+    index = build(tmp_path, [("d1", {}), ("d2", {})])
+    specs = [{"qid": "q1", "terms": {"a": 1}}, {"qid": "q2", "terms": {"a": -0.5, "b": 2}, "pairs": [["a", "b", 1]]}]
+    with SpecSearcher(index) as searcher:
+        assert searcher.num_docs == 0 and searcher.docids == []
+        for spec in specs:
+            assert searcher.search(spec, 5) == [] and searcher.search_exact(spec, 5) == []
+            assert searcher.search(spec, 5, heap_factor=0.5) == []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the terms are not in the index
+        with ImpactSearcher(str(index), encoder=object()) as searcher:
+            assert searcher.batch_search_specs(specs, 5) == {"q1": [], "q2": []}
+    (tmp_path / "specs.jsonl").write_text("".join(json.dumps(s) + "\n" for s in specs))
+    assert cli(["search", "--index", str(index), "--specs", str(tmp_path / "specs.jsonl"), "--output",
+                str(tmp_path / "run")]) == 0
+    assert (tmp_path / "run").read_text() == ""
+    assert "queries have no term in the index and no hits: q1, q2" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(os.environ.get("LSR_PROPERTY_DISTRIBUTED", "1") == "0", reason="LSR_PROPERTY_DISTRIBUTED=0")
+def test_a_distributed_index_with_a_shard_of_no_documents(tmp_path):
+    """A shard whose vectors are all empty made every ``distributed search`` fail (its searcher refused the field);
+    it now answers no hits and the run is the brute force over the collection."""
+    ray = pytest.importorskip("ray")
+    from test_distributed import RAY_OPTIONS
+
+    docs = [("d1", {"a": 3, "b": 1}), ("d2", {"a": 5, "neg_b": 2}), ("d3", {"b": 4})]
+    vectors, _ = write_collection(tmp_path, docs, {})
+    (vectors / "part-00001.jsonl").write_text("".join(json.dumps({"id": f"e{i}", "contents": "", "vector": {}}) + "\n"
+                                                      for i in range(3)))
+    specs = [{"qid": "q1", "terms": {"a": 1}}, {"qid": "q2", "terms": {"a": 1, "b": -1}},
+             {"qid": "q3", "terms": {"b": 0.5}, "pairs": [["a", "b", 2]]}]
+    (tmp_path / "specs.jsonl").write_text("".join(json.dumps(s) + "\n" for s in specs))
+    started = not ray.is_initialized()
+    if started:
+        ray.init(address="local", num_cpus=2, **RAY_OPTIONS)
+    try:
+        assert cli(["distributed", "index", "--input", str(vectors), "--index", str(tmp_path / "dindex"),
+                    "--num-workers", "2"]) == 0
+        assert cli(["distributed", "search", "--index", str(tmp_path / "dindex"), "--specs",
+                    str(tmp_path / "specs.jsonl"), "--output", str(tmp_path / "run"), "--hits", "10"]) == 0
+    finally:
+        if started:
+            ray.shutdown()
+    got = {s["qid"]: [] for s in specs}
+    for row in iter_run(tmp_path / "run"):
+        got[row.qid].append((row.docid, row.score))
+    assert got == {s["qid"]: written(reference(docs, s, 10)) for s in specs}
 
 
 # --------------------------------------------------------------------------------------------- generated cases

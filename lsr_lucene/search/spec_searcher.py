@@ -213,7 +213,8 @@ class SpecSearcher:
         if self._docids is None:
             with self._ids_lock, java_errors(self.index_dir):
                 if self._docids is None:
-                    self._docids = str(self._java.docidsText()).split("\n")
+                    text = str(self._java.docidsText())
+                    self._docids = text.split("\n") if text else []  # an index of no documents has no ids
         return self._docids
 
     def search_exact(self, spec: Mapping, k: int = 10, collection_max_impacts: Mapping[str, int] | None = None,

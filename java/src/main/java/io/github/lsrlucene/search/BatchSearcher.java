@@ -210,7 +210,8 @@ public final class BatchSearcher implements Closeable {
   }
 
   private void checkSpec(QuerySpec spec) {
-    if (!fields.contains(spec.field)) {
+    // an index of no documents (every vector empty, e.g. one shard of a collection) has no fields: no hits, no error
+    if (!fields.contains(spec.field) && reader.maxDoc() > 0) {
       List<String> known = new ArrayList<>(fields);
       java.util.Collections.sort(known);
       throw new QuerySpecException(spec.label() + ": field '" + spec.field + "' is not in the index (fields: " + known + ")");

@@ -231,6 +231,17 @@ def test_an_index_of_no_documents_gives_no_hits(tmp_path, capsys):
         for spec in specs:
             assert searcher.search(spec, 5) == [] and searcher.search_exact(spec, 5) == []
             assert searcher.search(spec, 5, heap_factor=0.5) == []
+    # with the positional field (a longdocs or --positions index): opening it failed ("the main index has 0
+    # segments, so its docids no longer match the positional field")
+    (tmp_path / "p").mkdir()
+    vectors, tokens = write_collection(tmp_path / "p", [("d1", {})], {"d1": [["a", 1.0]]})
+    build_impact_index(vectors, tmp_path / "p" / "index", threads=1, positions=tokens)
+    window = {"terms": [["a", 1.0], ["b", 1.0]], "ordered": True}
+    with SpecSearcher(tmp_path / "p" / "index") as searcher:
+        assert searcher.has_positions
+        for spec in specs + [{"qid": "w", "terms": {"a": 1}, "windows": [window]},
+                             {"qid": "r", "terms": {"a": 1}, "windows": [window], "rerank": 3}]:
+            assert searcher.search(spec, 5) == []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the terms are not in the index
         with ImpactSearcher(str(index), encoder=object()) as searcher:
@@ -244,8 +255,9 @@ def test_an_index_of_no_documents_gives_no_hits(tmp_path, capsys):
 
 @pytest.mark.skipif(os.environ.get("LSR_PROPERTY_DISTRIBUTED", "1") == "0", reason="LSR_PROPERTY_DISTRIBUTED=0")
 def test_a_distributed_index_with_a_shard_of_no_documents(tmp_path):
-    """A shard whose vectors are all empty made every ``distributed search`` fail (its searcher refused the field);
-    it now answers no hits and the run is the brute force over the collection."""
+    """A shard whose vectors are all empty made every ``distributed search`` fail (its searcher refused the field,
+    or with the positional field could not open); it now answers no hits and the run is the brute force over the
+    collection."""
     ray = pytest.importorskip("ray")
     from test_distributed import RAY_OPTIONS
 
@@ -256,12 +268,14 @@ def test_a_distributed_index_with_a_shard_of_no_documents(tmp_path):
     specs = [{"qid": "q1", "terms": {"a": 1}}, {"qid": "q2", "terms": {"a": 1, "b": -1}},
              {"qid": "q3", "terms": {"b": 0.5}, "pairs": [["a", "b", 2]]}]
     (tmp_path / "specs.jsonl").write_text("".join(json.dumps(s) + "\n" for s in specs))
+    tokens = tmp_path / "tokens.jsonl"  # the positional field too: the empty shard's failed to open
+    tokens.write_text("".join(json.dumps({"id": d, "tokens": [["a", 1.0]]}) + "\n" for d, _ in docs))
     started = not ray.is_initialized()
     if started:
         ray.init(address="local", num_cpus=2, **RAY_OPTIONS)
     try:
         assert cli(["distributed", "index", "--input", str(vectors), "--index", str(tmp_path / "dindex"),
-                    "--num-workers", "2"]) == 0
+                    "--num-workers", "2", "--positions", str(tokens)]) == 0
         assert cli(["distributed", "search", "--index", str(tmp_path / "dindex"), "--specs",
                     str(tmp_path / "specs.jsonl"), "--output", str(tmp_path / "run"), "--hits", "10"]) == 0
     finally:

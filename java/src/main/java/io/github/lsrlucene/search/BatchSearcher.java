@@ -89,7 +89,9 @@ public final class BatchSearcher implements Closeable {
       pd = FSDirectory.open(pp);
       if (DirectoryReader.indexExists(pd)) {
         pr = DirectoryReader.open(pd);
-        r = PositionalSidecar.join(indexPath, mainReader, pr, docIds);
+        // an index of no documents (every vector empty) has no segment to join its empty positional field by
+        r = mainReader.maxDoc() == 0 && pr.maxDoc() == 0 ? mainReader
+            : PositionalSidecar.join(indexPath, mainReader, pr, docIds);
         String m = pr.getIndexCommit().getUserData().get(PositionalIndexer.MAX_PAYLOAD_KEY);
         if (m != null) {
           mp = Float.parseFloat(m);

@@ -363,9 +363,11 @@ def variants(root: Path, docs: list) -> dict[str, Path]:
 
 @pytest.mark.parametrize("seed", range(6))
 def test_generated_collections_match_both_brute_forces(tmp_path, seed):
-    """SpecSearcher (search, search_exact, search_hits, every heap factor), ImpactSearcher and the CLI (--hits
-    beyond the collection, --heap-factor) on each index variant of a generated collection."""
+    """SpecSearcher (search, search_exact, search_hits, every heap factor, approximate), ImpactSearcher, the CLI
+    (--hits beyond the collection, --heap-factor) and compose's backends on each index variant of a generated
+    collection."""
     from lsr_lucene import ImpactSearcher
+    from lsr_lucene.compose.backends import ExactBackend, LuceneBackend
 
     rng = np.random.default_rng(1000 + seed)
     docs = collection(rng)
@@ -406,6 +408,16 @@ def test_generated_collections_match_both_brute_forces(tmp_path, seed):
                     check_heap_promise([(x.docid, x.score) for x in found[s["qid"]]], docs, s, 1, 0.70000001)
                     assert [(x.docid, x.score) for x in searcher.search_spec(s, k=n)] == \
                         written(reference(docs, s, n))
+        backend = LuceneBackend(index, threads=2)  # compose's backends: the Lucene one, batch and in memory
+        try:
+            for threads in (1, 2):
+                assert backend.search_many(specs, k, threads=threads) == \
+                    {s["qid"]: written(reference(docs, s, k)) for s in specs}
+        finally:
+            backend.close()
+    exact = ExactBackend(docs)  # the in-memory brute force of compose, to the bit
+    for spec, k in zip(specs, ks):
+        assert exact.search(spec, k) == reference(docs, spec, k), spec
 
 
 def test_duplicate_query_terms_in_a_spec_file_keep_the_last_weight(tmp_path):

@@ -261,6 +261,10 @@ def test_a_distributed_index_with_a_shard_of_no_documents(tmp_path):
     """A shard whose vectors are all empty made every ``distributed search`` fail (its searcher refused the field,
     or with the positional field could not open); it now answers no hits and the run is the brute force over the
     collection."""
+    from lsr_lucene.distributed.cluster import prevent_signal_handler_takeover
+    from lsr_lucene.jvm.signals import restore_jvm_handlers
+
+    prevent_signal_handler_takeover()  # before Ray is imported: this process runs a JVM (test_distributed)
     ray = pytest.importorskip("ray")
     from test_distributed import RAY_OPTIONS
 
@@ -276,6 +280,7 @@ def test_a_distributed_index_with_a_shard_of_no_documents(tmp_path):
     started = not ray.is_initialized()
     if started:
         ray.init(address="local", num_cpus=2, **RAY_OPTIONS)
+        restore_jvm_handlers()  # ray.init may reset the JVM's signal handlers (conftest)
     try:
         assert cli(["distributed", "index", "--input", str(vectors), "--index", str(tmp_path / "dindex"),
                     "--num-workers", "2", "--positions", str(tokens)]) == 0

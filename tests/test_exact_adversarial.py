@@ -495,3 +495,26 @@ def test_full_exact_sdm_finds_documents_behind_many_segments_of_another(tmp_path
             got = read_hits(run)["q"]
             assert [d for d, _ in got] == [d for d, _ in expected[:hits]], (lambdas, hits)
             assert [s for _, s in got] == pytest.approx([s for _, s in expected[:hits]], abs=1e-6)
+
+
+def test_run_scores_round_exact_ties_as_python_does(tmp_path):
+    """Scores exactly halfway between two six-decimal values (0.0078125 = 2^-7, ...) are written as Python's
+    '%.6f' writes them (half to even), by the CLI's run, SpecSearcher.search and search_exact's shown column."""
+    from lsr_lucene.io.runs import format_score
+
+    index = build(tmp_path, [("d1", {"a": 1}), ("d2", {"a": 3}), ("d3", {"a": 5})])
+    weights = [2.0**-7, 2.0**-21, 3 * 2.0**-20, 1 + 2.0**-7, 0.0000005, 1.0000005, 0.1234565]
+    specs = [{"qid": f"q{i}", "terms": {"a": w}} for i, w in enumerate(weights)]
+    (tmp_path / "specs.jsonl").write_text("".join(json.dumps(s) + "\n" for s in specs))
+    assert cli(["search", "--index", str(index), "--specs", str(tmp_path / "specs.jsonl"), "--output",
+                str(tmp_path / "run")]) == 0
+    lines = [line.split() for line in (tmp_path / "run").read_text().splitlines()]
+    assert f"{5 * 2.0**-7:.6f}" == "0.039062"  # a tie, to even
+    with SpecSearcher(index) as searcher:
+        for spec in specs:
+            hits = searcher.search_exact(spec, 5)
+            expected = [f"{s:.6f}" for _, _, s in hits]
+            assert [row[4] for row in lines if row[0] == spec["qid"]] == expected == [format_score(s) for _, _, s in
+                                                                                      hits]
+            assert [shown for _, shown, _ in hits] == expected
+            assert searcher.search(spec, 5) == [(d, float(x)) for (d, _, _), x in zip(hits, expected)]

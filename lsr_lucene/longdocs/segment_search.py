@@ -121,10 +121,27 @@ class SegmentSearch:
 
         from lsr_lucene.search.spec_searcher import SpecSearcher
 
+        segs: dict[str, list[tuple[str, float]]] = {}
+        depth = max(hits * (self.k or 8), java_rerank)
         with tempfile.TemporaryDirectory() as tmp, SpecSearcher(self.index) as searcher:
             run = Path(tmp) / "segments.run"
-            depth = max(hits * (self.k or 8), java_rerank)
-            searcher.search_to_run(specs, run, k=depth, threads=self.threads, tag="exact-sdm")
-            segs = read_hits(run)
+            while specs:
+                searcher.search_to_run(specs, run, k=depth, threads=self.threads, tag="exact-sdm")
+                segs.update(read_hits(run))
+                # a query whose top documents are not settled yet by its top segments is searched deeper (java_rerank
+                # N: the windows' pool is the first stage's top max(depth, N), so its depth stays as asked)
+                specs = [] if java_rerank else [s for s in specs if not _settled(segs.get(s["qid"], []), depth, hits,
+                                                                                    self.k)]
+                depth *= 4
         write_run({q: collapse(dict(segs.get(q, [])), self.k) for q in self.queries}, output, "exact-sdm-full",
                   overwrite=overwrite, hits=hits)
+
+
+def _settled(segments: Sequence[tuple[str, float]], depth: int, hits: int, k: int | None) -> bool:
+    """Whether a query's top ``depth`` segments (best first) fix its top ``hits`` documents by score-max over
+    segments numbered < k: the list is complete, or ``hits`` documents score above its last segment, which every
+    segment left out scores at most (a document tied with it could still enter by docid)."""
+    if len(segments) < depth:
+        return True
+    floor = segments[-1][1]
+    return sum(1 for score in collapse(dict(segments), k).values() if score > floor) >= hits

@@ -19,6 +19,7 @@ from lsr_lucene.search.specs import validate_spec, write_query_specs
 
 _TERMS_ONLY = {"qid", "terms", "text"}  # keys of a spec that crosses to Java as arrays
 _DOCID_ARRAY_BYTES = 1 << 28  # largest numpy copy of the external ids kept for naming hits
+JAVA_INT_MAX = 2**31 - 1
 QUERY_CUT = 10  # approximate search's first phase: the query terms of largest weight x max impact it keeps
 
 
@@ -32,6 +33,22 @@ def check_heap_factor(value, name: str = "heap_factor") -> float:
     if isinstance(value, bool) or not 0 < number <= 1:  # NaN fails too
         raise InputError(f"{name} must be a number above 0 and at most 1, got {value}")
     return number
+
+
+def _count(n: int) -> int:
+    """A hit, candidate or term count as a Java int: past 2^31 - 1 capped there, which is more than any Lucene
+    index holds, so it still means all (k beyond the collection returns every match)."""
+    return min(int(n), JAVA_INT_MAX)
+
+
+def java_heap_factor(value: float) -> float:
+    """A checked heap factor as the float the Java searcher takes: the float32 at or above it, never below (a float
+    rounded down would prune against a larger threshold / H than asked, and miss documents the heap factor promises;
+    one below the smallest float32 would become 0, which Java refuses)."""
+    f = np.float32(value)
+    if float(f) < value:
+        f = np.nextafter(f, np.float32(np.inf))
+    return float(f)
 
 
 class SpecSearcher:
@@ -64,11 +81,12 @@ class SpecSearcher:
     @heap_factor.setter
     def heap_factor(self, value: float) -> None:
         self._heap_factor = check_heap_factor(value)
-        self._java.setHeapFactor(self._heap_factor)
+        self._java.setHeapFactor(java_heap_factor(self._heap_factor))
 
     def _heap(self, heap_factor: float | None) -> float:
-        """This search's heap factor: ``heap_factor`` checked, or the searcher's when None."""
-        return self._heap_factor if heap_factor is None else check_heap_factor(heap_factor)
+        """This search's heap factor as Java takes it (``java_heap_factor``): ``heap_factor`` checked, or the
+        searcher's when None."""
+        return java_heap_factor(self._heap_factor if heap_factor is None else check_heap_factor(heap_factor))
 
     @property
     def num_docs(self) -> int:
@@ -111,8 +129,8 @@ class SpecSearcher:
         self._check_approximate(approximate, query_cut)
         heap = self._heap(heap_factor)
         with java_errors():
-            return int(self._java.search(str(specs_jsonl), str(run_path), int(k), int(threads), str(tag),
-                                         int(approximate), int(query_cut), heap))
+            return int(self._java.search(str(specs_jsonl), str(run_path), _count(k), int(threads), str(tag),
+                                         _count(approximate), _count(query_cut), heap))
 
     def search(self, spec: Mapping, k: int = 10, approximate: int = 0, query_cut: int = QUERY_CUT,
                heap_factor: float | None = None) -> list[tuple[str, float]]:
@@ -141,11 +159,11 @@ class SpecSearcher:
         with java_errors(f"query {spec['qid']}"):
             if spec.keys() <= _TERMS_ONLY:
                 terms = spec["terms"]
-                packed = self._java.searchPacked(None, list(terms), [float(w) for w in terms.values()], int(k),
-                                                 int(approximate), int(query_cut), heap)
+                packed = self._java.searchPacked(None, list(terms), [float(w) for w in terms.values()], _count(k),
+                                                 _count(approximate), _count(query_cut), heap)
             else:
-                packed = self._java.searchPacked(json.dumps(spec, allow_nan=False), None, None, int(k),
-                                                 int(approximate), int(query_cut), heap)
+                packed = self._java.searchPacked(json.dumps(spec, allow_nan=False), None, None, _count(k),
+                                                 _count(approximate), _count(query_cut), heap)
         buf = packed.tostring()  # n int32 docids, then n float64 scores (BatchSearcher.searchPacked)
         n = len(buf) // 12
         docs = np.frombuffer(buf, dtype="<i4", count=n)
@@ -195,7 +213,8 @@ class SpecSearcher:
         if self._docids is None:
             with self._ids_lock, java_errors(self.index_dir):
                 if self._docids is None:
-                    self._docids = str(self._java.docidsText()).split("\n")
+                    text = str(self._java.docidsText())
+                    self._docids = text.split("\n") if text else []  # an index of no documents has no ids
         return self._docids
 
     def search_exact(self, spec: Mapping, k: int = 10, collection_max_impacts: Mapping[str, int] | None = None,
@@ -219,9 +238,9 @@ class SpecSearcher:
         heap = self._heap(heap_factor)
         bounds = dict(collection_max_impacts or {})
         with java_errors(f"query {spec['qid']}"):
-            return tuple(self._java.searchColumns(json.dumps(spec, allow_nan=False), int(k), list(bounds),
-                                                  [int(v) for v in bounds.values()], int(approximate),
-                                                  int(query_cut), heap))
+            return tuple(self._java.searchColumns(json.dumps(spec, allow_nan=False), _count(k), list(bounds),
+                                                  [int(v) for v in bounds.values()], _count(approximate),
+                                                  _count(query_cut), heap))
 
     def rescore_columns(self, spec: Mapping, docids: Sequence[str], scores: Sequence[float]) -> tuple[str, str, str]:
         """The spec's window scores added to first-stage ``scores`` of ``docids`` (this index's share of a

@@ -89,7 +89,9 @@ public final class BatchSearcher implements Closeable {
       pd = FSDirectory.open(pp);
       if (DirectoryReader.indexExists(pd)) {
         pr = DirectoryReader.open(pd);
-        r = PositionalSidecar.join(indexPath, mainReader, pr, docIds);
+        // an index of no documents (every vector empty) has no segment to join its empty positional field by
+        r = mainReader.maxDoc() == 0 && pr.maxDoc() == 0 ? mainReader
+            : PositionalSidecar.join(indexPath, mainReader, pr, docIds);
         String m = pr.getIndexCommit().getUserData().get(PositionalIndexer.MAX_PAYLOAD_KEY);
         if (m != null) {
           mp = Float.parseFloat(m);
@@ -210,7 +212,8 @@ public final class BatchSearcher implements Closeable {
   }
 
   private void checkSpec(QuerySpec spec) {
-    if (!fields.contains(spec.field)) {
+    // an index of no documents (every vector empty, e.g. one shard of a collection) has no fields: no hits, no error
+    if (!fields.contains(spec.field) && reader.maxDoc() > 0) {
       List<String> known = new ArrayList<>(fields);
       java.util.Collections.sort(known);
       throw new QuerySpecException(spec.label() + ": field '" + spec.field + "' is not in the index (fields: " + known + ")");

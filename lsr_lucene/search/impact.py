@@ -99,8 +99,9 @@ def run_specs(index: str | Path, specs: list[dict], output: str | Path, hits: in
 
 
 def report_unanswered(missing: list[str], total: int) -> None:
-    """Tell the user which queries produced no hits (no known terms): a counted, documented skip."""
+    """Tell the user which queries produced no hits (no document holds one of their terms of positive weight: the
+    terms are unknown, or every weight is negative): a counted, documented skip."""
     if missing:
         shown = ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else "")
-        print(f"warning: {len(missing)} of {total} queries have no term in the index and no hits: {shown}",
-              file=sys.stderr)
+        print(f"warning: {len(missing)} of {total} queries have no hits (no document holds one of their terms of "
+              f"positive weight): {shown}", file=sys.stderr)

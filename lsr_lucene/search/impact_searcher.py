@@ -26,6 +26,7 @@ from typing import Any, Callable, Mapping, Sequence
 from lsr_lucene.errors import InputError, json_problem
 from lsr_lucene.io.runs import read_hits
 from lsr_lucene.io.topics import refuse_duplicate_qids
+from lsr_lucene.search.spec_searcher import check_heap_factor
 from lsr_lucene.search.specs import validate_spec
 
 
@@ -179,7 +180,7 @@ class ImpactSearcher:
     def search(self, q: str, k: int = 10, approximate: int | None = None, query_cut: int | None = None,
                heap_factor: float | None = None) -> list[ImpactHit]:
         """Top-k hits of one text query, best first (no hits when no query term is in the index)."""
-        self._searcher._heap(heap_factor)  # a bad value fails before the query is encoded
+        check_heap_factor(heap_factor, optional=True)  # a bad value fails before the query is encoded
         terms = self.encode([q])[0] if q.strip() else {}
         return self._search_spec({"qid": "q", "terms": terms}, k, approximate, query_cut, heap_factor,
                                  encoded=True) if terms else []
@@ -191,7 +192,7 @@ class ImpactSearcher:
         if len(queries) != len(qids):
             raise InputError(f"{len(queries)} queries but {len(qids)} qids")
         refuse_duplicate_qids([str(q) for q in qids], "qids")
-        self._searcher._heap(heap_factor)  # a bad value fails before the queries are encoded
+        check_heap_factor(heap_factor, optional=True)  # a bad value fails before the queries are encoded
         vectors = self.encode(list(queries))
         results: dict[str, list[ImpactHit]] = {str(qid): [] for qid in qids}
         specs = [{"qid": str(qid), "terms": vec} for qid, vec in zip(qids, vectors) if vec]

@@ -23,9 +23,12 @@ JAVA_INT_MAX = 2**31 - 1
 QUERY_CUT = 10  # approximate search's first phase: the query terms of largest weight x max impact it keeps
 
 
-def check_heap_factor(value, name: str = "heap_factor") -> float:
+def check_heap_factor(value, name: str = "heap_factor", optional: bool = False) -> float | None:
     """``value`` as a heap factor (a number above 0 and at most 1), else InputError naming ``name``: the one check
-    of every library, server and PyTerrier entry point (the CLI's is cli_options.HEAP_FACTOR, same wording)."""
+    of every library, server and PyTerrier entry point (the CLI's is cli_options.HEAP_FACTOR, same wording).
+    ``optional``: None passes as None (a call's or request's own heap factor, the searcher's when not given)."""
+    if optional and value is None:
+        return None
     try:
         number = float(value)
     except (TypeError, ValueError):

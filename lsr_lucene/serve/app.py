@@ -24,7 +24,8 @@ from starlette.exceptions import HTTPException
 
 from lsr_lucene import __version__
 from lsr_lucene.errors import InputError
-from lsr_lucene.serve.engine import SearchEngine, check_heap_factor
+from lsr_lucene.search.spec_searcher import check_heap_factor
+from lsr_lucene.serve.engine import SearchEngine
 from lsr_lucene.serve.pool import JvmWorkerPool
 
 log = logging.getLogger("lsr_lucene.serve")
@@ -346,7 +347,7 @@ def create_app(engine: SearchEngine, threads: int = 2) -> FastAPI:
     @app.post("/v1/{index}/batch", response_model=BatchResponse, summary="Search several queries")
     async def batch(index: str, body: BatchBody):
         async def make() -> dict:
-            check_heap_factor(body.heap_factor)  # one error for the batch, not one per query
+            check_heap_factor(body.heap_factor, optional=True)  # one error for the batch, not one per query
             jobs = [search_one(q.qid, q.query, q.vector, body.hits, body.approximate, body.query_cut, False,
                                body.heap_factor) for q in body.queries]
             results = await asyncio.gather(*jobs, return_exceptions=True)

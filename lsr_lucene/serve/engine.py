@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Mapping, NamedTuple
 
 from lsr_lucene.errors import InputError
+from lsr_lucene.search.spec_searcher import check_heap_factor
 
 
 class SearchEngine:
@@ -58,7 +59,7 @@ class SearchEngine:
     def search_text(self, text: str, hits: int = 10, approximate: int | None = None,
                     query_cut: int | None = None, doc: bool = False, heap_factor: float | None = None) -> list[dict]:
         """Candidates of a text query, encoded as ``lsr-lucene search --topics`` encodes it."""
-        check_heap_factor(heap_factor)
+        check_heap_factor(heap_factor, optional=True)  # None: the server's
         with self.lock:
             terms = self.searcher.encode([text])[0] if text.strip() else {}
         if not terms:
@@ -70,7 +71,7 @@ class SearchEngine:
     def search_vector(self, vector: Mapping[str, float], hits: int = 10, approximate: int | None = None,
                       query_cut: int | None = None, doc: bool = False, heap_factor: float | None = None) -> list[dict]:
         """Candidates of a {term: weight} query, searched as a ``search --query-vectors`` line is."""
-        check_heap_factor(heap_factor)
+        check_heap_factor(heap_factor, optional=True)  # None: the server's
         terms = query_vector(vector)
         found = self.searcher.search_spec({"qid": "q", "terms": terms}, self._k(hits), approximate, query_cut,
                                           heap_factor)
@@ -121,14 +122,6 @@ class SearchEngine:
 class ComposedHit(NamedTuple):
     docid: str
     score: float
-
-
-def check_heap_factor(value: Any) -> None:
-    """A request's heap factor (None: the server's) checked before any work, as the searcher checks it."""
-    if value is not None:
-        from lsr_lucene.search.spec_searcher import check_heap_factor as check
-
-        check(value)
 
 
 def query_vector(vector: Any, where: str = "vector") -> dict[str, float]:

@@ -114,6 +114,14 @@ def test_exact_backend_equals_brute_force():
         [20 * 120 + 90 * 40, 70 * math.sqrt(120 * 110), 0.0])
 
 
+def test_lucene_backend_scores_as_its_hits(lucene):
+    """Fusion mixes a leaf's hits with exact rescoring of other candidates: both carry the run file's precision."""
+    spec = {"qid": "x", "terms": {"tea": 1 / 3, "caffeine": -0.7, "coffee": 0.1}, "pairs": [["cats", "dogs", 0.7]]}
+    hits = lucene.search(spec, 100)
+    assert any(not s.is_integer() for _, s in hits)
+    assert lucene.score(spec, [d for d, _ in hits]) == [s for _, s in hits]  # equal, not approximately
+
+
 @pytest.mark.parametrize("operation", OPERATIONS)
 def test_every_operation_lucene_equals_brute_force(operation, lucene):
     encoder = QueryEncoder(encoder=FakeEncoder())

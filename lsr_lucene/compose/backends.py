@@ -64,10 +64,10 @@ class LuceneBackend:
         return self.searcher.search(spec, k)
 
     def score(self, spec: Mapping, docids: Sequence[str]) -> list[float]:
-        """Exact scores of ``spec`` for ``docids``."""
-        if not docids:
-            return []
-        return [float(s) for s in self.searcher.score(spec, list(docids))]
+        """Exact scores of ``spec`` for ``docids``, written as the hits' are (``as_written``: fusion mixes both)."""
+        from lsr_lucene.search.spec_searcher import as_written
+
+        return as_written(self.searcher.score(spec, list(docids))) if docids else []
 
     def close(self) -> None:
         self.searcher.close()

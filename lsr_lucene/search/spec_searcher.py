@@ -38,6 +38,12 @@ def check_heap_factor(value, name: str = "heap_factor", optional: bool = False) 
     return number
 
 
+def as_written(scores: Sequence[float]) -> list[float]:
+    """Scores as a run file writes them (six decimals, ``%.6f``; integers as they are): hits and rescored documents
+    then carry the same precision, so fusing the two cannot reorder near ties."""
+    return [s if s.is_integer() else float(f"{s:.6f}") for s in map(float, scores)]
+
+
 def _count(n: int) -> int:
     """A hit, candidate or term count as a Java int: past 2^31 - 1 capped there, which is more than any Lucene
     index holds, so it still means all (k beyond the collection returns every match)."""
@@ -171,10 +177,7 @@ class SpecSearcher:
         n = len(buf) // 12
         docs = np.frombuffer(buf, dtype="<i4", count=n)
         exact = np.frombuffer(buf, dtype="<f8", count=n, offset=4 * n)
-        if np.array_equal(exact, np.floor(exact)):
-            scores = exact.tolist()
-        else:
-            scores = [s if s.is_integer() else float(f"{s:.6f}") for s in exact.tolist()]
+        scores = exact.tolist() if np.array_equal(exact, np.floor(exact)) else as_written(exact.tolist())
         return self._names(docs), scores, docs
 
     def _names(self, docs: np.ndarray) -> list[str]:

@@ -253,3 +253,18 @@ def test_a_lock_and_temporaries_of_a_writer_on_another_host_are_respected(tmp_pa
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_output_dash_is_refused_not_written_as_a_file_named_dash(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError, match=r"^output '-': writing to standard output is not supported"):
+        with atomic_output("-"):
+            pass
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_directory_given_for_a_jsonl_file_is_one_error_line(tmp_path):
+    from lsr_lucene.io.output import open_jsonl
+
+    with pytest.raises(InputError, match=rf"^{tmp_path}: is a directory, expected a JSONL file$"):
+        list(open_jsonl(tmp_path))

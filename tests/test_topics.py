@@ -164,3 +164,21 @@ def test_query_vectors_missing_or_empty(tmp_path):
         read_query_vectors(tmp_path / "none.jsonl")
     with pytest.raises(InputError, match="empty file"):
         read_query_vectors(write(tmp_path / "e.jsonl", ""))
+
+
+def test_a_byte_order_mark_and_crlf_line_ends_are_not_part_of_ids(tmp_path):
+    """A TSV saved by a Windows editor (BOM, CRLF): the first qid is "1", not "\\ufeff1" (which no qrels would match)."""
+    path = tmp_path / "topics.tsv"
+    path.write_bytes("\ufeff1\tgreen tea\r\n\r\n2\tcoffee\r\n".encode("utf-8"))
+    assert read_topics(path) == {"1": "green tea", "2": "coffee"}
+
+
+def test_qrels_and_runs_with_a_byte_order_mark_keep_their_first_qid(tmp_path):
+    from lsr_lucene.eval.trec import read_qrels
+    from lsr_lucene.io.runs import read_run
+
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels.write_bytes("\ufeff1 0 d1 1\r\n".encode("utf-8"))
+    run.write_bytes("\ufeff1 Q0 d1 1 2.0 t\r\n".encode("utf-8"))
+    assert read_qrels(qrels) == {"1": {"d1": 1}}
+    assert read_run(run) == {"1": {"d1": 2.0}}

@@ -20,7 +20,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
     opt.add_batch_size(parser, DEFAULT_BATCH_SIZE)
     opt.add_threads(parser, None, "CPU threads: torch's for documents (dense encode), Faiss's for search (queries "
                                   "are encoded with one)")
-    parser.add_argument("--device", default=None, help="cpu, cuda ... (default: cuda when present)")
+    opt.add_device(parser)
     opt.add_overwrite(parser)
 
 

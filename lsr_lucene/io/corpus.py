@@ -45,12 +45,13 @@ def doc_contents(title: str, text: str) -> str:
 
 
 def open_text(path: Path) -> IO[str]:
-    """Open a UTF-8 text file, transparently decompressing ``*.gz`` and ``*.xz``."""
+    """Open a UTF-8 text file, transparently decompressing ``*.gz`` and ``*.xz``; a byte order mark (Windows editors
+    write one) is dropped, never read as part of the first id."""
     if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8")
+        return gzip.open(path, "rt", encoding="utf-8-sig")
     if path.suffix == ".xz":
-        return lzma.open(path, "rt", encoding="utf-8")
-    return path.open(encoding="utf-8")
+        return lzma.open(path, "rt", encoding="utf-8-sig")
+    return path.open(encoding="utf-8-sig")
 
 
 def _name(path: Path) -> str:

@@ -26,6 +26,9 @@ def refuse_existing(path: str | Path, overwrite: bool) -> None:
     one InputError line) before a model is loaded or anything is computed, and its lock and temporaries have
     somewhere to go.
     """
+    if str(path) == "-":
+        raise InputError("output '-': writing to standard output is not supported (outputs are written to a "
+                         "temporary file renamed when complete); give a file path")
     if Path(path).exists() and not overwrite:
         raise InputError(f"{path} already exists; pass --overwrite to replace it")
     make_parent(path)
@@ -153,11 +156,13 @@ def open_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
     path = Path(path)
     if not path.exists():
         raise InputError(f"{path}: no such file")
+    if path.is_dir():
+        raise InputError(f"{path}: is a directory, expected a JSONL file")
     if path.suffix == ".xz":
         import lzma
 
         opened = lzma.open(path, "rt", encoding="utf-8")
-    else:
+    else:  # utf-8, not -sig: the Java indexer reads vector files itself and refuses a byte order mark too
         opened = gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else path.open(encoding="utf-8")
     with opened as handle:
         for line_no, line in enumerate(handle, 1):

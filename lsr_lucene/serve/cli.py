@@ -24,7 +24,7 @@ def build_parser():
     opt.add_index(parser, "impact index folder (lsr-lucene index)")
     parser.add_argument("--name", default=None, help="the index's name in URLs /v1/NAME/... (default: the folder's)")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine)")
-    opt.add_number(parser, "--port", kind=opt.NON_NEGATIVE_INT, default=DEFAULT_PORT,
+    opt.add_number(parser, "--port", kind=opt.PORT, default=DEFAULT_PORT,
                    help=f"port (default {DEFAULT_PORT}; 0: a free port, shown in the ready line)")
     opt.add_threads(parser, help="search worker threads (each attached to the JVM once)")
     opt.add_encoder(parser, None, "query encoder: registry name, HF id or local folder (default: the index's model)")

@@ -185,6 +185,15 @@ add("bm25-topics", "missing-index", Case("bm25 --index {in}/noindex --topics {in
 add("bm25-topics", "existing-output", Case(BM25_TOPICS, r"{out}/run.txt already exists", {"in": TOPICS_TSV},
                                            existing="run.txt"))
 
+add("bm25-topics", "not-an-index", Case("bm25 --index {in}/empty --topics {in}/t.tsv --output {out}/run.txt",
+                                        r"{in}/empty holds no Lucene index \(no segments_\* file\)",
+                                        {"in/t.tsv": TOPICS_TSV, "in/empty/notes.txt": ""}))
+add("bm25-topics", "rebuild-without-corpus", Case("bm25 --index {bm25} --rebuild-index",
+                                                  r"--rebuild-index needs --corpus"))
+add("search-topics", "output-dash", Case("search --index {index} --topics {in} --output -",
+                                         r"output '-': writing to standard output is not supported",
+                                         {"in": TOPICS_TSV}))
+
 # --------------------------------------------------------------------------------------------- eval
 EVAL = "eval --qrels {qrels} --run a={run} --output {out}/table"
 for name, qrels, expect in [
@@ -275,6 +284,10 @@ for name, lines, expect in [
 add("train", "missing-file", Case(TRAIN, r"{in}: no such file"))
 add("train", "bad-dev", Case(TRAIN + " --dev {dev}", r"{dev}:1: malformed JSON",
                              {"in": jsonl(NEVIR_ROW), "dev": "{\n"}))
+add("train", "directory", Case("train --train {in}/ --output {out}/model --quiet", r"{in}/?: is a directory",
+                               {"in/x.jsonl": jsonl(NEVIR_ROW)}))
+add("train", "unloadable-model", Case("train --train {in}/t.jsonl --output {out}/model --quiet --encoder {in}/model",
+                                      r"could not load model", {"in/t.jsonl": jsonl(NEVIR_ROW), "in/model/x": ""}))
 add("train", "existing-output", Case(TRAIN, r"{out}/model already exists", {"in": jsonl(NEVIR_ROW)},
                                      existing="model/"))
 

@@ -251,3 +251,16 @@ def test_help_shows_no_empty_default(monkeypatch):
     parsers = verb_parsers(monkeypatch)
     for name, parser in parsers.items():
         assert "(default: )" not in " ".join(parser.format_help().split()), name
+
+
+@pytest.mark.parametrize("verb", list(SUBCOMMANDS))
+def test_every_verb_is_also_python_m_lsr_lucene_dot_verb(verb, monkeypatch, capsys):
+    """``python -m lsr_lucene.<verb>`` (hyphens as underscores) runs the same command as ``lsr-lucene <verb>``."""
+    import runpy
+
+    module = f"lsr_lucene.{verb.replace('-', '_')}"
+    monkeypatch.setattr(sys, "argv", [module, "--help"])
+    with pytest.raises(SystemExit) as stop:
+        runpy.run_module(module, run_name="__main__", alter_sys=False)
+    assert stop.value.code in (0, None)
+    assert f"lsr-lucene {verb}" in capsys.readouterr().out

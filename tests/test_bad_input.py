@@ -200,6 +200,8 @@ for name, qrels, expect in [
     ("qrels-columns", "1 0 d1 1\n2 0 d2\n", r"{qrels}:2: expected 4 columns"),
     ("qrels-gain", "1 0 d1 1\n2 0 d2 high\n", r"{qrels}:2: relevance 'high' is not an integer"),
     ("qrels-empty", "\n", r"{qrels}: empty qrels file"),
+    ("qrels-conflicting-judgments", "1 0 d1 1\n1 0 d1 0\n", r"{qrels}:2: document d1 of query 1 is judged again "
+                                                             r"with relevance 0 \(first 1\)"),
 ]:
     add("eval", name, Case(EVAL, expect, {"qrels": qrels, "run": RUN}))
 for name, run, expect in [

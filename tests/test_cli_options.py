@@ -264,3 +264,12 @@ def test_every_verb_is_also_python_m_lsr_lucene_dot_verb(verb, monkeypatch, caps
         runpy.run_module(module, run_name="__main__", alter_sys=False)
     assert stop.value.code in (0, None)
     assert f"lsr-lucene {verb}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", ["a/b", "", "my index", "..", "a?b"])
+def test_serve_name_must_be_one_url_segment(name, capsys):
+    """--name a/b served at /v1/a/b/..., a path no route of the REST shape matches."""
+    from lsr_lucene.serve.cli import main
+
+    assert run_main(main, ["--index", "nowhere", "--name", name]) == 2
+    assert capsys.readouterr().err.startswith("error: --name must be one URL path segment")

@@ -116,7 +116,11 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
                 gain = int(cols[3])
             except ValueError:
                 raise InputError(f"{path}:{line_no}: relevance {cols[3]!r} is not an integer") from None
-            qrels.setdefault(cols[0], {})[cols[2]] = gain
+            judged = qrels.setdefault(cols[0], {})
+            if judged.get(cols[2], gain) != gain:  # the same judgment twice is harmless; two gains are not
+                raise InputError(f"{path}:{line_no}: document {cols[2]} of query {cols[0]} is judged again with "
+                                 f"relevance {gain} (first {judged[cols[2]]})")
+            judged[cols[2]] = gain
     if not qrels:
         raise InputError(f"{path}: empty qrels file")
     return qrels

@@ -22,7 +22,8 @@ DEFAULT_PORT = 8081
 def build_parser():
     parser = opt.Parser(prog="lsr-lucene serve", description=__doc__.splitlines()[0])
     opt.add_index(parser, "impact index folder (lsr-lucene index)")
-    parser.add_argument("--name", default=None, help="the index's name in URLs /v1/NAME/... (default: the folder's)")
+    parser.add_argument("--name", default=None, type=url_name,
+                        help="the index's name in URLs /v1/NAME/... (default: the folder's)")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine)")
     opt.add_number(parser, "--port", kind=opt.PORT, default=DEFAULT_PORT,
                    help=f"port (default {DEFAULT_PORT}; 0: a free port, shown in the ready line)")
@@ -31,6 +32,14 @@ def build_parser():
     opt.add_approximate(parser)
     opt.add_heap_factor(parser)  # the default of every text and vector search; a request may give its own
     return parser
+
+
+def url_name(text: str) -> str:
+    """``--name``: one URL path segment (a "/", "?", "#", "%" or a space would serve the index where no URL reaches
+    it), else InputError."""
+    if not text or any(ch in text for ch in "/?#% \t\\") or text in (".", ".."):
+        raise InputError(f"--name must be one URL path segment (no /, ?, #, %, spaces), got {text!r}")
+    return text
 
 
 def bind(host: str, port: int) -> socket.socket:

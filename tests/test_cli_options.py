@@ -273,3 +273,12 @@ def test_serve_name_must_be_one_url_segment(name, capsys):
 
     assert run_main(main, ["--index", "nowhere", "--name", name]) == 2
     assert capsys.readouterr().err.startswith("error: --name must be one URL path segment")
+
+
+def test_bench_skip_names_only_known_parts(tmp_path, capsys):
+    """--skip pyseri (misspelt) ran and timed Pyserini anyway."""
+    from lsr_lucene.bench.cli import main
+
+    assert run_main(main, ["--collection", str(tmp_path), "--skip", "ours,pyseri"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "error: --skip: unknown part(s) pyseri (parts: encode,bf16,ours,pyserini,scipy,seismic)"]

@@ -182,3 +182,12 @@ def test_qrels_and_runs_with_a_byte_order_mark_keep_their_first_qid(tmp_path):
     run.write_bytes("\ufeff1 Q0 d1 1 2.0 t\r\n".encode("utf-8"))
     assert read_qrels(qrels) == {"1": {"d1": 1}}
     assert read_run(run) == {"1": {"d1": 2.0}}
+
+
+@pytest.mark.parametrize("text", ["q 1\tgreen tea\n", '{"id": "q 1", "text": "green tea"}\n'])
+def test_a_query_id_with_whitespace_is_refused_naming_the_line(tmp_path, text):
+    """bm25 and dense search wrote such qids into 7-column run lines that no evaluation reads."""
+    path = tmp_path / ("topics.tsv" if "\t" in text else "topics.jsonl")
+    path.write_text("2\tcoffee\n" + text if "\t" in text else '{"id": "2", "text": "coffee"}\n' + text)
+    with pytest.raises(InputError, match=rf"^{path}:2: query id 'q 1' contains whitespace"):
+        read_topics(path)

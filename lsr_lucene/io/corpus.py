@@ -160,6 +160,7 @@ def _jsonl_docs(path: Path) -> Iterator[Doc]:
         title = obj.get("title") or ""
         if not isinstance(text, str) or not isinstance(title, str):
             raise InputError(f"{path}:{line_no}: document {doc_id}: title and text must be strings")
+        check_id(str(doc_id).strip(), f"{path}:{line_no}", "document")
         yield Doc(str(doc_id), text, title, f"{path}:{line_no}")
 
 
@@ -189,6 +190,14 @@ def tsv_rows(path: Path, what: str) -> Iterator[tuple[int, str, list[str]]]:
             yield line_no, line, line.split("\t")
 
 
+def check_id(doc_id: str, where: str, what: str) -> None:
+    """InputError when a document or query id holds whitespace: run files and qrels are whitespace-separated, so
+    such an id would write lines with a column too many (Anserini's runs too) that no evaluation reads."""
+    if any(ch.isspace() for ch in doc_id):
+        raise InputError(f"{where}: {what} id {doc_id!r} contains whitespace (run files and qrels are "
+                         "whitespace-separated)")
+
+
 def _tsv_docs(path: Path) -> Iterator[Doc]:
     for line_no, line, cols in tsv_rows(path, "a document"):
         if len(cols) == 2:
@@ -200,6 +209,7 @@ def _tsv_docs(path: Path) -> Iterator[Doc]:
                              f"got {len(cols)} tab-separated column(s)")
         if not doc_id.strip():
             raise InputError(f"{path}:{line_no}: document has no id (empty first column)")
+        check_id(doc_id.strip(), f"{path}:{line_no}", "document")
         yield Doc(doc_id.strip(), text, title, f"{path}:{line_no}")
 
 

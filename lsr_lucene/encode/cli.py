@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
             raise InputError("--positions applies to documents (--corpus), not --topics")
         from lsr_lucene.io.topics import read_topics
 
-        refuse_existing(args.output, args.overwrite)
+        refuse_existing(args.output, args.overwrite, directory=False)
         topics = read_topics(args.topics)
         encoder = _encoder_from_args(args)
         count = encode_topics_file(topics, encoder, args.output, args.scale, overwrite=args.overwrite,
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from lsr_lucene.io.corpus import check_corpus, count_docs, read_corpus
 
-    refuse_existing(args.output, args.overwrite)
+    refuse_existing(args.output, args.overwrite, directory=True)
     if args.positions:
         refuse_existing(args.positions, args.overwrite)
     total = check_corpus(args.corpus)  # bad lines and repeated ids fail now, before the model is loaded

@@ -275,6 +275,10 @@ add("longdocs-index", "bad-weight", Case(LD_INDEX.replace("{encoded}", "{in}"), 
                                           "in/state.json": json.dumps({"complete": True, "settings": {}})}))
 add("longdocs-index", "existing-output", Case(LD_INDEX, r"{out}/idx already exists", existing="idx/"))
 
+add("longdocs-search", "missing-index", Case("longdocs search --index {in}/nope --method score-max --segments 3 "
+                                             "--topics {in}/t.tsv --output {out}/run.txt",
+                                             r"{in}/nope: no such index directory", {"in/t.tsv": TOPICS_TSV}))
+
 # -------------------------------------------------------------------------------------------- train
 TRAIN = "train --train {in} --output {out}/model --quiet"
 for name, lines, expect in [

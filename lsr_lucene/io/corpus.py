@@ -44,6 +44,18 @@ def doc_contents(title: str, text: str) -> str:
     return f"{title} {text}".strip() if title else text
 
 
+def missing(path: str | Path, what: str = "file") -> InputError:
+    """The error for an input ``path`` that is not a regular file: a pipe (``<(...)`` process substitution, a FIFO)
+    is named as one, since inputs are checked before the work starts and read again; else ``no such WHAT``."""
+    path = Path(path)
+    if path.is_dir():
+        return InputError(f"{path}: is a directory, not a {what}")
+    if path.exists():
+        return InputError(f"{path}: not a regular file (a pipe or <(...) process substitution?); inputs are read "
+                          "more than once: save it to a file and pass that")
+    return InputError(f"{path}: no such {what}")
+
+
 def open_text(path: Path) -> IO[str]:
     """Open a UTF-8 text file, transparently decompressing ``*.gz`` and ``*.xz``; a byte order mark (Windows editors
     write one) is dropped, never read as part of the first id."""
@@ -237,7 +249,7 @@ def corpus_files(spec: str | Path) -> list[Path]:
         return files
     if path.is_file():
         return [path]
-    raise InputError(f"{path}: no such file or directory")
+    raise missing(path, "file or directory")
 
 
 def read_corpus(spec: str | Path) -> Iterator[Doc]:

@@ -294,6 +294,8 @@ add("train", "directory", Case("train --train {in}/ --output {out}/model --quiet
                                {"in/x.jsonl": jsonl(NEVIR_ROW)}))
 add("train", "unloadable-model", Case("train --train {in}/t.jsonl --output {out}/model --quiet --encoder {in}/model",
                                       r"could not load model", {"in/t.jsonl": jsonl(NEVIR_ROW), "in/model/x": ""}))
+add("train", "holdout-and-dev", Case(TRAIN + " --holdout 1 --dev {dev}", r"--holdout and --dev do not combine",
+                                     {"in": jsonl(NEVIR_ROW, {**NEVIR_ROW, "id": "2"}), "dev": jsonl(NEVIR_ROW)}))
 add("train", "existing-output", Case(TRAIN, r"{out}/model already exists", {"in": jsonl(NEVIR_ROW)},
                                      existing="model/"))
 

@@ -188,6 +188,9 @@ class Trainer:
                 raise InputError(f"--{name} must be at least 1, got {value}")
         if cfg.max_length < 2 or cfg.query_max_length < 2:
             raise InputError("--max-length and --query-max-length must be at least 2")
+        if cfg.holdout and cfg.dev:  # the held-out rows left training, and --dev replaced them as the dev set
+            raise InputError("--holdout and --dev do not combine: --holdout makes the dev set from the training rows, "
+                             "--dev reads one")
         if cfg.epsilon_start is not None and cfg.activation != "snrelu":
             raise InputError("--epsilon-start (dead-zone annealing) applies to --activation snrelu only")
         if cfg.epsilon_start is not None and cfg.negative_head:

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from lsr_lucene.errors import InputError
-from lsr_lucene.io.corpus import missing, open_text
+from lsr_lucene.io.corpus import missing as missing_input, open_text
 from lsr_lucene.io.output import atomic_output, refuse_existing
 from lsr_lucene.io.runs import read_run
 
@@ -103,7 +103,7 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
     """Read TREC qrels ``qid iter docid gain`` into ``{qid: {docid: gain}}``; bad lines raise InputError."""
     path = Path(path)
     if not path.is_file():
-        raise missing(path, "qrels file")
+        raise missing_input(path, "qrels file")
     qrels: dict[str, dict[str, int]] = {}
     with open_text(path) as handle:
         for line_no, line in enumerate(handle, 1):

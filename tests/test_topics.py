@@ -167,7 +167,7 @@ def test_query_vectors_missing_or_empty(tmp_path):
 
 
 def test_a_byte_order_mark_and_crlf_line_ends_are_not_part_of_ids(tmp_path):
-    """A TSV saved by a Windows editor (BOM, CRLF): the first qid is "1", not "\\ufeff1" (which no qrels would match)."""
+    """A TSV saved by a Windows editor (BOM, CRLF): the first qid is "1", not "\\ufeff1" (no qrels match it)."""
     path = tmp_path / "topics.tsv"
     path.write_bytes("\ufeff1\tgreen tea\r\n\r\n2\tcoffee\r\n".encode("utf-8"))
     assert read_topics(path) == {"1": "green tea", "2": "coffee"}

@@ -382,7 +382,8 @@ COMMANDS = {"segment": _cmd_segment, "encode": _cmd_encode, "index": _cmd_index,
 
 
 def parse_lambdas(text: str) -> tuple[float, float, float]:
-    """``--lambdas λ_T,λ_O,λ_U``: three finite numbers (NaN or inf would write a run of nan scores), else InputError."""
+    """``--lambdas λ_T,λ_O,λ_U``: three finite numbers (NaN or inf would write a run of nan scores), else
+    InputError."""
     try:
         lambdas = tuple(float(x) for x in text.split(","))
     except ValueError:

@@ -253,6 +253,7 @@ def test_help_shows_no_empty_default(monkeypatch):
         assert "(default: )" not in " ".join(parser.format_help().split()), name
 
 
+@pytest.mark.filterwarnings("ignore:.*found in sys.modules:RuntimeWarning")  # runpy of a module imported before
 @pytest.mark.parametrize("verb", list(SUBCOMMANDS))
 def test_every_verb_is_also_python_m_lsr_lucene_dot_verb(verb, monkeypatch, capsys):
     """``python -m lsr_lucene.<verb>`` (hyphens as underscores) runs the same command as ``lsr-lucene <verb>``."""

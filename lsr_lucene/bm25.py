@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
         from lsr_lucene.io.output import refuse_existing
         from lsr_lucene.io.topics import read_topics
 
-        refuse_existing(args.output, args.overwrite)
+        refuse_existing(args.output, args.overwrite, directory=False)
         topics = read_topics(args.topics)
         if not topics:
             raise InputError(f"{args.topics}: no topics")

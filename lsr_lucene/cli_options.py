@@ -50,6 +50,7 @@ class DefaultsHelpFormatter(argparse.HelpFormatter):
         text = action.help or ""
         default = action.default
         if (default in (None, False, argparse.SUPPRESS) or not action.option_strings or "default" in text
+                or (isinstance(default, (str, list, tuple)) and not default)  # empty: no "(default: )"
                 or isinstance(action, (argparse._HelpAction, argparse._VersionAction))):
             return text
         shown = " ".join(map(str, default)) if isinstance(default, (list, tuple)) else "%(default)s"
@@ -102,6 +103,7 @@ NON_NEGATIVE_NUMBER = Kind(_finite, lambda v: v >= 0, "a non-negative number")
 SHARE = Kind(_finite, lambda v: 0 <= v <= 1, "a number from 0 to 1")
 HEAP_FACTOR = Kind(_finite, lambda v: 0 < v <= 1, "a number above 0 and at most 1")
 NUMBER = Kind(_finite, lambda v: True, "a number")
+PORT = Kind(int, lambda v: 0 <= v <= 65535, "a port number from 0 to 65535")
 
 
 class Checked:
@@ -129,6 +131,35 @@ def check(value: Any, option: str, kind: Kind = POSITIVE_INT) -> Any:
 def add_number(parser, *flags: str, kind: Kind = POSITIVE_INT, **kwargs: Any) -> argparse.Action:
     """A numeric option checked while the arguments are read (``kind`` gives its range and error wording)."""
     return parser.add_argument(*flags, type=Checked(kind, flags[0]), **kwargs)
+
+
+def device_name(text: str) -> str:
+    """argparse ``type`` of ``--device``: a torch device this machine has (``cpu``, ``cuda``, ``cuda:1``, ``mps``),
+    else InputError naming the option, so a typo or a missing GPU is one line before any model loads."""
+    import torch
+
+    try:
+        device = torch.device(str(text).strip())
+    except (RuntimeError, ValueError):
+        raise InputError(f"--device must be a torch device such as cpu, cuda or cuda:0, got {text!r}") from None
+    if device.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            raise InputError(f"--device {text}: no CUDA GPU is available here (torch {torch.__version__}); "
+                             "use --device cpu")
+        if device.index is not None and device.index >= count:
+            raise InputError(f"--device {text}: this machine has {count} CUDA GPU(s) (cuda:0 ... cuda:{count - 1})")
+    elif device.type == "mps" and not (hasattr(torch.backends, "mps") and torch.backends.mps.is_available()):
+        raise InputError(f"--device {text}: no Apple MPS device is available here; use --device cpu")
+    elif device.type not in ("cpu", "cuda", "mps"):
+        raise InputError(f"--device {text}: not supported (use cpu, cuda or mps)")
+    return str(text).strip()
+
+
+def add_device(parser, help: str = "cpu, cuda, cuda:N or mps (default: cuda when present)", **kwargs: Any
+               ) -> argparse.Action:
+    """``--device NAME``: the torch device, checked while the arguments are read (:func:`device_name`)."""
+    return parser.add_argument("--device", type=device_name, default=None, metavar="DEVICE", help=help, **kwargs)
 
 
 # ---- the shared options -----------------------------------------------------------------------------------

@@ -185,12 +185,23 @@ add("bm25-topics", "missing-index", Case("bm25 --index {in}/noindex --topics {in
 add("bm25-topics", "existing-output", Case(BM25_TOPICS, r"{out}/run.txt already exists", {"in": TOPICS_TSV},
                                            existing="run.txt"))
 
+add("bm25-topics", "not-an-index", Case("bm25 --index {in}/empty --topics {in}/t.tsv --output {out}/run.txt",
+                                        r"{in}/empty holds no Lucene index \(no segments_\* file\)",
+                                        {"in/t.tsv": TOPICS_TSV, "in/empty/notes.txt": ""}))
+add("bm25-topics", "rebuild-without-corpus", Case("bm25 --index {bm25} --rebuild-index",
+                                                  r"--rebuild-index needs --corpus"))
+add("search-topics", "output-dash", Case("search --index {index} --topics {in} --output -",
+                                         r"output '-': writing to standard output is not supported",
+                                         {"in": TOPICS_TSV}))
+
 # --------------------------------------------------------------------------------------------- eval
 EVAL = "eval --qrels {qrels} --run a={run} --output {out}/table"
 for name, qrels, expect in [
     ("qrels-columns", "1 0 d1 1\n2 0 d2\n", r"{qrels}:2: expected 4 columns"),
     ("qrels-gain", "1 0 d1 1\n2 0 d2 high\n", r"{qrels}:2: relevance 'high' is not an integer"),
     ("qrels-empty", "\n", r"{qrels}: empty qrels file"),
+    ("qrels-conflicting-judgments", "1 0 d1 1\n1 0 d1 0\n", r"{qrels}:2: document d1 of query 1 is judged again "
+                                                             r"with relevance 0 \(first 1\)"),
 ]:
     add("eval", name, Case(EVAL, expect, {"qrels": qrels, "run": RUN}))
 for name, run, expect in [
@@ -264,6 +275,10 @@ add("longdocs-index", "bad-weight", Case(LD_INDEX.replace("{encoded}", "{in}"), 
                                           "in/state.json": json.dumps({"complete": True, "settings": {}})}))
 add("longdocs-index", "existing-output", Case(LD_INDEX, r"{out}/idx already exists", existing="idx/"))
 
+add("longdocs-search", "missing-index", Case("longdocs search --index {in}/nope --method score-max --segments 3 "
+                                             "--topics {in}/t.tsv --output {out}/run.txt",
+                                             r"{in}/nope: no such index directory", {"in/t.tsv": TOPICS_TSV}))
+
 # -------------------------------------------------------------------------------------------- train
 TRAIN = "train --train {in} --output {out}/model --quiet"
 for name, lines, expect in [
@@ -275,6 +290,12 @@ for name, lines, expect in [
 add("train", "missing-file", Case(TRAIN, r"{in}: no such file"))
 add("train", "bad-dev", Case(TRAIN + " --dev {dev}", r"{dev}:1: malformed JSON",
                              {"in": jsonl(NEVIR_ROW), "dev": "{\n"}))
+add("train", "directory", Case("train --train {in}/ --output {out}/model --quiet", r"{in}/?: is a directory",
+                               {"in/x.jsonl": jsonl(NEVIR_ROW)}))
+add("train", "unloadable-model", Case("train --train {in}/t.jsonl --output {out}/model --quiet --encoder {in}/model",
+                                      r"could not load model", {"in/t.jsonl": jsonl(NEVIR_ROW), "in/model/x": ""}))
+add("train", "holdout-and-dev", Case(TRAIN + " --holdout 1 --dev {dev}", r"--holdout and --dev do not combine",
+                                     {"in": jsonl(NEVIR_ROW, {**NEVIR_ROW, "id": "2"}), "dev": jsonl(NEVIR_ROW)}))
 add("train", "existing-output", Case(TRAIN, r"{out}/model already exists", {"in": jsonl(NEVIR_ROW)},
                                      existing="model/"))
 

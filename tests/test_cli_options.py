@@ -85,7 +85,7 @@ def test_numeric_options_are_checked_and_defaults_shown(monkeypatch):
                     action.type("not-a-number")
                 if str(exc.value) != f"{action.option_strings[0]} must be {action.type.kind.wording}, got not-a-number":
                     wording.append(str(exc.value))
-            if action.option_strings and action.default not in (None, False, argparse.SUPPRESS):
+            if action.option_strings and action.default not in (None, False, argparse.SUPPRESS, [], (), ""):
                 if "default" not in formatter._format_action(action):
                     hidden.append(f"{name} {action.option_strings[0]} (default {action.default!r})")
     assert not unchecked, "numeric options without a check: " + ", ".join(unchecked)
@@ -218,3 +218,68 @@ def test_reorder_takes_the_index_verbs_form(monkeypatch):
     monkeypatch.undo()
     args = parsers["reorder"].parse_args(["--input", "a", "--index", "b"])
     assert (args.input, args.index, args.output) == ("a", "b", None)
+
+
+@pytest.mark.parametrize("verb", ["encode", "dense encode", "dense search", "train"])
+@pytest.mark.parametrize("device, expect", [("gpu", r"--device must be a torch device such as cpu, cuda or cuda:0, "
+                                                    r"got 'gpu'"),
+                                            ("cuda:99", r"--device cuda:99: (no CUDA GPU is available here|this "
+                                                        r"machine has \d+ CUDA GPU)")])
+def test_a_device_this_machine_lacks_is_one_error_line_before_any_work(verb, device, expect, capsys, tmp_path):
+    name, *sub = verb.split()
+    module = importlib.import_module(SUBCOMMANDS[name][0])
+    out = tmp_path / "out"
+    assert run_main(module.main, [*sub, "--output", str(out), "--device", device]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and __import__("re").fullmatch(f"error: {expect}.*", err[0]), err
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_device_names_this_machine_has_pass():
+    assert opt.device_name("cpu") == "cpu"
+    assert opt.device_name(" cpu ") == "cpu"
+
+
+def test_serve_port_beyond_65535_is_refused(capsys):
+    from lsr_lucene.serve.cli import main
+
+    assert run_main(main, ["--index", "nowhere", "--port", "70000"]) == 2
+    assert capsys.readouterr().err.splitlines() == ["error: --port must be a port number from 0 to 65535, got 70000"]
+
+
+def test_help_shows_no_empty_default(monkeypatch):
+    parsers = verb_parsers(monkeypatch)
+    for name, parser in parsers.items():
+        assert "(default: )" not in " ".join(parser.format_help().split()), name
+
+
+@pytest.mark.filterwarnings("ignore:.*found in sys.modules:RuntimeWarning")  # runpy of a module imported before
+@pytest.mark.parametrize("verb", list(SUBCOMMANDS))
+def test_every_verb_is_also_python_m_lsr_lucene_dot_verb(verb, monkeypatch, capsys):
+    """``python -m lsr_lucene.<verb>`` (hyphens as underscores) runs the same command as ``lsr-lucene <verb>``."""
+    import runpy
+
+    module = f"lsr_lucene.{verb.replace('-', '_')}"
+    monkeypatch.setattr(sys, "argv", [module, "--help"])
+    with pytest.raises(SystemExit) as stop:
+        runpy.run_module(module, run_name="__main__", alter_sys=False)
+    assert stop.value.code in (0, None)
+    assert f"lsr-lucene {verb}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", ["a/b", "", "my index", "..", "a?b"])
+def test_serve_name_must_be_one_url_segment(name, capsys):
+    """--name a/b served at /v1/a/b/..., a path no route of the REST shape matches."""
+    from lsr_lucene.serve.cli import main
+
+    assert run_main(main, ["--index", "nowhere", "--name", name]) == 2
+    assert capsys.readouterr().err.startswith("error: --name must be one URL path segment")
+
+
+def test_bench_skip_names_only_known_parts(tmp_path, capsys):
+    """--skip pyseri (misspelt) ran and timed Pyserini anyway."""
+    from lsr_lucene.bench.cli import main
+
+    assert run_main(main, ["--collection", str(tmp_path), "--skip", "ours,pyseri"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "error: --skip: unknown part(s) pyseri (parts: encode,bf16,ours,pyserini,scipy,seismic)"]

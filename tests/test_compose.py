@@ -226,3 +226,16 @@ def test_write_run_orders_by_score_then_docid(tmp_path):
     assert [line.split()[2] for line in (tmp_path / "r").read_text().splitlines()] == ["c", "a", "b"]
     with pytest.raises(InputError, match="already exists"):
         write_run({}, tmp_path / "r", "t")
+
+
+def test_compositions_given_as_a_folder_or_a_pipe_say_so(tmp_path):
+    import os
+
+    from lsr_lucene.compose.compositions import read_compositions
+    from lsr_lucene.errors import InputError
+
+    with pytest.raises(InputError, match=rf"^{tmp_path}: is a directory, not a file$"):
+        read_compositions(tmp_path)
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(InputError, match=r"fifo: not a regular file \(a pipe"):
+        read_compositions(tmp_path / "fifo")

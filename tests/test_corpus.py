@@ -202,3 +202,14 @@ def test_roundtrip_jsonl_and_tsv(tmp_path_factory, docs):
     tsv.write_text("".join(f"{i}\t{t}\t{x}\n" for i, t, x in docs), encoding="utf-8")
     assert [(d.id, d.title, d.text) for d in read_corpus(tsv)] == docs
     assert count_docs(jsonl) == len(docs)
+
+
+@pytest.mark.parametrize("name, text", [("c.tsv", "d1\ttea\nd 2\tcoffee\n"),
+                                        ("c.jsonl", '{"id": "d1", "text": "tea"}\n{"id": "d 2", "text": "coffee"}\n')])
+def test_a_document_id_with_whitespace_is_refused_naming_the_line(tmp_path, name, text):
+    """encode accepted it (index refused it later), bm25 wrote it into run lines with a column too many."""
+    from lsr_lucene.io.corpus import read_corpus
+
+    (tmp_path / name).write_text(text)
+    with pytest.raises(InputError, match=rf"{tmp_path / name}:2: document id 'd 2' contains whitespace"):
+        list(read_corpus(tmp_path / name))

@@ -254,7 +254,7 @@ def test_an_index_of_no_documents_gives_no_hits(tmp_path, capsys):
     assert cli(["search", "--index", str(index), "--specs", str(tmp_path / "specs.jsonl"), "--output",
                 str(tmp_path / "run")]) == 0
     assert (tmp_path / "run").read_text() == ""
-    assert "of positive weight): q1, q2" in capsys.readouterr().err
+    assert "a positive score): q1, q2" in capsys.readouterr().err
 
 
 @pytest.mark.skipif(os.environ.get("LSR_PROPERTY_DISTRIBUTED", "1") == "0", reason="LSR_PROPERTY_DISTRIBUTED=0")

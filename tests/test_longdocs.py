@@ -365,3 +365,13 @@ def test_experiment_sweep_capped_then_uncapped(tmp_path):
     first2 = sum(1 for _ in segment_store.read_segment_vectors(tmp_path / "work" / "encoded-first2"))
     assert state["complete"] and state["segments"] > first2
     assert (tmp_path / "work" / "runs-first2").is_dir() and (tmp_path / "work" / "runs-all").is_dir()
+
+
+@pytest.mark.parametrize("text", ["nan,0,0", "1,inf,0", "1,2", "1,x,0"])
+def test_lambdas_must_be_three_finite_numbers(text):
+    """--lambdas nan,0,0 wrote a run whose every score was nan."""
+    from lsr_lucene.longdocs.cli import parse_lambdas
+
+    with pytest.raises(InputError, match=r"^--lambdas must be three finite numbers"):
+        parse_lambdas(text)
+    assert parse_lambdas("0.8,0.1,0.1") == (0.8, 0.1, 0.1)

@@ -275,3 +275,15 @@ def test_encode_refuses_a_duplicate_id_before_loading_the_model(tmp_path, capsys
     assert len(errors) == 1 and re.search(r"c\.jsonl:51: duplicate document id 'd3' \(first seen at .*c\.jsonl:4\)",
                                           errors[0])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.jsonl"]
+
+
+def test_queries_without_hits_are_not_said_to_lack_index_terms(indexes, tmp_path, capsys):
+    """An empty query vector and one whose only term (in the index) weighs below zero were said to "have no term in
+    the index"."""
+    (tmp_path / "q.jsonl").write_text(jsonl({"id": "1", "vector": {}}, {"id": "2", "vector": {"tea": -5}},
+                                            {"id": "3", "vector": {"tea": 5}}))
+    assert cli_main(["search", "--index", str(indexes["impact"]), "--query-vectors", str(tmp_path / "q.jsonl"),
+                     "--output", str(tmp_path / "run")]) == 0
+    warnings = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warning:")]
+    assert warnings == ["warning: 2 of 3 queries got no hits (empty, or no term of theirs gives a document of this "
+                        "index a positive score): 1, 2"]

@@ -253,3 +253,49 @@ def test_a_lock_and_temporaries_of_a_writer_on_another_host_are_respected(tmp_pa
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_output_dash_is_refused_not_written_as_a_file_named_dash(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError, match=r"^output '-': writing to standard output is not supported"):
+        with atomic_output("-"):
+            pass
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_directory_given_for_a_jsonl_file_is_one_error_line(tmp_path):
+    from lsr_lucene.io.output import open_jsonl
+
+    with pytest.raises(InputError, match=rf"^{tmp_path}: is a directory, expected a JSONL file$"):
+        list(open_jsonl(tmp_path))
+
+
+@pytest.mark.parametrize("directory", [False, True])
+def test_overwrite_never_replaces_a_folder_by_a_file_or_a_file_by_a_folder(tmp_path, directory):
+    """``search --output runs/ --overwrite`` removed the whole folder and left a run file in its place."""
+    target = tmp_path / "out"
+    if directory:
+        target.write_text("keep me\n")
+    else:
+        target.mkdir()
+        (target / "a.txt").write_text("keep me\n")
+    found = "a file" if directory else "a folder"
+    with pytest.raises(InputError, match=rf"^{target} is {found} and this command writes"):
+        with atomic_output(target, overwrite=True, directory=directory):
+            pass
+    assert target.is_dir() != directory
+    with atomic_output(tmp_path / "same", overwrite=True, directory=directory) as tmp:  # same kind: replaced
+        (tmp / "x").write_text("new") if directory else tmp.write_text("new")
+
+
+def test_fuse_overwrite_refuses_a_folder_before_fusing(tmp_path, capsys):
+    from lsr_lucene.cli import main
+
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "old.run").write_text("keep me\n")
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.run").write_text("1 Q0 d1 1 2.0 t\n1 Q0 d2 2 1.0 t\n")
+    assert main(["fuse", "--run", f"a={tmp_path / 'a.run'}", "--run", f"b={tmp_path / 'b.run'}", "--output",
+                 str(tmp_path / "runs"), "--overwrite"]) == 2
+    assert "is a folder and this command writes a file there" in capsys.readouterr().err
+    assert (tmp_path / "runs" / "old.run").read_text() == "keep me\n"

@@ -127,3 +127,14 @@ def test_explain_parse_reports_fired_and_rejected_cues():
     assert empty.tree == "not European" and not empty.fired
     assert [(c.cue, c.start) for c in empty.rejected] == [("not", 0)] and empty.rejected[0].reason
     assert any("rejected" in line for line in empty.lines())
+
+
+@pytest.mark.parametrize("argv, expect", [([], "give query texts or --topics FILE"),
+                                          (["tea", "--topics", "t.tsv"], "not both")])
+def test_parse_negation_without_queries_or_with_both_sources_is_an_error(argv, expect, capsys):
+    """It printed nothing and exited 0 when given no query (or silently ignored the texts beside --topics)."""
+    from lsr_lucene.cli import main as cli_main
+
+    with pytest.raises(SystemExit) as stop:
+        cli_main(["parse-negation", *argv])
+    assert stop.value.code == 2 and expect in capsys.readouterr().err

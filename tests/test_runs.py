@@ -119,3 +119,23 @@ def test_java_writes_the_bytes_python_writes(java_run_writer):
     assert java == python.getvalue()
     halfway = sum(1 for x in scores if abs(abs(x) * 1e6 % 1 - 0.5) < 1e-6)
     assert halfway > 20000  # the test meets many half-way values (not only easy ones)
+
+
+def test_a_pipe_or_a_folder_given_for_an_input_file_is_named_as_such(tmp_path):
+    """``--qrels <(...)`` and ``--run a=<(...)`` said "no such file" of a path that exists."""
+    import os
+
+    from lsr_lucene.errors import InputError
+    from lsr_lucene.eval.trec import read_qrels
+    from lsr_lucene.io.runs import read_run
+    from lsr_lucene.io.topics import read_topics
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for reader in (read_run, read_qrels, read_topics):
+        with pytest.raises(InputError, match=rf"^{fifo}: not a regular file \(a pipe or <\(...\) process"):
+            reader(fifo)
+    with pytest.raises(InputError, match=rf"^{tmp_path}: is a directory, not a run file$"):
+        read_run(tmp_path)
+    with pytest.raises(InputError, match=rf"^{tmp_path / 'nope'}: no such qrels file$"):
+        read_qrels(tmp_path / "nope")

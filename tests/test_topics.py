@@ -164,3 +164,30 @@ def test_query_vectors_missing_or_empty(tmp_path):
         read_query_vectors(tmp_path / "none.jsonl")
     with pytest.raises(InputError, match="empty file"):
         read_query_vectors(write(tmp_path / "e.jsonl", ""))
+
+
+def test_a_byte_order_mark_and_crlf_line_ends_are_not_part_of_ids(tmp_path):
+    """A TSV saved by a Windows editor (BOM, CRLF): the first qid is "1", not "\\ufeff1" (no qrels match it)."""
+    path = tmp_path / "topics.tsv"
+    path.write_bytes("\ufeff1\tgreen tea\r\n\r\n2\tcoffee\r\n".encode("utf-8"))
+    assert read_topics(path) == {"1": "green tea", "2": "coffee"}
+
+
+def test_qrels_and_runs_with_a_byte_order_mark_keep_their_first_qid(tmp_path):
+    from lsr_lucene.eval.trec import read_qrels
+    from lsr_lucene.io.runs import read_run
+
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels.write_bytes("\ufeff1 0 d1 1\r\n".encode("utf-8"))
+    run.write_bytes("\ufeff1 Q0 d1 1 2.0 t\r\n".encode("utf-8"))
+    assert read_qrels(qrels) == {"1": {"d1": 1}}
+    assert read_run(run) == {"1": {"d1": 2.0}}
+
+
+@pytest.mark.parametrize("text", ["q 1\tgreen tea\n", '{"id": "q 1", "text": "green tea"}\n'])
+def test_a_query_id_with_whitespace_is_refused_naming_the_line(tmp_path, text):
+    """bm25 and dense search wrote such qids into 7-column run lines that no evaluation reads."""
+    path = tmp_path / ("topics.tsv" if "\t" in text else "topics.jsonl")
+    path.write_text("2\tcoffee\n" + text if "\t" in text else '{"id": "2", "text": "coffee"}\n' + text)
+    with pytest.raises(InputError, match=rf"^{path}:2: query id 'q 1' contains whitespace"):
+        read_topics(path)

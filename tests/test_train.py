@@ -405,3 +405,16 @@ def test_checkpoint_with_an_arbitrary_pickled_object_is_refused(tmp_path, capsys
     assert len(err) == 1 and f"{state_file}: not a trainer state that loads safely" in err[0]
     assert not marker.exists()  # ... and nothing in the file ran
     assert not out.exists() and state_file.is_file()
+
+
+def test_a_work_directory_without_a_checkpoint_does_not_block_a_new_run(tmp_path):
+    """What a run that stopped before its first checkpoint leaves (nothing to resume) is started again, not refused
+    with "holds an interrupted run"."""
+    data = _demo_triples(tmp_path / "triples.jsonl", count=2)
+    out = tmp_path / "model"
+    (tmp_path / "model.partial").mkdir()
+    (tmp_path / "model.partial" / "train_log.jsonl").write_text("")
+    config = TrainConfig(train=[str(data)], output=str(out), activation="splade", epochs=1, batch_size=2,
+                         max_length=24, query_max_length=8, matmul="fp32", device="cpu")
+    assert train(config, progress=False)["epochs_run"] == 1
+    assert out.is_dir() and not (tmp_path / "model.partial").exists()

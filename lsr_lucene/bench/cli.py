@@ -25,6 +25,7 @@ from lsr_lucene.errors import InputError
 from lsr_lucene.io.runs import write_run
 
 DEFAULT_HITS = opt.DEFAULT_HITS
+SKIPPABLE = ("encode", "bf16", "ours", "pyserini", "scipy", "seismic")  # the parts --skip names
 
 
 # ---- helpers -------------------------------------------------------------------------------------------
@@ -152,6 +153,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
     args = parser.parse_args(argv)
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
+    if skip - set(SKIPPABLE):  # a misspelt part was silently run (and timed)
+        raise InputError(f"--skip: unknown part(s) {', '.join(sorted(skip - set(SKIPPABLE)))} "
+                         f"(parts: {','.join(SKIPPABLE)})")
     files = collection_files(Path(args.collection))
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="lsr-bench-"))
     work.mkdir(parents=True, exist_ok=True)

@@ -167,9 +167,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if not Path(args.index).is_dir():
         raise InputError(f"{args.index}: no such index directory")
-    refuse_existing(args.output, args.overwrite)
+    refuse_existing(args.output, args.overwrite, directory=False)
     if args.write_specs:
-        refuse_existing(args.write_specs, args.overwrite)
+        refuse_existing(args.write_specs, args.overwrite, directory=False)
     searcher = searcher_from_args(args)
     settings = searcher.settings
     comps, reports = load_compositions(args)

@@ -30,7 +30,9 @@ def read_compositions(path: str | Path) -> list[Composition]:
     """Compositions from JSONL ``{"id", "query": tree, "text"?}`` (InputError names file:line)."""
     path = Path(path)
     if not path.is_file():
-        raise InputError(f"{path}: no such file")
+        from lsr_lucene.io.corpus import missing
+
+        raise missing(path)
     out: list[Composition] = []
     seen: dict[str, int] = {}
     with path.open(encoding="utf-8") as handle:

@@ -22,6 +22,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--topics", help="topics file (TSV, JSONL, ...) to parse")
     ap.add_argument("--explain", action="store_true", help="print cues and trees instead of JSON lines")
     args = ap.parse_args(argv)
+    if not args.topics and not args.queries:
+        ap.error("give query texts or --topics FILE")
+    if args.topics and args.queries:
+        ap.error("give query texts or --topics FILE, not both")
     if args.topics:
         from lsr_lucene.io.topics import read_topics
 

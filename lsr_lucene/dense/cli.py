@@ -20,7 +20,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
     opt.add_batch_size(parser, DEFAULT_BATCH_SIZE)
     opt.add_threads(parser, None, "CPU threads: torch's for documents (dense encode), Faiss's for search (queries "
                                   "are encoded with one)")
-    parser.add_argument("--device", default=None, help="cpu, cuda ... (default: cuda when present)")
+    opt.add_device(parser)
     opt.add_overwrite(parser)
 
 
@@ -55,7 +55,7 @@ def _encode(args: argparse.Namespace) -> int:
     from lsr_lucene.io.corpus import check_unique, read_corpus
     from lsr_lucene.io.output import refuse_existing
 
-    refuse_existing(args.output, args.overwrite)
+    refuse_existing(args.output, args.overwrite, directory=True)
     docs = list(check_unique(read_corpus(args.corpus)))
     encoder = DenseEncoder(args.model, args.max_length, args.threads, args.dtype, args.device)
     started = time.perf_counter()
@@ -80,7 +80,7 @@ def _search(args: argparse.Namespace) -> int:
     from lsr_lucene.io.runs import write_run
     from lsr_lucene.io.topics import read_topics
 
-    refuse_existing(args.output, args.overwrite)
+    refuse_existing(args.output, args.overwrite, directory=False)
     embeddings = read_embeddings(args.index)
     topics = read_topics(args.topics)
     meta = embeddings.metadata

@@ -33,7 +33,7 @@ def _encode_parser(sub) -> None:
     opt.add_max_length(p)
     opt.add_batch_size(p, DEFAULT_BATCH_SIZE)
     add_dtype_arguments(p)
-    add_vector_arguments(p, "cpu or cuda (default: cuda on workers that have a GPU)")
+    add_vector_arguments(p, "cpu or cuda (default: cuda on workers that have a GPU)", check_device=False)
     opt.add_number(p, "--cpus-per-worker", default=1, help="CPUs (torch threads) of each encoder actor")
     opt.add_number(p, "--gpus-per-worker", kind=opt.NON_NEGATIVE_NUMBER, default=None,
                    help="GPUs of each encoder actor (default: 1 when the cluster has GPUs, else 0)")

@@ -30,9 +30,9 @@ def add_dtype_arguments(parser: argparse.ArgumentParser, bf16_alias: bool = Fals
         group.add_argument("--bf16", dest="dtype", action="store_const", const="bf16", help="alias of --dtype bf16")
 
 
-def add_vector_arguments(parser: argparse.ArgumentParser, device_help: str) -> None:
+def add_vector_arguments(parser: argparse.ArgumentParser, device_help: str, check_device: bool = True) -> None:
     """The options that shape document vectors (scale, shard size, activation, pooling, epsilon, device), shared by
-    ``encode`` and ``distributed encode``."""
+    ``encode`` and ``distributed encode`` (whose workers' devices this machine cannot check: ``check_device``)."""
     from lsr_lucene.io.vectors import DEFAULT_SCALE, DEFAULT_SHARD_SIZE
 
     opt.add_number(parser, "--scale", kind=opt.POSITIVE_NUMBER, default=DEFAULT_SCALE,
@@ -44,7 +44,10 @@ def add_vector_arguments(parser: argparse.ArgumentParser, device_help: str) -> N
                         help="default: the model's lsr_lucene.json, else max")
     opt.add_number(parser, "--epsilon", kind=opt.NON_NEGATIVE_NUMBER, default=None,
                    help="SNReLU dead-zone half width (default: the model's)")
-    parser.add_argument("--device", default=None, help=device_help)
+    if check_device:
+        opt.add_device(parser, help=device_help)
+    else:
+        parser.add_argument("--device", default=None, help=device_help)
 
 
 def _encoder_from_args(args: argparse.Namespace) -> SparseEncoder:
@@ -81,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
             raise InputError("--positions applies to documents (--corpus), not --topics")
         from lsr_lucene.io.topics import read_topics
 
-        refuse_existing(args.output, args.overwrite)
+        refuse_existing(args.output, args.overwrite, directory=False)
         topics = read_topics(args.topics)
         encoder = _encoder_from_args(args)
         count = encode_topics_file(topics, encoder, args.output, args.scale, overwrite=args.overwrite,
@@ -90,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from lsr_lucene.io.corpus import check_corpus, count_docs, read_corpus
 
-    refuse_existing(args.output, args.overwrite)
+    refuse_existing(args.output, args.overwrite, directory=True)
     if args.positions:
         refuse_existing(args.positions, args.overwrite)
     total = check_corpus(args.corpus)  # bad lines and repeated ids fail now, before the model is loaded

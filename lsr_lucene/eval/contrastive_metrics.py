@@ -22,7 +22,7 @@ from pathlib import Path
 from lsr_lucene.errors import InputError
 from lsr_lucene.io.ranking import ranking
 from lsr_lucene.io.runs import read_run
-from lsr_lucene.io.corpus import jsonl_objects
+from lsr_lucene.io.corpus import jsonl_objects, missing as missing_input
 
 NEVIR_CATEGORIES = ("correct", "prefers doc1 for both", "prefers doc2 for both", "reversed", "tie")
 
@@ -160,7 +160,7 @@ def read_contrastive(path: str | Path) -> tuple[str, list[dict[str, str]], list[
     (``{"id","query","pos_id","neg_id"}``: ExcluIR, BoolQuestions NOT) or ``nevir`` (``{"id","q1","doc1","q2",
     "doc2"}``); another shape is an InputError naming the file and line."""
     if not Path(path).is_file():
-        raise InputError(f"{path}: no such file")
+        raise missing_input(path)
     for line_no, obj in jsonl_objects(Path(path)):
         if set(EXCLUIR_FIELDS) <= obj.keys():
             kind, fields = "excluir", EXCLUIR_FIELDS
@@ -188,7 +188,7 @@ def read_excluir(path: str | Path) -> list[dict[str, str]]:
 def _read_rows(path: str | Path, fields: tuple[str, ...], lines: list[int] | None = None) -> list[dict[str, str]]:
     """Rows with ``fields`` (all present, non-empty, ids unique); ``lines`` receives each row's line number."""
     if not Path(path).is_file():
-        raise InputError(f"{path}: no such file")
+        raise missing_input(path)
     rows, seen = [], set()
     for line_no, obj in jsonl_objects(Path(path)):
         missing = [f for f in fields if not isinstance(obj.get(f), (str, int)) or str(obj[f]).strip() == ""]

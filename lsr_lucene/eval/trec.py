@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from lsr_lucene.errors import InputError
-from lsr_lucene.io.corpus import open_text
+from lsr_lucene.io.corpus import missing as missing_input, open_text
 from lsr_lucene.io.output import atomic_output, refuse_existing
 from lsr_lucene.io.runs import read_run
 
@@ -103,7 +103,7 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
     """Read TREC qrels ``qid iter docid gain`` into ``{qid: {docid: gain}}``; bad lines raise InputError."""
     path = Path(path)
     if not path.is_file():
-        raise InputError(f"{path}: no such qrels file")
+        raise missing_input(path, "qrels file")
     qrels: dict[str, dict[str, int]] = {}
     with open_text(path) as handle:
         for line_no, line in enumerate(handle, 1):
@@ -116,7 +116,11 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
                 gain = int(cols[3])
             except ValueError:
                 raise InputError(f"{path}:{line_no}: relevance {cols[3]!r} is not an integer") from None
-            qrels.setdefault(cols[0], {})[cols[2]] = gain
+            judged = qrels.setdefault(cols[0], {})
+            if judged.get(cols[2], gain) != gain:  # the same judgment twice is harmless; two gains are not
+                raise InputError(f"{path}:{line_no}: document {cols[2]} of query {cols[0]} is judged again with "
+                                 f"relevance {gain} (first {judged[cols[2]]})")
+            judged[cols[2]] = gain
     if not qrels:
         raise InputError(f"{path}: empty qrels file")
     return qrels

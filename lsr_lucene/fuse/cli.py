@@ -84,7 +84,7 @@ def _fit(args: argparse.Namespace, paths: dict[str, str]) -> int:
     from lsr_lucene.io.output import atomic_output, refuse_existing
 
     if args.save_setting:
-        refuse_existing(args.save_setting, args.overwrite)
+        refuse_existing(args.save_setting, args.overwrite, directory=False)
     method = args.method or "rrf"
     result = fit_files(paths, args.fit, args.topics_subset, method, measure=args.metric,
                        normalisation=args.normalisation or "minmax",
@@ -125,7 +125,7 @@ def _apply(args: argparse.Namespace, paths: dict[str, str]) -> int:
     from lsr_lucene.io.output import refuse_existing
     from lsr_lucene.io.runs import write_run
 
-    refuse_existing(args.output, args.overwrite)
+    refuse_existing(args.output, args.overwrite, directory=False)
     names = list(paths)
     if args.setting:
         setting = read_setting(args.setting, names)

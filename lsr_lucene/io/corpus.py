@@ -44,13 +44,26 @@ def doc_contents(title: str, text: str) -> str:
     return f"{title} {text}".strip() if title else text
 
 
+def missing(path: str | Path, what: str = "file") -> InputError:
+    """The error for an input ``path`` that is not a regular file: a pipe (``<(...)`` process substitution, a FIFO)
+    is named as one, since inputs are checked before the work starts and read again; else ``no such WHAT``."""
+    path = Path(path)
+    if path.is_dir():
+        return InputError(f"{path}: is a directory, not a {what}")
+    if path.exists():
+        return InputError(f"{path}: not a regular file (a pipe or <(...) process substitution?); inputs are read "
+                          "more than once: save it to a file and pass that")
+    return InputError(f"{path}: no such {what}")
+
+
 def open_text(path: Path) -> IO[str]:
-    """Open a UTF-8 text file, transparently decompressing ``*.gz`` and ``*.xz``."""
+    """Open a UTF-8 text file, transparently decompressing ``*.gz`` and ``*.xz``; a byte order mark (Windows editors
+    write one) is dropped, never read as part of the first id."""
     if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8")
+        return gzip.open(path, "rt", encoding="utf-8-sig")
     if path.suffix == ".xz":
-        return lzma.open(path, "rt", encoding="utf-8")
-    return path.open(encoding="utf-8")
+        return lzma.open(path, "rt", encoding="utf-8-sig")
+    return path.open(encoding="utf-8-sig")
 
 
 def _name(path: Path) -> str:
@@ -159,6 +172,7 @@ def _jsonl_docs(path: Path) -> Iterator[Doc]:
         title = obj.get("title") or ""
         if not isinstance(text, str) or not isinstance(title, str):
             raise InputError(f"{path}:{line_no}: document {doc_id}: title and text must be strings")
+        check_id(str(doc_id).strip(), f"{path}:{line_no}", "document")
         yield Doc(str(doc_id), text, title, f"{path}:{line_no}")
 
 
@@ -188,6 +202,14 @@ def tsv_rows(path: Path, what: str) -> Iterator[tuple[int, str, list[str]]]:
             yield line_no, line, line.split("\t")
 
 
+def check_id(doc_id: str, where: str, what: str) -> None:
+    """InputError when a document or query id holds whitespace: run files and qrels are whitespace-separated, so
+    such an id would write lines with a column too many (Anserini's runs too) that no evaluation reads."""
+    if any(ch.isspace() for ch in doc_id):
+        raise InputError(f"{where}: {what} id {doc_id!r} contains whitespace (run files and qrels are "
+                         "whitespace-separated)")
+
+
 def _tsv_docs(path: Path) -> Iterator[Doc]:
     for line_no, line, cols in tsv_rows(path, "a document"):
         if len(cols) == 2:
@@ -199,6 +221,7 @@ def _tsv_docs(path: Path) -> Iterator[Doc]:
                              f"got {len(cols)} tab-separated column(s)")
         if not doc_id.strip():
             raise InputError(f"{path}:{line_no}: document has no id (empty first column)")
+        check_id(doc_id.strip(), f"{path}:{line_no}", "document")
         yield Doc(doc_id.strip(), text, title, f"{path}:{line_no}")
 
 
@@ -226,7 +249,7 @@ def corpus_files(spec: str | Path) -> list[Path]:
         return files
     if path.is_file():
         return [path]
-    raise InputError(f"{path}: no such file or directory")
+    raise missing(path, "file or directory")
 
 
 def read_corpus(spec: str | Path) -> Iterator[Doc]:

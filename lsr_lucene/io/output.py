@@ -19,15 +19,23 @@ from lsr_lucene.errors import InputError, OutputError, json_problem
 from lsr_lucene.io.claims import claim_output, remove_path, remove_stale_temporaries, temporary_prefix
 
 
-def refuse_existing(path: str | Path, overwrite: bool) -> None:
+def refuse_existing(path: str | Path, overwrite: bool, directory: bool | None = None) -> None:
     """Raise InputError when ``path`` exists and ``overwrite`` is false; create its missing parent folders.
 
     Every writer calls this before its work starts, so an output's folder is made (or found impossible to make,
     one InputError line) before a model is loaded or anything is computed, and its lock and temporaries have
-    somewhere to go.
+    somewhere to go. ``directory`` (when known: whether the output is a folder) keeps ``--overwrite`` from
+    replacing a folder by a file or a file by a folder (``--output runs/ --overwrite`` removed the whole folder).
     """
+    if str(path) == "-":
+        raise InputError("output '-': writing to standard output is not supported (outputs are written to a "
+                         "temporary file renamed when complete); give a file path")
     if Path(path).exists() and not overwrite:
         raise InputError(f"{path} already exists; pass --overwrite to replace it")
+    if overwrite and directory is not None and Path(path).exists() and Path(path).is_dir() != directory:
+        found, written = ("a folder", "a file") if Path(path).is_dir() else ("a file", "a folder")
+        raise InputError(f"{path} is {found} and this command writes {written} there; --overwrite replaces an "
+                         f"output of the same kind only (remove it yourself if you mean to)")
     make_parent(path)
 
 
@@ -112,9 +120,9 @@ def atomic_output(path: str | Path, overwrite: bool = False, directory: bool = F
     ``path`` is replaced unless ``overwrite`` is true, and temporaries of killed runs are removed first.
     """
     final = Path(path)
-    refuse_existing(final, overwrite)  # creates the parent folders
+    refuse_existing(final, overwrite, directory)  # creates the parent folders
     with claim_output(final):
-        refuse_existing(final, overwrite)
+        refuse_existing(final, overwrite, directory)
         remove_stale_temporaries(final)
         prefix = temporary_prefix(final)
         if directory:
@@ -153,11 +161,13 @@ def open_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
     path = Path(path)
     if not path.exists():
         raise InputError(f"{path}: no such file")
+    if path.is_dir():
+        raise InputError(f"{path}: is a directory, expected a JSONL file")
     if path.suffix == ".xz":
         import lzma
 
         opened = lzma.open(path, "rt", encoding="utf-8")
-    else:
+    else:  # utf-8, not -sig: the Java indexer reads vector files itself and refuses a byte order mark too
         opened = gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else path.open(encoding="utf-8")
     with opened as handle:
         for line_no, line in enumerate(handle, 1):

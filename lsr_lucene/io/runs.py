@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import IO, Iterable, Iterator, Mapping, NamedTuple, Sequence, Union
 
 from lsr_lucene.errors import InputError
-from lsr_lucene.io.corpus import open_text
+from lsr_lucene.io.corpus import missing, open_text
 from lsr_lucene.io.output import atomic_output
 from lsr_lucene.io.ranking import Hits, ordered
 
@@ -69,7 +69,7 @@ def iter_run(path: str | Path) -> Iterator[RunLine]:
     """Validated RunLines of a (possibly gzipped) run file, in file order."""
     path = Path(path)
     if not path.is_file():
-        raise InputError(f"{path}: no such run file")
+        raise missing(path, "run file")
     with open_text(path) as handle:
         yield from iter_lines(handle, str(path))
 

@@ -7,7 +7,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from lsr_lucene.io.corpus import irds_id, irds_iter, jsonl_objects, load_irds, open_text, tsv_rows
+from lsr_lucene.io.corpus import (check_id, irds_id, irds_iter, jsonl_objects, load_irds, missing,
+                                  open_text, tsv_rows)
 from lsr_lucene.errors import InputError
 
 QID_KEYS = ("id", "qid", "_id", "query_id")
@@ -29,6 +30,7 @@ class _Collector:
 
     def add(self, qid: str, value, line_no: int | None) -> None:
         where = f"{self.path}:{line_no}" if line_no is not None else f"{self.path}"
+        check_id(qid, where, "query")
         if qid in self.items:
             first = f" (first at line {self.where[qid]})" if self.where.get(qid) else ""
             raise InputError(f"{where}: duplicate query id {qid!r}{first}")
@@ -57,7 +59,7 @@ def _existing_file(spec: str | Path) -> Path:
                 return path / name
         raise InputError(f"{path}: directory holds no queries.jsonl or topics.tsv")
     if not path.is_file():
-        raise InputError(f"{path}: no such file")
+        raise missing(path)
     return path
 
 
@@ -214,7 +216,7 @@ def read_query_vectors(spec: str | Path) -> dict[str, dict[str, float]]:
     """Pre-encoded queries ``{qid: {term: weight}}``: JSONL ``{"id", "vector"}`` or Anserini's repeated-token TSV."""
     path = Path(spec)
     if not path.is_file():
-        raise InputError(f"{path}: no such file")
+        raise missing(path)
     first = _first_content_line(path)
     if not first:
         raise InputError(f"{path}: empty file")

@@ -112,7 +112,9 @@ def vector_files(path: str | Path) -> list[Path]:
         if not files:
             raise InputError(f"{path}: no .jsonl vector files in this directory")
         return files
-    raise InputError(f"{path}: no such file or directory")
+    from lsr_lucene.io.corpus import missing
+
+    raise missing(path, "file or directory")
 
 
 def _iter_file(path: Path, with_contents: bool) -> Iterator[tuple]:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -265,12 +266,7 @@ def _cmd_search(argv: list[str]) -> int:
     else:
         kind = args.method.split("-")[0]
         if args.lambdas:
-            try:
-                lambdas = tuple(float(x) for x in args.lambdas.split(","))
-            except ValueError:
-                raise InputError(f"--lambdas must be three numbers λ_T,λ_O,λ_U, got {args.lambdas!r}") from None
-            if len(lambdas) != 3:
-                raise InputError(f"--lambdas must be three numbers λ_T,λ_O,λ_U, got {args.lambdas!r}")
+            lambdas = parse_lambdas(args.lambdas)
         else:
             lambdas = load_lambdas(args.index, f"{args.method}/{args.pooling}/k={args.segments}")
         if args.full:
@@ -383,6 +379,18 @@ def _cmd_experiment(argv: list[str]) -> int:
 
 COMMANDS = {"segment": _cmd_segment, "encode": _cmd_encode, "index": _cmd_index, "aggregate": _cmd_aggregate,
             "search": _cmd_search, "fit": _cmd_fit, "experiment": _cmd_experiment}
+
+
+def parse_lambdas(text: str) -> tuple[float, float, float]:
+    """``--lambdas λ_T,λ_O,λ_U``: three finite numbers (NaN or inf would write a run of nan scores), else
+    InputError."""
+    try:
+        lambdas = tuple(float(x) for x in text.split(","))
+    except ValueError:
+        lambdas = ()
+    if len(lambdas) != 3 or not all(math.isfinite(x) for x in lambdas):
+        raise InputError(f"--lambdas must be three finite numbers λ_T,λ_O,λ_U, got {text!r}")
+    return lambdas
 
 
 def main(argv: list[str] | None = None) -> int:

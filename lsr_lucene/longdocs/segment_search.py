@@ -45,6 +45,8 @@ class SegmentSearch:
         from lsr_lucene.index.impact import read_index_metadata
 
         self.index = Path(index)
+        if not self.index.is_dir():
+            raise InputError(f"{index}: no such index directory")
         meta = read_index_metadata(index)
         if not meta.get("positions"):
             raise InputError(f"{index}: not a segment index with the positional field (build it with longdocs index)")

@@ -53,6 +53,8 @@ def build_bm25_index(corpus: str, index: str | Path, threads: int = 2, overwrite
 def ensure_bm25_index(corpus: str | None, index: str | Path, threads: int = 2, rebuild: bool = False) -> None:
     """Build the BM25 index when missing (or ``rebuild``); reuse it when it was built from the same corpus."""
     index = Path(index)
+    if rebuild and not corpus:
+        raise InputError("--rebuild-index needs --corpus: the corpus to build the index from")
     if index.exists():  # never search, nor rebuild over, an index of another kind
         require_index_kind(index, BM25, "bm25")
     if index.exists() and not rebuild:
@@ -95,6 +97,9 @@ def bm25_run(index: str | Path, topics: dict[str, str], output: str | Path, hits
     from lsr_lucene.jvm.classes import java_printed_errors
 
     require_index_kind(index, BM25, "bm25")
+    if not any(Path(index).glob("segments_*")):  # else Anserini's "no segments* file found in MMapDirectory@..."
+        raise InputError(f"{index} holds no Lucene index (no segments_* file); build one with `lsr-lucene bm25 "
+                         f"--corpus CORPUS --index {index} --rebuild-index`")
     if hits < 1 or threads < 1:
         raise InputError(f"--hits and --threads must be at least 1, got {hits} and {threads}")
     refuse_existing(output, overwrite)

@@ -99,9 +99,9 @@ def run_specs(index: str | Path, specs: list[dict], output: str | Path, hits: in
 
 
 def report_unanswered(missing: list[str], total: int) -> None:
-    """Tell the user which queries produced no hits (no document holds one of their terms of positive weight: the
-    terms are unknown, or every weight is negative): a counted, documented skip."""
+    """Tell the user which queries produced no hits: a counted, documented skip. (Not "no term in the index": an
+    empty query, or one whose only known terms weigh below zero, gets none either.)"""
     if missing:
         shown = ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else "")
-        print(f"warning: {len(missing)} of {total} queries have no hits (no document holds one of their terms of "
-              f"positive weight): {shown}", file=sys.stderr)
+        print(f"warning: {len(missing)} of {total} queries got no hits (empty, or no term of theirs gives a document "
+              f"of this index a positive score): {shown}", file=sys.stderr)

@@ -17,28 +17,29 @@ from lsr_lucene import cli_options as opt
 from lsr_lucene.errors import InputError, SetupError
 
 DEFAULT_PORT = 8081
-PORT = opt.Kind(int, lambda v: 0 <= v <= 65535, "a port number from 0 to 65535")
-
-
-def check_name(name: str | None) -> str | None:
-    """``--name``: one URL path segment (``/v1/NAME/search``), so no ``/``."""
-    if name is not None and (not name.strip() or "/" in name):
-        raise InputError(f"--name must be a non-empty name without '/' (it is a URL path segment), got {name!r}")
-    return name
 
 
 def build_parser():
     parser = opt.Parser(prog="lsr-lucene serve", description=__doc__.splitlines()[0])
     opt.add_index(parser, "impact index folder (lsr-lucene index)")
-    parser.add_argument("--name", default=None, help="the index's name in URLs /v1/NAME/... (default: the folder's)")
+    parser.add_argument("--name", default=None, type=url_name,
+                        help="the index's name in URLs /v1/NAME/... (default: the folder's)")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine)")
-    opt.add_number(parser, "--port", kind=PORT, default=DEFAULT_PORT,
+    opt.add_number(parser, "--port", kind=opt.PORT, default=DEFAULT_PORT,
                    help=f"port (default {DEFAULT_PORT}; 0: a free port, shown in the ready line)")
     opt.add_threads(parser, help="search worker threads (each attached to the JVM once)")
     opt.add_encoder(parser, None, "query encoder: registry name, HF id or local folder (default: the index's model)")
     opt.add_approximate(parser)
     opt.add_heap_factor(parser)  # the default of every text and vector search; a request may give its own
     return parser
+
+
+def url_name(text: str) -> str:
+    """``--name``: one URL path segment (a "/", "?", "#", "%" or a space would serve the index where no URL reaches
+    it), else InputError."""
+    if not text or any(ch in text for ch in "/?#% \t\\") or text in (".", ".."):
+        raise InputError(f"--name must be one URL path segment (no /, ?, #, %, spaces), got {text!r}")
+    return text
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -73,7 +74,6 @@ def main(argv: list[str] | None = None) -> int:
     from lsr_lucene.verbosity import is_verbose
 
     args = build_parser().parse_args(argv)
-    check_name(args.name)
     sock = bind(args.host, args.port)
     try:
         engine = SearchEngine(args.index, args.name, args.encoder, args.approximate, args.query_cut,

@@ -73,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_number(p, "--max-steps", kind=opt.NON_NEGATIVE_INT, default=0, help="stop after this many steps (0: no limit)")
     p.add_argument("--matmul", choices=tuple(MATMUL_DTYPES), default=d.matmul,
                    help="precision of the vocabulary projection during training (bf16: faster on recent CPUs)")
-    p.add_argument("--device", default=None, help="cpu, cuda, ... (default: cuda when present)")
+    opt.add_device(p)
     opt.add_threads(p, None, "torch CPU threads (default: torch's thread count)")
     p.add_argument("--resume", action="store_true", help="continue an interrupted run from its last checkpoint")
     opt.add_overwrite(p)

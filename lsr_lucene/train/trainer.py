@@ -188,6 +188,9 @@ class Trainer:
                 raise InputError(f"--{name} must be at least 1, got {value}")
         if cfg.max_length < 2 or cfg.query_max_length < 2:
             raise InputError("--max-length and --query-max-length must be at least 2")
+        if cfg.holdout and cfg.dev:  # the held-out rows left training, and --dev replaced them as the dev set
+            raise InputError("--holdout and --dev do not combine: --holdout makes the dev set from the training rows, "
+                             "--dev reads one")
         if cfg.epsilon_start is not None and cfg.activation != "snrelu":
             raise InputError("--epsilon-start (dead-zone annealing) applies to --activation snrelu only")
         if cfg.epsilon_start is not None and cfg.negative_head:
@@ -200,18 +203,23 @@ class Trainer:
         if resume and checkpoint is None:
             print(f"no checkpoint in {self.work}; starting from scratch", file=sys.stderr)
         if checkpoint is None:
-            if self.work.exists():
-                if not (overwrite or resume):
+            if self.work.exists():  # without a checkpoint (e.g. a run that failed loading its model) nothing is lost
+                if not (overwrite or resume) and _latest_checkpoint(self.work) is not None:
                     raise InputError(f"{self.work} holds an interrupted run; pass --resume to continue it "
                                      f"or --overwrite to start again")
                 shutil.rmtree(self.work)
             self.work.mkdir(parents=True)
         _set_seed(cfg.seed)
-        model = TrainableEncoder(str(checkpoint) if checkpoint else cfg.model, activation=cfg.activation,
-                                 pooling=cfg.pooling, epsilon=cfg.epsilon, device=cfg.device, matmul=cfg.matmul,
-                                 dead_zone_grad=cfg.dead_zone_grad,
-                                 init_shift=0.0 if checkpoint else cfg.init_shift,
-                                 negative_head=cfg.negative_head)
+        try:
+            model = TrainableEncoder(str(checkpoint) if checkpoint else cfg.model, activation=cfg.activation,
+                                     pooling=cfg.pooling, epsilon=cfg.epsilon, device=cfg.device, matmul=cfg.matmul,
+                                     dead_zone_grad=cfg.dead_zone_grad,
+                                     init_shift=0.0 if checkpoint else cfg.init_shift,
+                                     negative_head=cfg.negative_head)
+        except BaseException:
+            if checkpoint is None:  # the work directory made just now: no ".partial" left for a model that won't load
+                shutil.rmtree(self.work, ignore_errors=True)
+            raise
         model.source = cfg.model
         cfg.pooling, cfg.epsilon = model.pooling, model.epsilon
         if checkpoint is None:

@@ -255,6 +255,19 @@ def add_approximate(parser) -> None:
     add_number(parser, "--approximate", kind=NON_NEGATIVE_INT, default=0, metavar="N",
                help="0: exact search; N > 0: approximate search, the top max(hits, N) documents of the index's "
                     "top-postings sidecar (index --top-postings) scored exactly; larger N, more recall")
-    add_number(parser, "--query-cut", kind=NON_NEGATIVE_INT, default=QUERY_CUT, metavar="C",
+    add_number(parser, "--query-cut", kind=NON_NEGATIVE_INT, default=None, metavar="C",
                help="approximate search: the C query terms of largest weight x max impact find the candidates "
-                    "(0: all terms; plain queries; larger C, more recall)")
+                    f"(0: all terms; plain queries; larger C, more recall; default {QUERY_CUT})")
+
+
+def query_cut(args, requests_approximate: bool = False) -> int:
+    """``--query-cut`` read after parsing: its default, or InputError when it is given without ``--approximate``
+    (it would be ignored) unless ``requests_approximate`` (a server's requests may ask for approximate search)."""
+    from lsr_lucene.search.spec_searcher import QUERY_CUT
+
+    if args.query_cut is None:
+        return QUERY_CUT
+    if not args.approximate and not requests_approximate:
+        raise InputError(f"--query-cut {args.query_cut} applies to approximate search only: give --approximate N "
+                         "too, or leave it out")
+    return args.query_cut

@@ -247,6 +247,24 @@ def test_serve_port_beyond_65535_is_refused(capsys):
     assert capsys.readouterr().err.splitlines() == ["error: --port must be a port number from 0 to 65535, got 70000"]
 
 
+def test_query_cut_without_approximate_is_refused(capsys):
+    """--query-cut only shapes approximate search: alone it was silently ignored (search, distributed search); a
+    server keeps it for requests that ask for approximate search."""
+    from lsr_lucene.distributed.cli import main as distributed_main
+    from lsr_lucene.search.cli import main as search_main
+
+    for main, argv in ((search_main, ["--index", "nowhere", "--query", "x", "--output", "run"]),
+                       (distributed_main, ["search", "--index", "nowhere", "--query-vectors", "q", "--output", "run"])):
+        assert run_main(main, [*argv, "--query-cut", "3"]) == 2
+        assert capsys.readouterr().err.splitlines() == [
+            "error: --query-cut 3 applies to approximate search only: give --approximate N too, or leave it out"]
+    args = opt.Parser()
+    opt.add_approximate(args)
+    assert opt.query_cut(args.parse_args([])) == 10
+    assert opt.query_cut(args.parse_args(["--approximate", "5", "--query-cut", "0"])) == 0
+    assert opt.query_cut(args.parse_args(["--query-cut", "4"]), requests_approximate=True) == 4
+
+
 def test_help_shows_no_empty_default(monkeypatch):
     parsers = verb_parsers(monkeypatch)
     for name, parser in parsers.items():

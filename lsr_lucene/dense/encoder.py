@@ -39,7 +39,8 @@ class DenseEncoder:
         config = net.config
         limit = getattr(config, "max_position_embeddings", None)
         if max_length < 2 or (limit and max_length > limit):
-            raise InputError(f"max_length {max_length} is outside 2..{limit or 'model limit'}")
+            raise InputError(f"max_length (--max-length) {max_length} is outside 2..{limit or 'model limit'}, the "
+                             "model's positions")
         self.max_length = int(max_length)
         self.dim = int(config.hidden_size)
         # the transformer's own largest matmul (hidden -> feed-forward) decides fp32/bf16 under auto

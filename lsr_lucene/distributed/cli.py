@@ -107,6 +107,7 @@ def _check_before_starting(args: argparse.Namespace) -> None:
     if args.command == "search":
         from lsr_lucene.distributed.index import read_manifest
 
+        args.query_cut = opt.query_cut(args)
         read_manifest(args.index)
     elif args.command == "encode":
         from lsr_lucene.io.corpus import check_corpus

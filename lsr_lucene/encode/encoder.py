@@ -157,7 +157,8 @@ class SparseEncoder:
         model_limit = getattr(getattr(net, "config", None), "max_position_embeddings", None)
         for name, value in (("max_length", self.max_length), ("query_max_length", self.query_max_length)):
             if value < 2 or (model_limit and value > model_limit):
-                raise InputError(f"{name} {value} is outside 2..{model_limit or 'model limit'}")
+                raise InputError(f"{name} (--{name.replace('_', '-')}) {value} is outside "
+                                 f"2..{model_limit or 'model limit'}, the model's positions")
 
     # ---- settings -------------------------------------------------------------------------------------
     def adopt_dtype(self, recorded: str | None) -> bool:

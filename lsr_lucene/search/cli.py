@@ -106,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write-specs", default=None, metavar="FILE",
                         help="also write the query specs searched (JSONL), e.g. for Anserini's SearchCollection")
     args = parser.parse_args(argv)
+    query_cut = opt.query_cut(args)
     if not Path(args.index).is_dir():
         raise InputError(f"{args.index}: no such index directory")
     refuse_existing(args.output, args.overwrite, directory=False)
@@ -127,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {args.write_specs} ({n} query specs)")
     missing = run_specs(args.index, specs, args.output, hits=args.hits, threads=args.threads,
                         tag=args.run_tag or "lsr_lucene", overwrite=args.overwrite, approximate=args.approximate,
-                        query_cut=args.query_cut, model=model, hand_written=bool(args.specs),
+                        query_cut=query_cut, model=model, hand_written=bool(args.specs),
                         heap_factor=args.heap_factor)
     report_unanswered(missing, len(specs))
     print(f"wrote {args.output} ({len(specs) - len(missing)} queries with hits)")

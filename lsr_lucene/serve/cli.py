@@ -76,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     sock = bind(args.host, args.port)
     try:
-        engine = SearchEngine(args.index, args.name, args.encoder, args.approximate, args.query_cut,
+        engine = SearchEngine(args.index, args.name, args.encoder, args.approximate,
+                              opt.query_cut(args, requests_approximate=True),
                               heap_factor=args.heap_factor)
     except BaseException:
         sock.close()

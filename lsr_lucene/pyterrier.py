@@ -54,12 +54,15 @@ class ImpactIndex:
         return self._searchers[key]
 
     def compose_searcher(self, **options: Any):
-        """The shared ``ComposeSearcher`` of these options (its query encoder is the default searcher's)."""
+        """The shared ``ComposeSearcher`` of these options (its query encoder and index are the default searcher's:
+        the index is opened once)."""
         key = tuple(sorted(options.items()))
         if key not in self._composers:
             from lsr_lucene.compose.searcher import ComposeSearcher
 
-            self._composers[key] = ComposeSearcher(self.path, encoder=self.searcher().query_encoder, **options)
+            default = self.searcher()
+            self._composers[key] = ComposeSearcher(self.path, encoder=default.query_encoder,
+                                                   searcher=default.spec_searcher, **options)
         return self._composers[key]
 
     def retriever(self, num_results: int = DEFAULT_NUM_RESULTS, encoder: Any = None, approximate: int = 0,
@@ -213,7 +216,7 @@ class ImpactScorer(pt.Transformer):
         for qid, rows, vector in zip(groups.keys(), groups.values(), vectors):
             if vector:
                 docnos = [str(d) for d in out["docno"].iloc[rows]]
-                exact = searcher._searcher.score({"qid": str(qid), "terms": vector}, docnos)
+                exact = searcher.spec_searcher.score({"qid": str(qid), "terms": vector}, docnos)
                 scores[rows] = [float(format_score(s)) for s in exact]
         out["score"] = scores
         order = np.empty(len(out), dtype=np.int64)  # queries stay in input order

@@ -120,6 +120,8 @@ def test_scorer_gives_brute_force_dot_products(setup):
 def test_composer_rows_equal_the_compose_run(setup):
     got = setup["index"].composer(num_results=10)(setup["topics"])
     assert rows(got) == run_rows(setup["compose"])
+    index = setup["index"]  # the composer searches the retriever's open index (opened once), exactly
+    assert index.compose_searcher().backend.searcher is index.searcher().spec_searcher
 
 
 def test_experiment_ndcg_equals_trec_eval(setup, tmp_path):

@@ -531,3 +531,27 @@ def test_sigterm_stops_gracefully(served):
     assert time.monotonic() - started < 10
     assert proc.returncode in (0, 128 + signal.SIGTERM, -signal.SIGTERM)
     assert "Traceback" not in served["stderr"].read_text(encoding="utf-8")
+
+
+def test_compose_shares_the_search_index_and_stays_exact(zipf):
+    """The server opens the index once: compose's backend searches the text search's SpecSearcher, exactly (heap
+    factor 1) although the server's default is 0.5, and closing the composer leaves the shared searcher open."""
+    from lsr_lucene.serve.engine import SearchEngine
+
+    engine = SearchEngine(zipf.plain, heap_factor=0.5)
+    try:
+        backend = engine.composer.backend
+        assert backend.searcher is engine.searcher.spec_searcher
+        specs = zipf.queries(20, 7)
+        def hits(spec, k, **options):
+            return [(h.docid, h.score) for h in engine.searcher.search_spec(spec, k, **options)]
+
+        missed = sum(zipf.check_heap_factor(hits(s, 10), s["terms"], 10, 0.5) for s in specs)
+        assert missed > 0  # 0.5 prunes here, so the exact results below are the backend's doing
+        for threads in (1, 2):
+            got = backend.search_many(specs, 10, threads)
+            assert all(got[s["qid"]] == zipf.brute_force(s["terms"], 10) for s in specs)
+        engine.composer.close()
+        assert hits(specs[0], 3, heap_factor=1) == zipf.brute_force(specs[0]["terms"], 3)
+    finally:
+        engine.close()

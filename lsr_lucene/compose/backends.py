@@ -27,14 +27,21 @@ def spec_matches(spec: Mapping) -> bool:
     return any(w > 0 for w in spec.get("terms", {}).values()) or any(p[2] > 0 for p in spec.get("pairs", []))
 
 
+EXACT = 1.0  # the heap factor of every LuceneBackend search
+
+
 class LuceneBackend:
     """Search and exact scoring through the Java query classes (``SpecSearcher``); safe to share across threads
-    (nothing here changes per call: ``search_many`` takes its thread count as an argument)."""
+    (nothing here changes per call: ``search_many`` takes its thread count as an argument). Always exact: every
+    search passes heap factor 1, whatever the searcher's own."""
 
-    def __init__(self, index: str | Path, threads: int = 2):
+    def __init__(self, index: str | Path, threads: int = 2, searcher=None):
+        """``searcher``: an open ``SpecSearcher`` over ``index`` to share (a server's: the index, its docids and
+        sidecars held once), left open by :meth:`close`; None opens one."""
         from lsr_lucene.search.spec_searcher import SpecSearcher
 
-        self.searcher = SpecSearcher(str(index))
+        self._owns = searcher is None
+        self.searcher = SpecSearcher(str(index)) if searcher is None else searcher
         self.threads = threads
 
     def search_many(self, specs: Sequence[Mapping], k: int,
@@ -51,17 +58,17 @@ class LuceneBackend:
         if not specs:
             return out
         if threads <= 1:
-            out.update((str(s["qid"]), self.searcher.search(s, k)) for s in specs)
+            out.update((str(s["qid"]), self.searcher.search(s, k, heap_factor=EXACT)) for s in specs)
             return out
         with tempfile.TemporaryDirectory(prefix="compose-") as tmp:
             run = Path(tmp) / "leaves.run"
-            self.searcher.search_to_run(list(specs), run, k=k, threads=threads, tag="x")
+            self.searcher.search_to_run(list(specs), run, k=k, threads=threads, tag="x", heap_factor=EXACT)
             out.update(read_hits(run))
         return out
 
     def search(self, spec: Mapping, k: int) -> list[tuple[str, float]]:
         """Top-k hits of one spec (one JVM call, no files)."""
-        return self.searcher.search(spec, k)
+        return self.searcher.search(spec, k, heap_factor=EXACT)
 
     def score(self, spec: Mapping, docids: Sequence[str]) -> list[float]:
         """Exact scores of ``spec`` for ``docids``, written as the hits' are (``as_written``: fusion mixes both)."""
@@ -70,7 +77,8 @@ class LuceneBackend:
         return as_written(self.searcher.score(spec, list(docids))) if docids else []
 
     def close(self) -> None:
-        self.searcher.close()
+        if self._owns:
+            self.searcher.close()
 
 
 class ExactBackend:

@@ -41,7 +41,8 @@ class ComposeSearcher:
                  top_pairs: int = 5, pair_weight: float = 1.0, no_expansion: bool = False,
                  no_term_weights: bool = False, scale: float | None = None, query_max_length: int | None = None,
                  threads: int | None = None, vectors: str | Path | None = None, dense: str | Path | None = "auto",
-                 dense_weight: float = DEFAULT_DENSE_WEIGHT, neighbour_weight: float = DEFAULT_NEIGHBOUR_WEIGHT):
+                 dense_weight: float = DEFAULT_DENSE_WEIGHT, neighbour_weight: float = DEFAULT_NEIGHBOUR_WEIGHT,
+                 searcher: Any = None):
         """Options as ``lsr-lucene compose`` has them, with its defaults: ``operation`` for every node type it
         applies to, ``not_op`` / ``and_op`` / ``or_op`` per node type; ``depth`` (``--fusion-depth``): hits per
         fused leaf that form the candidates; ``lam`` (λ), ``gate`` (fusion-gated), ``top_pairs`` / ``pair_weight``
@@ -52,7 +53,9 @@ class ComposeSearcher:
         vectors instead of Lucene (``--vectors``). ``dense`` (``--dense``): ``auto`` uses ``<index>/dense`` when it
         exists, ``none`` no dense leg, else an embeddings folder of ``lsr-lucene dense encode``; ``dense_weight``
         (``--dense-weight``): w of the blend (0: off); ``neighbour_weight`` (``--neighbour-weight``): v of the
-        cosine with the best A match (0: off)."""
+        cosine with the best A match (0: off). ``searcher``: an open ``SpecSearcher`` over ``index_dir`` to share
+        (e.g. an ``ImpactSearcher``'s, as the server does) instead of opening the index again; searched exactly and
+        left open by :meth:`close`."""
         from lsr_lucene.compose.dense_leg import dense_location
         from lsr_lucene.search.impact import index_settings
 
@@ -77,6 +80,7 @@ class ComposeSearcher:
         self._query_max_length = query_max_length
         self._threads = threads
         self._vectors = vectors
+        self._shared_searcher = searcher
         self._encoder = None
         self._backend = None
         self._dense = None
@@ -118,7 +122,8 @@ class ComposeSearcher:
             if self._backend is None:
                 from lsr_lucene.compose.backends import ExactBackend, LuceneBackend
 
-                self._backend = ExactBackend(self._vectors) if self._vectors else LuceneBackend(self.index_dir, 1)
+                self._backend = (ExactBackend(self._vectors) if self._vectors
+                                 else LuceneBackend(self.index_dir, 1, searcher=self._shared_searcher))
             return self._backend
 
     @property

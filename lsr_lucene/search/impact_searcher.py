@@ -149,6 +149,12 @@ class ImpactSearcher:
         return self._searcher.num_docs
 
     @property
+    def spec_searcher(self):
+        """The ``SpecSearcher`` underneath (query specs, exact scoring of given docids), e.g. to share its index
+        with a ``ComposeSearcher(searcher=...)``; closed with this searcher."""
+        return self._searcher
+
+    @property
     def query_encoder(self):
         """The query encoder (a ``SparseEncoder`` loaded on first use unless one was given)."""
         if self._encoder is None:

@@ -39,13 +39,15 @@ class SearchEngine:
         self.lock = threading.Lock()  # the query encoder's
         self.searcher.query_encoder  # loads the model now (unknown encoder: an error before listening)
         self.num_docs = self.searcher.num_docs
-        self.searcher._searcher.docids  # the docid table, read once
+        self.searcher.spec_searcher.docids  # the docid table, read once
         self.search_text("warm up", 1)  # makes the unknown-term checker and runs the Java paths once
         self.composer = None
         if compose:
             from lsr_lucene.compose.searcher import ComposeSearcher
 
-            self.composer = ComposeSearcher(self.index_dir, encoder=self.searcher.query_encoder)
+            # the search's SpecSearcher, shared: the index, its docids and sidecars held once (compose is exact)
+            self.composer = ComposeSearcher(self.index_dir, encoder=self.searcher.query_encoder,
+                                            searcher=self.searcher.spec_searcher)
             self.composer.query_encoder, self.composer.backend  # made now, not raced on by the first requests
             if self.composer.dense_leg is not None:  # the default's dense leg (<index>/dense), loaded now too
                 self.composer.dense_leg.encoder

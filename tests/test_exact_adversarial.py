@@ -25,7 +25,7 @@ from lsr_lucene.cli import main as cli
 from lsr_lucene.index.impact import build_impact_index
 from lsr_lucene.io.runs import iter_run
 from lsr_lucene.search.spec_searcher import SpecSearcher, java_heap_factor
-from test_exact_property import two_segments, write_collection  # tests/ is on sys.path (rootdir conftest)
+from test_exact_property import first_stage, two_segments, write_collection  # tests/ is on sys.path (rootdir conftest)
 
 
 def build(root: Path, docs: list[tuple[str, dict]], **options) -> Path:
@@ -46,20 +46,7 @@ def brute_dict(docs: list[tuple[str, dict]], query: dict, k: int) -> list[tuple[
     holding both terms, over the documents a positive clause matches (a positive weight's term, a negative weight's
     neg_ term in signed mode, a positive pair); score descending, ties by docid."""
     spec = as_spec(query)
-    boolean = spec.get("mode") == "boolean"
-    hits = []
-    for docid, vec in docs:
-        score, matched = 0.0, False
-        for t, w in spec["terms"].items():
-            f, fn = vec.get(t, 0), 0 if boolean else vec.get("neg_" + t, 0)
-            score += w * (f - fn)
-            matched |= (w > 0 and f > 0) or (w < 0 and fn > 0)
-        for a, b, w in spec.get("pairs", []):
-            if w != 0 and vec.get(a, 0) > 0 and vec.get(b, 0) > 0:
-                score += w * math.sqrt(vec[a] * vec[b])
-                matched |= w > 0
-        if matched:
-            hits.append((docid, score))
+    hits = [(docid, score) for docid, (score, matched) in ((d, first_stage(vec, spec)) for d, vec in docs) if matched]
     return sorted(hits, key=lambda h: (-h[1], h[0]))[:k]
 
 

@@ -222,6 +222,11 @@ def test_an_index_of_no_documents_gives_no_hits(tmp_path, capsys):
         for spec in specs:
             assert searcher.search(spec, 5) == [] and searcher.search_exact(spec, 5) == []
             assert searcher.search(spec, 5, heap_factor=0.5) == []
+    # BP order and the top-postings sidecar were refused ("no postings", "0 segments"): skipped, and recorded
+    pruned = build(tmp_path / "pruned", [("d1", {})], reorder="bp", top_postings=10)
+    assert json.loads((pruned / "lsr_lucene.json").read_text())["skipped"]["why"] == "no documents"
+    with SpecSearcher(pruned) as searcher:
+        assert searcher.search(specs[0], 5, approximate=10) == [] and searcher.search(specs[0], 5) == []
     # with the positional field (a longdocs or --positions index): opening it failed ("the main index has 0
     # segments, so its docids no longer match the positional field")
     (tmp_path / "p").mkdir()
@@ -270,17 +275,21 @@ def test_a_distributed_index_with_a_shard_of_no_documents(tmp_path):
         ray.init(address="local", num_cpus=2, **RAY_OPTIONS)
         restore_jvm_handlers()  # ray.init may reset the JVM's signal handlers (conftest)
     try:
+        # --top-postings too: the empty shard's index refused it ("0 segments"); it is built without one
         assert cli(["distributed", "index", "--input", str(vectors), "--index", str(tmp_path / "dindex"),
-                    "--num-workers", "2", "--positions", str(tokens)]) == 0
-        assert cli(["distributed", "search", "--index", str(tmp_path / "dindex"), "--specs",
-                    str(tmp_path / "specs.jsonl"), "--output", str(tmp_path / "run"), "--hits", "10"]) == 0
+                    "--num-workers", "2", "--positions", str(tokens), "--top-postings", "10"]) == 0
+        for run, approximate in (("run", []), ("approx.run", ["--approximate", "10"])):  # 10 keeps every posting
+            assert cli(["distributed", "search", "--index", str(tmp_path / "dindex"), "--specs",
+                        str(tmp_path / "specs.jsonl"), "--output", str(tmp_path / run), "--hits", "10",
+                        *approximate]) == 0
     finally:
         if started:
             ray.shutdown()
-    got = {s["qid"]: [] for s in specs}
-    for row in iter_run(tmp_path / "run"):
-        got[row.qid].append((row.docid, row.score))
-    assert got == {s["qid"]: written(reference(docs, s, 10)) for s in specs}
+    for run in ("run", "approx.run"):
+        got = {s["qid"]: [] for s in specs}
+        for row in iter_run(tmp_path / run):
+            got[row.qid].append((row.docid, row.score))
+        assert got == {s["qid"]: written(reference(docs, s, 10)) for s in specs}, run
 
 
 # --------------------------------------------------------------------------------------------- generated cases

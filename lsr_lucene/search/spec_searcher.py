@@ -135,7 +135,7 @@ class SpecSearcher:
             raise InputError(f"k must be positive, got {k}")
         if threads <= 0:
             raise InputError(f"threads must be positive, got {threads}")
-        self._check_approximate(approximate, query_cut)
+        approximate = self._check_approximate(approximate, query_cut)
         heap = self._heap(heap_factor)
         with java_errors():
             return int(self._java.search(str(specs_jsonl), str(run_path), _count(k), int(threads), str(tag),
@@ -163,7 +163,7 @@ class SpecSearcher:
         validate_spec(spec)
         if k <= 0:
             raise InputError(f"k must be positive, got {k}")
-        self._check_approximate(approximate, query_cut)
+        approximate = self._check_approximate(approximate, query_cut)
         heap = self._heap(heap_factor)
         with java_errors(f"query {spec['qid']}"):
             if spec.keys() <= _TERMS_ONLY:
@@ -198,20 +198,24 @@ class SpecSearcher:
             return [ids[d] for d in docs.tolist()]
         return self._docid_array[docs].tolist()
 
-    def _check_approximate(self, approximate: int, query_cut: int = QUERY_CUT) -> None:
-        """An error naming the fix when approximate search is asked of an index without its sidecar."""
+    def _check_approximate(self, approximate: int, query_cut: int = QUERY_CUT) -> int:
+        """The approximate depth to search, or an error naming the fix when approximate search is asked of an index
+        without its sidecar. An index of no documents has none (nothing to prune): 0, exact search's no hits."""
         if approximate < 0:
             raise InputError(f"approximate must be 0 (exact) or a positive candidate count, got {approximate}")
         if query_cut < 0:
             raise InputError(f"query_cut must be 0 (all terms) or positive, got {query_cut}")
-        if approximate and not self._approximate_ok:
+        if not approximate or (not self._approximate_ok and self.num_docs == 0):
+            return 0
+        if not self._approximate_ok:
             self._approximate_ok = self.has_top_postings
-        if approximate and not self._approximate_ok:
+        if not self._approximate_ok:
             from lsr_lucene.index.top_postings import TOP_POSTINGS_DIR
 
             raise InputError(f"{self.index_dir}: approximate search needs the top-postings sidecar "
                              f"({TOP_POSTINGS_DIR}/), absent or stale; build it with "
                              f"`lsr-lucene index --index {self.index_dir} --top-postings N`")
+        return approximate
 
     @property
     def docids(self) -> list[str]:
@@ -240,7 +244,7 @@ class SpecSearcher:
         validate_spec(spec)
         if k <= 0:
             raise InputError(f"k must be positive, got {k}")
-        self._check_approximate(approximate, query_cut)
+        approximate = self._check_approximate(approximate, query_cut)
         heap = self._heap(heap_factor)
         bounds = dict(collection_max_impacts or {})
         with java_errors(f"query {spec['qid']}"):

@@ -27,7 +27,8 @@ def _encode_parser(sub) -> None:
     from lsr_lucene.encode.encoder import DEFAULT_BATCH_SIZE
 
     p = sub.add_parser("encode", help="encode a corpus into JsonVectorCollection shards with a pool of encoder actors")
-    p.add_argument("--corpus", required=True, help="documents: JSONL/TSV file, BEIR folder, JSONL directory or irds:<id>")
+    p.add_argument("--corpus", required=True,
+                   help="documents: JSONL/TSV file, BEIR folder, JSONL directory or irds:<id>")
     opt.add_output(p, "vectors directory (part-*.jsonl + metadata.json)")
     opt.add_encoder(p, "splade-tiny", "sparse encoder: registry name, HF id or local model folder", dest="model")
     opt.add_max_length(p)
@@ -97,7 +98,8 @@ def _specs(args: argparse.Namespace, encoder_settings: dict) -> list[dict]:
         raise InputError(f"{args.topics}: no topics")
     model = args.encoder or encoder_settings.get("model") or "splade-tiny"
     scale = args.scale or encoder_settings.get("scale") or 100
-    options = {k: encoder_settings[k] for k in ("activation", "pooling", "epsilon") if encoder_settings.get(k) is not None}
+    options = {k: encoder_settings[k] for k in ("activation", "pooling", "epsilon")
+               if encoder_settings.get(k) is not None}
     note_documents_precision(encoder_settings.get("dtype"))  # queries are always encoded in fp32
     return plain_specs(encode_topics(topics, model, scale, args.query_max_length, **options))
 

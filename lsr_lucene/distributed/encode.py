@@ -212,8 +212,8 @@ def _encode_wave(wave: list[tuple[ShardPlan, list, list]], state: _State, actor_
     dataset = ray.data.from_items(rows, override_num_blocks=len(rows))
     encoded = dataset.map_batches(
         ShardEncoder, fn_constructor_kwargs=actor_args, batch_size=1, batch_format="numpy",
-        compute=ray.data.ActorPoolStrategy(size=max(1, min(resources["workers"], len(rows)))), num_cpus=resources["cpus"],
-        num_gpus=resources["gpus"] or None)  # Ray Data restarts dead pool actors and retries their rows
+        compute=ray.data.ActorPoolStrategy(size=max(1, min(resources["workers"], len(rows)))),
+        num_cpus=resources["cpus"], num_gpus=resources["gpus"] or None)  # Ray Data restarts dead pool actors and retries their rows
     try:
         for row in encoded.iter_rows():
             plan = by_number[int(row["shard"])]
@@ -275,8 +275,9 @@ def distributed_encode(corpus: str, output: str | Path, resources: dict, encoder
         done_before = sum(r["documents"] for r in state.shards.values())
         actor_args = {"out_dir": str(state.dir), "encoder_options": encoder_options, "scale": scale,
                       "batch_size": batch_size, "window": window}
-        progress = progress_bar(total=count_docs(corpus), desc=f"encoding {final.name} ({resources['workers']} workers)",
-                        unit=" docs", file=sys.stderr, dynamic_ncols=True)
+        progress = progress_bar(total=count_docs(corpus),
+                                desc=f"encoding {final.name} ({resources['workers']} workers)",
+                                unit=" docs", file=sys.stderr, dynamic_ncols=True)
         if state.shards:
             progress.write(f"resuming {final}: {len(state.shards)} complete shard(s), {done_before} documents",
                            file=sys.stderr)

@@ -210,10 +210,10 @@ def _encode_wave(wave: list[tuple[ShardPlan, list, list]], state: _State, actor_
     plans = [p for p, _, _ in wave]
     by_number = {p.number: p for p in plans}
     dataset = ray.data.from_items(rows, override_num_blocks=len(rows))
-    encoded = dataset.map_batches(
+    encoded = dataset.map_batches(  # Ray Data restarts dead pool actors and retries their rows
         ShardEncoder, fn_constructor_kwargs=actor_args, batch_size=1, batch_format="numpy",
         compute=ray.data.ActorPoolStrategy(size=max(1, min(resources["workers"], len(rows)))),
-        num_cpus=resources["cpus"], num_gpus=resources["gpus"] or None)  # Ray Data restarts dead pool actors and retries their rows
+        num_cpus=resources["cpus"], num_gpus=resources["gpus"] or None)
     try:
         for row in encoded.iter_rows():
             plan = by_number[int(row["shard"])]

@@ -307,6 +307,13 @@ def build_impact_index(vectors: str | Path, index: str | Path, threads: int = 2,
     refuse_existing(index, overwrite)
     counts, largest = _validate(files)
     _check_heap(largest)
+    skipped = None
+    if counts["documents"] == counts["empty"] and (reorder or top_postings):  # e.g. a distributed shard
+        print("no documents (every vector is empty): nothing to reorder or prune; the index is written without "
+              f"{' and '.join(n for n, on in (('BP order', reorder), ('top-postings', top_postings)) if on)}",
+              file=sys.stderr)
+        skipped = {"reorder": reorder, "top_postings": top_postings, "why": "no documents"}
+        reorder, top_postings = None, 0
     with atomic_output(index, overwrite=overwrite, directory=True) as tmp, \
             tempfile.TemporaryDirectory(dir=tmp.parent, prefix=temporary_prefix(Path(index))) as scratch:
         print(f"indexing {counts['documents']} documents from {vectors}", file=sys.stderr)
@@ -331,14 +338,8 @@ def build_impact_index(vectors: str | Path, index: str | Path, threads: int = 2,
             build_positional_field(built, positions)
         metadata = {"kind": "impact", "positions": bool(positions), "vectors": str(Path(vectors).resolve()),
                     **counts, "indexed": indexed, "indexer": indexer, "encoder": _vector_metadata(files)}
-        if indexed == 0 and (reorder or top_postings):  # e.g. a distributed shard of empty vectors: no hits anyway
-            print("no documents: nothing to reorder or prune; the index is written without "
-                  f"{' and '.join(n for n, on in (('BP order', reorder), ('top-postings', top_postings)) if on)}",
-                  file=sys.stderr)
-            metadata["skipped"] = {"reorder": reorder, "top_postings": top_postings, "why": "no documents"}
-            if reorder:
-                shutil.copytree(built, tmp, dirs_exist_ok=True)
-            reorder, top_postings = None, 0
+        if skipped:
+            metadata["skipped"] = skipped
         if reorder:
             from lsr_lucene.index.reorder import reorder_into
 

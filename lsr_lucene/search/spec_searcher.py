@@ -14,6 +14,7 @@ import numpy as np
 
 from lsr_lucene.errors import InputError
 from lsr_lucene.io.output import atomic_output
+from lsr_lucene.io.runs import format_score
 from lsr_lucene.jvm.classes import java_class, java_errors
 from lsr_lucene.search.specs import validate_spec, write_query_specs
 
@@ -39,9 +40,9 @@ def check_heap_factor(value, name: str = "heap_factor", optional: bool = False) 
 
 
 def as_written(scores: Sequence[float]) -> list[float]:
-    """Scores as a run file writes them (six decimals, ``%.6f``; integers as they are): hits and rescored documents
-    then carry the same precision, so fusing the two cannot reorder near ties."""
-    return [s if s.is_integer() else float(f"{s:.6f}") for s in map(float, scores)]
+    """Scores as a run file writes them (``io.runs.format_score``; integers as they are, which it keeps): hits and
+    rescored documents then carry the same precision, so fusing the two cannot reorder near ties."""
+    return [s if s.is_integer() else float(format_score(s)) for s in map(float, scores)]
 
 
 def _count(n: int) -> int:

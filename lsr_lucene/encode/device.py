@@ -4,9 +4,10 @@
 projection and max pooling (``SparseEncoder._weights``), then rounds ``|w| × scale`` in float64 (half to even, as
 Python's ``round`` does in ``io.vectors.quantise``) and selects the nonzero impacts on the device: the host receives a
 few hundred (term, impact) pairs per document instead of a batch × vocabulary matrix. Batches are padded with numpy and
-copied from pinned memory without blocking; tokenisation uses the fast tokenizer's Rust batch call (no Python objects
-per token beyond the id lists), which releases the GIL, so ``io.vectors.write_vectors`` can keep several windows in
-flight (``SparseEncoder.pipeline_depth``): one window's tokens and JSON lines are made while another's batches run.
+copied in plain blocking copies (pinning each batch first was slower); tokenisation uses the fast tokenizer's Rust batch
+call (no Python objects per token beyond the id lists), which releases the GIL, so ``io.vectors.write_vectors`` can keep
+several windows in flight (``SparseEncoder.pipeline_depth``): one window's tokens and JSON lines are made while
+another's batches run.
 """
 from __future__ import annotations
 

@@ -220,12 +220,11 @@ class SparseEncoder:
         return self._to_device(input_ids, mask.astype(np.int64))
 
     def _to_device(self, input_ids: np.ndarray, mask: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
-        """A padded batch's int64 ids and mask as tensors on the encoder's device."""
-        input_ids, mask = torch.from_numpy(input_ids), torch.from_numpy(mask)
-        if self.device.type == "cuda":  # from pinned memory, without blocking the host
-            return (input_ids.pin_memory().to(self.device, non_blocking=True),
-                    mask.pin_memory().to(self.device, non_blocking=True))
-        return input_ids.to(self.device), mask.to(self.device)
+        """A padded batch's int64 ids and mask as tensors on the encoder's device, in plain blocking copies: each batch
+        is a few hundred KB and waits for its results anyway, and pinning each one first (``pin_memory()`` with a
+        non-blocking copy) made the copies-in 9x slower on an H100 and fp32 end to end 1.8x slower
+        (runs/encode/README.md, device run 8)."""
+        return torch.from_numpy(input_ids).to(self.device), torch.from_numpy(mask).to(self.device)
 
     def _hidden(self, input_ids: torch.Tensor, mask: torch.Tensor, queries: bool = False) -> torch.Tensor:
         """Transformed hidden states fed to the vocabulary projection (batch, length, hidden); for ``queries``

@@ -29,15 +29,13 @@ def encoders():
             SparseEncoder("splade-tiny", max_length=64, threads=1, dtype="int8"))
 
 
-@pytest.mark.parametrize("layout", ["terms x positions", "positions x terms", "positions x terms (oneDNN u8)"])
+@pytest.mark.parametrize("layout", ["terms x positions", "positions x terms"])
 @pytest.mark.parametrize("int_mm", ["probed", "float64 fallback"])
 def test_projection_equals_its_definition(int_mm, layout, monkeypatch):
     """Exact int32 products whichever path runs: torch._int_mm where the probe found it exact (VNNI/AMX), float64
-    products where it saturates (AVX2's int16 pair sums), or oneDNN's u8 × s8 matmul where its probe found it exact."""
+    products where it saturates (AVX2's int16 pair sums)."""
     from lsr_lucene.encode import int8
 
-    if layout == int8.ONEDNN and (int_mm != "probed" or not int8.onednn_is_exact()):
-        pytest.skip("oneDNN's matmul does not use _int_mm; not offered (or not exact) on this CPU")
     if int_mm == "float64 fallback":
         monkeypatch.setattr(int8, "_EXACT_INT_MM", [False])
     generator = torch.Generator().manual_seed(1)
@@ -66,8 +64,6 @@ def test_the_faster_layout_is_chosen_and_recorded(monkeypatch, encoders):
     from lsr_lucene.encode import int8
 
     blocks = [torch.zeros(64, 16, dtype=torch.int8)] * 3
-    monkeypatch.setattr(int8, "_EXACT_INT_MM", [True])  # every layout offered, whatever this CPU's kernels
-    monkeypatch.setattr(int8, "_EXACT_ONEDNN", [True])
     for faster in int8.LAYOUTS:
         monkeypatch.setattr(int8, "_LAYOUT", {})
         timings = {name: (1.0 if name == faster else 2.0) for name in int8.LAYOUTS}
@@ -75,13 +71,8 @@ def test_the_faster_layout_is_chosen_and_recorded(monkeypatch, encoders):
     monkeypatch.setattr(int8, "_LAYOUT", {})
     monkeypatch.setattr(int8, "_EXACT_INT_MM", [False])
     assert int8.choose_layout(blocks, timer=lambda b: pytest.fail("timed")) == int8.LAYOUTS[0]
-    monkeypatch.setattr(int8, "_EXACT_INT_MM", [])  # this CPU's own probes
-    monkeypatch.setattr(int8, "_EXACT_ONEDNN", [])
     seconds = int8.time_layouts([torch.ones(64, 16, dtype=torch.int8)], length=8, repeats=1)
-    assert set(seconds) == set(int8.available_layouts())
-    monkeypatch.setattr(int8, "_LAYOUT", {})
-    monkeypatch.setattr(int8, "_EXACT_ONEDNN", [False])  # not offered: never chosen, however fast
-    assert int8.choose_layout(blocks, timer=lambda b: {**timings, int8.ONEDNN: 0.0}) != int8.ONEDNN
+    assert set(seconds) == set(int8.LAYOUTS)
     _, encoder = encoders
     assert f"int8 logits {encoder._int8.layout}" in encoder.precision.reason
 
@@ -97,27 +88,6 @@ def test_probe_finds_an_inexact_int_mm(monkeypatch):
     monkeypatch.setattr(int8, "_EXACT_INT_MM", [])
     monkeypatch.setattr(torch, "_int_mm", lambda a, b: (a.double() @ b.double()).to(torch.int32))
     assert int8.int_mm_is_exact()
-
-
-def test_probe_finds_an_inexact_onednn_matmul(monkeypatch):
-    """The same probe for oneDNN's u8 × s8 matmul: int16 pair saturation (AVX2 kernels) keeps it out of the layouts
-    timed and chosen; a missing operator too."""
-    from lsr_lucene.encode import int8
-
-    monkeypatch.setattr(int8, "_EXACT_INT_MM", [True])
-    monkeypatch.setattr(int8, "_EXACT_ONEDNN", [])
-    monkeypatch.setattr(int8, "onednn_product", lambda a, packed, ones, zeros: (
-        (a.double() - 128) @ packed.double().T).clamp(max=32767).float())
-    monkeypatch.setattr(int8, "onednn_pack", lambda block: (block, None, None))
-    assert not int8.onednn_is_exact()
-    assert int8.ONEDNN not in int8.available_layouts()
-    monkeypatch.setattr(int8, "_EXACT_ONEDNN", [])
-    monkeypatch.setattr(int8, "onednn_product", lambda a, packed, ones, zeros: (
-        (a.double() - 128) @ packed.double().T).float())
-    assert int8.onednn_is_exact() and int8.ONEDNN in int8.available_layouts()
-    monkeypatch.setattr(int8, "_EXACT_ONEDNN", [])
-    monkeypatch.setattr(int8, "onednn_pack", lambda block: torch.ops.onednn.no_such_operator(block))
-    assert not int8.onednn_is_exact()
 
 
 def test_int8_is_near_fp32_and_batch_independent(encoders):
@@ -242,9 +212,7 @@ def test_stage_seconds_times_every_stage(encoders):
 
 def test_projection_split_times_each_variant():
     from lsr_lucene.bench.encode_speed import projection_split
-    from lsr_lucene.encode import int8
 
     split = projection_split(hidden=16, vocab=300, length=24, chunk=64, repeats=1)
-    assert set(split) == {"int8_product", "int8_terms_x_positions", "int8_positions_x_terms", "bf16_screen"} | (
-        {"int8_onednn_positions_x_terms"} if int8.onednn_is_exact() else set())
+    assert set(split) == {"int8_product", "int8_terms_x_positions", "int8_positions_x_terms", "bf16_screen"}
     assert all(v >= 0 for v in split.values())

@@ -198,9 +198,8 @@ def projection_split(hidden: int = 128, vocab: int = 30522, length: int = 240, c
                      repeats: int = 5) -> dict[str, float]:
     """Milliseconds (one thread's CPU time, best of ``repeats``) to project one ``length``-token text onto ``vocab``
     terms and max-pool it: the int8 product alone (terms × positions, as ``Int8Projection``), with its pooling, the
-    other orientation (positions × terms, pooled down the columns), oneDNN's u8 × s8 matmul where offered, and
-    fp32's bf16 screening product with its pooling: where the projection's time goes on this CPU (random values; only
-    the shapes matter)."""
+    other orientation (positions × terms, pooled down the columns), and fp32's bf16 screening product with its
+    pooling: where the projection's time goes on this CPU (random values; only the shapes matter)."""
     generator = torch.Generator().manual_seed(0)
     states = torch.randint(-127, 128, (length, hidden), dtype=torch.int8, generator=generator)
     weight = torch.randint(-127, 128, (vocab, hidden), dtype=torch.int8, generator=generator)
@@ -238,12 +237,6 @@ def projection_split(hidden: int = 128, vocab: int = 30522, length: int = 240, c
 
     runs = {"int8_product": product_only, "int8_terms_x_positions": terms_x_positions,
             "int8_positions_x_terms": positions_x_terms, "bf16_screen": bf16_screen}
-    from lsr_lucene.encode import int8
-
-    if int8.onednn_is_exact():  # the third int8 layout: oneDNN's u8 × s8 matmul (AMX brgemm where there is AMX)
-        packed, states_u8 = [int8.onednn_pack(block) for block in blocks], int8.as_u8(states)
-        runs["int8_onednn_positions_x_terms"] = lambda: [
-            torch.amax(int8.onednn_product(states_u8, *p), dim=0) for p in packed]
     best = dict.fromkeys(runs, float("inf"))
     previous = torch.get_num_threads()
     torch.set_num_threads(1)

@@ -21,11 +21,7 @@ import torch
 CHUNK = 4096  # vocabulary terms per int8 product (a text's int32 logits block: CHUNK × positions)
 _QMAX = 127
 _EXACT_INT_MM: list[bool] = []  # whether torch._int_mm is exact on this CPU (probed once)
-_EXACT_ONEDNN: list[bool] = []  # whether oneDNN's quantised matmul is exact on this CPU (probed once)
-ONEDNN = "positions x terms (oneDNN u8)"
-# of a text's logits block (``Int8Projection``): torch._int_mm's int32 either way round, or oneDNN's u8 × s8 matmul
-# (``torch.ops.onednn.qlinear_pointwise``; its brgemm kernels use AMX where _int_mm's gemm does not)
-LAYOUTS = ("terms x positions", "positions x terms", ONEDNN)
+LAYOUTS = ("terms x positions", "positions x terms")  # of a text's int32 logits block (``Int8Projection``)
 _LAYOUT: dict[tuple, str] = {}  # the faster layout per block shape on this CPU (timed once)
 
 
@@ -53,52 +49,9 @@ def int8_product(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return (a.double() @ b.double()).to(torch.int32)
 
 
-def onednn_product(text_u8: torch.Tensor, packed: torch.Tensor, ones: torch.Tensor, zeros: torch.Tensor
-                    ) -> torch.Tensor:
-    """``(text_u8 - 128) @ block.T`` (positions × terms) for a block packed by ``onednn_pack``: exact integers in
-    fp32 (unit scales; every sum of 127·255-sized products over hidden sizes up to 1040 is below 2^24)."""
-    return torch.ops.onednn.qlinear_pointwise(text_u8, 1.0, 128, packed, ones, zeros, None, 1.0, 0, torch.float32,
-                                              "none", [], "")
-
-
-def onednn_pack(block: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """A terms × hidden int8 block packed for ``onednn_product``, with its unit scales and zero points."""
-    return (torch.ops.onednn.qlinear_prepack(block, None), torch.ones(len(block)),
-            torch.zeros(len(block), dtype=torch.long))
-
-
-def as_u8(text: torch.Tensor) -> torch.Tensor:
-    """int8 states shifted to uint8 (zero point 128), the activations oneDNN's quantised matmul takes."""
-    return (text.to(torch.int16) + 128).to(torch.uint8)
-
-
-def onednn_is_exact() -> bool:
-    """Whether oneDNN's u8 × s8 matmul is offered and exact here (as ``int_mm_is_exact``: kernels that add u8×s8
-    pairs in saturating int16, without VNNI/AMX, get the largest products wrong)."""
-    if not _EXACT_ONEDNN:
-        generator = torch.Generator().manual_seed(0)
-        a = torch.randint(-_QMAX, _QMAX + 1, (32, 256), generator=generator, dtype=torch.int8)
-        b = torch.randint(-_QMAX, _QMAX + 1, (64, 256), generator=generator, dtype=torch.int8)
-        a[0], b[0] = _QMAX, _QMAX
-        try:
-            exact = bool(torch.equal(onednn_product(as_u8(a), *onednn_pack(b)).double(), a.double() @ b.double().T))
-        except (AttributeError, RuntimeError, NotImplementedError, TypeError):  # no such operator in this build
-            exact = False
-        _EXACT_ONEDNN.append(exact)
-    return _EXACT_ONEDNN[0]
-
-
-def available_layouts() -> tuple[str, ...]:
-    """The layouts that give exact products on this CPU: all three, or only terms × positions where int8 falls back
-    to float64 (nothing to choose between)."""
-    if not int_mm_is_exact():
-        return LAYOUTS[:1]
-    return LAYOUTS if onednn_is_exact() else LAYOUTS[:2]
-
-
 def time_layouts(blocks: list[torch.Tensor], length: int = 240, repeats: int = 3) -> dict[str, float]:
     """Seconds (one thread's CPU time, best of ``repeats``, interleaved) to project and pool one random ``length``-token
-    text with ``blocks`` (terms × hidden) in each layout of ``available_layouts()``."""
+    text with ``blocks`` (terms × hidden) in each layout of ``LAYOUTS``."""
     hidden = blocks[0].shape[1]
     text = torch.randint(-_QMAX, _QMAX + 1, (length, hidden), generator=torch.Generator().manual_seed(0),
                          dtype=torch.int8)
@@ -106,9 +59,6 @@ def time_layouts(blocks: list[torch.Tensor], length: int = 240, repeats: int = 3
     transposed = [block.T.contiguous() for block in blocks]
     runs = {"terms x positions": lambda: [int8_product(b, columns).amax(dim=1) for b in blocks],
             "positions x terms": lambda: [int8_product(text, b).amax(dim=0) for b in transposed]}
-    if ONEDNN in available_layouts():
-        packed, text_u8 = [onednn_pack(b) for b in blocks], as_u8(text)
-        runs[ONEDNN] = lambda: [onednn_product(text_u8, *p).amax(dim=0) for p in packed]
     best = dict.fromkeys(runs, float("inf"))
     previous = torch.get_num_threads()
     torch.set_num_threads(1)  # as the encoder's workers run
@@ -127,26 +77,23 @@ def time_layouts(blocks: list[torch.Tensor], length: int = 240, repeats: int = 3
 
 
 def choose_layout(blocks: list[torch.Tensor], timer=time_layouts) -> str:
-    """The fastest layout on this CPU (cached per shape): the results are the same integer maxima in each, only the
-    speed differs (terms × positions 2.43 against 2.76 ms per 240-token text on AVX512_VNNI, one thread; on the
-    H100 host's AMX Xeon _int_mm ran oneDNN's gemm without AMX: runs/encode/README.md). With the float64 fallback
-    (no exact int8 kernels) there is nothing to gain: terms × positions."""
-    layouts = available_layouts()
-    if len(layouts) == 1:
-        return layouts[0]
+    """The faster layout on this CPU (cached per shape): the results are the same int32 maxima either way, only the
+    speed differs (terms × positions 2.43 against 2.76 ms per 240-token text on AVX512_VNNI, one thread). With the
+    float64 fallback (no exact int8 kernels) there is nothing to gain: terms × positions."""
+    if not int_mm_is_exact():
+        return LAYOUTS[0]
     key = (len(blocks), *blocks[0].shape)
     if key not in _LAYOUT:
         seconds = timer(blocks)
-        _LAYOUT[key] = min(layouts, key=lambda name: seconds[name])
+        _LAYOUT[key] = min(LAYOUTS, key=lambda name: seconds[name])
     return _LAYOUT[key]
 
 
 class Int8Projection:
     """The vocabulary projection ``h @ W.T + b`` in int8, pooled (max, and min when asked) over a text's positions.
 
-    ``layout``: "terms x positions" (int32 logits with a row per term, pooled along rows), "positions x terms"
-    (pooled down columns) or ``ONEDNN`` (positions × terms from oneDNN's u8 × s8 matmul, exact integers in fp32);
-    None picks the fastest on this CPU (``choose_layout``). All give the same maxima."""
+    ``layout``: "terms x positions" (int32 logits with a row per term, pooled along rows) or "positions x terms"
+    (pooled down columns); None picks the faster on this CPU (``choose_layout``). Both give the same maxima."""
 
     def __init__(self, weight: torch.Tensor, bias: torch.Tensor, chunk: int = CHUNK, layout: str | None = None):
         weight = weight.detach().float()
@@ -162,16 +109,11 @@ class Int8Projection:
             blocks.append(block.contiguous())
         if layout is not None and layout not in LAYOUTS:
             raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
-        if layout == ONEDNN and not onednn_is_exact():
-            raise ValueError(f"layout {ONEDNN!r} is not offered (or not exact) on this CPU")
         self.layout = layout or choose_layout(blocks)
         self.by_terms = self.layout == LAYOUTS[0]
-        self.onednn = self.layout == ONEDNN
-        # (first term, block): terms × hidden for "terms x positions", hidden × terms for "positions x terms", the
-        # packed block with its unit scales and zero points for oneDNN
-        self.chunks = [(start, block if self.by_terms else onednn_pack(block) if self.onednn else block.T.contiguous())
+        # (first term, block): terms × hidden for "terms x positions", hidden × terms for "positions x terms"
+        self.chunks = [(start, block if self.by_terms else block.T.contiguous())
                        for start, block in zip(range(0, self.vocab, chunk), blocks)]
-        self.terms = [len(block) for block in blocks]
         self.width = self.chunks[-1][0] + len(blocks[-1])
 
     def pooled(self, hidden: torch.Tensor, lengths: list[int], need_min: bool
@@ -191,14 +133,9 @@ class Int8Projection:
             text = states[row, :count]
             if count % 8:
                 text = torch.cat([text, text[:1].expand(8 - count % 8, -1)])
-            columns = text.T.contiguous() if self.by_terms else as_u8(text) if self.onednn else text
-            for (start, block), terms in zip(self.chunks, self.terms):
-                if self.onednn:  # exact integers in fp32, kept as int32
-                    logits = onednn_product(columns, *block)
-                    acc_max[row, start:start + terms] = logits.amax(dim=0)
-                    if acc_min is not None:
-                        acc_min[row, start:start + terms] = logits.amin(dim=0)
-                    continue
+            columns = text.T.contiguous() if self.by_terms else text
+            for start, block in self.chunks:
+                terms = block.shape[1 - axis]
                 logits = int8_product(block, columns) if self.by_terms else int8_product(columns, block)
                 torch.amax(logits, dim=axis, out=acc_max[row, start:start + terms])
                 if acc_min is not None:

@@ -44,7 +44,8 @@ python -m lsr_lucene.bench.encode_cli cpu --corpus "$corpus" --passages "${PASSA
   --stages "${STAGES:-160}" --stages-json "$work/stages.json"
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 # device runs merged: run 1 is kept raw only (its BERT-base-size model had dense outputs, its int8 an earlier kernel),
-# and run 7's GPU part (the pinned copies that run 9 replaced); runs 8 and 10 are experiments (JSON beside them)
+# run 7's GPU part (the pinned copies that run 9 replaced) and run 12 (a reverted int8 layout); runs 8, 10 and 11 are
+# experiments (script and output beside them)
 device_csvs=$(printf "runs/encode/device-h100-run%s.csv " 2 3 4 5 6 7-cpu 9)
 python -m lsr_lucene.bench.encode_cli report ${DEVICE_CSVS:-$device_csvs} \
   "$work/cpu.csv" --out runs/encode

@@ -2,6 +2,7 @@
 run of the same query (docids, order, scores as the run prints them), also under 16 concurrent clients."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -489,12 +490,33 @@ def test_concurrent_mixed_requests_equal_sequential_ones(served, demo):
     assert request(served["base"] + "/health")[0] == 200
 
 
-def test_an_unexpected_error_is_a_500_with_its_first_line(demo):
-    """An exception that is not bad input (a stub engine's RuntimeError) → 500 ``{"error": <its first line>}``; the
-    server (the app on uvicorn, in this process) keeps serving."""
+@contextlib.contextmanager
+def stub_server(engine, **options):
+    """The app over a stub ``engine`` on uvicorn in a thread of this process; yields its base URL."""
     import uvicorn
 
     from lsr_lucene.serve.app import create_app
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(engine, 1, **options), log_level="critical", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not server.started and time.monotonic() < deadline:
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(30)
+        sock.close()
+
+
+def test_an_unexpected_error_is_a_500_with_its_first_line(demo):
+    """An exception that is not bad input (a stub engine's RuntimeError) → 500 ``{"error": <its first line>}``; the
+    server (the app on uvicorn, in this process) keeps serving."""
 
     class Failing:
         name, num_docs, model = "stub", 3, "none"
@@ -502,24 +524,45 @@ def test_an_unexpected_error_is_a_500_with_its_first_line(demo):
         def search_text(self, *args, **kwargs):
             raise RuntimeError("the searcher broke\nsecond line of the cause")
 
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(Failing(), 1), log_level="critical", lifespan="on"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + 60
-        while not server.started and time.monotonic() < deadline:
-            time.sleep(0.05)
-        base = f"http://127.0.0.1:{port}"
+    with stub_server(Failing()) as base:
         assert request(f"{base}/v1/stub/search?query=tea") == (500, {"error": "the searcher broke"})
         assert request(f"{base}/v1/stub/search", {"query": "tea"}) == (500, {"error": "the searcher broke"})
         assert request(f"{base}/health") == (200, {"status": "ok", "index": "stub", "num_docs": 3, "model": "none"})
-    finally:
-        server.should_exit = True
-        thread.join(30)
-        sock.close()
+
+
+def test_a_body_over_the_limit_is_a_413_before_it_is_read(demo):
+    """``--max-body-mb``: a body over the limit is 413 ``{"error"}`` naming the option, whether its Content-Length
+    says so or it arrives in chunks; the engine never sees it, and a body within the limit is served."""
+    import http.client
+
+    seen = []
+
+    class Stub:
+        name, num_docs, model = "stub", 3, "none"
+
+        def search_text(self, text, *args, **kwargs):
+            seen.append(text)
+            return []
+
+    def post(base: str, body: bytes, chunked: bool) -> tuple[int, dict]:
+        connection = http.client.HTTPConnection(*base.removeprefix("http://").split(":"), timeout=30)
+        try:
+            connection.request("POST", "/v1/stub/search", body=iter([body[:700], body[700:]]) if chunked else body,
+                               encode_chunked=chunked, headers={"Content-Type": "application/json"})
+            response = connection.getresponse()
+            return response.status, json.loads(response.read())
+        finally:
+            connection.close()
+
+    limit = 1000
+    big, small = (json.dumps({"query": "x" * n}).encode() for n in (limit, limit - 20))
+    assert len(big) > limit >= len(small)
+    with stub_server(Stub(), max_body_bytes=limit) as base:
+        for chunked in (False, True):
+            status, payload = post(base, big, chunked)
+            assert status == 413 and "over 1,000 bytes" in payload["error"] and "--max-body-mb" in payload["error"]
+            assert post(base, small, chunked)[0] == 200
+    assert seen == ["x" * (limit - 20)] * 2
 
 
 def test_sigterm_stops_gracefully(served):

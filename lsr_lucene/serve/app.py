@@ -3,9 +3,9 @@
 Routes: ``GET /``, ``GET /health``, ``GET|POST /v1/{index}/search``, ``POST /v1/{index}/compose``,
 ``POST /v1/{index}/batch``, ``GET /v1/{index}/doc/{docid}``. Responses have Anserini's v1 shape
 (``{"api", "index", "query": {"qid", "text"}, "candidates": [{"docid", "score", "rank"}]}``, ranks 1-based); every
-error is JSON ``{"error": "..."}`` naming the field (400 bad input, 404 unknown index / route / docid, 405 wrong
-method, 500 anything else), never FastAPI's 422 ``{"detail"}``. Searches run on a ``JvmWorkerPool`` so the event
-loop keeps serving while the JVM works.
+error is JSON ``{"error": "..."}`` naming the field (400 bad input, 404 unknown index / route / docid, 405
+wrong method, 413 a body over the server's limit, 500 anything else), never FastAPI's 422 ``{"detail"}``.
+Searches run on a ``JvmWorkerPool`` so the event loop keeps serving while the JVM works.
 """
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from starlette.exceptions import HTTPException
 from lsr_lucene import __version__
 from lsr_lucene.errors import InputError
 from lsr_lucene.search.spec_searcher import check_heap_factor
+from lsr_lucene.serve import MAX_BODY_MB
 from lsr_lucene.serve.engine import SearchEngine
 from lsr_lucene.serve.pool import JvmWorkerPool
 
@@ -166,6 +167,56 @@ class JsonBodies:
         await self.app(scope, receive, send)
 
 
+class BodyTooLarge(HTTPException):
+    """A request body over the server's limit: 413, answered as JSON by the app's HTTPException handler (FastAPI
+    passes HTTPExceptions raised while a body is read through unchanged)."""
+
+    def __init__(self, limit: int):
+        super().__init__(413, f"request body over {limit:,} bytes, the server's limit (lsr-lucene serve "
+                              "--max-body-mb)")
+
+
+class BodyLimit:
+    """ASGI middleware: a request body over ``limit`` bytes is answered 413 ``{"error"}`` before it is read whole,
+    by its Content-Length or, sent in chunks, as it arrives, so one request cannot take the server's memory (uvicorn
+    sets no limit; Starlette's own limit answers in plain text, and this API's errors are JSON)."""
+
+    def __init__(self, app, limit: int):
+        self.app = app
+        self.limit = int(limit)
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = dict(scope["headers"]).get(b"content-length", b"")
+        if length.isdigit() and int(length) > self.limit:
+            await error(413, BodyTooLarge(self.limit).detail)(scope, receive, send)
+            return
+        received, started = 0, False
+
+        async def counted():
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.limit:
+                    raise BodyTooLarge(self.limit)
+            return message
+
+        async def watched(message):
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counted, watched)
+        except BodyTooLarge as exc:  # where no handler answered it
+            if started:
+                raise
+            await error(413, exc.detail)(scope, receive, send)
+
+
 class HeadAsGet:
     """ASGI middleware: HEAD is answered as GET without the body (RFC 9110 9.3.2; FastAPI's routes list GET only),
     so ``curl -I .../health`` works as a readiness probe."""
@@ -214,8 +265,9 @@ def check_unicode(body: BaseModel) -> None:
             raise InputError(f"{found}: a string holds a lone surrogate (not Unicode text)")
 
 
-def create_app(engine: SearchEngine, threads: int = 2) -> FastAPI:
-    """The application: routes over ``engine``, searches on ``threads`` JVM-attached worker threads."""
+def create_app(engine: SearchEngine, threads: int = 2, max_body_bytes: int = MAX_BODY_MB << 20) -> FastAPI:
+    """The application: routes over ``engine``, searches on ``threads`` JVM-attached worker threads, request bodies
+    up to ``max_body_bytes``."""
     state: dict[str, JvmWorkerPool] = {}
 
     @asynccontextmanager
@@ -231,6 +283,7 @@ def create_app(engine: SearchEngine, threads: int = 2) -> FastAPI:
 
     app.add_middleware(JsonBodies)
     app.add_middleware(HeadAsGet)
+    app.add_middleware(BodyLimit, limit=max_body_bytes)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError):

@@ -1,11 +1,11 @@
 """Serve an impact index over HTTP/JSON (Anserini's REST v1 shape): search, compose, batch, documents.
 
 ``lsr-lucene serve --index DIR [--name NAME] [--host 127.0.0.1] [--port 8081] [--threads N] [--encoder NAME]
-[--approximate N] [--query-cut C] [--heap-factor H]``. The port is taken, then the JVM, searcher and query encoder
-are loaded, and only then is the port served (one process; no worker fork after the JVM starts); one line
-``serving NAME (N docs) at http://HOST:PORT`` says it is ready. A missing or non-impact index, an unknown encoder or
-a port in use is one ``error:`` line and exit status 2. SIGINT / SIGTERM stop it gracefully (uvicorn finishes the
-requests in flight).
+[--approximate N] [--query-cut C] [--heap-factor H] [--max-body-mb MB]``. The port is taken, then the JVM, searcher
+and query encoder are loaded, and only then is the port served (one process; no worker fork after the JVM starts);
+one line ``serving NAME (N docs) at http://HOST:PORT`` says it is ready. A missing or non-impact index, an unknown
+encoder or a port in use is one ``error:`` line and exit status 2. SIGINT / SIGTERM stop it gracefully (uvicorn
+finishes the requests in flight).
 """
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import sys
 
 from lsr_lucene import cli_options as opt
 from lsr_lucene.errors import InputError, SetupError
+from lsr_lucene.serve import MAX_BODY_MB
 
 DEFAULT_PORT = 8081
 
@@ -31,6 +32,9 @@ def build_parser():
     opt.add_encoder(parser, None, "query encoder: registry name, HF id or local folder (default: the index's model)")
     opt.add_approximate(parser)
     opt.add_heap_factor(parser)  # the default of every text and vector search; a request may give its own
+    opt.add_number(parser, "--max-body-mb", kind=opt.POSITIVE_NUMBER, default=MAX_BODY_MB,
+                   help=f"largest request body in MiB; a larger one is answered 413 before it is read whole "
+                        f"(default {MAX_BODY_MB})")
     return parser
 
 
@@ -85,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     ready = f"serving {engine.name} ({engine.num_docs} docs) at http://{shown}:{port}"
-    config = uvicorn.Config(create_app(engine, args.threads), log_level="info" if is_verbose() else "warning",
+    limit = int(args.max_body_mb * 2 ** 20)
+    config = uvicorn.Config(create_app(engine, args.threads, limit), log_level="info" if is_verbose() else "warning",
                             access_log=is_verbose(), lifespan="on", timeout_graceful_shutdown=8)
     server = ready_server(config, ready)
     try:

@@ -193,9 +193,9 @@ class BodyLimit:
         if length.isdigit() and int(length) > self.limit:
             await error(413, BodyTooLarge(self.limit).detail)(scope, receive, send)
             return
-        received, started = 0, False
+        received = 0
 
-        async def counted():
+        async def counted():  # a body sent in chunks: raised as it grows past the limit, answered by the handler
             nonlocal received
             message = await receive()
             if message["type"] == "http.request":
@@ -204,17 +204,7 @@ class BodyLimit:
                     raise BodyTooLarge(self.limit)
             return message
 
-        async def watched(message):
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, counted, watched)
-        except BodyTooLarge as exc:  # where no handler answered it
-            if started:
-                raise
-            await error(413, exc.detail)(scope, receive, send)
+        await self.app(scope, counted, send)
 
 
 class HeadAsGet:

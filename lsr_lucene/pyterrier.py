@@ -109,12 +109,12 @@ def _texts(inp: pd.DataFrame, column: str = "query") -> list[str]:
 
 def _results(inp: pd.DataFrame, hits: Sequence[Sequence]) -> pd.DataFrame:
     """Input rows repeated once per hit, with ``docno``, ``score`` (as the run prints it) and 0-based ``rank``."""
-    from lsr_lucene.io.runs import format_score
+    from lsr_lucene.search.spec_searcher import as_written
 
     counts = np.array([len(h) for h in hits], dtype=np.int64)
     out = inp.iloc[np.repeat(np.arange(len(inp)), counts)].reset_index(drop=True)
     out["docno"] = pd.Series([hit.docid for row in hits for hit in row], dtype=str)  # strings, also when empty
-    out["score"] = np.array([float(format_score(hit.score)) for row in hits for hit in row], dtype=np.float64)
+    out["score"] = np.array(as_written([hit.score for row in hits for hit in row]), dtype=np.float64)
     out["rank"] = np.concatenate([np.arange(n) for n in counts]).astype(np.int64) + pt.model.FIRST_RANK \
         if len(out) else np.array([], dtype=np.int64)
     return out
@@ -197,7 +197,7 @@ class ImpactScorer(pt.Transformer):
         self.encoder = encoder
 
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
-        from lsr_lucene.io.runs import format_score
+        from lsr_lucene.search.spec_searcher import as_written
 
         with pta.validate.any(inp) as v:
             v.result_frame(extra_columns=["query_toks"], mode="vectors")
@@ -217,7 +217,7 @@ class ImpactScorer(pt.Transformer):
             if vector:
                 docnos = [str(d) for d in out["docno"].iloc[rows]]
                 exact = searcher.spec_searcher.score({"qid": str(qid), "terms": vector}, docnos)
-                scores[rows] = [float(format_score(s)) for s in exact]
+                scores[rows] = as_written(exact)
         out["score"] = scores
         order = np.empty(len(out), dtype=np.int64)  # queries stay in input order
         for position, rows in enumerate(groups.values()):

@@ -370,7 +370,7 @@ def test_experiment_sweep_capped_then_uncapped(tmp_path):
 @pytest.mark.parametrize("text", ["nan,0,0", "1,inf,0", "1,2", "1,x,0"])
 def test_lambdas_must_be_three_finite_numbers(text):
     """--lambdas nan,0,0 wrote a run whose every score was nan."""
-    from lsr_lucene.longdocs.cli import parse_lambdas
+    from lsr_lucene.longdocs.sdm import parse_lambdas
 
     with pytest.raises(InputError, match=r"^--lambdas must be three finite numbers"):
         parse_lambdas(text)

@@ -169,9 +169,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.lambdas == "auto":
         lambdas = _saved_lambdas(args.index) or (1.0, 0.05, 0.05)
     else:
-        lambdas = tuple(float(x) for x in args.lambdas.split(","))
-    if len(lambdas) != 3:
-        raise InputError(f"--lambdas needs three numbers, got {args.lambdas!r}")
+        from lsr_lucene.longdocs.sdm import parse_lambdas
+
+        lambdas = parse_lambdas(args.lambdas)
     model = read_index_metadata(args.index).get("encoder", {}).get("model") or "splade-tiny"
     encoder = SparseEncoder(model=model, threads=1)
     if args.collection:

@@ -112,8 +112,9 @@ def _fused_ranking(qid: str, plan: FusionPlan, specs: Sequence[dict | None], lea
 
     A leaf's own hits carry its exact scores (as a run file writes them, as ``backend.score``'s). When candidates
     are missing from a leaf's hits and its list was cut at ``depth``, the leaf is searched once more ``DEEPEN``
-    times deeper; candidates still missing are scored exactly (``backend.score``), unless the leaf's list is complete (shorter than asked for)
-    and the leaf has no negative weight: then they do not match the leaf and score exactly 0 there.
+    times deeper; candidates still missing are scored exactly (``backend.score``), unless the leaf's list is
+    complete (shorter than asked for) and the leaf has no negative weight: then they do not match the leaf and
+    score exactly 0 there.
     """
     candidates = sorted({doc for s in specs if s is not None for doc, _ in leaf_hits.get(s["qid"], [])})
     if not candidates:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 
@@ -239,7 +238,7 @@ def _load_queries(args) -> tuple[dict[str, Query], Collection | None]:
 
 def _cmd_search(argv: list[str]) -> int:
     from lsr_lucene.io.output import refuse_existing
-    from lsr_lucene.longdocs.sdm import load_lambdas, score_documents
+    from lsr_lucene.longdocs.sdm import load_lambdas, parse_lambdas, score_documents
 
     parser = opt.Parser(prog="lsr-lucene longdocs search",
                         description="score-max, ExactSDM or SoftSDM over a segment index; one hit "
@@ -379,18 +378,6 @@ def _cmd_experiment(argv: list[str]) -> int:
 
 COMMANDS = {"segment": _cmd_segment, "encode": _cmd_encode, "index": _cmd_index, "aggregate": _cmd_aggregate,
             "search": _cmd_search, "fit": _cmd_fit, "experiment": _cmd_experiment}
-
-
-def parse_lambdas(text: str) -> tuple[float, float, float]:
-    """``--lambdas λ_T,λ_O,λ_U``: three finite numbers (NaN or inf would write a run of nan scores), else
-    InputError."""
-    try:
-        lambdas = tuple(float(x) for x in text.split(","))
-    except ValueError:
-        lambdas = ()
-    if len(lambdas) != 3 or not all(math.isfinite(x) for x in lambdas):
-        raise InputError(f"--lambdas must be three finite numbers λ_T,λ_O,λ_U, got {text!r}")
-    return lambdas
 
 
 def main(argv: list[str] | None = None) -> int:

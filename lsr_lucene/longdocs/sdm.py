@@ -322,6 +322,18 @@ def drop_lambdas(index_dir: str | Path, prefix: str) -> None:
         update_json(path, lambda data: {k: v for k, v in data.items() if not k.startswith(prefix)})
 
 
+def parse_lambdas(text: str) -> tuple[float, float, float]:
+    """``--lambdas λ_T,λ_O,λ_U``: three finite numbers (NaN or inf would write a run of nan scores), else
+    InputError."""
+    try:
+        lambdas = tuple(float(x) for x in text.split(","))
+    except ValueError:
+        lambdas = ()
+    if len(lambdas) != 3 or not all(math.isfinite(x) for x in lambdas):
+        raise InputError(f"--lambdas must be three finite numbers λ_T,λ_O,λ_U, got {text!r}")
+    return lambdas
+
+
 def load_lambdas(index_dir: str | Path, key: str) -> tuple[float, float, float]:
     """(λ_T, λ_O, λ_U) saved under ``key`` in ``<index>/sdm_lambdas.json``."""
     path = Path(index_dir) / LAMBDAS_FILE

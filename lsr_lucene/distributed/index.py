@@ -16,7 +16,7 @@ from typing import Callable
 
 from lsr_lucene.distributed.cluster import RESTARTS, node_id
 from lsr_lucene.errors import InputError
-from lsr_lucene.index.kind import DISTRIBUTED, DISTRIBUTED_MANIFEST, require_index_kind
+from lsr_lucene.index.kind import DISTRIBUTED, DISTRIBUTED_MANIFEST, index_record, require_index_kind
 from lsr_lucene.io.output import write_text_atomic
 from lsr_lucene.io.vectors import read_metadata, vector_files
 
@@ -107,7 +107,7 @@ def distributed_index(vectors: str | Path, index: str | Path, workers: int, thre
         progress.close()
     shards = [results[i] for i in range(len(jobs))]
     manifest = {
-        "kind": "distributed-impact", "shards": shards,
+        **index_record(DISTRIBUTED), "shards": shards,
         "documents": sum(s["indexed"] or 0 for s in shards), "postings": sum(s["postings"] or 0 for s in shards),
         "vectors": str(Path(vectors).resolve()), "encoder": read_metadata(vectors), "positions": positions,
         "seconds": round(time.perf_counter() - started, 2), "workers": workers,

@@ -23,7 +23,7 @@ from pathlib import Path
 from lsr_lucene.progress import progress_bar
 
 from lsr_lucene.errors import InputError
-from lsr_lucene.index.kind import IMPACT, INDEX_METADATA, require_index_kind
+from lsr_lucene.index.kind import IMPACT, INDEX_METADATA, check_index_format, index_record, require_index_kind
 from lsr_lucene.io.claims import temporary_prefix
 from lsr_lucene.io.output import atomic_output, open_jsonl, refuse_existing
 from lsr_lucene.io.vectors import METADATA as VECTOR_METADATA, vector_files
@@ -336,7 +336,7 @@ def build_impact_index(vectors: str | Path, index: str | Path, threads: int = 2,
             from lsr_lucene.index.positional import build_positional_field
 
             build_positional_field(built, positions)
-        metadata = {"kind": "impact", "positions": bool(positions), "vectors": str(Path(vectors).resolve()),
+        metadata = {**index_record(IMPACT), "positions": bool(positions), "vectors": str(Path(vectors).resolve()),
                     **counts, "indexed": indexed, "indexer": indexer, "encoder": _vector_metadata(files)}
         if skipped:
             metadata["skipped"] = skipped
@@ -371,7 +371,7 @@ def reorder_impact_index(index: str | Path, output: str | Path, method: str = "b
     with atomic_output(output, overwrite=overwrite, directory=True) as tmp, \
             tempfile.TemporaryDirectory(dir=tmp.parent, prefix=temporary_prefix(Path(output))) as scratch:
         info = reorder_into(index, tmp, scratch, method, seed, depth, threads=threads)
-        metadata = read_index_metadata(index)
+        metadata = {**read_index_metadata(index), **index_record(IMPACT)}  # the reordered index is this version's
         metadata["reorder"] = {**info, "source": str(Path(index).resolve()), "natural_size_bytes": index_size(index)}
         (tmp / INDEX_METADATA).write_text(json.dumps(metadata, indent=2) + "\n")
     metadata["size_bytes"] = index_size(output)
@@ -397,4 +397,8 @@ def _num_docs(index_dir: Path) -> int:
 def read_index_metadata(index: str | Path) -> dict:
     """The metadata we store in an index (scale, model, counts); {} for indexes built elsewhere."""
     path = Path(index) / INDEX_METADATA
-    return json.loads(path.read_text()) if path.exists() else {}
+    if not path.exists():
+        return {}
+    metadata = json.loads(path.read_text())
+    check_index_format(path, metadata)
+    return metadata

@@ -6,12 +6,16 @@ Our indexes record their kind: ``lsr_lucene.json`` (``"kind": "impact"`` or ``"b
 A Lucene index without either file (built by Anserini or Pyserini) is looked at: a ``contents`` field indexed with
 positions or term vectors is a text (BM25) index, which an impact search refuses; one without (IndexCollection's
 ``-impact -pretokenized`` index) is searched as an impact index.
+
+Each record also holds ``"format"`` (INDEX_FORMAT when written) and ``"lsr_lucene_version"``: an index of a newer
+format than this code reads is refused in one line instead of being misread (a record without one is format 1).
 """
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from lsr_lucene import __version__
 from lsr_lucene.errors import InputError
 
 INDEX_METADATA = "lsr_lucene.json"
@@ -20,6 +24,24 @@ IMPACT, BM25, DISTRIBUTED = "impact", "bm25", "distributed-impact"
 # how each kind is built, for the error line
 BUILT_BY = {IMPACT: "lsr-lucene index", BM25: "lsr-lucene bm25 --corpus ...",
             DISTRIBUTED: "lsr-lucene distributed index"}
+# the layout of our index folders: raise it (and say so in CHANGELOG.md) when older code would misread a new index
+INDEX_FORMAT = 1
+
+
+def index_record(kind: str) -> dict:
+    """The first entries of every index record we write: its kind, format, and the lsr_lucene version that built it."""
+    return {"kind": kind, "format": INDEX_FORMAT, "lsr_lucene_version": __version__}
+
+
+def check_index_format(path: Path, recorded: object) -> None:
+    """InputError (one line naming the record) when ``recorded`` (the parsed record at ``path``) is of a newer
+    index format than this code reads."""
+    found = recorded.get("format", 1) if isinstance(recorded, dict) else 1
+    if isinstance(found, int) and not isinstance(found, bool) and found <= INDEX_FORMAT:
+        return
+    built_by = recorded.get("lsr_lucene_version", "an unknown version") if isinstance(recorded, dict) else "?"
+    raise InputError(f"{path}: index format {found!r} (built by lsr_lucene {built_by}) is newer than this "
+                     f"lsr_lucene {__version__} reads (format {INDEX_FORMAT}); upgrade lsr_lucene or rebuild the index")
 
 
 def index_kind(index: str | Path) -> str | None:
@@ -32,6 +54,7 @@ def index_kind(index: str | Path) -> str | None:
                 recorded = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 raise InputError(f"{path}: unreadable index metadata (not JSON)") from None
+            check_index_format(path, recorded)
             kind = recorded.get("kind", default) if isinstance(recorded, dict) else default
             return str(kind) if kind is not None else None
     return None

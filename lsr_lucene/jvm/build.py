@@ -124,11 +124,16 @@ def build(force: bool = False, quiet: bool = False) -> Path:
 
 
 def ensure_jar() -> Path:
-    """The jar, built first when missing or stale (only possible when a javac exists)."""
+    """The jar, built first when missing or stale (only possible when a javac exists); missing and not buildable:
+    one line naming ``lsr-lucene build-java`` (a wheel install carries the jar and never gets here)."""
     try:
         return build(quiet=True)
-    except SetupError:
+    except SetupError as exc:
         if JAR_PATH.exists():
             print(f"warning: could not rebuild {JAR_PATH}; using the existing jar", file=sys.stderr)
             return JAR_PATH
-        raise
+        if "\n" in str(exc):
+            raise  # javac's own messages: the sources do not compile
+        raise SetupError(f"the lsr_lucene jar {JAR_PATH} is missing and could not be built ({exc}); run "
+                         "`lsr-lucene build-java` in an environment with a JDK, or install the lsr_lucene wheel, "
+                         "which carries the jar") from None

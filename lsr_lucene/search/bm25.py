@@ -13,7 +13,7 @@ from pathlib import Path
 
 from lsr_lucene.errors import InputError
 from lsr_lucene.index.impact import index_size, run_index_collection
-from lsr_lucene.index.kind import BM25, INDEX_METADATA, require_index_kind
+from lsr_lucene.index.kind import BM25, INDEX_METADATA, index_record, require_index_kind
 from lsr_lucene.io.claims import temporary_prefix
 from lsr_lucene.io.output import atomic_output, refuse_existing
 
@@ -44,7 +44,7 @@ def build_bm25_index(corpus: str, index: str | Path, threads: int = 2, overwrite
         run_index_collection(["-collection", "JsonCollection", "-input", staging, "-index", str(tmp),
                               "-generator", "DefaultLuceneDocumentGenerator", "-threads", str(threads),
                               "-storePositions", "-storeDocvectors", "-storeRaw", "-quiet"])
-        metadata = {"kind": "bm25", "corpus": str(Path(corpus).resolve()), "documents": count}
+        metadata = {**index_record(BM25), "corpus": str(Path(corpus).resolve()), "documents": count}
         (tmp / INDEX_METADATA).write_text(json.dumps(metadata, indent=2) + "\n")
     metadata["size_bytes"] = index_size(index)
     return metadata

@@ -1,0 +1,55 @@
+"""The release a user installs (issue 53): ``python -m build`` makes an sdist with the Java sources and a wheel with
+the jar; that wheel, installed in a throwaway venv over this environment (``--no-deps``), runs ``lsr-lucene demo``
+from outside the source tree with no javac on PATH. About a minute: the build reuses the jar when it is current."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+import lsr_lucene
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=600, **kwargs)
+    assert result.returncode == 0, f"{cmd} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    return result
+
+
+def test_the_wheel_carries_the_jar_and_runs_the_demo_without_javac(tmp_path):
+    dist = tmp_path / "dist"
+    # --no-isolation: this environment's setuptools and Pyserini (no download); the wheel is built from the sdist
+    _run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(dist), str(ROOT)])
+    version = lsr_lucene.__version__
+    (wheel,) = dist.glob(f"lsr_lucene-{version}-*.whl")
+    (sdist,) = dist.glob(f"lsr_lucene-{version}.tar.gz")
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        assert "lsr_lucene/java_build/lsr-lucene.jar" in names and "lsr_lucene/data/demo/corpus.jsonl" in names
+        metadata = archive.read(f"lsr_lucene-{version}.dist-info/METADATA").decode()
+    assert f"\nVersion: {version}\n" in metadata
+    with tarfile.open(sdist) as archive:
+        sources = [n for n in archive.getnames() if n.endswith(".java")]
+    assert any("/java/src/" in n for n in sources) and any("/java/stubs/" in n for n in sources)
+
+    venv = tmp_path / "venv"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "JAVA_HOME", "JAVAC", "LSR_JAR_DIR")}
+    env["PATH"] = str(venv / "bin")  # nothing else: no javac (nor any other JDK tool) on PATH
+    _run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], env=env)
+    # no PYTHONPATH: pip would take a source tree on it for an installed lsr_lucene and skip the wheel
+    _run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)], env=env)
+    assert shutil.which("javac", path=env["PATH"]) is None
+    outside = tmp_path / "outside"  # not the source tree, whose lsr_lucene/ would be imported instead
+    outside.mkdir()
+    found = _run([str(venv / "bin" / "python"), "-c", "import lsr_lucene; print(lsr_lucene.__file__)"],
+                 env=env, cwd=outside).stdout.strip()
+    assert Path(found).is_relative_to(venv), found
+    assert _run([str(venv / "bin" / "lsr-lucene"), "--version"], env=env, cwd=outside).stdout.strip() == version
+    demo = _run([str(venv / "bin" / "lsr-lucene"), "demo"], env=env, cwd=outside)
+    assert "splade-tiny" in demo.stdout and (outside / "work" / "demo" / "splade-tiny.run").stat().st_size > 0

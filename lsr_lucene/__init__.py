@@ -1,6 +1,6 @@
 """lsr_lucene: learned sparse retrieval on Lucene impact indexes, with negation, set compositions and long documents."""
 
-__version__ = "0.1.0"  # the one place the version is written: setup.cfg reads it (attr:), CHANGELOG.md says what changed
+__version__ = "0.1.0"  # the one place it is written: setup.cfg reads it (attr:); CHANGELOG.md says what changed
 
 __all__ = ["ImpactSearcher", "ImpactHit", "ImpactDocument"]
 

@@ -16,7 +16,8 @@ SUBCOMMANDS = {
     "reorder": ("lsr_lucene.reorder", "reorder an index's docids by recursive graph bisection (BP)"),
     "search": ("lsr_lucene.search.cli", "search an impact index and write a TREC run file"),
     "bm25": ("lsr_lucene.bm25", "BM25 (optionally RM3/SDM) baseline run with Anserini on the same corpus"),
-    "eval": ("lsr_lucene.eval.cli", "trec_eval tables for several runs side by side; --contrastive: ExcluIR/NevIR pairs, no qrels"),
+    "eval": ("lsr_lucene.eval.cli", "trec_eval tables for several runs side by side; "
+                                    "--contrastive: ExcluIR/NevIR pairs, no qrels"),
     "demo": ("lsr_lucene.demo", "encode, index, search and evaluate the shipped demo collection"),
     "build-java": ("lsr_lucene.jvm.cli", "compile java/ into the lsr_lucene jar"),
     "java-home": ("lsr_lucene.jvm.home", "print the Java 21+ runtime's home (--export: lines for Pyserini's CLI)"),

@@ -23,7 +23,8 @@ Hits = list[tuple[str, float]]
 def build_ours(paths: dict, index_dir: Path, threads: int) -> dict:
     """Our index (build_impact_index, with ``paths["reorder"]`` its docids reordered, e.g. by BP, in the build),
     then the dense-impacts sidecar of exact search (timed apart; share ``paths["dense_impacts"]``, default
-    ``DEFAULT_SHARE``, 0: none) and the positional sidecar for window clauses (timed apart; it maps documents by id, so it follows)."""
+    ``DEFAULT_SHARE``, 0: none) and the positional sidecar for window clauses (timed apart; it maps documents by id,
+    so it follows)."""
     from lsr_lucene.index.dense_impacts import DEFAULT_SHARE
     from lsr_lucene.index.impact import build_impact_index
     from lsr_lucene.index.positional import build_positional_field

@@ -115,7 +115,7 @@ def run_bench(index: str | Path, queries, combine: str, lambdas, settings, hits:
                 fn(q)
         for q in queries:
             for name, fn in variants.items():
-                timings[name].append(_timed(lambda: fn(q)))
+                timings[name].append(_timed(lambda: fn(q)))  # noqa: B023 (called at once)
     base = statistics.fmean(timings["impact"])
     out = {name: {**summarise(v), "ratio_to_impact": round(statistics.fmean(v) / base, 2)}
            for name, v in timings.items()}

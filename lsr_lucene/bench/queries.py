@@ -206,7 +206,8 @@ def main(argv: list[str] | None = None) -> int:
         positions = Path(args.index) / "positions"
         size_pos = index_size(positions) if positions.is_dir() else 0
         npairs = sum(len(s["pairs"]) for s in otf) / len(otf)
-        notes.append(f"CPT: {len(otf)} queries A ∩ B, mean {npairs:.1f} pairs (top {args.query_top} × top {args.query_top}); "
+        notes.append(f"CPT: {len(otf)} queries A ∩ B, mean {npairs:.1f} pairs "
+                     f"(top {args.query_top} × top {args.query_top}); "
                      f"index-time pseudo-terms from each document's top {args.doc_top} terms")
         notes.append(f"index size: plain {(size_plain - size_pos) / 2**20:.1f} MiB, with a||b pseudo-terms "
                      f"{size_cpt / 2**20:.1f} MiB ({size_cpt / max(size_plain - size_pos, 1):.2f}×)")

@@ -12,11 +12,12 @@ Without ``--encode`` the benchmark uses the shards complete so far (also those o
 says how to resume the encoding when they are too few. Passages are renumbered ``d00000000``... in that order
 (``WORK/docs-N/ids.txt`` maps them back) and indexed without their text, as the synthetic collection is.
 Every engine, order, k, timing and check is that of ``bench.scale`` (its ``measure``; ``--interleave`` times the
-engines of an order query by query in turn in one process, with thread CPU time, for a loaded machine): exact engines are checked
-against brute-force dot products on the checked queries, approximate ones report recall@k against that exact run.
+engines of an order query by query in turn in one process, with thread CPU time, for a loaded machine): exact engines
+are checked against brute-force dot products on the checked queries, approximate ones report recall@k against that
+exact run.
 Then (``bench.real_approx``) our approximate search at several heap factors and Seismic at several build and query
-settings, every setting timed query by query in turn, recall@k against our exact run. Writes DIR/results.csv, index.csv, collection.csv, skipped.csv,
-results.md, latency_vs_docs.png, approx.csv, approx.md and approx_curve.png.
+settings, every setting timed query by query in turn, recall@k against our exact run. Writes DIR/results.csv,
+index.csv, collection.csv, skipped.csv, results.md, latency_vs_docs.png, approx.csv, approx.md and approx_curve.png.
 """
 from __future__ import annotations
 

@@ -44,7 +44,7 @@ def summary(results: pd.DataFrame, index: pd.DataFrame, docs: int, threads: int)
     out = []
     family = {"pyserini": "ours", "anserini": "anserini", "pisa-maxscore": "pisa", "pisa-bmw": "pisa"}
     for (engine, order), rows in at.groupby(["engine", report._order(at)], sort=False):
-        pick = lambda k, mode="query", t=1: next((r for _, r in rows.iterrows()  # noqa: E731
+        pick = lambda k, mode="query", t=1: next((r for _, r in rows.iterrows()  # noqa: E731, B023
                                                   if r.k == k and r["mode"] == mode and r.threads == t), None)
         first = lambda *found: next((r for r in found if r is not None), None)  # noqa: E731
         q10, q1000 = first(pick(10), pick(10, "batch")), first(pick(1000), pick(1000, "batch"))

@@ -258,7 +258,7 @@ def measure(args, coll, paths: dict, work: Path, sets: dict, capability: str, sk
     rows = []
     for order in args.order_list:
         names = [e for e in args.engine_list if order == "natural" or e in REORDERED]
-        index_of = lambda name: work / "indexes" / (ENGINES[name][0] if order == "natural"  # noqa: E731
+        index_of = lambda name: work / "indexes" / (ENGINES[name][0] if order == "natural"  # noqa: E731, B023
                                                      else f"{ENGINES[name][0]}-bp")
         together = {}
         if getattr(args, "interleave", False):  # every engine of this order in one child, per-query calls interleaved

@@ -2,8 +2,8 @@
 
 Kinds: ``plain`` (positive weights: every engine), and, for our searcher only, ``signed`` (A − B*, B* = B
 without A's terms, as ``bench.queries``), ``union`` (A + B, the baseline of CPT), ``cpt`` (A + B with
-Combined Pseudo-Term pairs of their top terms) and ``window`` (A plus ExactSDM ordered-bigram and unordered-window clauses over A's WordPieces, reranking
-the top ``rerank``). A and B are consecutive queries of the seeded sample.
+Combined Pseudo-Term pairs of their top terms) and ``window`` (A plus ExactSDM ordered-bigram and unordered-window
+clauses over A's WordPieces, reranking the top ``rerank``). A and B are consecutive queries of the seeded sample.
 """
 from __future__ import annotations
 

@@ -35,7 +35,8 @@ ENGINES: dict[str, tuple[str, Callable[[], object]]] = {
 }
 DEFAULT_ENGINES = [e for e in ENGINES if e != "ours-postings"]  # ours-postings: a baseline, asked for by name
 ORDERS = ("natural", "bp")  # docid orders: as generated, or recursive graph bisection (BP)
-REORDERED = {"ours": "ours", "ours-postings": "ours", "pisa-maxscore": "pisa", "pisa-bmw": "pisa", "bmp": "bmp"}  # engines (family) run with BP
+# engines (family) run with BP
+REORDERED = {"ours": "ours", "ours-postings": "ours", "pisa-maxscore": "pisa", "pisa-bmw": "pisa", "bmp": "bmp"}
 BUILDERS: dict[str, Callable[[dict, Path, int], dict]] = {
     "ours": lucene.build_ours, "anserini": lucene.build_anserini, "pisa": native.build_pisa,
     "bmp": native.build_bmp, "seismic": native.build_seismic, "scipy": native.build_scipy,
@@ -106,8 +107,9 @@ def search_task(name: str, paths: dict, query_sets: dict[str, list[dict]], ks: l
     """Open one engine and time every query kind it takes, at each k, per query and in batches.
 
     After one untimed pass over the plain queries: per query, one call per query on one thread, after
-    ``warmup`` calls; batch, one call for all queries with each thread count (after one on ``warmup`` queries) (mean = wall time / queries; no per-query percentiles). Returns the rows and
-    the hits of the ``sample`` queries of each row (for the exactness check), plus peak memory.
+    ``warmup`` calls; batch, one call for all queries with each thread count (after one on ``warmup`` queries)
+    (mean = wall time / queries; no per-query percentiles). Returns the rows and the hits of the ``sample`` queries
+    of each row (for the exactness check), plus peak memory.
     """
     engine = ENGINES[name][1]()
     started = time.perf_counter()

@@ -47,7 +47,8 @@ from lsr_lucene.compose.tree import Node, Tree, format_tree
 _VERBS = (r"mention\w*|includ\w*|involv\w*|discuss\w*|consider\w*|referenc\w*|refer\w*|bring\w*\s+up|talk\w*"
           r"|get\w*\s+into|go\w*\s+into|touch\w*\s+on|cover\w*|want|need|care|allowed\s+to\s+mention"
           r"|mak\w*\s+any\s+references?")
-_DONT = r"(?:do\s+not|don'?t|does\s+not|doesn'?t|did\s+not|didn'?t|cannot|can'?t|could\s+not|couldn'?t|should\s+not|shouldn'?t|will\s+not|won'?t|would\s+not|wouldn'?t|must\s+not|not)"
+_DONT = (r"(?:do\s+not|don'?t|does\s+not|doesn'?t|did\s+not|didn'?t|cannot|can'?t|could\s+not|couldn'?t"
+         r"|should\s+not|shouldn'?t|will\s+not|won'?t|would\s+not|wouldn'?t|must\s+not|not)")
 
 # (label, kind, regex); kind: "not" = exclusion/negation, "and" = conjunction; "generic" negations never end B
 _CUES: list[tuple[str, str, str]] = [

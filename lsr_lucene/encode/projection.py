@@ -36,7 +36,7 @@ def swap_output_embeddings(model) -> tuple[torch.Tensor, torch.Tensor]:
     weight = decoder.weight.detach()
     bias = getattr(decoder, "bias", None)
     bias = torch.zeros(weight.shape[0], dtype=weight.dtype) if bias is None else bias.detach()
-    for name, module in model.named_modules():
+    for _name, module in model.named_modules():
         for child_name, child in module.named_children():
             if child is decoder:
                 setattr(module, child_name, torch.nn.Identity())

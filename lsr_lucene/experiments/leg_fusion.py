@@ -233,7 +233,8 @@ def ceiling_table(benches: Mapping[str, Mapping]):
     import pandas as pd
 
     legs = {"splade A": lambda c: c["A"], "cos A": lambda c: c["cos A"], "cos query": lambda c: c["cos query"],
-            "BM25 A": lambda c: c["bm25 A"], "the previous default: minmax(A) + minmax(cos A)": lambda c: mm(c["A"]) + mm(c["cos A"]),
+            "BM25 A": lambda c: c["bm25 A"],
+            "the previous default: minmax(A) + minmax(cos A)": lambda c: mm(c["A"]) + mm(c["cos A"]),
             "the default: + minmax(cos with the best A match)":
                 lambda c: mm(c["A"]) + mm(c["cos A"]) + mm(near_best(c, mm(c["A"]) + mm(c["cos A"]))),
             "minmax(A) + minmax(cos A + cos query)": lambda c: mm(c["A"]) + mm(c["cos A"] + c["cos query"]),

@@ -163,7 +163,7 @@ def benchmark_runs(rows: Sequence[Mapping], docs: Mapping[str, str], backend, en
     runs = {"default": base}
     for label, swap in (("splade A = whole query", lambda a, q: q),
                         ("splade A = maxpool(A, whole query)", lambda a, q: Node("or", a, q))):
-        variant = [Composition(c.qid, with_positive(c.tree, lambda a, q=c.text: swap(a, q)), c.text)
+        variant = [Composition(c.qid, with_positive(c.tree, lambda a, q=c.text, swap=swap: swap(a, q)), c.text)
                    if c.qid in traces else c for c in comps]
         runs[label] = {q: dict(r) for q, r in execute(qids, compose(variant, Settings(), encoder), backend, scale,
                                                         1000).items()}

@@ -211,7 +211,7 @@ def check_id(doc_id: str, where: str, what: str) -> None:
 
 
 def _tsv_docs(path: Path) -> Iterator[Doc]:
-    for line_no, line, cols in tsv_rows(path, "a document"):
+    for line_no, _line, cols in tsv_rows(path, "a document"):
         if len(cols) == 2:
             doc_id, title, text = cols[0], "", cols[1]
         elif len(cols) == 3:

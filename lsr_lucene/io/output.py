@@ -182,7 +182,7 @@ def open_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
                     raise InputError(f"{path}:{line_no}: malformed JSON ({json_problem(exc)})") from None
                 surrogate = lone_surrogate(obj)  # orjson refuses them, json keeps them: never U+FFFD later
                 if surrogate is not None:
-                    raise InputError(f"{path}:{line_no}: {surrogate}")
+                    raise InputError(f"{path}:{line_no}: {surrogate}") from None
             if not isinstance(obj, dict):
                 raise InputError(f"{path}:{line_no}: expected a JSON object")
             yield line_no, obj

@@ -65,7 +65,7 @@ def _existing_file(spec: str | Path) -> Path:
 
 def _tsv_topics(path: Path) -> dict[str, str]:
     out = _Collector(path)
-    for line_no, line, cols in tsv_rows(path, "a query"):
+    for line_no, _line, cols in tsv_rows(path, "a query"):
         if len(cols) != 2:
             raise InputError(f"{path}:{line_no}: expected 'qid<TAB>query text', "
                              f"got {len(cols)} tab-separated column(s)")
@@ -204,7 +204,7 @@ def query_weights(vector: dict, where: str, query: str | None = None) -> dict[st
 
 
 def _tsv_vectors(path: Path) -> Iterator[tuple[int, str, dict[str, float]]]:
-    for line_no, line, cols in tsv_rows(path, "a query"):
+    for line_no, _line, cols in tsv_rows(path, "a query"):
         if len(cols) != 2 or not cols[0].strip():
             raise InputError(f"{path}:{line_no}: expected 'qid<TAB>token token ...' (Anserini pretokenized "
                              f"query: weight = repetitions), got {len(cols)} tab-separated column(s)")

@@ -38,7 +38,8 @@ from lsr_lucene.longdocs.queries import QUERY_COMBINE, Query, encode_queries, sp
 from lsr_lucene.io.runs import write_run
 from lsr_lucene.longdocs.runs import with_tail
 from lsr_lucene.longdocs.sdm_features import SdmSettings
-from lsr_lucene.longdocs.segment import DEFAULT_MAX_TOKENS, SEGMENT_MAX_LENGTH, LONG_SENTENCE_MODES, Segmenter, write_segments
+from lsr_lucene.longdocs.segment import (DEFAULT_MAX_TOKENS, LONG_SENTENCE_MODES, SEGMENT_MAX_LENGTH, Segmenter,
+                                         write_segments)
 from lsr_lucene.longdocs.segment_search import SegmentSearch, index_encoder_settings
 from lsr_lucene.longdocs.store import DEFAULT_SHARD, STATE, encode_segments_dir, encode_topk
 

@@ -143,7 +143,8 @@ def load_irds_collection(name: str, field_name: str | None = None) -> Collection
 
 def load_collection(spec: str, query_mode: str = "citations", data_root: str | Path | None = None,
                     topics: str | None = None, qrels: str | None = None, field_name: str | None = None) -> Collection:
-    """``fire2017`` (or a FIRE-shaped folder), ``msmarco-document``, ``robust04``, or a corpus JSONL with --topics/--qrels."""
+    """``fire2017`` (or a FIRE-shaped folder), ``msmarco-document``, ``robust04``, or a corpus JSONL with
+    --topics/--qrels."""
     root = Path(data_root) if data_root else Path(__file__).resolve().parents[3] / "shared" / "data"
     if spec == "fire2017":
         return load_fire2017(root / "fire2017", query_mode)

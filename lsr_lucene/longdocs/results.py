@@ -51,15 +51,15 @@ def write_results(results, lambdas: list[dict], notes: Sequence[str], out: Path,
     order = ["first", "rep-max", "rep-sum", "rep-mean", "score-max", "exact-sdm", "exact-sdm-segpool",
              "soft-sdm", "soft-sdm-segpool", "bm25", "bm25-rm3", "bm25-sdm"]
     labels = [file_label(k, cap) for k in ks]
-    pretty = {l: segment_label(k, cap) for l, k in zip(labels, ks)}
+    pretty = {label: segment_label(k, cap) for label, k in zip(labels, ks)}
     # first and rep-*@1 are the same run: spread them over the columns they stand for
     extra = []
     first = results[results["method"] == "first"]
     if not first.empty:
         base = first.iloc[0].to_dict()
         results = results[results["method"] != "first"]
-        for l in labels:
-            extra.append({**base, "segments": l})
+        for label in labels:
+            extra.append({**base, "segments": label})
         for method in ("rep-max", "rep-sum", "rep-mean"):
             if not results[(results["method"] == method)].empty:
                 extra.append({**base, "method": method, "segments": labels[0]})
@@ -103,11 +103,11 @@ def plot_results(results, labels: Sequence[str], pretty: dict, path: Path, colle
         sub = results[results["method"] == method].set_index("segments")
         if sub.empty:
             continue
-        ys = [sub[col].get(l, float("nan")) for l in labels]
+        ys = [sub[col].get(label, float("nan")) for label in labels]
         style = "--" if method.startswith("bm25") else "-"
         marker = "s" if "sdm" in method else "o"
         ax.plot(x, ys, style, marker=marker, label=method)
-    ax.set_xticks(x, [pretty[l] for l in labels])
+    ax.set_xticks(x, [pretty[label] for label in labels])
     ax.set_xlabel("number of segments (of at most %d tokens)" % max_tokens)
     ax.set_ylabel(f"{col} (test half)")
     ax.set_title(f"{collection}: aggregation methods vs ExactSDM/SoftSDM")

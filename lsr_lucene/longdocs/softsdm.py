@@ -48,7 +48,10 @@ def write_store(path: str | Path, seg_ids: Sequence[str], tops: Sequence[tuple[n
         weight.append(top_w[p, slot].astype(np.float16))
         counts.append(len(p))
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    cat = (lambda arrays, dtype: np.concatenate(arrays).astype(dtype) if arrays else np.zeros(0, dtype))
+
+    def cat(arrays: list, dtype) -> np.ndarray:
+        return np.concatenate(arrays).astype(dtype) if arrays else np.zeros(0, dtype)
+
     with atomic_output(path, overwrite=True) as tmp, open(tmp, "wb") as out:
         np.savez_compressed(out, ids=np.array(list(seg_ids), dtype=str), lengths=np.array(lengths, dtype=np.int32),
                             offsets=offsets, pos=cat(pos, np.uint16), term=cat(term, np.int32),
@@ -181,7 +184,7 @@ def brute_soft_potentials(w: Mapping[tuple[int, str], float], length: int, claus
             ordered += max(sum(c.weights[i] * at(r + i, c.terms[i]) for i in range(n)) for r in range(length - n + 1))
         if length:
             p = min(width, length)
-            unordered += max(sum(q * max(at(l, t) for l in range(r, r + p)) for t, q in zip(c.terms, c.weights))
+            unordered += max(sum(q * max(at(pos, t) for pos in range(r, r + p)) for t, q in zip(c.terms, c.weights))
                              for r in range(length - p + 1))
     return ordered, unordered
 

@@ -37,9 +37,9 @@ class SearchEngine:
         settings = index_settings(self.index_dir)
         self.model = str(encoder or settings.get("model") or "splade-tiny")
         self.lock = threading.Lock()  # the query encoder's
-        self.searcher.query_encoder  # loads the model now (unknown encoder: an error before listening)
+        _ = self.searcher.query_encoder  # loads the model now (unknown encoder: an error before listening)
         self.num_docs = self.searcher.num_docs
-        self.searcher.spec_searcher.docids  # the docid table, read once
+        _ = self.searcher.spec_searcher.docids  # the docid table, read once
         self.search_text("warm up", 1)  # makes the unknown-term checker and runs the Java paths once
         self.composer = None
         if compose:
@@ -48,9 +48,9 @@ class SearchEngine:
             # the search's SpecSearcher, shared: the index, its docids and sidecars held once (compose is exact)
             self.composer = ComposeSearcher(self.index_dir, encoder=self.searcher.query_encoder,
                                             searcher=self.searcher.spec_searcher)
-            self.composer.query_encoder, self.composer.backend  # made now, not raced on by the first requests
+            _ = self.composer.query_encoder, self.composer.backend  # made now, not raced on by the first requests
             if self.composer.dense_leg is not None:  # the default's dense leg (<index>/dense), loaded now too
-                self.composer.dense_leg.encoder
+                _ = self.composer.dense_leg.encoder
 
     # ----------------------------------------------------------------------------------------------- searches
 

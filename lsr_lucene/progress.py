@@ -52,10 +52,10 @@ def _is_terminal(file) -> bool:
 
 
 @contextlib.contextmanager
-def feeding(bar) -> Iterator[list[int]]:
+def feeding(bar) -> Iterator[list[float]]:
     """While active, bars made on this thread advance ``bar`` instead of drawing their own; yields ``[count]`` of
     the items they fed, so that the caller adds only the rest."""
-    fed = [0]
+    fed: list[float] = [0]
     stack = list(getattr(_local, "stack", None) or [])
     _local.stack = stack + [(bar, fed)]
     try:
@@ -72,8 +72,9 @@ def is_feeding() -> bool:
 class _Feeder:
     """An inner bar that advances an outer one (``feeding``)."""
 
-    def __init__(self, iterable, bar, fed: list[int]):
-        self.iterable, self.bar, self.fed, self.n = iterable, bar, fed, 0
+    def __init__(self, iterable, bar, fed: list[float]):
+        self.iterable, self.bar, self.fed = iterable, bar, fed
+        self.n: float = 0
 
     def __iter__(self):
         for item in self.iterable:
@@ -110,7 +111,8 @@ class LogProgress:
         if total is None and iterable is not None and hasattr(iterable, "__len__"):
             total = len(iterable)  # type: ignore[arg-type]
         self.iterable, self.desc, self.total, self.unit = iterable, desc or "progress", total, unit
-        self.file, self.disable, self.n, self.postfix = file or sys.stderr, disable, 0, ""
+        self.file, self.disable, self.postfix = file or sys.stderr, disable, ""
+        self.n: float = 0
         self.interval = log_seconds()
         self.started = self.last = time.monotonic()
         self.printed = False

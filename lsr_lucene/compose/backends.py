@@ -133,7 +133,7 @@ class ExactBackend:
             if pos is None and neg is None:
                 continue
             if neg is None:
-                rows, diff = pos
+                rows, diff = pos  # type: ignore[misc]  # not both None (skipped above)
             elif pos is None:
                 rows, diff = neg[0], -neg[1]
             else:  # impact − neg impact per document, exact as Java's long difference

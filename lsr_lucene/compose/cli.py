@@ -200,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.explain:
             for comp, plan in zip(comps, plans):
                 docs = explain_docs(plan, results[comp.qid], searcher.backend, searcher.scale, args.explain_docs,
-                                    traces.get(comp.qid))
+                                    (traces or {}).get(comp.qid))
                 print(explain_query(comp, plan, settings, docs, reports.get(comp.qid)))
     finally:
         searcher.close()

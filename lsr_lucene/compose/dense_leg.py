@@ -120,7 +120,8 @@ class Neighbours:
     (computed once per document, so that ``--explain`` re-fusing the same inputs reads the same values)."""
 
     def __init__(self, dense: DenseLeg, candidates: Sequence[str]):
-        self.dense, self.candidates, self._seen = dense, list(candidates), {}
+        self.dense, self.candidates = dense, list(candidates)
+        self._seen: dict[str, dict[str, float]] = {}
 
     def similar(self, doc: str) -> dict[str, float]:
         if doc not in self._seen:

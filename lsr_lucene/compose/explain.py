@@ -22,7 +22,7 @@ from lsr_lucene.compose.tree import format_tree
 def contributions(backend, vector: Mapping, scale: float, docs: Sequence[str]) -> dict[str, list[tuple[str, float]]]:
     """Per document: each term's / pair's non-zero contribution to its score, largest magnitude first."""
     terms, pairs = quantise_composed(vector, scale)
-    clauses = [(t, {"qid": "explain", "terms": {t: w}}) for t, w in terms.items()]
+    clauses: list[tuple[str, dict]] = [(t, {"qid": "explain", "terms": {t: w}}) for t, w in terms.items()]
     clauses += [(f"{a} ∩ {b}", {"qid": "explain", "terms": {}, "pairs": [[a, b, w]]}) for a, b, w in pairs]
     out: dict[str, list[tuple[str, float]]] = {d: [] for d in docs}
     for label, spec in clauses:

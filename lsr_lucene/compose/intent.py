@@ -92,9 +92,9 @@ def _sentence(text: str, start: int) -> tuple[int, int]:
     for m in re.finditer(r"\.\s+(?=[A-Z\"“])", text[:start]):
         begin = max(begin, m.start())
     stops = [i for i in (text.find(ch, start) for ch in "?!;") if i >= 0]
-    m = re.search(r"\.\s+[A-Z\"“]", text[start:])
-    if m:
-        stops.append(start + m.start())
+    after = re.search(r"\.\s+[A-Z\"“]", text[start:])
+    if after:
+        stops.append(start + after.start())
     end = min(stops) + 1 if stops else len(text)
     return begin + 1, end
 

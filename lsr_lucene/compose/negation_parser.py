@@ -237,7 +237,7 @@ def _cue_matches(text: str, protected: list[bool]) -> list[tuple[int, int, int]]
             continue
         m = _CUE_RE.match(text, pos)
         if m:
-            found.append((m.start(), m.end(), int(m.lastgroup[1:])))
+            found.append((m.start(), m.end(), int(str(m.lastgroup)[1:])))
             free = m.end()
     return found
 
@@ -364,8 +364,9 @@ def _strip_a(a: str, keep_verb: bool = False) -> str:
     while words and (core(words[0]) in _A_LEAD or not core(words[0])):
         words.pop(0)
     tail = ""
-    if words and re.search(r"[?.!]+$", words[-1]):
-        tail = re.search(r"[?.!]+$", words[-1]).group(0)
+    end = re.search(r"[?.!]+$", words[-1]) if words else None
+    if end:
+        tail = end.group(0)
         words[-1] = words[-1][: -len(tail)]
         if not words[-1]:
             words.pop()
@@ -558,6 +559,6 @@ def coverage(texts: Iterable[str]) -> dict:
         if result.composed:
             parsed += 1
             by_cue[result.cues[0].label] += 1
-            by_op[result.tree.op] += 1
+            by_op[getattr(result.tree, "op", None)] += 1  # composed: a Node
     return {"queries": total, "parsed": parsed, "coverage": parsed / total if total else 0.0,
             "by_cue": dict(by_cue.most_common()), "by_op": dict(by_op)}

@@ -451,7 +451,7 @@ def plan_inputs(plan: Plan) -> list[tuple[str, object]]:
     where it adds the cosine with the best A match (a :class:`~lsr_lucene.compose.dense_leg.Neighbours`)."""
     if isinstance(plan, VectorPlan):
         return [("vector", plan.vector)]
-    dense = [("dense", plan.dense_text)] if plan.dense_text is not None else []
+    dense: list[tuple[str, object]] = [("dense", plan.dense_text)] if plan.dense_text is not None else []
     if plan.dense_text is not None and plan.neighbour_weight > 0:
         dense.append(("neighbour", None))
     return plan_inputs(plan.a) + plan_inputs(plan.b) + dense

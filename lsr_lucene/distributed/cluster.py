@@ -151,7 +151,7 @@ def near(node: str | None, otherwise: str = "DEFAULT"):
 def lsr_error_in(exc: BaseException) -> LsrError | None:
     """The user error (InputError, ...) behind a Ray task failure, if that is what it is."""
     seen = set()
-    stack = [exc]
+    stack: list[BaseException | None] = [exc]
     while stack:
         current = stack.pop()
         if current is None or id(current) in seen:

@@ -190,7 +190,8 @@ class DistributedSearcher:
                 for row, job in enumerate(batches[number]):
                     shard_hits = [exact_hits(lists[row]) for lists in per_shard]
                     if job in tagged:
-                        shard_hits = [[(*hit, shard) for hit in hits] for shard, hits in enumerate(shard_hits)]
+                        shard_hits = [[(*hit, shard) for hit in hits]  # type: ignore[misc]  # Hit + shard number
+                                      for shard, hits in enumerate(shard_hits)]
                     results[job] = merge_hits(shard_hits, jobs[job][1])
                 done += 1
                 progress.update(len(batches[number]))

@@ -23,7 +23,7 @@ import json
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import torch
@@ -95,7 +95,7 @@ class SparseEncoder:
         self._bias = self._bias.to(self.device, torch.float32)
         self.precision = prec.resolve(dtype, self.device, self._weight.shape[1], self._weight.shape[0])
         self.dtype = self.precision.dtype  # resolved: fp32 or bf16 (recorded with outputs, compared on resume)
-        self._head = None  # signed head (negative_head.py), when the model was trained with one
+        self._head: Any = None  # a torch.nn.Module: signed head (negative_head.py), when the model was trained with one
         self._head_kind = saved.get("negative_head")
         self._int8 = None  # --dtype int8: the int8 vocabulary projection (documents only)
         if self.dtype == "int8":
@@ -143,7 +143,7 @@ class SparseEncoder:
         # while windows are in flight: Python's GIL switch interval (5 ms by default), so that the thread launching
         # kernels gets the GIL back quickly from the threads tokenising and formatting JSON
         self.switch_interval = 1e-4
-        self._fast_tokenizers: dict[int, object] = {}
+        self._fast_tokenizers: dict[int, Any] = {}  # encode.device.FastTokenizer by max length
         self._weight_bf16 = self._weight.to(torch.bfloat16) if self._screen else None
         self._weight_norms = self._weight.norm(dim=-1)
         self._dense_fraction = 0.25  # above this share of candidate terms, screening falls back to plain fp32
@@ -260,7 +260,7 @@ class SparseEncoder:
             if sign is not None:
                 logits = nh.scoped(logits + self._bias[start:end], sign, self.epsilon)
             raw_max[:, start:end] = logits.amax(dim=1)
-            if need_min:  # (separate reductions: aminmax is far slower on bf16)
+            if raw_min is not None:  # need_min (separate reductions: aminmax is far slower on bf16)
                 raw_min[:, start:end] = logits.amin(dim=1)
         if sign is None:
             raw_max += self._bias

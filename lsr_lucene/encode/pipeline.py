@@ -70,10 +70,10 @@ def _main_hidden():
                 main.__dict__.pop("__spec__", None)
 
 
-def _since(seconds: Counter, stage: str, started: float) -> float:
+def _since(seconds: Counter[str], stage: str, started: float) -> float:
     """Add the wall seconds since ``started`` to ``stage``; now."""
     now = time.perf_counter()
-    seconds[stage] += now - started
+    seconds[stage] += now - started  # type: ignore[assignment]  # a Counter of float seconds
     return now
 
 
@@ -81,7 +81,7 @@ class WindowJob:
     """One window in flight: ``result()`` gives ``io.vectors.window_lines``' rows (line as UTF-8 bytes, None,
     postings) in input order."""
 
-    def __init__(self, device_future: Future, docs: list[tuple[str, str, str]], seconds: Counter):
+    def __init__(self, device_future: Future, docs: list[tuple[str, str, str]], seconds: Counter[str]):
         self.device_future = device_future
         self.docs = docs
         self.seconds = seconds
@@ -117,7 +117,7 @@ class WindowPipeline:
     def __init__(self, encoder, workers: int):
         self.encoder = encoder
         self.workers = int(workers)
-        self.seconds: Counter = Counter()
+        self.seconds: Counter[str] = Counter()
         methods = multiprocessing.get_all_start_methods()
         # never fork (the parent holds CUDA and threads); the workers import only encode.host_workers
         context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")

@@ -98,8 +98,8 @@ def main(argv: list[str] | None = None) -> int:
                 raise InputError(f"two runs named {name!r}; name them with NAME=PATH")
             runs[name] = path
         if args.output:  # refuse before spending time on trec_eval
-            for path in table_paths(args.output):
-                refuse_existing(path, args.overwrite)
+            for table_path in table_paths(args.output):
+                refuse_existing(table_path, args.overwrite)
         preamble = ""
         if args.contrastive:
             if args.measures is not None:
@@ -120,8 +120,8 @@ def main(argv: list[str] | None = None) -> int:
         if not args.contrastive:
             warn_unjudged(qrels, args.qrels, loaded)
         if args.output:
-            for path in write_table(table, args.output, overwrite=args.overwrite, preamble=preamble):
-                print(f"wrote {path}", file=sys.stderr)
+            for written in write_table(table, args.output, overwrite=args.overwrite, preamble=preamble):
+                print(f"wrote {written}", file=sys.stderr)
     except LsrError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -47,7 +47,8 @@ def contrastive_table(kind: str, rows: Sequence[Mapping], runs: Mapping[str, Run
     row's category)."""
     import pandas as pd
 
-    data, index = [], []
+    data: list[dict] = []
+    index: list[str | tuple[str, str]] = []
     for name, run in runs.items():
         if per_query:
             for qid, figures in _per_query(kind, rows, run):
@@ -55,6 +56,7 @@ def contrastive_table(kind: str, rows: Sequence[Mapping], runs: Mapping[str, Run
                 index.append((name, qid))
             continue
         figures = {}
+        queries: Sequence[Mapping]
         if kind == "nevir":
             nevir = nevir_pairwise_accuracy(nevir_run_scores(run, rows))
             figures.update({k: nevir[k] for k in NEVIR_TABLE})

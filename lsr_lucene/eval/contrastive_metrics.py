@@ -74,7 +74,7 @@ def nevir_ids(row_id: str) -> dict[str, str]:
 def nevir_run_scores(run: Mapping[str, Mapping[str, float]], rows: Iterable[Mapping]) -> list[tuple[float, ...]]:
     """(q1·doc1, q1·doc2, q2·doc1, q2·doc2) of every NevIR row read from a run ``{qid: {docid: score}}`` with
     :func:`nevir_ids`; a document the query did not retrieve scores −inf (below every retrieved one)."""
-    out = []
+    out: list[tuple[float, ...]] = []
     for row in rows:
         ids = nevir_ids(str(row["id"]))
         q1, q2 = run.get(ids["q1"], {}), run.get(ids["q2"], {})
@@ -161,6 +161,7 @@ def read_contrastive(path: str | Path) -> tuple[str, list[dict[str, str]], list[
     "doc2"}``); another shape is an InputError naming the file and line."""
     if not Path(path).is_file():
         raise missing_input(path)
+    fields: tuple[str, ...]
     for line_no, obj in jsonl_objects(Path(path)):
         if set(EXCLUIR_FIELDS) <= obj.keys():
             kind, fields = "excluir", EXCLUIR_FIELDS

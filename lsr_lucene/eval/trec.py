@@ -145,7 +145,7 @@ def evaluate_complete(judge, qrels: Mapping[str, Mapping[str, int]], run: Mappin
     -c`` counts them: a qrels query without a run line is evaluated as an empty ranking (0 for the usual measures,
     its relevant documents still counted in ``num_rel``)."""
     answered = judge.evaluate({q: dict(docs) for q, docs in run.items() if docs})
-    missing = {q: {} for q in qrels if q not in answered}
+    missing: dict[str, dict[str, float]] = {q: {} for q in qrels if q not in answered}
     complete = {**answered, **(judge.evaluate(missing) if missing else {})}
     return answered, complete
 
@@ -185,7 +185,8 @@ def evaluate(qrels: str | Path | Mapping[str, Mapping[str, int]],
     judge = evaluator(qrels, measures)
     keys = [measure_key(m) for m in measures]
     columns = [column_name(m) for m in measures]
-    rows, index = [], []
+    rows: list[list[float]] = []
+    index: list[str | tuple[str, str]] = []
     for name, run_path in runs.items():
         run = run_path if isinstance(run_path, Mapping) else read_run(run_path)
         answered, complete = evaluate_complete(judge, qrels, run)

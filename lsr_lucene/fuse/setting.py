@@ -5,7 +5,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from lsr_lucene.errors import InputError, json_problem
 
@@ -27,7 +27,7 @@ class Setting:
     rrf_k: float = DEFAULT_RRF_K
     normalisation: str = "minmax"
     depth: int | None = DEFAULT_DEPTH
-    fitted: Mapping[str, object] = field(default_factory=dict, compare=False)
+    fitted: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -61,7 +61,7 @@ class Setting:
         return f"{self.method}{how} {weights} depth={self.depth}"
 
     def to_json(self) -> dict:
-        data = {"method": self.method, "weights": dict(self.weights), "depth": self.depth}
+        data: dict[str, object] = {"method": self.method, "weights": dict(self.weights), "depth": self.depth}
         if self.method == "rrf":
             data["rrf_k"] = self.rrf_k
         else:

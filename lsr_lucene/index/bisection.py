@@ -93,6 +93,7 @@ def bisect(graph: DocTermGraph, depth: int | None = None, iterations: int = ITER
         with progress_bar(total=n * depth, desc="BP", unit=" doc-levels", unit_scale=True, disable=not progress) as bar, \
                 tempfile.TemporaryFile(mode="w+") as errors:
             job = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, text=True)
+            assert job.stdout is not None  # stdout=PIPE
             for line in job.stdout:
                 if line.startswith("progress "):
                     bar.update(int(line.split()[1]) - bar.n)

@@ -56,7 +56,8 @@ class _Largest:
 
     def describe(self) -> str:
         """"file:line: document 'd': weights sum to S (largest: 't' w)"."""
-        top = max(self.vector or {}, key=lambda t: self.vector[t], default="")
+        vector = self.vector or {}
+        top = max(vector, key=lambda t: vector[t], default="")
         return (f"{self.where}: document {self.doc_id!r}: weights sum to {self.weight_sum} "
                 f"(largest: {top!r} {(self.vector or {}).get(top, 0)})")
 
@@ -263,7 +264,7 @@ def in_input_order(files: list[Path], index_dir: Path, out_dir: Path, scratch: P
 
     from lsr_lucene.jvm.classes import java_class
 
-    order = {}
+    order: dict[str, int] = {}
     for file in files:
         for _, obj in open_jsonl(file):
             if any(w > 0 for w in obj["vector"].values()):

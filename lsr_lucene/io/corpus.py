@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gzip
+import io
 import lzma
 import re
 import sys
@@ -302,6 +303,7 @@ def check_corpus(spec: str | Path) -> int | None:
 
 def _count_lines(path: Path) -> int:
     """Number of lines (a final line without newline counts) — cheap: counts bytes, parses nothing."""
+    opener: io.BufferedIOBase
     if path.suffix == ".gz":
         opener = gzip.open(path, "rb")
     elif path.suffix == ".xz":

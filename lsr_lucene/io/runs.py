@@ -14,7 +14,7 @@ from lsr_lucene.io.output import atomic_output
 from lsr_lucene.io.ranking import Hits, ordered
 
 DECIMALS = 6
-RankedOrScores = Union[Sequence[tuple[str, float]], Mapping[str, float]]
+RankedOrScores = Union[Sequence[tuple[str, float | str]], Mapping[str, float]]  # a str score: as printed
 
 
 class RunLine(NamedTuple):

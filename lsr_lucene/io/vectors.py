@@ -21,7 +21,7 @@ import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping, cast
 
 from lsr_lucene.errors import InputError, Interrupted
 from lsr_lucene.io.output import AtomicFile, write_text_atomic
@@ -226,15 +226,18 @@ class _OpenShard:
         self.name = SHARD_PATTERN.format(number)
         self.lines = AtomicFile(folder / self.name)
         self.positions_name = POSITIONS_PATTERN.format(number) if positions else None
-        self.positions = AtomicFile(folder / self.positions_name) if positions else None
+        self.positions = AtomicFile(folder / self.positions_name) if self.positions_name else None
         self.documents = self.empty_vectors = self.postings = 0
 
     def add(self, rows: list[tuple[str | bytes, str | None, int]]) -> None:
         """Append ``window_lines`` rows: (line as str, or UTF-8 bytes from encode.pipeline; position line; postings)."""
         lines = [row[0] for row in rows]
-        self.lines.write(b"".join(lines) if lines and isinstance(lines[0], bytes) else "".join(lines).encode("utf-8"))
+        if lines and isinstance(lines[0], bytes):
+            self.lines.write(b"".join(cast(list[bytes], lines)))
+        else:
+            self.lines.write("".join(cast(list[str], lines)).encode("utf-8"))
         if self.positions is not None:
-            self.positions.write("".join(row[1] for row in rows).encode("utf-8"))
+            self.positions.write("".join(cast(list[str], [row[1] for row in rows])).encode("utf-8"))
         self.documents += len(rows)
         self.empty_vectors += sum(1 for row in rows if row[2] == 0)
         self.postings += sum(row[2] for row in rows)
@@ -351,7 +354,7 @@ def vector_lines(encoder, pending: list[tuple[str, str, str]], scale: float, bat
     """JsonVectorCollection lines of one window of documents encoded together (``window_lines``): (lines, position
     lines or None, postings, documents with an empty vector)."""
     rows = window_lines(encoder, pending, scale, batch_size, positions)
-    pos_lines = [r[1] for r in rows] if positions else None
+    pos_lines = cast(list[str], [r[1] for r in rows]) if positions else None  # positions: one line per row
     return [r[0] for r in rows], pos_lines, sum(r[2] for r in rows), sum(1 for r in rows if r[2] == 0)
 
 

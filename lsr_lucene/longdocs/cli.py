@@ -202,7 +202,7 @@ def fit_metric(name: str) -> str:
         measure = canonical_measure(name)
     except InputError:
         measure = None
-    found = {("map", None): "map", ("ndcg_cut", "10"): "ndcg@10"}.get(measure)
+    found = {("map", None): "map", ("ndcg_cut", "10"): "ndcg@10"}.get(measure) if measure is not None else None
     if found is None:
         raise InputError(f"--metric must be map or ndcg_cut_10 (eval's names; nDCG@10 too), got {name!r}")
     return found

@@ -111,7 +111,7 @@ class Experiment:
         self.qrels_test = write_qrels(self.coll.qrels, self.test, self.work / "qrels-test.txt")
         cap = cfg.max_segments
         self.cap = cap
-        self.ks: list[int | None] = [k for k in SEGMENT_COUNTS if cap is None or k < cap] + [cap]
+        self.ks: list[int | None] = [*(k for k in SEGMENT_COUNTS if cap is None or k < cap), cap]
         self.tag = f"first{cap}" if cap else "all"
         self.runs = self.work / f"runs-{self.tag}"  # SDM candidates and "all" depend on the cap
         self.prefix = self.coll.name if cap is None else f"{self.coll.name}-{self.tag}"  # output file names
@@ -204,7 +204,7 @@ class Experiment:
 
         if self.cfg.query_combine != "auto":
             return self.cfg.query_combine
-        best, best_value, values = None, -1.0, {}
+        best, best_value, values = QUERY_COMBINE[0], -1.0, {}  # an AP is >= 0: the first one is replaced
         for combine in QUERY_COMBINE:
             scores = self.segment_scores(combine)
             value = sum(average_precision(rank(collapse(scores.get(q, {}), 1)), self.coll.qrels[q])
@@ -372,11 +372,11 @@ class Experiment:
 
         topics = {q: t for q, t in self.coll.bm25_topics().items() if q in set(self.test)}  # nothing to fit
         for k in self.ks + ["full"]:
-            label = "full" if k == "full" else file_label(k, self.cap)
+            label = "full" if isinstance(k, str) else file_label(k, self.cap)
             runs = {name: self.runs / f"{name}-k{label}.run" for name in ("bm25", "bm25-rm3", "bm25-sdm")}
             if all(p.exists() for p in runs.values()):
                 continue
-            if k == "full":
+            if isinstance(k, str):  # "full"
                 corpus = self.coll.corpus
             else:
                 corpus = str(_truncated_corpus(self.segments(), k, self.work / "bm25" / f"corpus-k{label}.jsonl"))

@@ -38,7 +38,8 @@ def aggregate_vectors(segment_vectors: Iterable[tuple[str, Mapping[str, int]]], 
     if method not in AGGREGATIONS:
         raise InputError(f"aggregation must be one of {', '.join(AGGREGATIONS)}, got {method!r}")
     limit = 1 if method == "first" else k
-    current, vectors = None, []
+    current: str | None = None
+    vectors: list[Mapping[str, int]] = []
 
     def emit():
         if method in ("first", "rep-max"):

@@ -282,7 +282,8 @@ def fit_lambdas(features: Mapping[str, SegmentFeatures], qrels: Mapping[str, Map
     if not prepared.queries:
         raise InputError("no training query has both candidates and a relevant document in the qrels")
     baseline = prepared.evaluate((1.0, 0.0, 0.0))
-    best, best_value = (1.0, 0.0, 0.0), baseline
+    best: tuple[float, ...] = (1.0, 0.0, 0.0)
+    best_value = baseline
     for lo in grid:
         for lu in grid:
             value = prepared.evaluate((1.0, lo, lu))

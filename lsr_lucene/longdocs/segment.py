@@ -16,7 +16,7 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from lsr_lucene.errors import InputError
 
@@ -139,7 +139,9 @@ class Segmenter:
         """Cut an over-long sentence into pieces of at most ``max_tokens`` tokens (on whole words)."""
         words = sentence.split()
         counts = self.count_tokens(words)
-        pieces, current, size = [], [], 0
+        pieces: list[tuple[str, int]] = []
+        current: list[str] = []
+        size = 0
         for word, n in zip(words, counts):
             if current and size + n > self.max_tokens:
                 pieces.append((" ".join(current), size))
@@ -204,7 +206,7 @@ def write_segments(docs: Iterable, segmenter: Segmenter, output: str | Path, ove
     from lsr_lucene.io.corpus import check_unique
     from lsr_lucene.io.output import atomic_output
 
-    counts = {"documents": 0, "empty_documents": 0, "segments": 0, "long_segments": 0,
+    counts: dict[str, Any] = {"documents": 0, "empty_documents": 0, "segments": 0, "long_segments": 0,
               "max_tokens": segmenter.max_tokens, "max_segments": segmenter.max_segments,
               "long_sentences": segmenter.long_sentences}
     with atomic_output(output, overwrite=overwrite) as tmp, open(tmp, "w", encoding="utf-8") as out:

@@ -3,7 +3,7 @@ features of the top documents, or ExactSDM as one Lucene query over all segments
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from lsr_lucene.errors import InputError
 from lsr_lucene.longdocs.queries import Query, quantised_query
@@ -112,7 +112,7 @@ class SegmentSearch:
                                     self.settings.max_clauses)
             windows = (window_dicts(clauses, True, weight=lo) if lo > 0 else []) + \
                 (window_dicts(clauses, False, self.settings.width, weight=lu) if lu > 0 else [])
-            spec = {"qid": q, "terms": {t: w * lt / (self.scale * self.scale) for t, w in vec.items()}}
+            spec: dict[str, Any] = {"qid": q, "terms": {t: w * lt / (self.scale * self.scale) for t, w in vec.items()}}
             if windows:
                 spec["windows"] = windows
             if java_rerank:

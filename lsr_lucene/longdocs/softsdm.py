@@ -142,7 +142,7 @@ class SoftQuery:
         """
         if len(self.rows) == 0 or m.shape[1] == 0:
             return 0.0, 0.0
-        active = m.any(axis=1)
+        active = np.asarray(m.any(axis=1))
         keep = active[self.rows].any(axis=1)
         if not keep.any():
             return 0.0, 0.0

@@ -6,9 +6,12 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Iterable, Iterator, Mapping
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from lsr_lucene.longdocs.softsdm import TopKStore
 
 from lsr_lucene.errors import InputError, Interrupted
 from lsr_lucene.io.claims import claim_output
@@ -59,7 +62,7 @@ class _ReusedEncoding:
                              f"({', '.join(f'{k}={old.get(k)!r}' for k in changed)})")
         self.vectors = self._lines(Path(directory) / "vectors")
         self.tokens = self._lines(Path(directory) / "tokens")
-        self.store = None
+        self.store: TopKStore | None = None
         if top_k and any((Path(directory) / "soft").glob("soft-*.npz")):
             from lsr_lucene.longdocs.softsdm import TopKStore
 
@@ -75,6 +78,7 @@ class _ReusedEncoding:
 
     def top(self, seg_id: str, top_k: int) -> tuple[np.ndarray, np.ndarray]:
         """The stored entries back as (term ids [L, k], weights [L, k]) as ``SparseEncoder.position_topk`` gives them."""
+        assert self.store is not None  # __contains__ said so
         length, pos, term, weight = self.store.get(seg_id)
         ids = np.zeros((length, top_k), dtype=np.int32)
         weights = np.zeros((length, top_k), dtype=np.float16)
@@ -132,7 +136,9 @@ def _write_shard(out: Path, number: int, chunk: list[str], results: dict, reused
     from lsr_lucene.io.vectors import quantise
     from lsr_lucene.longdocs.softsdm import write_store
 
-    token_lines, vector_lines, tops = [], [], []
+    token_lines: list[str] = []
+    vector_lines: list[str] = []
+    tops: list = []  # (term ids, weights) per segment; None when top_k is 0
     fresh = 0
     for s in chunk:
         if results[s] is None:

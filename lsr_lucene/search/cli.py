@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Mapping
 
 from lsr_lucene import cli_options as opt
 from lsr_lucene.errors import InputError
@@ -41,7 +42,7 @@ def read_query_texts(args: argparse.Namespace) -> dict[str, str]:
     return topics
 
 
-def load_queries(args: argparse.Namespace) -> dict[str, dict[str, float]]:
+def load_queries(args: argparse.Namespace) -> Mapping[str, Mapping[str, float]]:
     """Query vectors from --query-vectors, or --topics/--query encoded with the index's (or the given) model."""
     settings = index_settings(args.index)
     if args.query_vectors:
@@ -54,6 +55,7 @@ def load_queries(args: argparse.Namespace) -> dict[str, dict[str, float]]:
     if args.encoder and Path(args.encoder).is_file():
         return pre_encoded(topics, args.encoder)
     model = query_model(args, settings)
+    assert model is not None  # texts to encode: query_model always names a model for them
     scale = args.scale or settings.get("scale") or 100
     options = {k: settings[k] for k in ("activation", "pooling", "epsilon") if settings.get(k) is not None}
     note_documents_precision(settings.get("dtype"))  # queries are always encoded in fp32

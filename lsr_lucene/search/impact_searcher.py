@@ -21,7 +21,7 @@ import json
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence, cast
 
 from lsr_lucene.errors import InputError, json_problem
 from lsr_lucene.io.runs import read_hits
@@ -88,7 +88,7 @@ def _parse_spec(spec: Mapping | str) -> dict:
     """A spec dict from a dict or a JSON string (InputError on malformed JSON or spec)."""
     if isinstance(spec, str):
         try:
-            spec = json.loads(spec)
+            spec = cast(Mapping, json.loads(spec))
         except json.JSONDecodeError as exc:
             raise InputError(f"query spec: malformed JSON ({json_problem(exc)})") from None
     validate_spec(spec)
@@ -132,7 +132,8 @@ class ImpactSearcher:
         self._encoder_options["threads"] = threads
         self._documents_dtype = settings.get("dtype")
         self._model = settings.get("model") or "splade-tiny"
-        self._unknown_terms = None  # {encoded?: search.unknown_terms.UnknownTerms or None}, made on first search
+        # {encoded?: search.unknown_terms.UnknownTerms or None}, made on first search
+        self._unknown_terms: dict[bool, Any] | None = None
         self._encoder = None if encoder is None or isinstance(encoder, (str, Path)) else encoder
 
     @property

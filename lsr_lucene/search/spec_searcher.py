@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Literal, Mapping, Sequence, overload
 
 import numpy as np
 
@@ -24,6 +24,10 @@ JAVA_INT_MAX = 2**31 - 1
 QUERY_CUT = 10  # approximate search's first phase: the query terms of largest weight x max impact it keeps
 
 
+@overload
+def check_heap_factor(value, name: str = ..., optional: Literal[False] = ...) -> float: ...
+@overload
+def check_heap_factor(value, name: str = ..., optional: bool = ...) -> float | None: ...
 def check_heap_factor(value, name: str = "heap_factor", optional: bool = False) -> float | None:
     """``value`` as a heap factor (a number above 0 and at most 1), else InputError naming ``name``: the one check
     of every library, server and PyTerrier entry point (the CLI's is cli_options.HEAP_FACTOR, same wording).
@@ -194,7 +198,7 @@ class SpecSearcher:
                     # numpy drops trailing NULs of its strings: such ids are named from the list
                     self._docid_array = np.array(ids, dtype=f"<U{max(longest, 1)}") \
                         if fits and not any(i.endswith("\0") for i in ids) else False
-        if self._docid_array is False:
+        if not isinstance(self._docid_array, np.ndarray):  # False: too large to keep
             ids = self.docids
             return [ids[d] for d in docs.tolist()]
         return self._docid_array[docs].tolist()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
 
 from lsr_lucene.io.vectors import NEG_PREFIX
 
@@ -119,7 +119,7 @@ def unknown_term_lines(found: Mapping[str, list[str]], total: int, shown: int = 
     return lines
 
 
-def report_unknown_terms(searcher, specs: list[Mapping], model: str | None) -> dict[str, list[str]]:
+def report_unknown_terms(searcher, specs: Sequence[Mapping], model: str | None) -> dict[str, list[str]]:
     """Print the warning lines for specs searched with a ``SpecSearcher``; returns ``{qid: unknown terms}``."""
     found = UnknownTerms(searcher._java.getSearcher(), model_vocabulary(model)).of_all(specs)
     for line in unknown_term_lines(found, len(specs)):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import warnings
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import torch
 
@@ -190,7 +190,7 @@ class TrainableEncoder(torch.nn.Module):
         self.decoder = decoder
         self._parent, self._child = _find_decoder_parent(self.net, decoder)
         setattr(self._parent, self._child, torch.nn.Identity())
-        self.head = None
+        self.head: Any = None  # a torch.nn.Module (negative_head.py)
         if self.negative_head is not None:
             self.head = (nh.load(resolve(model), self.negative_head) if saved_head else
                          nh.create(self.negative_head, *decoder.weight.shape))

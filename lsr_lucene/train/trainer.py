@@ -19,7 +19,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import torch
 
@@ -242,7 +242,8 @@ class Trainer:
             total = min(total, cfg.max_steps)
         warmup = int(total * cfg.warmup)
         scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: _schedule(s, total, warmup))
-        state = {"epoch": 0, "step": 0, "best": None, "best_epoch": None, "bad_epochs": 0, "elapsed": 0.0}
+        state: dict[str, Any] = {"epoch": 0, "step": 0, "best": None, "best_epoch": None, "bad_epochs": 0,
+                                 "elapsed": 0.0}
         log_path = self.work / LOG_FILE
         if saved is not None:
             optimizer.load_state_dict(saved["optimizer"])

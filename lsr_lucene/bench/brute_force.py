@@ -8,6 +8,7 @@ positive-weight query term or pair (as in an inverted index); ties are broken by
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
@@ -96,8 +97,14 @@ def references(brute: BruteForce, spec: Mapping, ks: Sequence[int],
         if scores is base:
             base32 = base.astype(np.float32) if base32 is None else base32
         stored = base32 if scores is base else scores.astype(np.float32)
-        out[k] = Reference(top, lambda doc, stored=stored: float(stored[int(doc[1:])]))
+        assert stored is not None  # base32 is set above when scores is base
+        out[k] = Reference(top, partial(_stored_score, stored))
     return out
+
+
+def _stored_score(stored: np.ndarray, doc: str) -> float:
+    """The exact score of synthetic document ``doc`` (``d<row>``) in ``stored``."""
+    return float(stored[int(doc[1:])])
 
 
 def reference(brute: BruteForce, spec: Mapping, k: int,
@@ -117,7 +124,7 @@ def window_score(tokens: Sequence[tuple[str, float]], windows: Sequence[Mapping]
         if any(t not in present for t, _ in items):
             continue  # a clause matches only where all its tokens occur
         weight = float(win.get("weight", 1.0))
-        clause = Clause(tuple(t for t, _ in items), tuple(np.float32(q * weight) for _, q in items))
+        clause = Clause(tuple(t for t, _ in items), tuple(np.float32(q * weight) for _, q in items))  # type: ignore[misc]
         best = ordered_potential(tokens, clause) if win.get("ordered", True) else \
             unordered_potential(tokens, clause, int(win.get("width", len(items))))
         if best is not None:

@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from lsr_lucene import cli_options as opt
 from lsr_lucene.errors import InputError
@@ -179,7 +179,7 @@ def run_bench(args: argparse.Namespace, files: dict[str, Path], work: Path, skip
     qids = list(topics)[: args.max_queries] if args.max_queries else list(topics)
     print(f"collection {args.collection}: {len(docs)} documents, {len(qids)} queries; model {args.model}, "
           f"max length {args.max_length}, {args.threads} threads; {load_note()}", flush=True)
-    summary: dict[str, object] = {}
+    summary: dict[str, Any] = {}
 
     texts = [d.contents for d in docs if d.contents.strip()]
     if "encode" not in skip:

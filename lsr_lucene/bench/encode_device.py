@@ -53,7 +53,7 @@ def gpu_stage_seconds(encoder, docs, batch: int, out: Path) -> dict:
     lock = threading.Lock()
     pipeline = encoder.window_pipeline()
     if pipeline is not None:
-        originals = {"main: writing shards": (vectors._OpenShard, "add")}
+        originals: dict[str, tuple[object, str]] = {"main: writing shards": (vectors._OpenShard, "add")}
         pipeline.seconds.clear()
     else:
         originals = {"tokenize": (dev.FastTokenizer, "ids"),
@@ -86,7 +86,7 @@ def gpu_stage_seconds(encoder, docs, batch: int, out: Path) -> dict:
         totals.update(pipeline.seconds)
         busy = sum(v for k, v in pipeline.seconds.items() if k.startswith("device thread"))
         totals["device thread: idle (no window ready)"] = totals["wall"] - busy
-    result = {k: round(v, 3) for k, v in totals.items()}
+    result: dict[str, object] = {k: round(v, 3) for k, v in totals.items()}
     result["samples (thread kind: innermost frame, then the lsr_lucene frame)"] = dict(samples.most_common(45))
     return result
 
@@ -172,7 +172,7 @@ def _gpu(args, rows: Rows, checks: dict, docs, work: Path) -> None:
     depths = [int(d) for d in args.depths.split(",")]
     variants = [(w, 3 if w == 0 else d) for w in workers_list for d in (depths if w else [3])]
     # one encoder per variant, each keeping its worker processes: no timed run pays for starting them
-    encoders = {}
+    encoders: dict = {}
     for workers, depth in variants:  # CUDA context, kernels, cuBLAS handles, worker processes
         candidate = encoder if not encoders else fp32_encoder()
         try:

@@ -59,7 +59,7 @@ def read_passages(path: Path, limit: int | None = None) -> list[tuple[str, str]]
     """(id, text) of a JSONL corpus (``id`` with ``contents``, or ``title`` + ``text``)."""
     from lsr_lucene.io.corpus import doc_contents
 
-    out = []
+    out: list = []
     with path.open(encoding="utf-8") as handle:
         for line in handle:
             if limit is not None and len(out) >= limit:
@@ -146,7 +146,8 @@ def device_only(encoder, docs, batch_size: int, scale: float = 100) -> float:
     started = time.perf_counter()
     with torch.inference_mode():
         for input_ids, mask in padded:
-            quantised_arrays(encoder, *encoder._to_device(input_ids, mask), scale)
+            on_device = encoder._to_device(input_ids, mask)
+            quantised_arrays(encoder, on_device[0], on_device[1], scale)
     if cuda:
         torch.cuda.synchronize()
     return time.perf_counter() - started

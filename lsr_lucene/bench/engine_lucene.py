@@ -12,6 +12,7 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from lsr_lucene.bench.engine_native import vm_peak
 from lsr_lucene.index.impact import index_size
@@ -32,7 +33,7 @@ def build_ours(paths: dict, index_dir: Path, threads: int) -> dict:
     started = time.perf_counter()
     meta = build_impact_index(paths["vectors"], index_dir, threads=threads, overwrite=True, reorder=paths.get("reorder"))
     seconds, peak, size = time.perf_counter() - started, vm_peak(), index_size(index_dir)
-    out = {"build_s": seconds, "peak_rss_bytes": peak, "size_bytes": size, "extra": []}
+    out: dict[str, Any] = {"build_s": seconds, "peak_rss_bytes": peak, "size_bytes": size, "extra": []}
     if "reorder" in meta:
         out["bp_s"] = meta["reorder"]["bp_seconds"]
         out["note"] = (f"BP in the build: {meta['reorder']['bp_seconds']:.1f} s, log-gap "
@@ -76,7 +77,7 @@ class OursEngine:
     """Our Java BatchSearcher: one JNI call per query (search) or a spec file searched with threads (batch)."""
 
     name, family, exact, batch_threads = "ours", "ours", True, True
-    kinds = ("plain", "signed", "union", "cpt", "window")
+    kinds: tuple[str, ...] = ("plain", "signed", "union", "cpt", "window")
     dense_impacts = True  # use the index's dense-impacts sidecar
 
     def open(self, paths: dict, threads: int) -> None:
@@ -118,7 +119,7 @@ class OursPostingsEngine(OursEngine):
     baseline the sidecar is measured against, in the same run)."""
 
     name, dense_impacts = "ours-postings", False
-    kinds = ("plain",)
+    kinds: tuple[str, ...] = ("plain",)
 
 
 class _PreEncoded:

@@ -282,4 +282,4 @@ class ScipyEngine:
         return raw
 
     def close(self) -> None:
-        self._brute = None
+        self._brute = None  # type: ignore[assignment]  # closed

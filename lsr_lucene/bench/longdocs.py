@@ -24,6 +24,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from lsr_lucene.errors import InputError
 from lsr_lucene.index.impact import index_size
@@ -73,7 +74,7 @@ def run_bench(index: str | Path, queries, combine: str, lambdas, settings, hits:
     scale = float(meta.get("encoder", {}).get("scale") or 100)
     lt, lo, lu = lambdas
     norm = scale * scale
-    specs = {}
+    specs: dict[str, dict[str, Any]] = {}
     for q, query in queries.items():
         terms = {t: w * lt / norm for t, w in quantised_query(query, scale, combine).items()}
         clauses = query_clauses(query.sequences, settings.ngram, settings.min_weight, settings.max_clauses)
@@ -117,7 +118,7 @@ def run_bench(index: str | Path, queries, combine: str, lambdas, settings, hits:
             for name, fn in variants.items():
                 timings[name].append(_timed(lambda: fn(q)))  # noqa: B023 (called at once)
     base = statistics.fmean(timings["impact"])
-    out = {name: {**summarise(v), "ratio_to_impact": round(statistics.fmean(v) / base, 2)}
+    out: dict[str, Any] = {name: {**summarise(v), "ratio_to_impact": round(statistics.fmean(v) / base, 2)}
            for name, v in timings.items()}
     out["clauses_per_query"] = round(statistics.fmean(s["clauses"] for s in specs.values()), 1)
     return out
@@ -182,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     queries = encode_queries(chosen, encoder)
     k = None if args.segments == "all" else int(args.segments)
     settings = SdmSettings(args.ngram, args.width, args.max_clauses)
-    result = {"index": str(args.index), "queries": len(queries), "lambdas": lambdas,
+    result: dict[str, Any] = {"index": str(args.index), "queries": len(queries), "lambdas": lambdas,
               "latency": run_bench(args.index, queries, args.query_combine, lambdas, settings, k=k),
               "size": index_sizes(args.index)}
     for name in ("impact", "exact-rerank", "exact-full", "exact-features"):

@@ -120,6 +120,7 @@ def measure(stage: str, root: Path) -> dict:
     """Run ``stage`` in a fresh process; its peak RSS (wait4), peak anonymous RSS and seconds."""
     proc = subprocess.Popen([sys.executable, "-m", "lsr_lucene.bench.memory", "--child", stage, str(root)],
                             stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None  # stdout=PIPE
     out = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)

@@ -127,8 +127,13 @@ def load_pool(sources: list[PoolSource], cache: Path, positions: bool = True) ->
 
     vocab: list[str] = []
     index: dict[str, int] = {}
-    lengths, terms, weights, owner = [], [], [], []
-    pos_lengths, pos_terms, pos_weights = [], [], []
+    lengths: list[int] = []
+    terms: list[int] = []
+    weights: list[float] = []
+    owner: list[int] = []
+    pos_lengths: list[int] = []
+    pos_terms: list[int] = []
+    pos_weights: list[float] = []
     queries: list[dict] = []
     scales = set()
 

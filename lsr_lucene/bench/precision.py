@@ -46,7 +46,7 @@ def write_subset(source: Path, count: int, dest: Path) -> int:
     return kept
 
 
-def time_settings(run: Callable[[str, Path], None], work: Path, repeats: int) -> dict[str, list[tuple[float, float]]]:
+def time_settings(run: Callable[[str, Path], object], work: Path, repeats: int) -> dict[str, list[tuple[float, float]]]:
     """(wall, CPU) seconds of ``run(dtype, fresh output path)`` per setting and round: a warm-up, then ``repeats``
     rounds in rotating order (so drift in the machine's load hits every setting alike)."""
     seconds: dict[str, list[tuple[float, float]]] = {s: [] for s in SETTINGS}

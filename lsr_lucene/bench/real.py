@@ -28,6 +28,7 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -224,8 +225,9 @@ def prepare_collection(args, vectors: Path, n: int, work: Path) -> tuple[Collect
 
     # shards are only ever appended to an encoding of one fixed input: its first n passages stay the same
     params = {"docs": n, "vectors": str(vectors.resolve()), "seed": args.seed, "scale": _scale(vectors)}
-    paths = {"arrays": work / "collection.npz", "vectors": work / "vectors", "vocab": work / "vocab.json",
-             "positions": None, "work": work / "work", "ids": work / "ids.txt"}
+    paths: dict[str, Any] = {"arrays": work / "collection.npz", "vectors": work / "vectors",
+                             "vocab": work / "vocab.json", "positions": None, "work": work / "work",
+                             "ids": work / "ids.txt"}
     stamp = work / "real.json"
     if stamp.is_file() and json.loads(stamp.read_text()) == params and paths["vectors"].is_dir() \
             and paths["arrays"].is_file() and paths["ids"].is_file():

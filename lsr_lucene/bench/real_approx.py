@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 import time
 from pathlib import Path
+from typing import Callable
 
 import pandas as pd
 
@@ -72,7 +73,8 @@ def curve_task(paths: dict, orders: dict[str, Path], queries: list[dict], ks: li
     from lsr_lucene.bench.engine_native import SeismicEngine
     from lsr_lucene.search.spec_searcher import SpecSearcher
 
-    builds, settings = [], []  # settings: (row fields, untimed setup(), timed search(query, k) -> hits)
+    builds: list = []
+    settings: list[tuple[dict, Callable, Callable]] = []  # (row fields, untimed setup(), timed search(query, k) -> hits)
     searchers = {}
     for order, index in orders.items():
         if depths:
@@ -108,14 +110,14 @@ def curve_task(paths: dict, orders: dict[str, Path], queries: list[dict], ks: li
         if scorer is None:
             break
         scorer.heap_factor = 1.0
-        truth = [scorer.search(q["spec"], k) for q in queries]  # exact: the reference (untimed)
-        truth = [[(d, s, s) for d, s in hits] for hits in truth]
+        reference = [scorer.search(q["spec"], k) for q in queries]  # exact: the reference (untimed)
+        truth = [[(d, s, s) for d, s in hits] for hits in reference]
         for _, setup, search in settings:  # untimed warm-up calls (JIT compilation, page cache)
             setup()
             for q in queries[:max(warmup, 20)]:
                 search(q, k)
-        seconds = [[] for _ in settings]
-        hits = [[] for _ in settings]
+        seconds: list[list[float]] = [[] for _ in settings]
+        hits: list[list] = [[] for _ in settings]
         for i, q in enumerate(queries):
             for j in range(len(settings)):
                 j = (j + i) % len(settings)  # rotate which setting goes first
@@ -205,8 +207,8 @@ def summary(rows: pd.DataFrame) -> str:
     lines = ["| passages | k | recall goal | ours: fastest at the goal | Seismic: fastest at the goal "
              "| ours / Seismic (mean latency) |", "|---:|---:|---:|:---|:---|---:|"]
     for (docs, k), at in rows.groupby(["docs", "k"]):
-        fastest = [fastest_at_goal(at, e, k) for e in sorted(set(at.engine)) if e.startswith("ours")]
-        fastest = [r for r in fastest if r is not None]
+        fastest = [r for r in (fastest_at_goal(at, e, k) for e in sorted(set(at.engine)) if e.startswith("ours"))
+                   if r is not None]
         ours = min(fastest, key=lambda r: r.mean_ms) if fastest else None
         seismic = fastest_at_goal(at, "seismic", k)
         cell = lambda r: "—" if r is None else (f"{r.mean_ms:.2f} ms, recall {r.recall:.3f} ({r.engine}, "  # noqa: E731

@@ -22,6 +22,7 @@ import shlex
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -104,8 +105,9 @@ def prepare_collection(args, pool, buckets, n: int, work: Path) -> tuple[synthet
     positions = "window" in args.kind_list
     params = {"docs": n, "seed": args.seed, "pool": pool.collections, "model": args.model,
               "max_length": args.max_length, "df_ratio": args.df_ratio, "positions": positions}
-    paths = {"arrays": work / "collection.npz", "vectors": work / "vectors", "vocab": work / "vocab.json",
-             "positions": work / "positions.jsonl" if positions else None, "work": work / "work"}
+    paths: dict[str, Any] = {"arrays": work / "collection.npz", "vectors": work / "vectors",
+                             "vocab": work / "vocab.json", "positions": work / "positions.jsonl" if positions else None,
+                             "work": work / "work"}
     stamp = work / "synthetic.json"
     cached = stamp.is_file() and json.loads(stamp.read_text()) == params and paths["vectors"].is_dir() \
         and paths["arrays"].is_file() and (not positions or paths["positions"].is_file())
@@ -187,7 +189,7 @@ def build_indexes(args, coll, paths: dict, work: Path, families: set, capability
     """Every index family in every order (BP only for the families in REORDERED): index rows, failures."""
     n = coll.num_docs
     index_rows, failed = [], {}
-    bp = None
+    bp: tuple[Path, float] | None = None
     if "bp" in args.order_list and families & (set(REORDERED.values()) - {"ours"}):
         bp = bp_order(coll, work)
         print(f"  BP order of {n:,} documents: {bp[1]:.1f} s (our implementation)", flush=True)
@@ -207,7 +209,8 @@ def build_indexes(args, coll, paths: dict, work: Path, families: set, capability
                 print(f"  index {label}: reusing the build of {rows[0]['build_s']:.1f} s (an earlier run)", flush=True)
                 continue
             if reason is None:
-                extra = {} if order == "natural" else {"reorder": "bp"} if family == "ours" else {"order": bp[0]}
+                extra = {} if order == "natural" else {"reorder": "bp"} if family == "ours" else \
+                    {"order": bp[0]}  # type: ignore[index]  # made above for the BP families
                 got = in_child(build_task, family, {**paths, **extra, "index": index_dir}, index_dir, args.threads,
                                threads=args.threads)
                 reason = got.get("error")

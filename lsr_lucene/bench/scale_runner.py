@@ -16,13 +16,13 @@ import traceback
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from lsr_lucene.bench import engine_lucene as lucene
 from lsr_lucene.bench import engine_native as native
 
 # engine -> (index family it searches, factory)
-ENGINES: dict[str, tuple[str, Callable[[], object]]] = {
+ENGINES: dict[str, tuple[str, Callable[[], Any]]] = {  # engines are duck-typed (open, search, ...)
     "ours": ("ours", lucene.OursEngine),
     "ours-postings": ("ours", lucene.OursPostingsEngine),
     "pyserini": ("ours", lucene.PyseriniEngine),
@@ -163,7 +163,7 @@ def interleaved_task(names: list[str], paths: dict[str, dict], query_sets: dict[
     every engine in turn, the first engine rotating), so that a machine's changing load weighs on all of them alike;
     no batch rows. Returns, per engine, what ``search_task`` returns (peak memory: the whole process's)."""
     engines = {name: ENGINES[name][1]() for name in names}
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     for name, engine in engines.items():
         started = time.perf_counter()
         engine.open(paths[name], 1)
@@ -178,9 +178,10 @@ def interleaved_task(names: list[str], paths: dict[str, dict], query_sets: dict[
             for query in queries[:warmup]:
                 for name in taking:
                     engines[name].search(query, k)
-            seconds = {name: [] for name in taking}
-            cpu = {name: [] for name in taking}  # the calling thread's CPU time: what load from others barely moves
-            raws = {name: {} for name in taking}
+            seconds: dict[str, list[float]] = {name: [] for name in taking}
+            # the calling thread's CPU time: what load from others barely moves
+            cpu: dict[str, list[float]] = {name: [] for name in taking}
+            raws: dict[str, dict] = {name: {} for name in taking}
             for i, query in enumerate(queries):
                 for name in taking[i % len(taking):] + taking[:i % len(taking)]:
                     c0, t0 = time.thread_time(), time.perf_counter()

@@ -110,6 +110,7 @@ async def _http_clients(host: str, port: int, paths: Sequence[str], clients: int
 def http_load(base: str, paths: Sequence[str], clients: int, requests: int) -> Load:
     """``clients`` keep-alive connections sending ``requests`` GETs in all (cycled over ``paths``)."""
     parsed = urllib.parse.urlsplit(base)
+    assert parsed.hostname is not None and parsed.port is not None, base
     return asyncio.run(_http_clients(parsed.hostname, parsed.port, paths, clients, requests))
 
 
@@ -119,6 +120,7 @@ def start_server(index: str, threads: int) -> tuple[subprocess.Popen, str]:
     command = [sys.executable, "-m", "lsr_lucene.serve", "--index", index, "--name", "bench", "--port", "0",
                "--threads", str(threads)]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdout is not None  # stdout=PIPE
     line = proc.stdout.readline()
     if not line.startswith("serving "):
         proc.kill()

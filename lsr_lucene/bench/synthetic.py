@@ -140,7 +140,7 @@ def generate(pool: Pool, n: int, seed: int, buckets: Buckets) -> Collection:
 
 def positions_of(pool: Pool, collection: Collection, buckets: Buckets, docs: np.ndarray) -> list[list[tuple[str, float]]]:
     """Per-position (token, weight) of the given synthetic documents: the source's tokens, renamed like its terms."""
-    if pool.pos_indptr is None:
+    if pool.pos_indptr is None or pool.pos_terms is None or pool.pos_weights is None:
         raise InputError("the pool was loaded without positions")
     docs = np.asarray(docs, dtype=np.int64)
     flat, lengths = _gather(pool.pos_indptr, collection.source[docs].astype(np.int64))

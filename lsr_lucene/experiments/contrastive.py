@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Callable
 
 from lsr_lucene.experiments.contrastive_runs import run_collection, run_excluir, run_nevir, run_transfer
 
-RUNS = {"excluir": run_excluir, "nevir": run_nevir, "transfer": run_transfer, "collection": run_collection}
+RUNS: dict[str, Callable[..., int]] = {"excluir": run_excluir, "nevir": run_nevir, "transfer": run_transfer,
+                                       "collection": run_collection}
 
 
 def build_parser() -> argparse.ArgumentParser:

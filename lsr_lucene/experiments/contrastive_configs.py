@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 from lsr_lucene.compose.operations import Settings
 from lsr_lucene.compose.query_encoder import QueryEncoder
@@ -33,7 +33,7 @@ class Config:
 
     def settings(self) -> Settings:
         """Compose settings of this configuration (``default``: no operation named, as `lsr-lucene compose`)."""
-        extra = {"gate": self.gate} if self.gate is not None else {}
+        extra: dict[str, Any] = {"gate": self.gate} if self.gate is not None else {}
         return Settings(None if self.operation == DEFAULT else self.operation, lam=self.lam, **extra)
 
 

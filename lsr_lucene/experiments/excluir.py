@@ -91,6 +91,7 @@ def select(runs: Mapping[str, Mapping], rows: Sequence[Mapping]) -> str:
         value = objective(excluir_metrics(run, rows))
         if value > best_value + 1e-12:
             best, best_value = label, value
+    assert best is not None, "no configuration to select from"
     return best
 
 

@@ -29,8 +29,9 @@ from __future__ import annotations
 import json
 import random
 import sys
+from functools import partial
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence, cast
 
 import numpy as np
 
@@ -150,10 +151,11 @@ def components(folder: Path, work: Path, encoder, model: str, threads: int) -> d
         if comp.qid not in traces or not (isinstance(plan, FusionPlan) and plan.gate is not None
                                            and plan.dense_text is not None and isinstance(plan.a, VectorPlan)):
             continue  # not fired, or a nested shape: every family keeps the default's run
-        trace, record = traces[comp.qid], []
+        trace, record = traces[comp.qid], cast(list, [])
         fuse(plan, trace, record)
         cand = list(trace[0])
         dense_at = [kind for kind, _ in plan_inputs(plan)].index("dense")
+        assert plan.dense_text is not None and comp.text is not None  # checked above; a parsed query has its text
         cos_query, cos_b = leg.scores([comp.text, negative_text(comp.tree)], cand)
         bm_a, bm_q = bm25.scores(plan.dense_text), bm25.scores(comp.text)
         column = {"A": trace[0], "B": record[-1].b_scaled, "cos A": trace[dense_at], "cos query": cos_query,
@@ -316,7 +318,7 @@ def run(data: Sequence[str | Path], work: str | Path, output_dir: str | Path, mo
                                                                     if held_out(str(r["id"]))]) for n in names}, label)
     for family, settings in FAMILIES.items():
         print(f"== {family}: {len(settings)} settings", file=sys.stderr)
-        figures = {n: {label: per_query(b, lambda c, p=p: score(c, p)) for label, p in settings} for n, b in benches.items()}
+        figures = {n: {label: per_query(b, partial(score, p=p)) for label, p in settings} for n, b in benches.items()}
         for procedure, figs, chosen in family_rows(figures, rows_by_bench, [label for label, _ in settings], folds,
                                                    repeats):
             add(family, procedure, figs, chosen)

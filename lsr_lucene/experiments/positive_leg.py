@@ -127,7 +127,7 @@ def fused_run(comps, plans, traces: Mapping[str, list], base: Mapping[str, Mappi
         leaves = [dict(x) for x in traces[comp.qid]]
         cand = list(leaves[0])
         for i in range(len(leaves)) if extra_b is not None else [0]:
-            source = extra_a if i == 0 else extra_b
+            source = extra_a if i == 0 or extra_b is None else extra_b  # i > 0 only with extra_b
             own, add = minmax(leaves[i]), minmax({d: source[comp.qid][d] for d in cand})
             leaves[i] = {d: own[d] + weight * add[d] for d in cand}
         run[comp.qid] = fuse(plan, leaves)
@@ -153,7 +153,7 @@ def benchmark_runs(rows: Sequence[Mapping], docs: Mapping[str, str], backend, en
         vectors = dense.encode_queries(texts)
         return [dict(zip(ids, (dense_docs @ v).tolist())) for v in vectors]
 
-    texts = {"A": [positive_text(c.tree) for c in fired], "query": [c.text for c in fired],
+    texts: dict[str, list[str]] = {"A": [positive_text(c.tree) for c in fired], "query": [c.text or "" for c in fired],
              "B": [negative_text(c.tree) for c in fired]}
     extra = {f"dense {k}": dict(zip([c.qid for c in fired], dense_scores(v))) for k, v in texts.items()}
     extra["dense A+query"] = {q: {d: s + extra["dense query"][q][d] for d, s in a.items()}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from lsr_lucene.compose.tree import tree_to_json
 from lsr_lucene.experiments.quest_queries import QuestQuery
@@ -48,11 +48,11 @@ def convert(queries: list[QuestQuery], documents: Iterable[tuple[str, str]] | No
                                         "template": q.template}, ensure_ascii=False) + "\n")
                 topics.write(f"{q.qid}\t{q.text}\n")
                 for doc in q.relevant:
-                    doc_id = title_id.get(doc) if documents is not None else doc
-                    if doc_id is None:
+                    judged = title_id.get(doc) if documents is not None else doc
+                    if judged is None:
                         missing += 1
                         continue
-                    qrels.write(f"{q.qid} 0 {doc_id} 1\n")
+                    qrels.write(f"{q.qid} 0 {judged} 1\n")
     return {"queries": len(queries), "documents": len(title_id), "relevant titles not in corpus": missing}
 
 
@@ -63,7 +63,7 @@ def templates_of(compositions: str | Path) -> dict[str, str]:
     return {str(obj.get("id")): str(obj.get("template", "_")) for _, obj in open_jsonl(compositions)}
 
 
-def evaluate_runs(qrels: str | Path, runs: dict[str, str | Path], templates: dict[str, str] | None = None):
+def evaluate_runs(qrels: str | Path, runs: Mapping[str, str | Path], templates: dict[str, str] | None = None):
     """NDCG@10 and R@100 per run: overall (trec_eval -c) and, given templates, the mean per template."""
     import pandas as pd
 

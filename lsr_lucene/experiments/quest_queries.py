@@ -129,7 +129,7 @@ def read_irds_queries(dataset_id: str) -> list[QuestQuery]:
                 qrels.setdefault(str(qrel.query_id), []).append(str(qrel.doc_id))
     out = []
     for query in dataset.queries_iter():
-        text = getattr(query, "text", None) or getattr(query, "title", "")
+        text = str(getattr(query, "text", None) or getattr(query, "title", ""))
         template, tree = template_tree(text)
         out.append(QuestQuery(str(query.query_id), tree, " ".join(text.split()), template,
                               qrels.get(str(query.query_id), [])))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence, cast
 
 from lsr_lucene.errors import InputError
 from lsr_lucene.experiments.contrastive_configs import DEFAULT, LAMBDA_GRID, Config
@@ -62,7 +62,7 @@ def cross_table(tables: Mapping[str, object]):
 
     if not tables:
         raise InputError("no benchmark to tabulate")
-    parts = {name: df[list(EXCLUIR_COLUMNS)] for name, df in tables.items()}
+    parts = {name: cast(pd.DataFrame, df)[list(EXCLUIR_COLUMNS)] for name, df in tables.items()}
     index = next(iter(parts.values())).index
     worst = pd.concat([df.loc[index] for df in parts.values()]).groupby(level=0, sort=False).min().loc[index]
     parts[WORST] = worst
@@ -102,6 +102,7 @@ def choose(runs: Mapping, rows_by_bench: Mapping[str, Sequence[Mapping]],
         value = _score(runs, rows_by_bench, label)
         if value > best_value + 1e-12:
             best, best_value = label, value
+    assert best is not None, "no configuration to select from"
     return best
 
 
@@ -166,10 +167,11 @@ def selection_table(runs: Mapping, rows_by_bench: Mapping[str, Sequence[Mapping]
     names = list(rows_by_bench)
     criteria = [([name], f"on {name}") for name in names] + ([(names, "on the worst case of all")]
                                                              if len(names) > 1 else [])
-    records, index = [], []
+    records: list[dict[str, object]] = []
+    index: list[str] = []
 
     def add(title: str, figures: Mapping[str, Mapping[str, float]], setting: str, read: str) -> None:
-        rec = {f"{name}: {col}": figures[name][col] for name in names for col in EXCLUIR_COLUMNS}
+        rec: dict[str, object] = {f"{name}: {col}": figures[name][col] for name in names for col in EXCLUIR_COLUMNS}
         for col in EXCLUIR_COLUMNS:
             rec[f"{WORST}: {col}"] = min(figures[name][col] for name in names)
         rec.update({"setting": setting, "read": read})

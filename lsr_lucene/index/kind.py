@@ -40,8 +40,8 @@ def check_index_format(path: Path, recorded: object) -> None:
     if isinstance(found, int) and not isinstance(found, bool) and found <= INDEX_FORMAT:
         return
     built_by = recorded.get("lsr_lucene_version", "an unknown version") if isinstance(recorded, dict) else "?"
-    raise InputError(f"{path}: index format {found!r} (built by lsr_lucene {built_by}) is newer than this "
-                     f"lsr_lucene {__version__} reads (format {INDEX_FORMAT}); upgrade lsr_lucene or rebuild the index")
+    raise InputError(f"{path}: index format {found!r} (built by lsr_lucene {built_by}), but this lsr_lucene "
+                     f"{__version__} reads formats up to {INDEX_FORMAT}; upgrade lsr_lucene or rebuild the index")
 
 
 def index_kind(index: str | Path) -> str | None:

@@ -122,6 +122,11 @@ public final class BatchSearcher implements Closeable {
     return dense == null ? "absent" : dense.problem == null ? "" : dense.problem;
   }
 
+  /** Where the dense-impacts rows are read from: "mapped" (the files, off the heap), "heap", or "" when unused. */
+  public String denseImpactsLayout() {
+    return dense == null || dense.problem != null ? "" : dense.mapped() ? "mapped" : "heap";
+  }
+
   /** An IndexSearcher scoring boost &times; impact, with no query cache (every query is new). */
   static IndexSearcher impactSearcher(IndexReader r) {
     IndexSearcher s = new IndexSearcher(r);
@@ -580,6 +585,9 @@ public final class BatchSearcher implements Closeable {
     mainReader.close();
     if (top != null) {
       top.close();
+    }
+    if (dense != null) {
+      dense.close();
     }
     if (posReader != null) {
       posReader.close();

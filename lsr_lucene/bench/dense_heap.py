@@ -4,10 +4,11 @@ memory-mapped files against the former layout loading them onto the JVM heap, on
     python -m lsr_lucene.bench.dense_heap --index INDEX[,INDEX...] --query-vectors Q.jsonl --output runs/memory \\
         [--queries 300] [--ks 10,1000] [--heap 1g] [--rounds 3]
 
-Per index (e.g. two sizes of one collection, to show what grows): latency: both layouts open in one JVM (system property ``lsr.denseImpacts.onHeap`` set while the on-heap one
-opens), every query timed on each in turn (wall and thread CPU time, alternating which goes first), ``--rounds``
-passes; their hits must be identical. Memory: one fresh JVM per layout (``-Xmx`` = ``--heap``; and one with
-the sidecar unused, ``none``, the index's own heap) opens the index, searches every query at every k, then reports the heap in use after a full GC (what the searcher keeps), the
+Per index (e.g. two sizes of one collection, to show what grows): latency: both layouts open in one JVM (system
+property ``lsr.denseImpacts.onHeap`` set while the on-heap one opens), every query timed on each in turn (wall and
+thread CPU time, alternating which goes first), ``--rounds`` passes; their hits must be identical. Memory: one fresh
+JVM per layout (``-Xmx`` = ``--heap``; and one with the sidecar unused, ``none``, the index's own heap) opens the
+index, searches every query at every k, then reports the heap in use after a full GC (what the searcher keeps), the
 heap's peak, and the process's peak RSS (mapped pages touched included). Writes OUTPUT/dense_heap.csv (per query),
 OUTPUT/dense_heap_memory.csv, OUTPUT/dense_heap_indexes.csv and OUTPUT/dense_heap.md.
 """
@@ -49,7 +50,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--rounds", type=int, default=3, help="timed passes over the queries")
     parser.add_argument("--warmup", type=int, default=20, help="queries searched untimed first, per layout and k")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--child", choices=MEMORY_LAYOUTS, help=argparse.SUPPRESS)  # one layout's memory, in a fresh JVM
+    # one layout's memory, in a fresh JVM
+    parser.add_argument("--child", choices=MEMORY_LAYOUTS, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     args.ks = [int(k) for k in args.ks.split(",")]
     return args
@@ -172,8 +174,8 @@ def summary(latency: pd.DataFrame, memory: pd.DataFrame, args, indexes: pd.DataF
         pct = {layout: f"{np.percentile(g[layout]['wall_ms'], 50):.2f} / {np.percentile(g[layout]['wall_ms'], 99):.2f}"
                for layout in LAYOUTS}
         lines.append(f"| {docs:,} | {k} | {wall['heap']:.2f} | {wall['mapped']:.2f} | {pct['heap']} | "
-                     f"{pct['mapped']} | {cpu['heap']:.2f} | {cpu['mapped']:.2f} | {wall['mapped'] / wall['heap']:.3f} | "
-                     f"{cpu['mapped'] / cpu['heap']:.3f} |")
+                     f"{pct['mapped']} | {cpu['heap']:.2f} | {cpu['mapped']:.2f} | "
+                     f"{wall['mapped'] / wall['heap']:.3f} | {cpu['mapped'] / cpu['heap']:.3f} |")
     lines += ["", "Sizes on disk (index without the sidecar; the sidecar) per document:\n",
               "| documents | index MiB | index bytes/doc | sidecar MiB | sidecar bytes/doc | dense terms |",
               "|---:|---:|---:|---:|---:|---:|"]

@@ -41,7 +41,8 @@ final class DenseBlockMaxScorer extends BulkScorer {
   static final int FIRST_WINDOWS = 8;
 
   private final byte[][] dense; // per dense term: its row on the heap, null when read from the mapped file
-  private final IndexInput[] denseMapped; // per dense term: this scorer's clone of its mapped row, null on the heap
+  private final IndexInput file; // this scorer's clone of the segment's mapped sidecar file, null on the heap
+  private final long[] denseOffsets; // per dense term: where its row starts in that file
   private final byte[][] denseMaxima; // per dense term: its largest impact per block
   private final byte[] rowBytes = new byte[WINDOW]; // the stretch of a mapped row being summed
   private final int[] denseWeights;
@@ -60,11 +61,12 @@ final class DenseBlockMaxScorer extends BulkScorer {
   private long[] sparseBounds = new long[0]; // per window w and sparse term i: [w * sparseTerms.length + i]
   private final ImpactMaxScoreQuery.Hit hit = new ImpactMaxScoreQuery.Hit();
 
-  private DenseBlockMaxScorer(byte[][] dense, IndexInput[] denseMapped, byte[][] denseMaxima, int[] denseWeights, TermsEnum termsEnum,
-                              BytesRef[] sparseTerms, TermState[] sparseStates, int[] sparseWeights, long[] sparseMax,
+  private DenseBlockMaxScorer(byte[][] dense, IndexInput file, long[] denseOffsets, byte[][] denseMaxima,
+                              int[] denseWeights, TermsEnum termsEnum, BytesRef[] sparseTerms, TermState[] sparseStates, int[] sparseWeights, long[] sparseMax,
                               float heapFactor, int maxDoc, long cost) {
     this.dense = dense;
-    this.denseMapped = denseMapped;
+    this.file = file;
+    this.denseOffsets = denseOffsets;
     this.denseMaxima = denseMaxima;
     this.denseWeights = denseWeights;
     this.termsEnum = termsEnum;
@@ -89,7 +91,7 @@ final class DenseBlockMaxScorer extends BulkScorer {
     }
     TermsEnum te = fieldTerms.iterator();
     List<byte[]> rows = new ArrayList<>();
-    List<IndexInput> mapped = new ArrayList<>();
+    List<Long> offsets = new ArrayList<>();
     List<byte[]> maxima = new ArrayList<>();
     List<Integer> dw = new ArrayList<>();
     List<BytesRef> st = new ArrayList<>();
@@ -102,7 +104,7 @@ final class DenseBlockMaxScorer extends BulkScorer {
       BytesRef bytes = new BytesRef(terms[i]);
       if (row != null) {
         rows.add(row.heap);
-        mapped.add(row.mapped == null ? null : row.mapped.clone()); // a clone per scorer: its own file position
+        offsets.add(row.offset);
         maxima.add(row.maxima);
         dw.add(weights[i]);
         cost += ctx.reader().maxDoc();
@@ -117,8 +119,8 @@ final class DenseBlockMaxScorer extends BulkScorer {
     if (rows.isEmpty()) {
       return null;
     }
-    return new DenseBlockMaxScorer(rows.toArray(new byte[0][]), mapped.toArray(new IndexInput[0]),
-        maxima.toArray(new byte[0][]),
+    return new DenseBlockMaxScorer(rows.toArray(new byte[0][]), di.file(ctx),
+        offsets.stream().mapToLong(Long::longValue).toArray(), maxima.toArray(new byte[0][]),
         dw.stream().mapToInt(Integer::intValue).toArray(), te, st.toArray(new BytesRef[0]),
         ss.toArray(new TermState[0]), sw.stream().mapToInt(Integer::intValue).toArray(),
         sm.stream().mapToLong(Long::longValue).toArray(), heapFactor, ctx.reader().maxDoc(), cost);
@@ -300,9 +302,8 @@ final class DenseBlockMaxScorer extends BulkScorer {
       byte[] row = dense[j];
       int at = lo;
       if (row == null) {
-        IndexInput in = denseMapped[j];
-        in.seek(lo);
-        in.readBytes(rowBytes, 0, len);
+        file.seek(denseOffsets[j] + lo);
+        file.readBytes(rowBytes, 0, len);
         row = rowBytes;
         at = 0;
       }

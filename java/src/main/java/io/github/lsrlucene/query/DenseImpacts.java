@@ -32,7 +32,7 @@ import org.apache.lucene.util.IOUtils;
  * postings stay the truth (the sidecar is checked against each segment's id and checksum, and is ignored when stale).
  *
  * <p>The rows stay in the memory-mapped files ({@link MMapDirectory}), off the JVM heap, so that the heap does not
- * grow with the collection: a scorer reads the stretch of a row it sums through its own clone of the file's input.
+ * grow with the collection: a scorer reads the stretches of rows it sums through its own clone of the file's input.
  * Only the block maxima (1/{@link #BLOCK} of the rows) and the term keys are kept on the heap. The system property
  * {@value #ON_HEAP_PROPERTY}{@code =true} loads the rows onto the heap instead (the former layout, kept for the
  * benchmark comparing the two, {@code lsr_lucene.bench.dense_heap}).
@@ -51,14 +51,14 @@ public final class DenseImpacts implements Closeable {
   /** System property: "true" loads the rows onto the JVM heap instead of reading them from the mapped files. */
   public static final String ON_HEAP_PROPERTY = "lsr.denseImpacts.onHeap";
 
-  /** Where a term's row of one segment lives: a slice of the mapped file, or (on-heap layout) a byte array. */
+  /** Where a term's row of one segment lives: at an offset of the mapped file, or (on-heap layout) a byte array. */
   static final class Row {
-    final IndexInput mapped; // the row's maxDoc bytes in the mapped file (clone before reading), null on the heap
+    final long offset; // where the row's maxDoc bytes start in the segment's mapped file (see file), -1 on the heap
     final byte[] heap; // the row on the heap, null when mapped
     final byte[] maxima; // its largest impact per block of docids (always on the heap)
 
-    Row(IndexInput mapped, byte[] heap, byte[] maxima) {
-      this.mapped = mapped;
+    Row(long offset, byte[] heap, byte[] maxima) {
+      this.offset = offset;
       this.heap = heap;
       this.maxima = maxima;
     }
@@ -67,7 +67,7 @@ public final class DenseImpacts implements Closeable {
   private final Map<String, Row>[] leaves; // per leaf ord: field + '\0' + term -> its row
   private final int[] maxDocs;
   private final Directory dir; // the mapped sidecar folder, open while rows are read from it (null on the heap)
-  private final List<IndexInput> inputs; // the mapped files, closed with this
+  private final List<IndexInput> inputs; // the mapped files by leaf ord, closed with this
   /** Why the sidecar is not used (stale or unreadable), null when it is. */
   public final String problem;
 
@@ -84,7 +84,7 @@ public final class DenseImpacts implements Closeable {
     return new DenseImpacts(null, null, null, List.of(), problem);
   }
 
-  /** The sidecar of {@code index} for {@code main}'s segments (layout from {@link #ON_HEAP_PROPERTY}); null when none. */
+  /** The sidecar of {@code index} for {@code main}'s segments (layout: {@link #ON_HEAP_PROPERTY}); null when none. */
   public static DenseImpacts open(Path index, DirectoryReader main) throws IOException {
     return open(index, main, Boolean.getBoolean(ON_HEAP_PROPERTY));
   }
@@ -141,7 +141,7 @@ public final class DenseImpacts implements Closeable {
                 System.arraycopy(chunk, 0, heap, from, len);
               }
             }
-            terms.put(key, new Row(onHeap ? null : file.slice(key, at, maxDoc), heap, maxima));
+            terms.put(key, new Row(onHeap ? -1 : at, heap, maxima));
           }
           CodecUtil.checkFooter(in);
         } catch (CorruptIndexException | EOFException e) {
@@ -161,7 +161,7 @@ public final class DenseImpacts implements Closeable {
         : new DenseImpacts(leaves, maxDocs, dir, inputs, null);
   }
 
-  /** Writes the largest impact of each {@link #BLOCK} of {@code bytes[0, len)} into {@code out} from block {@code at}. */
+  /** Writes the largest impact per {@link #BLOCK} of {@code bytes[0, len)} into {@code out}, from block {@code at}. */
   private static void blockMaxima(byte[] bytes, int len, byte[] out, int at) {
     for (int b = 0; b * BLOCK < len; b++) {
       int max = 0;
@@ -183,6 +183,14 @@ public final class DenseImpacts implements Closeable {
       return null;
     }
     return leaves[ctx.ord].get(key(field, term));
+  }
+
+  /**
+   * A clone of leaf {@code ctx}'s mapped file (its own position: one per scorer, which reads a row's bytes at
+   * {@link Row#offset}); null on the heap.
+   */
+  IndexInput file(LeafReaderContext ctx) {
+    return dir == null ? null : inputs.get(ctx.ord).clone();
   }
 
   /** Whether the rows are read from the mapped files (false: loaded onto the heap). */

@@ -12,7 +12,7 @@
 # Environment: VECTORS (default work/wiki2015/vectors), QUERIES (default work/wiki2015/queries.jsonl), WORK
 #   (default work/dense_heap), HEAP (default 1g), NQUERIES (default 300), ROUNDS (default 3), NICE (default 0),
 #   OUTPUT (default runs/memory)
-# Writes: OUTPUT/dense_heap.md, dense_heap.csv (per query), dense_heap_memory.csv, dense_heap_indexes.csv
+# Writes: OUTPUT/dense_heap.md, dense_heap.csv (latency per size, k and layout), dense_heap_memory.csv, dense_heap_indexes.csv
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"

@@ -9,12 +9,13 @@ property ``lsr.denseImpacts.onHeap`` set while the on-heap one opens), every que
 thread CPU time, alternating which goes first), ``--rounds`` passes; their hits must be identical. Memory: one fresh
 JVM per layout (``-Xmx`` = ``--heap``; and one with the sidecar unused, ``none``, the index's own heap) opens the
 index, searches every query at every k, then reports the heap in use after a full GC (what the searcher keeps), the
-heap's peak, and the process's peak RSS (mapped pages touched included). Writes OUTPUT/dense_heap.csv (per query),
+heap's peak, and the process's peak RSS (mapped pages touched included). Writes OUTPUT/dense_heap.csv (latency per size, k, layout),
 OUTPUT/dense_heap_memory.csv, OUTPUT/dense_heap_indexes.csv and OUTPUT/dense_heap.md.
 """
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import subprocess
@@ -156,7 +157,24 @@ def measure_latency(args, index: str, specs: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def summary(latency: pd.DataFrame, memory: pd.DataFrame, args, indexes: pd.DataFrame) -> str:
+def latency_table(latency: pd.DataFrame) -> pd.DataFrame:
+    """Per index size, k and layout: mean, p50 and p99 wall ms, mean CPU ms, and the mapped/heap ratios."""
+    rows = []
+    for (docs, k), group in latency.groupby(["docs", "k"]):
+        row: dict = {"docs": docs, "k": k, "queries": group["qid"].nunique(), "rounds": group["round"].nunique()}
+        for layout in LAYOUTS:
+            g = group[group["layout"] == layout]
+            row.update({f"{layout}_wall_ms_mean": g["wall_ms"].mean(),
+                        f"{layout}_wall_ms_p50": np.percentile(g["wall_ms"], 50),
+                        f"{layout}_wall_ms_p99": np.percentile(g["wall_ms"], 99),
+                        f"{layout}_cpu_ms_mean": g["cpu_ms"].mean()})
+        row["wall_ratio"] = row["mapped_wall_ms_mean"] / row["heap_wall_ms_mean"]
+        row["cpu_ratio"] = row["mapped_cpu_ms_mean"] / row["heap_cpu_ms_mean"]
+        rows.append(row)
+    return pd.DataFrame(rows).round(4)
+
+
+def summary(table: pd.DataFrame, memory: pd.DataFrame, args, indexes: pd.DataFrame) -> str:
     """The Markdown report: per index, latency per layout and k with the mapped/heap ratios, then memory per layout
     with the heap each keeps per document."""
     lines = ["# Dense-impacts rows off the heap: mapped files vs on-heap arrays\n",
@@ -167,15 +185,11 @@ def summary(latency: pd.DataFrame, memory: pd.DataFrame, args, indexes: pd.DataF
              ("| documents | k | heap: mean wall ms | mapped: mean wall ms | heap: p50 / p99 wall ms | "
               "mapped: p50 / p99 wall ms | heap: mean CPU ms | mapped: mean CPU ms | wall ratio | CPU ratio |"),
              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for (docs, k), group in latency.groupby(["docs", "k"]):
-        g = {layout: group[group["layout"] == layout] for layout in LAYOUTS}
-        wall = {layout: g[layout]["wall_ms"].mean() for layout in LAYOUTS}
-        cpu = {layout: g[layout]["cpu_ms"].mean() for layout in LAYOUTS}
-        pct = {layout: f"{np.percentile(g[layout]['wall_ms'], 50):.2f} / {np.percentile(g[layout]['wall_ms'], 99):.2f}"
-               for layout in LAYOUTS}
-        lines.append(f"| {docs:,} | {k} | {wall['heap']:.2f} | {wall['mapped']:.2f} | {pct['heap']} | "
-                     f"{pct['mapped']} | {cpu['heap']:.2f} | {cpu['mapped']:.2f} | "
-                     f"{wall['mapped'] / wall['heap']:.3f} | {cpu['mapped'] / cpu['heap']:.3f} |")
+    for _, r in table.iterrows():
+        lines.append(f"| {int(r['docs']):,} | {int(r['k'])} | {r['heap_wall_ms_mean']:.2f} | {r['mapped_wall_ms_mean']:.2f} | "
+                     f"{r['heap_wall_ms_p50']:.2f} / {r['heap_wall_ms_p99']:.2f} | "
+                     f"{r['mapped_wall_ms_p50']:.2f} / {r['mapped_wall_ms_p99']:.2f} | {r['heap_cpu_ms_mean']:.2f} | "
+                     f"{r['mapped_cpu_ms_mean']:.2f} | {r['wall_ratio']:.3f} | {r['cpu_ratio']:.3f} |")
     lines += ["", "Sizes on disk (index without the sidecar; the sidecar) per document:\n",
               "| documents | index MiB | index bytes/doc | sidecar MiB | sidecar bytes/doc | dense terms |",
               "|---:|---:|---:|---:|---:|---:|"]
@@ -202,7 +216,7 @@ def summary(latency: pd.DataFrame, memory: pd.DataFrame, args, indexes: pd.DataF
                   "| from | to | " + " | ".join(f"{layout} bytes/doc" for layout in MEMORY_LAYOUTS) + " |",
                   "|---:|---:|" + "---:|" * len(MEMORY_LAYOUTS)]
         kept = memory.set_index(["docs", "layout"])["heap_after_search"]
-        for small, large in zip(sizes, sizes[1:]):
+        for small, large in itertools.pairwise(sizes):
             growth = [(kept[(large, layout)] - kept[(small, layout)]) / (large - small) for layout in MEMORY_LAYOUTS]
             lines.append(f"| {small:,} | {large:,} | " + " | ".join(f"{g:.0f}" for g in growth) + " |")
     lines += ["", f"Command: python -m lsr_lucene.bench.dense_heap {' '.join(sys.argv[1:])}", ""]
@@ -236,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
         indexes.append(described)
         memory.append(measure_memory(args, index).assign(docs=described["docs"]))
         latency.append(measure_latency(args, index, specs).assign(docs=described["docs"]))
-    frames = {"dense_heap.csv": pd.concat(latency), "dense_heap_memory.csv": pd.concat(memory),
+    frames = {"dense_heap.csv": latency_table(pd.concat(latency)), "dense_heap_memory.csv": pd.concat(memory),
               "dense_heap_indexes.csv": pd.DataFrame(indexes)}
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)

@@ -150,6 +150,16 @@ def test_unreachable_address_and_missing_shard_are_one_error_line(tmp_path, caps
         read_manifest(tmp_path / "dindex")
 
 
+def test_max_impacts_of_some_terms_are_those_of_the_whole_vocabulary(single):
+    """What distributed search asks of a shard (the max impacts of its queries' subtracted terms only) is the whole
+    vocabulary's table restricted to them; terms the index lacks are left out."""
+    from lsr_lucene.search.spec_searcher import SpecSearcher
+
+    with SpecSearcher(single / "index") as searcher:
+        full = searcher.max_impacts("contents")
+        some = [*sorted(full)[::7], "no-such-term", "neg_" + min(full)]
+        assert searcher.max_impacts("contents", some) == {t: full[t] for t in some if t in full}
+
 # ---- a local Ray instance ---------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def local_ray():

@@ -66,8 +66,8 @@ class ShardSearcher:
         """Per (spec JSON, docids, first-stage scores): the scores with the spec's windows added, in input order."""
         return [self.searcher.rescore_columns(json.loads(spec), docids, scores) for spec, docids, scores in batch]
 
-    def max_impacts(self, field: str) -> dict[str, int]:
-        return self.searcher.max_impacts(field)
+    def max_impacts(self, field: str, terms: list[str] | None = None) -> dict[str, int]:
+        return self.searcher.max_impacts(field, terms)
 
     def num_docs(self) -> int:
         return self.searcher.num_docs
@@ -85,12 +85,14 @@ class ShardSearcher:
 class SearchTiming:
     """Where a distributed search's time goes: per query batch, its round trip (sent to every shard -> every answer
     in) and the slowest shard's own search time; per shard, the seconds it searched; on the driver, preparing the
-    specs (JSON, subtracted max impacts), fetching the answers (Ray transfer and deserialisation) and merging."""
+    specs (JSON, subtracted max impacts), gathering the collection's max impacts of the terms signed queries subtract
+    (``bounds``: one call per shard), fetching the answers (Ray transfer and deserialisation) and merging."""
 
     round_trips: list[float] = field(default_factory=list)
     slowest_shard: list[float] = field(default_factory=list)
     shard_busy: list[float] = field(default_factory=list)
     prepare: float = 0.0
+    bounds: float = 0.0
     fetch: float = 0.0
     merge: float = 0.0
 
@@ -110,6 +112,7 @@ class SearchTiming:
                 "round_trip_ms_max": round(1e3 * trips[-1], 2),
                 "slowest_shard_ms_mean": round(1e3 * sum(self.slowest_shard) / max(len(self.slowest_shard), 1), 2),
                 "shard_busy_s": [round(b, 3) for b in self.shard_busy], "prepare_s": round(self.prepare, 3),
+                "bounds_s": round(self.bounds, 3),
                 "fetch_s": round(self.fetch, 3), "merge_s": round(self.merge, 3)}
 
 
@@ -121,7 +124,8 @@ def timing_line(timing: dict) -> str:
             f"{timing['round_trip_ms_mean']:.1f} ms mean (p50 {timing['round_trip_ms_p50']:.1f}, max "
             f"{timing['round_trip_ms_max']:.1f}), the slowest shard searching {timing['slowest_shard_ms_mean']:.1f} "
             f"of it, {rest:.1f} queueing behind batches in flight, Ray transfer and (de)serialisation; shards busy "
-            f"[{busy}] s; driver: prepare {timing['prepare_s']:.2f} s, fetch {timing['fetch_s']:.2f} s, merge "
+            f"[{busy}] s; driver: prepare {timing['prepare_s']:.2f} s (of it max impacts from the shards "
+            f"{timing['bounds_s']:.2f} s), fetch {timing['fetch_s']:.2f} s, merge "
             f"{timing['merge_s']:.2f} s")
 
 
@@ -183,6 +187,7 @@ class DistributedSearcher:
                                             else "SPREAD").remote(path, self.heap_factor) for r in range(replicas)]
                        for shard, path in zip(manifest["shards"], self.shards)]
         self._max_impacts: dict[str, dict[str, int]] = {}  # field -> the collection's max impact of each term
+        self._asked: dict[str, set[str]] = {}  # field -> the terms whose max impacts were gathered
         try:
             self.num_docs = sum(_ray_get([row[0].num_docs.remote() for row in self.actors]))  # indexes open or fail
             _ray_get([actor.num_docs.remote() for row in self.actors for actor in row[1:]])
@@ -204,8 +209,14 @@ class DistributedSearcher:
         started = time.perf_counter()
         if hits <= 0:
             raise InputError(f"hits must be positive, got {hits}")
+        subtracted: dict[str, set[str]] = {}  # field -> every term the specs subtract: one call per shard for all
         for spec in specs:  # a bad spec is one error line before any shard is asked
             validate_spec(spec)
+            subtracted.setdefault(spec.get("field", "contents"), set()).update(subtracted_terms(spec))
+        gathering = time.perf_counter()
+        for name, terms in subtracted.items():
+            self.gather_max_impacts(name, terms)
+        timing.bounds += time.perf_counter() - gathering
         jobs = [(json.dumps(first_stage(spec) if reranks(spec) else spec, allow_nan=False),
                  max(hits, spec["rerank"]) if reranks(spec) else hits, self.subtracted_max_impacts(spec),
                  self.approximate, self.query_cut)
@@ -294,19 +305,23 @@ class DistributedSearcher:
         terms = subtracted_terms(spec)
         if not terms:
             return {}
-        table = self.collection_max_impacts(spec.get("field", "contents"))
+        field = spec.get("field", "contents")
+        table = self.gather_max_impacts(field, terms)
         return {term: table[term] for term in terms if term in table}
 
-    def collection_max_impacts(self, field: str) -> dict[str, int]:
-        """Max impact of every term of ``field`` over all shards (gathered from the shards once per field)."""
-        if field not in self._max_impacts:
-            table: dict[str, int] = {}
-            for shard in _ray_get([row[0].max_impacts.remote(field) for row in self.actors]):
+    def gather_max_impacts(self, field: str, terms: set[str]) -> dict[str, int]:
+        """The collection's max impact (largest over the shards) of each of ``terms`` of ``field`` the collection holds,
+        asked of the shards for the terms not asked before (only those: a shard's whole vocabulary takes seconds)."""
+        table = self._max_impacts.setdefault(field, {})
+        asked = self._asked.setdefault(field, set())
+        missing = sorted(terms - asked)
+        if missing:
+            for shard in _ray_get([row[0].max_impacts.remote(field, missing) for row in self.actors]):
                 for term, value in shard.items():
                     if value > table.get(term, 0):
                         table[term] = value
-            self._max_impacts[field] = table
-        return self._max_impacts[field]
+            asked.update(missing)
+        return table
 
     def search_to_run(self, specs: Sequence[dict], output: str | Path, hits: int = 1000, tag: str = "lsr_lucene",
                       overwrite: bool = False, batch_size: int = QUERY_BATCH,

@@ -62,8 +62,9 @@ final class DenseBlockMaxScorer extends BulkScorer {
   private final ImpactMaxScoreQuery.Hit hit = new ImpactMaxScoreQuery.Hit();
 
   private DenseBlockMaxScorer(byte[][] dense, IndexInput file, long[] denseOffsets, byte[][] denseMaxima,
-                              int[] denseWeights, TermsEnum termsEnum, BytesRef[] sparseTerms, TermState[] sparseStates, int[] sparseWeights, long[] sparseMax,
-                              float heapFactor, int maxDoc, long cost) {
+                              int[] denseWeights, TermsEnum termsEnum, BytesRef[] sparseTerms,
+                              TermState[] sparseStates, int[] sparseWeights, long[] sparseMax, float heapFactor,
+                              int maxDoc, long cost) {
     this.dense = dense;
     this.file = file;
     this.denseOffsets = denseOffsets;

@@ -532,6 +532,21 @@ public final class BatchSearcher implements Closeable {
     return out.toString();
   }
 
+  /**
+   * As {@link #maxImpacts(String)} for the given terms only (a term in no segment is left out): what a distributed
+   * search needs of a shard for its queries' subtracted terms, without reading the whole vocabulary.
+   */
+  public String maxImpacts(String field, String[] terms) throws IOException {
+    StringBuilder out = new StringBuilder(terms.length * 16);
+    for (String term : new java.util.TreeSet<>(Arrays.asList(terms))) {
+      long max = ImpactBounds.maxFreq(reader, field, term);
+      if (max > 0) {
+        out.append(term).append('\t').append(max).append('\n');
+      }
+    }
+    return out.toString();
+  }
+
   /** Docids, scores as written and exact scores, each column newline-separated (see {@link #searchColumns}). */
   private String[] columns(int[] docs, double[] scores) {
     StringBuilder docids = new StringBuilder(docs.length * (ids.maxIdLength + 1));

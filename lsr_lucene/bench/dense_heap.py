@@ -9,8 +9,8 @@ property ``lsr.denseImpacts.onHeap`` set while the on-heap one opens), every que
 thread CPU time, alternating which goes first), ``--rounds`` passes; their hits must be identical. Memory: one fresh
 JVM per layout (``-Xmx`` = ``--heap``; and one with the sidecar unused, ``none``, the index's own heap) opens the
 index, searches every query at every k, then reports the heap in use after a full GC (what the searcher keeps), the
-heap's peak, and the process's peak RSS (mapped pages touched included). Writes OUTPUT/dense_heap.csv (latency per size, k, layout),
-OUTPUT/dense_heap_memory.csv, OUTPUT/dense_heap_indexes.csv and OUTPUT/dense_heap.md.
+heap's peak, and the process's peak RSS (mapped pages touched included). Writes OUTPUT/dense_heap.csv (latency per
+size, k and layout), OUTPUT/dense_heap_memory.csv, OUTPUT/dense_heap_indexes.csv and OUTPUT/dense_heap.md.
 """
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -33,6 +34,9 @@ from lsr_lucene.bench.scale_report import machine
 from lsr_lucene.errors import InputError
 from lsr_lucene.index.impact import index_size, read_index_metadata
 from lsr_lucene.io.output import atomic_output
+
+if TYPE_CHECKING:
+    from lsr_lucene.search.spec_searcher import SpecSearcher
 
 ON_HEAP_PROPERTY = "lsr.denseImpacts.onHeap"  # DenseImpacts.ON_HEAP_PROPERTY
 LAYOUTS = ("heap", "mapped")  # timed against each other
@@ -58,12 +62,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def _specs(args) -> list[dict]:
+def _specs(args: argparse.Namespace) -> list[dict]:
     queries = sample_queries(load_queries(Path(args.query_vectors)), args.queries, args.seed)
     return [{"qid": q["qid"], "terms": {t: w for t, w in q["vector"].items() if w > 0}} for q in queries]
 
 
-def _open(index: str, layout: str):
+def _open(index: str, layout: str) -> SpecSearcher:
     """A SpecSearcher whose dense-impacts rows are read from the mapped files or loaded onto the heap (none: the
     sidecar unused)."""
     from lsr_lucene.jvm.runtime import autoclass
@@ -96,7 +100,7 @@ def heap_in_use() -> tuple[int, int]:
     return int(factory.getMemoryMXBean().getHeapMemoryUsage().getUsed()), int(peak)
 
 
-def child(args) -> int:
+def child(args: argparse.Namespace) -> int:
     """One layout in this (fresh) JVM: open, search everything once, report memory as one JSON line."""
     specs = _specs(args)
     from lsr_lucene.jvm import runtime as jvm
@@ -115,7 +119,7 @@ def child(args) -> int:
     return 0
 
 
-def measure_memory(args, index: str) -> pd.DataFrame:
+def measure_memory(args: argparse.Namespace, index: str) -> pd.DataFrame:
     """Each layout's memory, each in a fresh JVM with -Xmx = --heap."""
     rows = []
     env = {**os.environ, "LSR_JVM_HEAP": args.heap}
@@ -130,7 +134,7 @@ def measure_memory(args, index: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def measure_latency(args, index: str, specs: list[dict]) -> pd.DataFrame:
+def measure_latency(args: argparse.Namespace, index: str, specs: list[dict]) -> pd.DataFrame:
     """Both layouts in this JVM, each query on each in turn (which goes first alternates); hits checked equal."""
     searchers = {layout: _open(index, layout) for layout in LAYOUTS}
     rows = []
@@ -174,7 +178,7 @@ def latency_table(latency: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows).round(4)
 
 
-def summary(table: pd.DataFrame, memory: pd.DataFrame, args, indexes: pd.DataFrame) -> str:
+def summary(table: pd.DataFrame, memory: pd.DataFrame, args: argparse.Namespace, indexes: pd.DataFrame) -> str:
     """The Markdown report: per index, latency per layout and k with the mapped/heap ratios, then memory per layout
     with the heap each keeps per document."""
     lines = ["# Dense-impacts rows off the heap: mapped files vs on-heap arrays\n",
@@ -186,7 +190,8 @@ def summary(table: pd.DataFrame, memory: pd.DataFrame, args, indexes: pd.DataFra
               "mapped: p50 / p99 wall ms | heap: mean CPU ms | mapped: mean CPU ms | wall ratio | CPU ratio |"),
              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for _, r in table.iterrows():
-        lines.append(f"| {int(r['docs']):,} | {int(r['k'])} | {r['heap_wall_ms_mean']:.2f} | {r['mapped_wall_ms_mean']:.2f} | "
+        lines.append(f"| {int(r['docs']):,} | {int(r['k'])} | {r['heap_wall_ms_mean']:.2f} | "
+                     f"{r['mapped_wall_ms_mean']:.2f} | "
                      f"{r['heap_wall_ms_p50']:.2f} / {r['heap_wall_ms_p99']:.2f} | "
                      f"{r['mapped_wall_ms_p50']:.2f} / {r['mapped_wall_ms_p99']:.2f} | {r['heap_cpu_ms_mean']:.2f} | "
                      f"{r['mapped_cpu_ms_mean']:.2f} | {r['wall_ratio']:.3f} | {r['cpu_ratio']:.3f} |")

@@ -36,6 +36,46 @@ def test_dense_search_matches_brute_force(collection):
                 assert reference.search(spec, k) == expected, (spec, k)
 
 
+
+def test_rows_read_from_the_mapped_files_or_the_heap_give_the_same_hits(collection):
+    """The rows are read from the memory-mapped files by default (off the JVM heap); the former on-heap layout
+    (system property lsr.denseImpacts.onHeap, kept for the benchmark comparing them) gives the same exact hits."""
+    from lsr_lucene.jvm.runtime import autoclass
+    from lsr_lucene.search.spec_searcher import SpecSearcher
+
+    zipf, _, dense, _, _ = collection
+    system = autoclass("java.lang.System")
+    with SpecSearcher(dense) as mapped:
+        system.setProperty("lsr.denseImpacts.onHeap", "true")
+        try:
+            heap = SpecSearcher(dense)
+        finally:
+            system.clearProperty("lsr.denseImpacts.onHeap")
+        with heap:
+            assert (mapped._java.denseImpactsLayout(), heap._java.denseImpactsLayout()) == ("mapped", "heap")
+            for spec in zipf.queries(20, 7):
+                for k in (10, 1000):
+                    expected = zipf.brute_force(spec["terms"], k)
+                    assert mapped.search(spec, k) == expected == heap.search(spec, k), (spec, k)
+
+
+def test_corrupt_sidecar_is_ignored(collection):
+    """A sidecar file with a byte changed in a row fails its checksum on opening: reported, not used, exact."""
+    from lsr_lucene.search.spec_searcher import SpecSearcher
+
+    zipf, plain, dense, _, root = collection
+    corrupt = root / "corrupt"
+    shutil.copytree(dense, corrupt)
+    dim = max((corrupt / DENSE_IMPACTS_DIR).glob("*.dim"), key=lambda f: f.stat().st_size)
+    data = bytearray(dim.read_bytes())
+    data[len(data) // 2] ^= 0x40
+    dim.write_bytes(bytes(data))
+    with SpecSearcher(corrupt) as searcher:
+        assert "checksum" in searcher._java.denseImpactsProblem()
+        assert searcher._java.denseImpactsLayout() == ""
+        spec = zipf.queries(1, 8)[0]
+        assert searcher.search(spec, 10) == zipf.brute_force(spec["terms"], 10)
+
 def test_stale_sidecar_is_ignored(collection):
     """A sidecar copied from another index (other segment ids) is reported and not used: results stay exact."""
     from lsr_lucene.search.spec_searcher import SpecSearcher

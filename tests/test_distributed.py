@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -147,6 +150,16 @@ def test_unreachable_address_and_missing_shard_are_one_error_line(tmp_path, caps
         read_manifest(tmp_path / "dindex")
 
 
+def test_max_impacts_of_some_terms_are_those_of_the_whole_vocabulary(single):
+    """What distributed search asks of a shard (the max impacts of its queries' subtracted terms only) is the whole
+    vocabulary's table restricted to them; terms the index lacks are left out."""
+    from lsr_lucene.search.spec_searcher import SpecSearcher
+
+    with SpecSearcher(single / "index") as searcher:
+        full = searcher.max_impacts("contents")
+        some = [*sorted(full)[::7], "no-such-term", "neg_" + min(full)]
+        assert searcher.max_impacts("contents", some) == {t: full[t] for t in some if t in full}
+
 # ---- a local Ray instance ---------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def local_ray():
@@ -216,17 +229,21 @@ def searcher(distributed):
 @pytest.mark.parametrize("kind,hits", [("plain", 10), ("signed", 25), ("composed", 25)])
 def test_distributed_run_equals_single_index_run(single, searcher, kind, hits, tmp_path):
     specs = _query_specs(single)[kind]
-    searcher.search_to_run(specs, tmp_path / "run", hits=hits, batch_size=8)
+    stats = searcher.search_to_run(specs, tmp_path / "run", hits=hits, batch_size=8)
     expected = _single_run(single, specs, hits, kind)
     assert expected and (tmp_path / "run").read_bytes() == expected
+    timing = stats["timing"]  # queries travel in batches of 8 to every shard; where the time went is measured
+    assert timing["batches"] == -(-len(specs) // 8) and len(timing["shard_busy_s"]) == 3
+    assert timing["round_trip_ms_max"] >= timing["round_trip_ms_mean"] >= timing["slowest_shard_ms_mean"] > 0
 
 
-def test_cli_search_equals_lsr_lucene_search(single, distributed, tmp_path):
+def test_cli_search_equals_lsr_lucene_search(single, distributed, tmp_path, capsys):
     assert cli(["search", "--index", str(single / "index"), "--query-vectors", str(single / "queries.jsonl"),
                 "--output", str(tmp_path / "single.run")]) == 0
     assert cli(["distributed", "search", "--index", str(distributed / "index"), "--query-vectors",
                 str(single / "queries.jsonl"), "--output", str(tmp_path / "dist.run")]) == 0
     assert (tmp_path / "dist.run").read_bytes() == (tmp_path / "single.run").read_bytes()
+    assert "time: " in capsys.readouterr().out  # the timing breakdown line
 
 
 def test_approximate_search_on_sidecars_that_keep_everything_is_exact(single, distributed, tmp_path):
@@ -288,6 +305,70 @@ def test_search_survives_a_killed_searcher_actor(single, searcher, tmp_path):
     assert killed == [1]
     assert (tmp_path / "run").read_bytes() == _single_run(single, specs, 25, "signed")
 
+
+
+def test_search_survives_a_sigkilled_searcher_process(single, searcher, tmp_path):
+    """SIGKILL to a shard actor's process while query batches are in flight: Ray restarts it (a new process, its
+    index opened again) and retries its calls; the run is byte-identical to one index's."""
+    specs = _query_specs(single)["plain"]
+    pids = ray.get([row[0].pid.remote() for row in searcher.actors])
+    killed = []
+
+    def kill_second_shard(done, actors):
+        if not killed:
+            os.kill(pids[1], signal.SIGKILL)
+            killed.append(done)
+
+    searcher.search_to_run(specs, tmp_path / "run", hits=10, batch_size=2, on_batch=kill_second_shard)
+    assert killed == [1]
+    assert ray.get(searcher.actors[1][0].pid.remote()) != pids[1]
+    assert (tmp_path / "run").read_bytes() == _single_run(single, specs, 10, "plain")
+
+
+def _kill_first_builder(index: Path, killed: list, stop: threading.Event) -> None:
+    """SIGKILL the first process seen building a shard of ``index`` (the pid in its temporary folder's name)."""
+    while not stop.is_set() and not killed:
+        for tmp in index.glob(".shard-*.tmp-*"):
+            pid = int(re.search(r"\.tmp-(\d+)", tmp.name).group(1))
+            if pid != os.getpid():
+                os.kill(pid, signal.SIGKILL)
+                killed.append(tmp.name.split(".tmp-")[0].lstrip("."))
+                return
+        time.sleep(0.01)
+
+
+def test_killed_index_worker_leaves_no_half_built_shard_and_a_rerun_finishes(single, distributed, tmp_path, capsys):
+    """A worker SIGKILLed while it builds a shard (no retry left): one error line, no manifest, every shard folder
+    there complete; the same command again builds the rest and gives the shards one uninterrupted build gives."""
+    from lsr_lucene.distributed.index import distributed_index
+    from lsr_lucene.errors import OutputError
+    from lsr_lucene.index.impact import read_index_metadata
+
+    index, killed, stop = tmp_path / "index", [], threading.Event()
+    watcher = threading.Thread(target=_kill_first_builder, args=(index, killed, stop), daemon=True)
+    watcher.start()
+    try:
+        with pytest.raises(OutputError, match="died 1 time.*rerun the same command"):
+            distributed_index(distributed / "vectors", index, workers=1, retries=0)
+    finally:
+        stop.set()
+        watcher.join()
+    assert killed and not (index / "shards.json").exists()
+    assert not (index / killed[0]).exists()  # the killed build left only its temporary folder
+    for shard in index.glob("shard-*"):
+        assert read_index_metadata(shard)["indexed"] > 0  # built to the end (renamed into place when complete)
+    manifest = distributed_index(distributed / "vectors", index, workers=1)
+    reference = json.loads((distributed / "index" / "shards.json").read_text())["shards"]
+    assert [s["built"] for s in manifest["shards"]].count(True) >= 1
+    assert [(s["path"], s["indexed"], s["postings"]) for s in manifest["shards"]] == \
+        [(s["path"], s["indexed"], s["postings"]) for s in reference]
+    assert not list(index.glob(".*.tmp-*"))  # the dead build's temporaries removed by the rerun
+    queries = str(single / "queries.jsonl")
+    for name in ("rebuilt", "reference"):
+        shard = (index if name == "rebuilt" else distributed / "index") / killed[0]
+        assert cli(["search", "--index", str(shard), "--query-vectors", queries, "--output",
+                    str(tmp_path / f"{name}.run"), "--hits", "10"]) == 0
+    assert (tmp_path / "rebuilt.run").read_bytes() == (tmp_path / "reference.run").read_bytes()
 
 def _shard_dependent_specs(root: Path) -> list[dict]:
     """Specs whose scoring depends on the index searched: negative CPT pair weights (shift by the max impacts of

@@ -142,7 +142,7 @@ def _run(args: argparse.Namespace, resources: dict) -> str:
         return (f"wrote {len(manifest['shards'])} shard indexes ({manifest['documents']} documents) and "
                 f"{Path(args.index) / 'shards.json'}")
     from lsr_lucene.distributed.index import read_manifest
-    from lsr_lucene.distributed.search import distributed_search
+    from lsr_lucene.distributed.search import distributed_search, timing_line
     from lsr_lucene.io.output import refuse_existing
     from lsr_lucene.search.impact import report_unanswered
 
@@ -153,6 +153,7 @@ def _run(args: argparse.Namespace, resources: dict) -> str:
                                tag=args.run_tag, overwrite=args.overwrite, batch_size=args.batch_size,
                                approximate=args.approximate, query_cut=args.query_cut, heap_factor=args.heap_factor)
     report_unanswered(stats["unanswered"], stats["queries"])
+    print(timing_line(stats["timing"]))
     return (f"wrote {args.output} ({stats['answered']} queries with hits; {stats['shards']} shards, "
             f"{stats['qps']} queries/s)")
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 from lsr_lucene.distributed.cluster import RESTARTS, node_id
-from lsr_lucene.errors import InputError
+from lsr_lucene.errors import InputError, OutputError
 from lsr_lucene.index.kind import DISTRIBUTED, DISTRIBUTED_MANIFEST, index_record, require_index_kind
 from lsr_lucene.io.output import write_text_atomic
 from lsr_lucene.io.vectors import read_metadata, vector_files
@@ -51,13 +51,15 @@ def shard_holders(vectors: str | Path, files: list[Path]) -> list[str | None]:
 
 def distributed_index(vectors: str | Path, index: str | Path, workers: int, threads: int = 1,
                       on_shard: Callable[[dict], None] | None = None, positions: str | Path | None = None,
-                      top_postings: int = 0) -> dict:
+                      top_postings: int = 0, retries: int = RESTARTS) -> dict:
     """Build one impact index per shard of ``vectors`` under ``index``, at most ``workers`` at a time, each on
     the node that wrote the shard while that node is alive; then ``shards.json``; returns the manifest.
     ``positions`` (per-position token weights of the whole collection, ``encode --positions``) adds each
     shard's positional field for window clauses: every shard reads the file and keeps its own documents.
     ``top_postings`` N > 0 gives every shard its top-postings sidecar (``search --approximate``).
-    Shards already built (an interrupted run) are kept; a build whose worker dies is retried."""
+    Shards already built (an interrupted run) are kept; a build whose worker dies is retried ``retries`` times
+    (each build writes a temporary folder renamed when complete, so a killed one leaves no half-built shard; the
+    next writer removes the dead one's temporaries), then the run stops with one error line: a rerun finishes it."""
     import ray
     from lsr_lucene.progress import progress_bar
 
@@ -71,7 +73,7 @@ def distributed_index(vectors: str | Path, index: str | Path, workers: int, thre
     if (out / MANIFEST).exists():
         raise InputError(f"{out / MANIFEST}: the distributed index already exists")
     out.mkdir(parents=True, exist_ok=True)
-    build = ray.remote(num_cpus=threads, max_retries=RESTARTS)(build_shard)
+    build = ray.remote(num_cpus=threads, max_retries=retries)(build_shard)
     jobs = [(str(f.resolve()), str((out / SHARD_DIR.format(i)).resolve()), holder)
             for i, (f, holder) in enumerate(zip(files, shard_holders(vectors, files)))]
     workers = max(1, min(workers, len(jobs)))
@@ -85,7 +87,13 @@ def distributed_index(vectors: str | Path, index: str | Path, workers: int, thre
         ready, _ = ray.wait(list(pending), num_returns=1)
         number = pending.pop(ready[0])
         file, path, holder = jobs[number]
-        results[number] = {"path": Path(path).name, "vectors": file, "holder": holder, **ray.get(ready[0])}
+        try:
+            built = ray.get(ready[0])
+        except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError) as exc:
+            raise OutputError(f"{path}: the worker building this shard died {retries + 1} time(s) "
+                              f"({type(exc).__name__}); the shards built so far are kept: rerun the same command "
+                              "to build the rest") from None
+        results[number] = {"path": Path(path).name, "vectors": file, "holder": holder, **built}
         progress.update(1)
         if on_shard is not None:
             on_shard(results[number])

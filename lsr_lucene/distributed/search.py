@@ -22,7 +22,10 @@ index searched, and the shards are given the collection's view of them:
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -49,18 +52,22 @@ class ShardSearcher:
 
         self.searcher = SpecSearcher(index, heap_factor=heap_factor)  # (a restarted actor gets it again)
 
-    def search(self, batch: list[tuple[str, int, dict[str, int], int, int]]) -> list[tuple[str, str, str]]:
+    def search(self, batch: list[tuple[str, int, dict[str, int], int, int]]
+               ) -> tuple[list[tuple[str, str, str]], float]:
         """Per (spec JSON, k, collection max impacts of the terms it subtracts, approximate, query cut): its top k,
-        best first, as columns (SpecSearcher.search_columns: cheap to send; the driver makes them hits)."""
-        return [self.searcher.search_columns(json.loads(spec), k, bounds, approximate, cut)
-                for spec, k, bounds, approximate, cut in batch]
+        best first, as columns (SpecSearcher.search_columns: cheap to send; the driver makes them hits); and the
+        seconds this took here (the driver's timing breakdown: SearchTiming)."""
+        started = time.perf_counter()
+        columns = [self.searcher.search_columns(json.loads(spec), k, bounds, approximate, cut)
+                   for spec, k, bounds, approximate, cut in batch]
+        return columns, time.perf_counter() - started
 
     def rescore(self, batch: list[tuple[str, list[str], list[float]]]) -> list[tuple[str, str, str]]:
         """Per (spec JSON, docids, first-stage scores): the scores with the spec's windows added, in input order."""
         return [self.searcher.rescore_columns(json.loads(spec), docids, scores) for spec, docids, scores in batch]
 
-    def max_impacts(self, field: str) -> dict[str, int]:
-        return self.searcher.max_impacts(field)
+    def max_impacts(self, field: str, terms: list[str] | None = None) -> dict[str, int]:
+        return self.searcher.max_impacts(field, terms)
 
     def num_docs(self) -> int:
         return self.searcher.num_docs
@@ -68,6 +75,58 @@ class ShardSearcher:
     def node(self) -> str:
         """The Ray node this searcher runs on."""
         return node_id()
+
+    def pid(self) -> int:
+        """The process this searcher runs in (a restarted actor runs in a new one)."""
+        return os.getpid()
+
+
+@dataclass
+class SearchTiming:
+    """Where a distributed search's time goes: per query batch, its round trip (sent to every shard -> every answer
+    in) and the slowest shard's own search time; per shard, the seconds it searched; on the driver, preparing the
+    specs (JSON, subtracted max impacts), gathering the collection's max impacts of the terms signed queries subtract
+    (``bounds``: one call per shard), fetching the answers (Ray transfer and deserialisation) and merging."""
+
+    round_trips: list[float] = field(default_factory=list)
+    slowest_shard: list[float] = field(default_factory=list)
+    shard_busy: list[float] = field(default_factory=list)
+    prepare: float = 0.0
+    bounds: float = 0.0
+    fetch: float = 0.0
+    merge: float = 0.0
+
+    def add_batch(self, sent: float, shard_seconds: list[float]) -> None:
+        self.round_trips.append(time.perf_counter() - sent)
+        self.slowest_shard.append(max(shard_seconds))
+        if not self.shard_busy:
+            self.shard_busy = [0.0] * len(shard_seconds)
+        self.shard_busy = [busy + s for busy, s in zip(self.shard_busy, shard_seconds)]
+
+    def summary(self, wall: float) -> dict:
+        """The breakdown as numbers (seconds, ms per batch), ``wall`` the search's total seconds."""
+        trips = sorted(self.round_trips) or [0.0]
+        return {"batches": len(self.round_trips), "wall_s": round(wall, 3),
+                "round_trip_ms_mean": round(1e3 * sum(trips) / len(trips), 2),
+                "round_trip_ms_p50": round(1e3 * trips[len(trips) // 2], 2),
+                "round_trip_ms_max": round(1e3 * trips[-1], 2),
+                "slowest_shard_ms_mean": round(1e3 * sum(self.slowest_shard) / max(len(self.slowest_shard), 1), 2),
+                "shard_busy_s": [round(b, 3) for b in self.shard_busy], "prepare_s": round(self.prepare, 3),
+                "bounds_s": round(self.bounds, 3),
+                "fetch_s": round(self.fetch, 3), "merge_s": round(self.merge, 3)}
+
+
+def timing_line(timing: dict) -> str:
+    """One line on a search's SearchTiming summary."""
+    rest = timing["round_trip_ms_mean"] - timing["slowest_shard_ms_mean"]
+    busy = ", ".join(f"{b:.2f}" for b in timing["shard_busy_s"])
+    return (f"time: {timing['wall_s']:.2f} s for {timing['batches']} batches; per batch round trip "
+            f"{timing['round_trip_ms_mean']:.1f} ms mean (p50 {timing['round_trip_ms_p50']:.1f}, max "
+            f"{timing['round_trip_ms_max']:.1f}), the slowest shard searching {timing['slowest_shard_ms_mean']:.1f} "
+            f"of it, {rest:.1f} queueing behind batches in flight, Ray transfer and (de)serialisation; shards busy "
+            f"[{busy}] s; driver: prepare {timing['prepare_s']:.2f} s (of it max impacts from the shards "
+            f"{timing['bounds_s']:.2f} s), fetch {timing['fetch_s']:.2f} s, merge "
+            f"{timing['merge_s']:.2f} s")
 
 
 def merge_hits(lists: Sequence[Sequence[Hit]], k: int) -> list[Hit]:
@@ -128,6 +187,7 @@ class DistributedSearcher:
                                             else "SPREAD").remote(path, self.heap_factor) for r in range(replicas)]
                        for shard, path in zip(manifest["shards"], self.shards)]
         self._max_impacts: dict[str, dict[str, int]] = {}  # field -> the collection's max impact of each term
+        self._asked: dict[str, set[str]] = {}  # field -> the terms whose max impacts were gathered
         try:
             self.num_docs = sum(_ray_get([row[0].num_docs.remote() for row in self.actors]))  # indexes open or fail
             _ray_get([actor.num_docs.remote() for row in self.actors for actor in row[1:]])
@@ -136,23 +196,34 @@ class DistributedSearcher:
             raise
 
     def search(self, specs: Sequence[dict], hits: int = 1000, batch_size: int = QUERY_BATCH,
-               on_batch: Callable[[int, list], None] | None = None) -> list[list[Hit]]:
+               on_batch: Callable[[int, list], None] | None = None,
+               timing: SearchTiming | None = None) -> list[list[Hit]]:
         """Merged top ``hits`` of every spec, in input order: [(docid, score as printed, exact score)].
 
         Batches of ``batch_size`` specs go to every shard (replicas take turns); ``on_batch(done, actors)`` is
         called as each batch completes (``actors[shard][replica]``). Specs with window ``rerank`` then get
-        their second phase (the windows added to the collection's first-stage top N).
+        their second phase (the windows added to the collection's first-stage top N). ``timing`` collects where
+        the time goes (SearchTiming).
         """
+        timing = SearchTiming() if timing is None else timing
+        started = time.perf_counter()
         if hits <= 0:
             raise InputError(f"hits must be positive, got {hits}")
+        subtracted: dict[str, set[str]] = {}  # field -> every term the specs subtract: one call per shard for all
         for spec in specs:  # a bad spec is one error line before any shard is asked
             validate_spec(spec)
+            subtracted.setdefault(spec.get("field", "contents"), set()).update(subtracted_terms(spec))
+        gathering = time.perf_counter()
+        for name, terms in subtracted.items():
+            self.gather_max_impacts(name, terms)
+        timing.bounds += time.perf_counter() - gathering
         jobs = [(json.dumps(first_stage(spec) if reranks(spec) else spec, allow_nan=False),
                  max(hits, spec["rerank"]) if reranks(spec) else hits, self.subtracted_max_impacts(spec),
                  self.approximate, self.query_cut)
                 for spec in specs]
         rerank_at = [i for i, spec in enumerate(specs) if reranks(spec)]
-        results = self._scatter(jobs, batch_size, on_batch, tagged=set(rerank_at))
+        timing.prepare += time.perf_counter() - started
+        results = self._scatter(jobs, batch_size, on_batch, tagged=set(rerank_at), timing=timing)
         for start in range(0, len(rerank_at), batch_size):
             batch = rerank_at[start:start + batch_size]
             rescored = self._rescore([specs[i] for i in batch], [results[i] for i in batch], start // batch_size)
@@ -161,7 +232,8 @@ class DistributedSearcher:
         return [[hit[:3] for hit in ranked] for ranked in results]
 
     def _scatter(self, jobs: Sequence[tuple[str, int, dict, int, int]], batch_size: int,
-                 on_batch: Callable[[int, list], None] | None, tagged: set[int]) -> list[list[tuple]]:
+                 on_batch: Callable[[int, list], None] | None, tagged: set[int],
+                 timing: SearchTiming) -> list[list[tuple]]:
         """Every (spec JSON, k, bounds) searched on every shard, merged to its top k; hits of the ``tagged`` jobs
         carry their shard number: (docid, shown, exact, shard)."""
         import ray
@@ -173,12 +245,14 @@ class DistributedSearcher:
                         file=sys.stderr, dynamic_ncols=True)
         pending: dict = {}  # shard result ref -> batch number
         batch_refs: dict[int, list] = {}
+        sent: dict[int, float] = {}  # batch number -> when it was sent
         next_batch = done = 0
         try:
             while next_batch < len(batches) or pending:
                 while next_batch < len(batches) and len(batch_refs) < IN_FLIGHT * self.replicas:
                     replica = next_batch % self.replicas
                     batch = [jobs[i] for i in batches[next_batch]]
+                    sent[next_batch] = time.perf_counter()
                     batch_refs[next_batch] = [row[replica].search.remote(batch) for row in self.actors]
                     pending.update(dict.fromkeys(batch_refs[next_batch], next_batch))
                     next_batch += 1
@@ -186,13 +260,19 @@ class DistributedSearcher:
                 number = pending.pop(ready[0])
                 if any(ref in pending for ref in batch_refs[number]):
                     continue  # other shards of this batch still searching
-                per_shard = _ray_get(batch_refs.pop(number))
+                fetching = time.perf_counter()
+                answers = _ray_get(batch_refs.pop(number))
+                merging = time.perf_counter()
+                timing.fetch += merging - fetching
+                timing.add_batch(sent.pop(number), [seconds for _, seconds in answers])
+                per_shard = [columns for columns, _ in answers]
                 for row, job in enumerate(batches[number]):
                     shard_hits = [exact_hits(lists[row]) for lists in per_shard]
                     if job in tagged:
                         shard_hits = [[(*hit, shard) for hit in hits]  # type: ignore[misc]  # Hit + shard number
                                       for shard, hits in enumerate(shard_hits)]
                     results[job] = merge_hits(shard_hits, jobs[job][1])
+                timing.merge += time.perf_counter() - merging
                 done += 1
                 progress.update(len(batches[number]))
                 if on_batch is not None:
@@ -226,33 +306,37 @@ class DistributedSearcher:
         terms = subtracted_terms(spec)
         if not terms:
             return {}
-        table = self.collection_max_impacts(spec.get("field", "contents"))
+        field = spec.get("field", "contents")
+        table = self.gather_max_impacts(field, terms)
         return {term: table[term] for term in terms if term in table}
 
-    def collection_max_impacts(self, field: str) -> dict[str, int]:
-        """Max impact of every term of ``field`` over all shards (gathered from the shards once per field)."""
-        if field not in self._max_impacts:
-            table: dict[str, int] = {}
-            for shard in _ray_get([row[0].max_impacts.remote(field) for row in self.actors]):
+    def gather_max_impacts(self, field: str, terms: set[str]) -> dict[str, int]:
+        """The collection's max impact (largest over the shards) of each of ``terms`` of ``field`` the collection holds,
+        asked of the shards for the terms not asked before (only those: a shard's whole vocabulary takes seconds)."""
+        table = self._max_impacts.setdefault(field, {})
+        asked = self._asked.setdefault(field, set())
+        missing = sorted(terms - asked)
+        if missing:
+            for shard in _ray_get([row[0].max_impacts.remote(field, missing) for row in self.actors]):
                 for term, value in shard.items():
                     if value > table.get(term, 0):
                         table[term] = value
-            self._max_impacts[field] = table
-        return self._max_impacts[field]
+            asked.update(missing)
+        return table
 
     def search_to_run(self, specs: Sequence[dict], output: str | Path, hits: int = 1000, tag: str = "lsr_lucene",
                       overwrite: bool = False, batch_size: int = QUERY_BATCH,
                       on_batch: Callable[[int, list], None] | None = None) -> dict:
         """Search ``specs`` and write the merged TREC run (temporary file renamed when complete); returns counts:
-        queries, answered, unanswered qids, shards, replicas, seconds and queries/s of the search itself."""
-        import time
-
+        queries, answered, unanswered qids, shards, replicas, seconds and queries/s of the search itself, and where
+        its time went (``timing``: SearchTiming.summary)."""
         from lsr_lucene.io.output import atomic_output, refuse_existing
 
         refuse_existing(output, overwrite)
         searchable = [s for s in specs if s.get("terms") or s.get("pairs") or s.get("windows")]
+        timing = SearchTiming()
         started = time.perf_counter()
-        ranked_lists = self.search(searchable, hits, batch_size, on_batch)
+        ranked_lists = self.search(searchable, hits, batch_size, on_batch, timing)
         seconds = time.perf_counter() - started
         with atomic_output(output, overwrite=overwrite) as tmp:
             with open(tmp, "w", encoding="utf-8") as out:
@@ -260,7 +344,7 @@ class DistributedSearcher:
                                   for spec, ranked in zip(searchable, ranked_lists)}, tag, sort=False)
         answered = {spec["qid"] for spec, ranked in zip(searchable, ranked_lists) if ranked}
         return {"queries": len(specs), "answered": len(answered), "shards": len(self.shards),
-                "replicas": self.replicas, "seconds": round(seconds, 3),
+                "replicas": self.replicas, "seconds": round(seconds, 3), "timing": timing.summary(seconds),
                 "qps": round(len(searchable) / seconds, 2) if seconds else None,
                 "unanswered": [spec["qid"] for spec in specs if spec["qid"] not in answered]}
 

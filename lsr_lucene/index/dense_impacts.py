@@ -6,7 +6,8 @@ decoding their long postings lists: on wiki2015 the terms in at least 1/16 of th
 query's postings, and the sidecar is about a quarter of the index's size (``runs/real/666k/``). Terms with an impact
 above 255 stay on their postings. The index itself stays as Anserini writes it (Anserini and Pyserini ignore the
 folder); the sidecar is tied to the index's segments and ignored (exact search falls back to postings) once they
-change.
+change. Search reads the rows from the memory-mapped files, off the JVM heap, which keeps only their block maxima
+(1/32 of the sidecar): runs/memory/dense_heap.md.
 """
 from __future__ import annotations
 

@@ -265,10 +265,12 @@ class SpecSearcher:
             return tuple(self._java.rescoreColumns(json.dumps(spec, allow_nan=False), [str(d) for d in docids],
                                                    [float(v) for v in scores]))
 
-    def max_impacts(self, field: str = "contents") -> dict[str, int]:
-        """Max impact of every term of ``field`` in this index (a shard's part of the collection's bounds)."""
+    def max_impacts(self, field: str = "contents", terms: Iterable[str] | None = None) -> dict[str, int]:
+        """Max impact of every term of ``field`` in this index, or of ``terms`` only (those it holds): a shard's
+        part of the collection's bounds."""
         with java_errors(self.index_dir):
-            text = self._java.maxImpacts(str(field))
+            text = (self._java.maxImpacts(str(field)) if terms is None
+                    else self._java.maxImpacts(str(field), [str(t) for t in terms]))
         return {term: int(value) for term, value in (line.rsplit("\t", 1) for line in text.splitlines())}
 
     def score(self, spec: Mapping, docids: Sequence[str]) -> list[float]:

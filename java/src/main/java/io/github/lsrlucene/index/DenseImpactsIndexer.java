@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.stream.Stream;
 import org.apache.lucene.codecs.CodecUtil;
@@ -53,44 +54,33 @@ public final class DenseImpactsIndexer {
         SegmentReader seg = (SegmentReader) ctx.reader();
         int maxDoc = seg.maxDoc();
         long minDf = Math.max(1, (long) Math.ceil(minDfShare * maxDoc));
-        java.util.List<String> names = new java.util.ArrayList<>();
-        java.util.List<byte[]> rows = new java.util.ArrayList<>();
+        // first pass: the terms that qualify (so that their count leads the file); second: each row written as it is
+        // filled, one row on the heap at a time
+        java.util.List<BytesRef> names = new java.util.ArrayList<>();
         Terms terms = seg.terms(field);
-        if (terms != null) {
-          TermsEnum te = terms.iterator();
-          PostingsEnum pe = null;
-          for (BytesRef t = te.next(); t != null; t = te.next()) {
-            if (te.docFreq() < minDf) {
-              continue;
-            }
-            byte[] row = new byte[maxDoc];
-            boolean fits = true;
-            long n = 0;
-            pe = te.postings(pe, PostingsEnum.FREQS);
-            for (int d = pe.nextDoc(); d != DocIdSetIterator.NO_MORE_DOCS; d = pe.nextDoc()) {
-              int f = pe.freq();
-              if (f > 255) {
-                fits = false; // stays on its postings: exactness over speed
-                break;
-              }
-              row[d] = (byte) f;
-              n++;
-            }
-            if (fits) {
-              names.add(DenseImpacts.key(field, t.utf8ToString()));
-              rows.add(row);
-              postings += n;
-            }
+        TermsEnum te = terms == null ? TermsEnum.EMPTY : terms.iterator();
+        PostingsEnum pe = null;
+        for (BytesRef t = te.next(); t != null; t = te.next()) {
+          if (te.docFreq() >= minDf && fitsByte(pe = te.postings(pe, PostingsEnum.FREQS))) {
+            names.add(BytesRef.deepCopyOf(t)); // stays on its postings otherwise: exactness over speed
           }
         }
         String name = seg.getSegmentName() + "." + DenseImpacts.EXTENSION;
+        byte[] row = new byte[maxDoc];
         try (IndexOutput o = out.createOutput(name, IOContext.DEFAULT)) {
           CodecUtil.writeIndexHeader(o, DenseImpacts.CODEC, DenseImpacts.VERSION, seg.getSegmentInfo().info.getId(), "");
           o.writeVInt(maxDoc);
           o.writeVInt(names.size());
-          for (int i = 0; i < names.size(); i++) {
-            o.writeString(names.get(i));
-            o.writeBytes(rows.get(i), maxDoc);
+          for (BytesRef t : names) {
+            te.seekExact(t);
+            Arrays.fill(row, (byte) 0);
+            pe = te.postings(pe, PostingsEnum.FREQS);
+            for (int d = pe.nextDoc(); d != DocIdSetIterator.NO_MORE_DOCS; d = pe.nextDoc()) {
+              row[d] = (byte) pe.freq();
+              postings++;
+            }
+            o.writeString(DenseImpacts.key(field, t.utf8ToString()));
+            o.writeBytes(row, maxDoc);
           }
           CodecUtil.writeFooter(o);
           bytes += o.getFilePointer();
@@ -109,6 +99,16 @@ public final class DenseImpactsIndexer {
     Files.move(tmp, dest);
     deleteTree(old);
     return new long[] {dense, bytes, postings};
+  }
+
+  /** Whether every impact of a postings list fits an unsigned byte. */
+  private static boolean fitsByte(PostingsEnum pe) throws IOException {
+    for (int d = pe.nextDoc(); d != DocIdSetIterator.NO_MORE_DOCS; d = pe.nextDoc()) {
+      if (pe.freq() > 255) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private static void deleteTree(Path p) throws IOException {

@@ -13,6 +13,7 @@ import org.apache.lucene.index.TermsEnum;
 import org.apache.lucene.search.BulkScorer;
 import org.apache.lucene.search.DocIdSetIterator;
 import org.apache.lucene.search.LeafCollector;
+import org.apache.lucene.store.IndexInput;
 import org.apache.lucene.util.Bits;
 import org.apache.lucene.util.BytesRef;
 
@@ -39,8 +40,11 @@ final class DenseBlockMaxScorer extends BulkScorer {
   /** How many windows of largest bound are scored before the rest. */
   static final int FIRST_WINDOWS = 8;
 
-  private final byte[][] dense;
+  private final byte[][] dense; // per dense term: its row on the heap, null when read from the mapped file
+  private final IndexInput file; // this scorer's clone of the segment's mapped sidecar file, null on the heap
+  private final long[] denseOffsets; // per dense term: where its row starts in that file
   private final byte[][] denseMaxima; // per dense term: its largest impact per block
+  private final byte[] rowBytes = new byte[WINDOW]; // the stretch of a mapped row being summed
   private final int[] denseWeights;
   private final TermsEnum termsEnum; // positioned afresh for each pass over the sparse terms' postings
   private final BytesRef[] sparseTerms;
@@ -57,10 +61,13 @@ final class DenseBlockMaxScorer extends BulkScorer {
   private long[] sparseBounds = new long[0]; // per window w and sparse term i: [w * sparseTerms.length + i]
   private final ImpactMaxScoreQuery.Hit hit = new ImpactMaxScoreQuery.Hit();
 
-  private DenseBlockMaxScorer(byte[][] dense, byte[][] denseMaxima, int[] denseWeights, TermsEnum termsEnum,
-                              BytesRef[] sparseTerms, TermState[] sparseStates, int[] sparseWeights, long[] sparseMax,
-                              float heapFactor, int maxDoc, long cost) {
+  private DenseBlockMaxScorer(byte[][] dense, IndexInput file, long[] denseOffsets, byte[][] denseMaxima,
+                              int[] denseWeights, TermsEnum termsEnum, BytesRef[] sparseTerms,
+                              TermState[] sparseStates, int[] sparseWeights, long[] sparseMax, float heapFactor,
+                              int maxDoc, long cost) {
     this.dense = dense;
+    this.file = file;
+    this.denseOffsets = denseOffsets;
     this.denseMaxima = denseMaxima;
     this.denseWeights = denseWeights;
     this.termsEnum = termsEnum;
@@ -85,6 +92,7 @@ final class DenseBlockMaxScorer extends BulkScorer {
     }
     TermsEnum te = fieldTerms.iterator();
     List<byte[]> rows = new ArrayList<>();
+    List<Long> offsets = new ArrayList<>();
     List<byte[]> maxima = new ArrayList<>();
     List<Integer> dw = new ArrayList<>();
     List<BytesRef> st = new ArrayList<>();
@@ -93,11 +101,12 @@ final class DenseBlockMaxScorer extends BulkScorer {
     List<Long> sm = new ArrayList<>();
     long cost = 0;
     for (int i = 0; i < terms.length; i++) {
-      byte[] row = di.impacts(ctx, field, terms[i]);
+      DenseImpacts.Row row = di.row(ctx, field, terms[i]);
       BytesRef bytes = new BytesRef(terms[i]);
       if (row != null) {
-        rows.add(row);
-        maxima.add(di.blockMaxima(ctx, field, terms[i]));
+        rows.add(row.heap);
+        offsets.add(row.offset);
+        maxima.add(row.maxima);
         dw.add(weights[i]);
         cost += ctx.reader().maxDoc();
       } else if (te.seekExact(bytes)) {
@@ -111,7 +120,8 @@ final class DenseBlockMaxScorer extends BulkScorer {
     if (rows.isEmpty()) {
       return null;
     }
-    return new DenseBlockMaxScorer(rows.toArray(new byte[0][]), maxima.toArray(new byte[0][]),
+    return new DenseBlockMaxScorer(rows.toArray(new byte[0][]), di.file(ctx),
+        offsets.stream().mapToLong(Long::longValue).toArray(), maxima.toArray(new byte[0][]),
         dw.stream().mapToInt(Integer::intValue).toArray(), te, st.toArray(new BytesRef[0]),
         ss.toArray(new TermState[0]), sw.stream().mapToInt(Integer::intValue).toArray(),
         sm.stream().mapToLong(Long::longValue).toArray(), heapFactor, ctx.reader().maxDoc(), cost);
@@ -281,16 +291,26 @@ final class DenseBlockMaxScorer extends BulkScorer {
     }
   }
 
-  /** Adds the dense terms over docids [lo, hi) into the window's score array (the window starting at {@code from}). */
-  private void addDense(int lo, int hi, int from) {
+  /**
+   * Adds the dense terms over docids [lo, hi) into the window's score array (the window starting at {@code from}); a
+   * mapped row's stretch is first copied from the file (one bulk read, at most a window).
+   */
+  private void addDense(int lo, int hi, int from) throws IOException {
     int[] acc = this.acc;
     int off = lo - from;
     int len = hi - lo;
     for (int j = 0; j < dense.length; j++) {
       byte[] row = dense[j];
+      int at = lo;
+      if (row == null) {
+        file.seek(denseOffsets[j] + lo);
+        file.readBytes(rowBytes, 0, len);
+        row = rowBytes;
+        at = 0;
+      }
       int wt = denseWeights[j];
       for (int x = 0; x < len; x++) {
-        acc[off + x] += wt * (row[lo + x] & 0xFF);
+        acc[off + x] += wt * (row[at + x] & 0xFF);
       }
     }
   }

@@ -1,20 +1,27 @@
 package io.github.lsrlucene.query;
 
+import java.io.Closeable;
+import java.io.EOFException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.lucene.codecs.CodecUtil;
+import org.apache.lucene.index.CorruptIndexException;
 import org.apache.lucene.index.DirectoryReader;
 import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.SegmentReader;
+import org.apache.lucene.store.BufferedChecksumIndexInput;
 import org.apache.lucene.store.ChecksumIndexInput;
 import org.apache.lucene.store.Directory;
-import org.apache.lucene.store.FSDirectory;
 import org.apache.lucene.store.IOContext;
+import org.apache.lucene.store.IndexInput;
+import org.apache.lucene.store.MMapDirectory;
+import org.apache.lucene.util.IOUtils;
 
 /**
  * The dense-impacts sidecar ({@code <index>/dense-impacts}): for each segment, the impacts of the field's most
@@ -22,9 +29,15 @@ import org.apache.lucene.store.IOContext;
  * byte per document (0: absent), written by {@code DenseImpactsIndexer}, and (computed on loading) each term's
  * largest impact per {@link #BLOCK} of docids. Exact search bounds blocks of documents with these maxima and adds
  * such a term to the blocks that can compete with array loops instead of decoding its long postings list; the
- * postings stay the truth (the sidecar is checked against each segment's id, and is ignored when stale).
+ * postings stay the truth (the sidecar is checked against each segment's id and checksum, and is ignored when stale).
+ *
+ * <p>The rows stay in the memory-mapped files ({@link MMapDirectory}), off the JVM heap, so that the heap does not
+ * grow with the collection: a scorer reads the stretches of rows it sums through its own clone of the file's input.
+ * Only the block maxima (1/{@link #BLOCK} of the rows) and the term keys are kept on the heap. The system property
+ * {@value #ON_HEAP_PROPERTY}{@code =true} loads the rows onto the heap instead (the former layout, kept for the
+ * benchmark comparing the two, {@code lsr_lucene.bench.dense_heap}).
  */
-public final class DenseImpacts {
+public final class DenseImpacts implements Closeable {
   /** Folder of the sidecar inside the main index folder. */
   public static final String DIR = "dense-impacts";
   /** Codec name and version of a sidecar file ({@code <segment name>.dim}). */
@@ -35,80 +48,128 @@ public final class DenseImpacts {
   public static final int WINDOW = 4096;
   /** Docids per block of {@link #blockMaxima}: the unit of the bounds inside a window (a divisor of WINDOW). */
   public static final int BLOCK = 32;
+  /** System property: "true" loads the rows onto the JVM heap instead of reading them from the mapped files. */
+  public static final String ON_HEAP_PROPERTY = "lsr.denseImpacts.onHeap";
 
-  private final Map<String, byte[]>[] leaves; // per leaf ord: field + '\0' + term -> impacts by docid
-  private final Map<String, byte[]>[] maxima; // per leaf ord: the same key -> largest impact per block of docids
+  /** Where a term's row of one segment lives: at an offset of the mapped file, or (on-heap layout) a byte array. */
+  static final class Row {
+    final long offset; // where the row's maxDoc bytes start in the segment's mapped file (see file), -1 on the heap
+    final byte[] heap; // the row on the heap, null when mapped
+    final byte[] maxima; // its largest impact per block of docids (always on the heap)
+
+    Row(long offset, byte[] heap, byte[] maxima) {
+      this.offset = offset;
+      this.heap = heap;
+      this.maxima = maxima;
+    }
+  }
+
+  private final Map<String, Row>[] leaves; // per leaf ord: field + '\0' + term -> its row
   private final int[] maxDocs;
+  private final Directory dir; // the mapped sidecar folder, open while rows are read from it (null on the heap)
+  private final List<IndexInput> inputs; // the mapped files by leaf ord, closed with this
   /** Why the sidecar is not used (stale or unreadable), null when it is. */
   public final String problem;
 
-  private DenseImpacts(Map<String, byte[]>[] leaves, Map<String, byte[]>[] maxima, int[] maxDocs, String problem) {
+  private DenseImpacts(Map<String, Row>[] leaves, int[] maxDocs, Directory dir, List<IndexInput> inputs,
+                       String problem) {
     this.leaves = leaves;
-    this.maxima = maxima;
     this.maxDocs = maxDocs;
+    this.dir = dir;
+    this.inputs = inputs;
     this.problem = problem;
   }
 
-  /** The sidecar of {@code index} for {@code main}'s segments; null when there is none. */
-  @SuppressWarnings("unchecked")
+  private static DenseImpacts unusable(String problem) {
+    return new DenseImpacts(null, null, null, List.of(), problem);
+  }
+
+  /** The sidecar of {@code index} for {@code main}'s segments (layout: {@link #ON_HEAP_PROPERTY}); null when none. */
   public static DenseImpacts open(Path index, DirectoryReader main) throws IOException {
+    return open(index, main, Boolean.getBoolean(ON_HEAP_PROPERTY));
+  }
+
+  /**
+   * The sidecar of {@code index} for {@code main}'s segments, its rows read from the mapped files, or loaded onto the
+   * heap when {@code onHeap}; null when there is none. Every file is read once on opening (checksum, block maxima).
+   */
+  @SuppressWarnings("unchecked")
+  public static DenseImpacts open(Path index, DirectoryReader main, boolean onHeap) throws IOException {
     Path path = index.resolve(DIR);
     if (!Files.isDirectory(path)) {
       return null;
     }
     List<LeafReaderContext> ctxs = main.leaves();
-    Map<String, byte[]>[] leaves = new Map[ctxs.size()];
-    Map<String, byte[]>[] maxima = new Map[ctxs.size()];
+    Map<String, Row>[] leaves = new Map[ctxs.size()];
     int[] maxDocs = new int[ctxs.size()];
-    try (Directory dir = FSDirectory.open(path)) {
+    Directory dir = new MMapDirectory(path);
+    List<IndexInput> inputs = new ArrayList<>();
+    boolean ok = false;
+    try {
+      List<String> files = Arrays.asList(dir.listAll());
       for (LeafReaderContext ctx : ctxs) {
         if (!(ctx.reader() instanceof SegmentReader)) {
-          return new DenseImpacts(null, null, null, "segment " + ctx.ord + " is not a plain segment");
+          return unusable("segment " + ctx.ord + " is not a plain segment");
         }
         SegmentReader seg = (SegmentReader) ctx.reader();
         String name = seg.getSegmentName() + "." + EXTENSION;
-        if (!Arrays.asList(dir.listAll()).contains(name)) {
-          return new DenseImpacts(null, null, null, "no " + name + " (the index changed since the sidecar was built)");
+        if (!files.contains(name)) {
+          return unusable("no " + name + " (the index changed since the sidecar was built)");
         }
-        Map<String, byte[]> terms = new HashMap<>();
-        Map<String, byte[]> blockMax = new HashMap<>();
-        try (ChecksumIndexInput in = dir.openChecksumInput(name, IOContext.READONCE)) {
+        IndexInput file = dir.openInput(name, IOContext.READ);
+        inputs.add(file);
+        Map<String, Row> terms = new HashMap<>();
+        // one sequential pass through a checksummed clone: header, keys, block maxima, footer
+        try (ChecksumIndexInput in = new BufferedChecksumIndexInput(file.clone())) {
           CodecUtil.checkIndexHeader(in, CODEC, VERSION, VERSION, seg.getSegmentInfo().info.getId(), "");
           int maxDoc = in.readVInt();
           if (maxDoc != seg.maxDoc()) {
-            return new DenseImpacts(null, null, null, name + " holds " + maxDoc + " documents, the segment " + seg.maxDoc());
+            return unusable(name + " holds " + maxDoc + " documents, the segment " + seg.maxDoc());
           }
           int n = in.readVInt();
+          byte[] chunk = new byte[Math.min(maxDoc, WINDOW * 16)];
           for (int i = 0; i < n; i++) {
             String key = in.readString();
-            byte[] b = new byte[maxDoc];
-            in.readBytes(b, 0, maxDoc);
-            terms.put(key, b);
-            blockMax.put(key, blockMaxima(b));
+            long at = in.getFilePointer();
+            byte[] heap = onHeap ? new byte[maxDoc] : null;
+            byte[] maxima = new byte[(maxDoc + BLOCK - 1) / BLOCK];
+            for (int from = 0; from < maxDoc; from += chunk.length) { // chunk.length is a multiple of BLOCK
+              int len = Math.min(chunk.length, maxDoc - from);
+              in.readBytes(chunk, 0, len);
+              blockMaxima(chunk, len, maxima, from / BLOCK);
+              if (heap != null) {
+                System.arraycopy(chunk, 0, heap, from, len);
+              }
+            }
+            terms.put(key, new Row(onHeap ? -1 : at, heap, maxima));
           }
           CodecUtil.checkFooter(in);
-        } catch (org.apache.lucene.index.CorruptIndexException e) {
-          return new DenseImpacts(null, null, null, name + ": " + e.getMessage());
+        } catch (CorruptIndexException | EOFException e) {
+          return unusable(name + ": " + e.getMessage());
         }
         leaves[ctx.ord] = terms;
-        maxima[ctx.ord] = blockMax;
         maxDocs[ctx.ord] = seg.maxDoc();
       }
+      ok = true;
+    } finally {
+      if (!ok || onHeap) {
+        IOUtils.close(inputs);
+        dir.close();
+      }
     }
-    return new DenseImpacts(leaves, maxima, maxDocs, null);
+    return onHeap ? new DenseImpacts(leaves, maxDocs, null, List.of(), null)
+        : new DenseImpacts(leaves, maxDocs, dir, inputs, null);
   }
 
-  /** The largest impact of each {@link #BLOCK} of docids of a term's row (unsigned bytes). */
-  private static byte[] blockMaxima(byte[] row) {
-    byte[] out = new byte[(row.length + BLOCK - 1) / BLOCK];
-    for (int b = 0; b < out.length; b++) {
+  /** Writes the largest impact per {@link #BLOCK} of {@code bytes[0, len)} into {@code out}, from block {@code at}. */
+  private static void blockMaxima(byte[] bytes, int len, byte[] out, int at) {
+    for (int b = 0; b * BLOCK < len; b++) {
       int max = 0;
-      for (int d = b * BLOCK, end = Math.min(row.length, d + BLOCK); d < end; d++) {
-        max = Math.max(max, row[d] & 0xFF);
+      for (int d = b * BLOCK, end = Math.min(len, d + BLOCK); d < end; d++) {
+        max = Math.max(max, bytes[d] & 0xFF);
       }
-      out[b] = (byte) max;
+      out[at + b] = (byte) max;
     }
-    return out;
   }
 
   /** The key of a term of a field in a sidecar file. */
@@ -116,25 +177,45 @@ public final class DenseImpacts {
     return field + '\u0000' + term;
   }
 
-  /** Impacts of {@code term} by docid in leaf {@code ord} (maxDoc bytes, 0: absent); null when not dense there. */
-  byte[] impacts(LeafReaderContext ctx, String field, String term) {
+  /** The row of {@code term} in leaf {@code ctx} (maxDoc impacts, 0: absent); null when it is not dense there. */
+  Row row(LeafReaderContext ctx, String field, String term) {
     if (problem != null || ctx.ord >= leaves.length || maxDocs[ctx.ord] != ctx.reader().maxDoc()) {
       return null;
     }
     return leaves[ctx.ord].get(key(field, term));
   }
 
-  /** The largest impact of {@code term} per block of {@link #BLOCK} docids in leaf {@code ord}; null as above. */
-  byte[] blockMaxima(LeafReaderContext ctx, String field, String term) {
-    return impacts(ctx, field, term) == null ? null : maxima[ctx.ord].get(key(field, term));
+  /**
+   * A clone of leaf {@code ctx}'s mapped file (its own position: one per scorer, which reads a row's bytes at
+   * {@link Row#offset}); null on the heap.
+   */
+  IndexInput file(LeafReaderContext ctx) {
+    return dir == null ? null : inputs.get(ctx.ord).clone();
+  }
+
+  /** Whether the rows are read from the mapped files (false: loaded onto the heap). */
+  public boolean mapped() {
+    return dir != null;
   }
 
   /** Number of dense terms over all segments. */
   public int terms() {
     int n = 0;
-    for (Map<String, byte[]> m : leaves == null ? new Map[0] : leaves) {
+    for (Map<String, Row> m : leaves == null ? List.<Map<String, Row>>of() : Arrays.asList(leaves)) {
       n += m.size();
     }
     return n;
+  }
+
+  /** Unmaps the files (a scorer must not read a row afterwards). */
+  @Override
+  public void close() throws IOException {
+    try {
+      IOUtils.close(inputs);
+    } finally {
+      if (dir != null) {
+        dir.close();
+      }
+    }
   }
 }

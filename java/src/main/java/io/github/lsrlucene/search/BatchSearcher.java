@@ -122,6 +122,11 @@ public final class BatchSearcher implements Closeable {
     return dense == null ? "absent" : dense.problem == null ? "" : dense.problem;
   }
 
+  /** Where the dense-impacts rows are read from: "mapped" (the files, off the heap), "heap", or "" when unused. */
+  public String denseImpactsLayout() {
+    return dense == null || dense.problem != null ? "" : dense.mapped() ? "mapped" : "heap";
+  }
+
   /** An IndexSearcher scoring boost &times; impact, with no query cache (every query is new). */
   static IndexSearcher impactSearcher(IndexReader r) {
     IndexSearcher s = new IndexSearcher(r);
@@ -527,6 +532,21 @@ public final class BatchSearcher implements Closeable {
     return out.toString();
   }
 
+  /**
+   * As {@link #maxImpacts(String)} for the given terms only (a term in no segment is left out): what a distributed
+   * search needs of a shard for its queries' subtracted terms, without reading the whole vocabulary.
+   */
+  public String maxImpacts(String field, String[] terms) throws IOException {
+    StringBuilder out = new StringBuilder(terms.length * 16);
+    for (String term : new java.util.TreeSet<>(Arrays.asList(terms))) {
+      long max = ImpactBounds.maxFreq(reader, field, term);
+      if (max > 0) {
+        out.append(term).append('\t').append(max).append('\n');
+      }
+    }
+    return out.toString();
+  }
+
   /** Docids, scores as written and exact scores, each column newline-separated (see {@link #searchColumns}). */
   private String[] columns(int[] docs, double[] scores) {
     StringBuilder docids = new StringBuilder(docs.length * (ids.maxIdLength + 1));
@@ -580,6 +600,9 @@ public final class BatchSearcher implements Closeable {
     mainReader.close();
     if (top != null) {
       top.close();
+    }
+    if (dense != null) {
+      dense.close();
     }
     if (posReader != null) {
       posReader.close();

@@ -166,16 +166,16 @@ def bp_order(coll, work: Path) -> tuple[Path, float]:
 
 
 def _current_dense_impacts(index_dir: Path, rows: list[dict], record: Path) -> list[dict]:
-    """A reused index of ours with the dense-impacts sidecar of today's share (``DEFAULT_SHARE``): built again, and
-    its row replaced in the build record, when it was built with another share or not at all."""
+    """A reused index of ours with the dense-impacts sidecar of today's default (``auto``, as ``lsr-lucene index``):
+    built again, and its row replaced in the build record, when it was built with another share or not at all."""
     from lsr_lucene.bench.engine_lucene import build_dense_row
-    from lsr_lucene.index.dense_impacts import DEFAULT_SHARE, dense_impacts_share
+    from lsr_lucene.index.dense_impacts import AUTO, auto_share, dense_impacts_share
 
-    if dense_impacts_share(index_dir) == DEFAULT_SHARE:
+    if dense_impacts_share(index_dir) == auto_share(index_dir):
         return rows
-    row = build_dense_row(index_dir, DEFAULT_SHARE)
-    print(f"  index {index_dir.name}: dense-impacts sidecar built again with share {DEFAULT_SHARE:g} "
-          f"({row['build_s']:.1f} s)", flush=True)
+    row = build_dense_row(index_dir, AUTO)
+    print(f"  index {index_dir.name}: dense-impacts sidecar built again ({row['note']}, {row['build_s']:.1f} s)",
+          flush=True)
     template = next((r for r in rows if r["engine"] == "ours"), rows[0])
     rows = [r for r in rows if r["engine"] != "ours-dense"] + [{**template, **row, "bp_s": float("nan")}]
     record.write_text(json.dumps(rows, allow_nan=True))

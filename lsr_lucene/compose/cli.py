@@ -34,12 +34,13 @@ import argparse
 import json
 import sys
 import time
+import warnings
 from pathlib import Path
 
 from lsr_lucene import cli_options as opt
 from lsr_lucene.compose.compositions import Composition, parse_topics, read_compositions
 from lsr_lucene.compose.execute import DEFAULT_FUSION_DEPTH, composed_specs, require_single_specs
-from lsr_lucene.compose.dense_leg import missing_note
+from lsr_lucene.compose.dense_leg import MissingDenseLegWarning, missing_note
 from lsr_lucene.compose.explain import explain_docs, explain_query
 from lsr_lucene.compose.negation_parser import explain_parse
 from lsr_lucene.compose.operations import (DEFAULT_DENSE_WEIGHT, DEFAULT_GATE, DEFAULT_NEIGHBOUR_WEIGHT, DEFAULTS,
@@ -172,7 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     display.resolve(args)
     if args.write_specs:
         refuse_existing(args.write_specs, args.overwrite, directory=False)
-    searcher = searcher_from_args(args)
+    with warnings.catch_warnings():  # the command says it in its own note line, when a query has a not node
+        warnings.simplefilter("ignore", MissingDenseLegWarning)
+        searcher = searcher_from_args(args)
     settings = searcher.settings
     comps, reports = load_compositions(args)
     if args.write_specs:  # before any work: a fused query has no single spec (one line naming what to choose)

@@ -2,7 +2,7 @@
 
 ``lsr-lucene index --input VECTORS --index DIR [--reorder bp] [--top-postings N] [--dense-impacts auto|S|0]``:
 the command over :func:`lsr_lucene.index.impact.build_impact_index`, with the dense-impacts sidecar (faster exact
-search) by default. ``lsr-lucene index --index DIR --top-postings N`` or ``--dense-impacts auto|S`` (no
+search) by default; ``--dense`` also writes the dense leg of negated queries (``<index>/dense``). ``lsr-lucene index --index DIR --top-postings N`` or ``--dense-impacts auto|S`` (no
 ``--input``) adds the top-postings sidecar (approximate search) or the dense-impacts sidecar to an existing index.
 """
 from __future__ import annotations
@@ -35,16 +35,26 @@ def main(argv: list[str] | None = None) -> int:
         "the dense-impacts sidecar for faster exact search (default: auto; 0: none): the terms in at least a share "
         "S of the documents as one byte per document; auto: those in 1/16 of the documents, as many of the most "
         "frequent as fit in a quarter of the index's size (554 terms, 0.24x the index at 666k wiki2015 passages)"))
+    parser.add_argument("--dense", action="store_true",
+                        help="also write the dense leg of negated queries (compose's default): all-MiniLM-L6-v2 "
+                             "embeddings of the same documents in <index>/dense, what lsr-lucene dense encode "
+                             "writes; their text: --corpus, else the vectors' (encode keeps it), else the corpus "
+                             "the vectors record. Several times the sparse encoding's time on CPU")
+    parser.add_argument("--corpus", help="with --dense: the documents' text (JSONL/TSV, BEIR folder or irds:<id>)")
     opt.add_overwrite(parser)
     args = parser.parse_args(argv)
+    if args.corpus and not args.dense:
+        parser.error("--corpus goes with --dense (the text of the dense leg)")
     if args.input is None:
-        if not args.top_postings and not args.dense_impacts:
-            parser.error("give --input (vectors to index), or --top-postings N / --dense-impacts auto|S to add a "
-                         "sidecar to --index")
+        if not args.top_postings and not args.dense_impacts and not args.dense:
+            parser.error("give --input (vectors to index), or --top-postings N / --dense-impacts auto|S / --dense "
+                         "to add a sidecar to --index")
         if args.top_postings:
             add_top_postings(args.index, args.top_postings, args.overwrite)
         if args.dense_impacts:
             add_dense_impacts(args.index, args.dense_impacts, args.overwrite)
+        if args.dense:
+            add_dense_leg(args.index, args.corpus, None, args.threads, args.overwrite)
         return 0
     if args.seed is not None and not args.reorder:
         parser.error("--seed needs --reorder")
@@ -60,6 +70,18 @@ def main(argv: list[str] | None = None) -> int:
         print(top_postings_summary(meta["top_postings"]))
     if "dense_impacts" in meta:
         print(dense_impacts_summary(meta["dense_impacts"]))
+    if args.dense:  # after the index is in place: an interrupted encoding keeps it (add the leg again with --dense)
+        add_dense_leg(args.index, args.corpus, args.input, args.threads, args.overwrite)
+    return 0
+
+
+def add_dense_leg(index: str, corpus: str | None, vectors: str | None, threads: int, overwrite: bool) -> int:
+    """Write the dense leg ``<index>/dense`` of an impact index (refused where it exists, unless ``overwrite``)."""
+    from lsr_lucene.dense.leg import build_dense_leg, dense_leg_summary
+    from lsr_lucene.index.kind import IMPACT, require_index_kind
+
+    require_index_kind(index, IMPACT, "the dense leg")
+    print(dense_leg_summary(build_dense_leg(index, corpus, vectors, threads, overwrite)))
     return 0
 
 

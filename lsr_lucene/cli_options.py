@@ -71,10 +71,12 @@ class _Verbose(argparse.Action):
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse parser of every verb: shows defaults in ``--help`` and takes ``-v/--verbose``."""
+    """argparse parser of every verb: shows defaults in ``--help``, takes ``-v/--verbose`` and no abbreviated
+    option (``--heap`` is not taken for ``--heap-factor``)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
+        kwargs.setdefault("allow_abbrev", False)  # a misspelled --heap is an error, not --heap-factor
         super().__init__(*args, **kwargs)
         if self.add_help:
             self.add_argument("-v", "--verbose", action=_Verbose)

@@ -163,7 +163,8 @@ def report(rows: list[dict], out: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Make the collections (reused when present), measure every stage at every size, write the tables."""
-    parser = argparse.ArgumentParser(prog="python -m lsr_lucene.bench.memory", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, prog="python -m lsr_lucene.bench.memory", description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[20_000, 100_000])
     parser.add_argument("--work", type=Path, default=Path("work/memory"))
     parser.add_argument("--out", type=Path, default=Path("runs/memory"))

@@ -155,7 +155,8 @@ def build_pair_index(vectors_dir: Path, work: Path, top_n: int) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lsr_lucene.bench.queries", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, prog="python -m lsr_lucene.bench.queries", description=__doc__.splitlines()[0])
     parser.add_argument("--index", required=True, help="impact index (with --positions for the window benchmark)")
     parser.add_argument("--queries", required=True, help="encoded topics JSONL (lsr-lucene encode --topics)")
     parser.add_argument("--vectors", default=None, help="the index's document vectors (default: recorded in the index)")

@@ -56,7 +56,8 @@ def _names(text: str, known: tuple | list, what: str) -> list[str]:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m lsr_lucene.bench.scale", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, prog="python -m lsr_lucene.bench.scale", description=__doc__.splitlines()[0])
     parser.add_argument("--docs", required=True, help="comma list of collection sizes, e.g. 10000,100000,1000000")
     parser.add_argument("--output", required=True, help="folder of the result tables and plots")
     parser.add_argument("--work", default="work/scale", help="folder of the encoded pool, collections and indexes")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 
 from lsr_lucene import cli_options as opt
-from lsr_lucene.search import display
+from lsr_lucene.search import cli_output
 from lsr_lucene.search.bm25 import B, K1, bm25_run, ensure_bm25_index
 
 
@@ -20,7 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     opt.add_index(parser, "BM25 index folder (built from --corpus when missing)")
     parser.add_argument("--corpus", help="corpus to index: JSONL, BEIR folder, TSV or ir_datasets id")
     opt.add_topics(parser)
-    display.add_output_and_hits(parser, "TREC run file to write (with --topics)")
+    cli_output.add_output_and_hits(parser, "TREC run file to write (with --topics)")
     opt.add_threads(parser, help="indexing and search threads")
     opt.add_number(parser, "--k1", kind=opt.NON_NEGATIVE_NUMBER, default=K1, help="BM25 k1")
     opt.add_number(parser, "--b", kind=opt.SHARE, default=B, help="BM25 b")
@@ -40,17 +40,17 @@ def main(argv: list[str] | None = None) -> int:
         from lsr_lucene.errors import InputError
         from lsr_lucene.io.topics import read_topics
 
-        display.resolve(args)
+        cli_output.resolve(args)
         topics = read_topics(args.topics)
         if not topics:
             raise InputError(f"{args.topics}: no topics")
     ensure_bm25_index(args.corpus, args.index, threads=args.threads, rebuild=args.rebuild_index)
     if topics:
-        with display.run_target(args.output) as target:
+        with cli_output.run_target(args.output) as target:
             bm25_run(args.index, topics, target, hits=args.hits, threads=args.threads, k1=args.k1, b=args.b,
                      rm3=args.rm3, sdm=args.sdm, tag=args.run_tag, overwrite=args.overwrite)
-            display.show(target, args.output, args.index, args.hits, topics)
-        if display.to_file(args.output):
+            cli_output.show(target, args.output, args.index, args.hits, topics)
+        if cli_output.to_file(args.output):
             print(f"wrote {args.output}")
     return 0
 

@@ -164,13 +164,13 @@ def main(argv: list[str] | None = None) -> int:
     """CLI: compose, search and write a TREC run or show the top hits (through a ComposeSearcher: the Python API's
     code path)."""
     from lsr_lucene.io.output import refuse_existing
-    from lsr_lucene.search import display
+    from lsr_lucene.search import cli_output
     from lsr_lucene.search.impact import report_unanswered, warn_truncated
 
     args = build_parser().parse_args(argv)
     if not Path(args.index).is_dir():
         raise InputError(f"{args.index}: no such index directory")
-    display.resolve(args)
+    cli_output.resolve(args)
     if args.write_specs:
         refuse_existing(args.write_specs, args.overwrite, directory=False)
     with warnings.catch_warnings():  # the command says it in its own note line, when a query has a not node
@@ -207,18 +207,18 @@ def main(argv: list[str] | None = None) -> int:
                 docs = explain_docs(plan, results[comp.qid], searcher.backend, searcher.scale, args.explain_docs,
                                     traces.get(comp.qid))
                 print(explain_query(comp, plan, settings, docs, reports.get(comp.qid)),
-                      file=sys.stderr if args.output == display.STDOUT else sys.stdout)
+                      file=sys.stderr if args.output == cli_output.STDOUT else sys.stdout)
     finally:
         searcher.close()
     qids = [c.qid for c in comps]
     tag = args.run_tag or f"compose-{settings.op_for('not') if settings.operation is None else settings.operation}"
     missing = [q for q in qids if not results[q]]
     report_unanswered(missing, len(qids))
-    with display.run_target(args.output) as target:
+    with cli_output.run_target(args.output) as target:
         write_run(results, target, tag, args.overwrite)
         texts = {c.qid: c.text for c in comps if c.text} if args.output is None else None
-        display.show(target, args.output, args.index, args.hits, texts)
-    if display.to_file(args.output):
+        cli_output.show(target, args.output, args.index, args.hits, texts)
+    if cli_output.to_file(args.output):
         print(f"wrote {args.output} ({len(qids) - len(missing)} of {len(qids)} queries with hits, "
               f"{time.perf_counter() - started:.1f}s)")
     return 0

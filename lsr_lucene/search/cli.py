@@ -2,8 +2,9 @@
 
 ``lsr-lucene search --index DIR --topics SPEC|--query TEXT|--query-vectors FILE|--specs FILE [--output RUN|-]``,
 and the arguments every searching command shares (plain, compositional, long documents). Without ``--output``
-the top hits of each query are printed with the start of their stored text (lsr_lucene.search.display). ``--write-specs FILE`` also
-writes the query specs searched, for Anserini's SearchCollection (README: "Use from Anserini").
+the top hits of each query are printed with the start of their stored text (lsr_lucene.search.cli_output).
+``--write-specs FILE`` also writes the query specs searched, for Anserini's SearchCollection (README: "Use from
+Anserini").
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 from lsr_lucene import cli_options as opt
 from lsr_lucene.errors import InputError
 from lsr_lucene.io.output import refuse_existing
-from lsr_lucene.search import display
+from lsr_lucene.search import cli_output
 from lsr_lucene.search.impact import (encode_topics, index_settings, plain_specs, report_unanswered,
                                       run_specs)
 
@@ -82,7 +83,7 @@ def add_search_arguments(parser: argparse.ArgumentParser, tag: str = "lsr_lucene
     """Arguments shared by every searching command (plain, compositional, long documents); ``tag``: the run tag
     the command writes by default, as its help shows it."""
     opt.add_index(parser, "impact index folder (lsr-lucene index)")
-    display.add_output_and_hits(parser)
+    cli_output.add_output_and_hits(parser)
     opt.add_threads(parser, help="search threads")
     opt.add_run_tag(parser, help=f"run tag, the last column of the run file (default: {tag})")
     opt.add_encoder(parser, None, "query encoder: registry name, HF id or local folder (default: the model "
@@ -112,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     query_cut = opt.query_cut(args)
     if not Path(args.index).is_dir():
         raise InputError(f"{args.index}: no such index directory")
-    display.resolve(args)
+    cli_output.resolve(args)
     if args.write_specs:
         refuse_existing(args.write_specs, args.overwrite, directory=False)
     texts = read_query_texts(args) if args.topics or args.query else None  # read once: --topics may be a pipe
@@ -129,15 +130,15 @@ def main(argv: list[str] | None = None) -> int:
         from lsr_lucene.search.specs import save_query_specs
 
         n = save_query_specs(specs, args.write_specs, args.overwrite)
-        print(f"wrote {args.write_specs} ({n} query specs)", file=display.messages(args.output))
-    with display.run_target(args.output) as target:
+        print(f"wrote {args.write_specs} ({n} query specs)", file=cli_output.messages(args.output))
+    with cli_output.run_target(args.output) as target:
         missing = run_specs(args.index, specs, target, hits=args.hits, threads=args.threads,
                             tag=args.run_tag or "lsr_lucene", overwrite=args.overwrite, approximate=args.approximate,
                             query_cut=query_cut, model=model, hand_written=bool(args.specs),
                             heap_factor=args.heap_factor)
         report_unanswered(missing, len(specs))
-        display.show(target, args.output, args.index, args.hits, texts)
-    if display.to_file(args.output):
+        cli_output.show(target, args.output, args.index, args.hits, texts)
+    if cli_output.to_file(args.output):
         print(f"wrote {args.output} ({len(specs) - len(missing)} queries with hits)")
     return 0
 

@@ -69,7 +69,8 @@ def run_stage(stage: str, root: Path) -> None:
     if stage == "index":
         from lsr_lucene.index.impact import build_impact_index
 
-        build_impact_index(root / "vectors", root / "index", threads=2, overwrite=True)
+        build_impact_index(root / "vectors", root / "index", threads=2, overwrite=True,
+                           dense_impacts="auto")  # as lsr-lucene index builds it
     elif stage == "positions":
         from lsr_lucene.index.positional import build_positional_field
 

@@ -150,7 +150,7 @@ def build_pair_index(vectors_dir: Path, work: Path, top_n: int) -> Path:
     counts = add_pair_terms(vectors_dir, expanded, top_n=top_n, overwrite=True)
     print(f"added {counts['pair_terms']} pair pseudo-terms to {counts['documents']} documents", file=sys.stderr)
     index = work / "cpt-index"
-    build_impact_index(expanded, index, threads=2, overwrite=True)
+    build_impact_index(expanded, index, threads=2, overwrite=True, dense_impacts="auto")  # as lsr-lucene index
     return index
 
 

@@ -136,7 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     from lsr_lucene.search.cli import add_search_arguments
 
     parser = opt.Parser(prog="lsr-lucene compose", description=__doc__.splitlines()[0])
-    add_search_arguments(parser, tag="compose-<--operation, else the operation of not nodes>: compose-fusion-gated by default")
+    add_search_arguments(parser, tag="compose-<--operation, else the operation of not nodes>: "
+                                     "compose-fusion-gated by default")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--queries", help="compositions JSONL {id, query: {op, a, b}, text?}")
     opt.add_topics(source, help="natural-language topics (TSV, JSONL, ...) parsed with the cue parser")

@@ -16,9 +16,8 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from lsr_lucene.compose.scaling import minmax
-from lsr_lucene.errors import InputError
-
 from lsr_lucene.dense.leg import DENSE_DIR  # the sidecar folder inside an impact index (index --dense)
+from lsr_lucene.errors import InputError
 
 AUTO, NONE = "auto", "none"
 

@@ -2,8 +2,9 @@
 
 ``lsr-lucene index --input VECTORS --index DIR [--reorder bp] [--top-postings N] [--dense-impacts auto|S|0]``:
 the command over :func:`lsr_lucene.index.impact.build_impact_index`, with the dense-impacts sidecar (faster exact
-search) by default; ``--dense`` also writes the dense leg of negated queries (``<index>/dense``). ``lsr-lucene index --index DIR --top-postings N`` or ``--dense-impacts auto|S`` (no
-``--input``) adds the top-postings sidecar (approximate search) or the dense-impacts sidecar to an existing index.
+search) by default; ``--dense`` also writes the dense leg of negated queries (``<index>/dense``). ``lsr-lucene
+index --index DIR`` with ``--top-postings N``, ``--dense-impacts auto|S`` or ``--dense`` (no ``--input``) adds the
+top-postings sidecar (approximate search), the dense-impacts sidecar or the dense leg to an existing index.
 """
 from __future__ import annotations
 

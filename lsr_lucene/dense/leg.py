@@ -29,9 +29,12 @@ def leg_documents(index: str | Path, corpus: str | None = None, vectors: str | P
         return [d.id for d in docs], [d.contents for d in docs], str(corpus)
     vectors = vectors or read_index_metadata(index).get("vectors")
     if vectors and Path(vectors).exists():
-        rows = list(read_vectors(vectors, with_contents=True))
-        if rows and any(text for _, _, text in rows):
-            return [r[0] for r in rows], [r[2] or "" for r in rows], str(vectors)
+        ids, texts = [], []
+        for doc_id, _, text in read_vectors(vectors, with_contents=True):  # the vectors themselves are not kept
+            ids.append(doc_id)
+            texts.append(text or "")
+        if any(texts):
+            return ids, texts, str(vectors)
         source = _recorded_corpus(vectors)
         if source:
             return leg_documents(index, source)

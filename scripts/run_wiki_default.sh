@@ -60,7 +60,8 @@ open(sys.argv[2], "w").write("\n".join(lines[:int(sys.argv[3])]) + "\n")
 EOF
 index=$work/default-$n/index
 {
-  echo "# $(date -u +%FT%TZ) $(python -c 'import torch; print("torch CPU capability", torch.backends.cpu.get_cpu_capability())'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+  capability=$(python -c 'from lsr_lucene.bench.scale_report import cpu_capability; print(cpu_capability())')
+  echo "# $(date -u +%FT%TZ) CPU capability $capability, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "\$ lsr-lucene index --input $sample --index $index --threads ${THREADS:-1} --overwrite"
   /usr/bin/time -f "(%e s wall, %M KB peak)" "${nice[@]}" lsr-lucene index --input "$sample" --index "$index" \
     --threads "${THREADS:-1}" --overwrite 2>&1

@@ -9,7 +9,7 @@
 # Usage: scripts/run_wiki_default.sh N        (e.g. 40000; N at most the passages encoded so far)
 # Environment: DATA (default ../shared/data), WORK (default work/wiki2015, as run_real.sh), OUTPUT (default
 #   runs/real/default-N), QUERIES (default 500), THREADS (default 1), NICE (default 0)
-# Writes: OUTPUT/{results,index,collection,skipped}.csv, results.md, cli.txt (the two commands' output and times)
+# Writes: OUTPUT/{results,index,collection,skipped}.csv, results.md, ratio.md, cli.txt (the two commands' output and times)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -72,7 +72,7 @@ index=$work/default-$n/index
 # 2. per-query latency with and without the sidecar, interleaved, on the same passages
 "${nice[@]}" python -m lsr_lucene.bench.real --vectors "$work/vectors" --docs "$n" --output "$out" \
   --work "$work/default-$n/bench" --seed 0 --threads "${THREADS:-1}" --queries "${QUERIES:-500}" --orders natural \
-  --engines ours,ours-postings --interleave --no-approx-curve --query-vectors "$queries" 2>&1 | tee "$out/bench.log"
+  --engines ours,ours-postings --interleave --no-approx-curve --query-vectors "$queries" 2>&1 | tee "$work/default-$n/bench.log"
 # 3. the ratios of that one run (wall and the calling thread's CPU time), and the sidecar's share of build and size
 python - "$out" <<'EOF2'
 import sys

@@ -368,7 +368,7 @@ def test_eval_command_starts_no_jvm(hand):
 # ---- trec_eval's form, repeated measures, --baseline (issue 51) ------------------------------------------------
 
 TREC_FORM_MEASURES = ["-m", "ndcg_cut.10", "-m", "map", "-m", "num_q", "-m", "P.1,2", "-m", "recall.100",
-                      "-m", "num_rel_ret", "-m", "recip_rank"]
+                      "-m", "num_rel_ret", "-m", "recip_rank", "-m", "runid"]
 
 
 def trec_eval_stdout(args: list[str]) -> str:

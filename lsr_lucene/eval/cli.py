@@ -20,7 +20,7 @@ from lsr_lucene.errors import InputError, LsrError
 from lsr_lucene.eval.trec import (DEFAULT_MEASURES, evaluate, paired_tests, read_qrels, table_paths, to_markdown,
                                   trec_eval_lines, write_table)
 from lsr_lucene.io.output import refuse_existing
-from lsr_lucene.io.runs import read_run
+from lsr_lucene.io.runs import iter_run, read_run
 
 
 def _parse_run(spec: str) -> tuple[str, str]:
@@ -69,7 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = opt.Parser(prog="lsr-lucene eval", description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="*", metavar="QRELS RUN",
                         help="trec_eval's form: a qrels file and one run, printed as trec_eval prints them "
-                             "(measure, qid or all, value)")
+                             "(measure, qid or all, value); without -m the table's measures, not trec_eval's "
+                             "whole default set")
     parser.add_argument("-q", dest="trec_per_query", action="store_true",
                         help="trec_eval's form: per-query lines before the 'all' lines")
     parser.add_argument("-c", dest="trec_complete", action="store_true",
@@ -173,7 +174,8 @@ def trec_eval_form(args: argparse.Namespace, measures: list[str]) -> int:
         raise InputError(f"{', '.join(mixed)}: not with trec_eval's form QRELS RUN (use -q for per-query lines)")
     qrels_path, run_path = args.files
     qrels, run = read_qrels(qrels_path), read_run(run_path)
-    lines = trec_eval_lines(qrels, run, measures or DEFAULT_MEASURES, args.trec_per_query, args.trec_complete)
+    tag = next((row.tag for row in iter_run(run_path)), "")  # what trec_eval prints as runid
+    lines = trec_eval_lines(qrels, run, measures or DEFAULT_MEASURES, args.trec_per_query, args.trec_complete, tag)
     sys.stdout.write("\n".join(lines) + "\n")
     return 0
 

@@ -265,10 +265,12 @@ def _trec_eval_rank(key: str) -> tuple[int, float, str]:
 
 
 def trec_eval_lines(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[str, float]],
-                    measures: Sequence[str], per_query: bool = False, complete: bool = False) -> list[str]:
+                    measures: Sequence[str], per_query: bool = False, complete: bool = False,
+                    run_tag: str = "") -> list[str]:
     """``trec_eval [-q] [-c] -m ...`` output: ``measure<TAB>qid<TAB>value`` lines (the measure padded to 22
     characters, values to 4 decimals, counts as integers), per query (``-q``, qids in string order) then ``all``
-    averaged over the queries the run answers, or with ``complete`` over every qrels query."""
+    averaged over the queries the run answers, or with ``complete`` over every qrels query; ``runid`` is the run's
+    tag (``run_tag``, its last column)."""
     measures = unique_measures(expand_measures(measures))
     if not measures:
         raise InputError("no measure to compute")
@@ -282,14 +284,15 @@ def trec_eval_lines(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Ma
         raise InputError(f"trec_eval reports no {', '.join(missing)} (unknown measure or parameter?)")
 
     def line(key: str, qid: str, value: float) -> str:
-        shown = str(int(round(value))) if key in COUNTS else f"{value:.4f}"
+        shown = run_tag if key == "runid" else str(int(round(value))) if key in COUNTS else f"{value:.4f}"
         return f"{key:<22}\t{qid}\t{shown}"
 
     lines = []
     if per_query:
         for qid in sorted(answered):
-            lines += [line(k, qid, answered[qid][k]) for k in keys if k != "num_q" and k in answered[qid]]
-    lines += [line(k, "all", aggregate(summary, k)) for k in keys]
+            lines += [line(k, qid, answered[qid][k]) for k in keys
+                      if k not in ("num_q", "runid") and k in answered[qid]]
+    lines += [line(k, "all", 0.0 if k == "runid" else aggregate(summary, k)) for k in keys]
     return lines
 
 

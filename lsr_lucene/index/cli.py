@@ -40,7 +40,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="also write the dense leg of negated queries (compose's default): all-MiniLM-L6-v2 "
                              "embeddings of the same documents in <index>/dense, what lsr-lucene dense encode "
                              "writes; their text: --corpus, else the vectors' (encode keeps it), else the corpus "
-                             "the vectors record. Several times the sparse encoding's time on CPU")
+                             "the vectors record. A second encoding of every document: on CPU of the order of the "
+                             "sparse encoding's time (the demo: 9 s against encode's 10 s)")
     parser.add_argument("--corpus", help="with --dense: the documents' text (JSONL/TSV, BEIR folder or irds:<id>)")
     opt.add_overwrite(parser)
     args = parser.parse_args(argv)

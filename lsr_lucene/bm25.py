@@ -1,6 +1,7 @@
 """BM25 baselines (plain, RM3, SDM) with Anserini's default analyzer on the same corpus and topics.
 
-``lsr-lucene bm25`` (also ``python -m lsr_lucene.bm25``): builds the BM25 index when missing and writes a run;
+``lsr-lucene bm25`` (also ``python -m lsr_lucene.bm25``): builds the BM25 index when missing and writes a run
+(``--output FILE``, ``-``: stdout; without ``--output``, the top hits of each query on screen);
 the library is lsr_lucene.search.bm25. The index is a cache of the corpus (reused when built from the same one;
 ``--rebuild-index`` builds it again); ``--overwrite`` replaces the run file, as in every verb. Topics and output
 are checked before the index is built.
@@ -10,6 +11,7 @@ from __future__ import annotations
 import sys
 
 from lsr_lucene import cli_options as opt
+from lsr_lucene.search import cli_output
 from lsr_lucene.search.bm25 import B, K1, bm25_run, ensure_bm25_index
 
 
@@ -18,8 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     opt.add_index(parser, "BM25 index folder (built from --corpus when missing)")
     parser.add_argument("--corpus", help="corpus to index: JSONL, BEIR folder, TSV or ir_datasets id")
     opt.add_topics(parser)
-    opt.add_output(parser, "TREC run file to write (with --topics)", required=False)
-    opt.add_hits(parser)
+    cli_output.add_output_and_hits(parser, "TREC run file to write (with --topics)")
     opt.add_threads(parser, help="indexing and search threads")
     opt.add_number(parser, "--k1", kind=opt.NON_NEGATIVE_NUMBER, default=K1, help="BM25 k1")
     opt.add_number(parser, "--b", kind=opt.SHARE, default=B, help="BM25 b")
@@ -32,23 +33,25 @@ def main(argv: list[str] | None = None) -> int:
                              "corpus: --overwrite does not rebuild it)")
     opt.add_overwrite(parser, "replace an existing run file (without it, an existing --output is refused)")
     args = parser.parse_args(argv)
-    if bool(args.topics) != bool(args.output):
-        parser.error("--topics and --output go together")
+    if args.output and not args.topics:
+        parser.error("--output needs --topics")
     topics = None
     if args.topics:  # every input checked before the index is built
         from lsr_lucene.errors import InputError
-        from lsr_lucene.io.output import refuse_existing
         from lsr_lucene.io.topics import read_topics
 
-        refuse_existing(args.output, args.overwrite, directory=False)
+        cli_output.resolve(args)
         topics = read_topics(args.topics)
         if not topics:
             raise InputError(f"{args.topics}: no topics")
     ensure_bm25_index(args.corpus, args.index, threads=args.threads, rebuild=args.rebuild_index)
     if topics:
-        bm25_run(args.index, topics, args.output, hits=args.hits, threads=args.threads,
-                 k1=args.k1, b=args.b, rm3=args.rm3, sdm=args.sdm, tag=args.run_tag, overwrite=args.overwrite)
-        print(f"wrote {args.output}")
+        with cli_output.run_target(args.output) as target:
+            bm25_run(args.index, topics, target, hits=args.hits, threads=args.threads, k1=args.k1, b=args.b,
+                     rm3=args.rm3, sdm=args.sdm, tag=args.run_tag, overwrite=args.overwrite)
+            cli_output.show(target, args.output, args.index, args.hits, topics)
+        if cli_output.to_file(args.output):
+            print(f"wrote {args.output}")
     return 0
 
 

@@ -110,6 +110,16 @@ def _usage() -> str:
     return "\n".join(lines)
 
 
+def unknown_command(name: str) -> str:
+    """The error line of a command that does not exist, with the closest ones (difflib) or the list of all."""
+    import difflib
+
+    close = difflib.get_close_matches(name, SUBCOMMANDS, n=3, cutoff=0.6)
+    hint = f"did you mean {' or '.join(repr(c) for c in close)}?" if close else \
+        f"commands: {', '.join(SUBCOMMANDS)}"
+    return f"error: unknown command {name!r}; {hint} (lsr-lucene --help describes them)"
+
+
 def main(argv: list[str] | None = None) -> int:
     """``lsr-lucene [-v] <command> ...``: run one command; stdout closed early by its reader ends quietly."""
     from lsr_lucene.verbosity import kept_verbosity
@@ -140,7 +150,7 @@ def _dispatch(argv: list[str] | None) -> int:
         return 0
     name, rest = argv[0], argv[1:]
     if name not in SUBCOMMANDS:
-        print(f"error: unknown command {name!r}\n{_usage()}", file=sys.stderr)
+        print(unknown_command(name), file=sys.stderr)
         return 2
     try:
         module = importlib.import_module(SUBCOMMANDS[name][0])

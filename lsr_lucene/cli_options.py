@@ -71,10 +71,12 @@ class _Verbose(argparse.Action):
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse parser of every verb: shows defaults in ``--help`` and takes ``-v/--verbose``."""
+    """argparse parser of every verb: shows defaults in ``--help``, takes ``-v/--verbose`` and no abbreviated
+    option (``--heap`` is not taken for ``--heap-factor``)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
+        kwargs.setdefault("allow_abbrev", False)  # a misspelled --heap is an error, not --heap-factor
         super().__init__(*args, **kwargs)
         if self.add_help:
             self.add_argument("-v", "--verbose", action=_Verbose)
@@ -235,6 +237,18 @@ def add_top_postings(parser) -> argparse.Action:
     return add_number(parser, "--top-postings", kind=NON_NEGATIVE_INT, default=0, metavar="N",
                       help="also write the top-postings sidecar for approximate search (search --approximate): "
                            "each term's N highest-impact postings (0: none)")
+
+
+def add_dense_impacts(parser, default: str | None = "auto", help: str = "") -> argparse.Action:
+    """``--dense-impacts auto|S``: the dense-impacts sidecar of faster exact search, built by default with the
+    share ``auto`` chooses from the collection (lsr_lucene.index.dense_impacts.auto_share); 0: none."""
+    from lsr_lucene.index.dense_impacts import parse_share
+
+    return parser.add_argument(
+        "--dense-impacts", type=parse_share, default=default, metavar="auto|S",
+        help=help or "the dense-impacts sidecar of faster exact search (about 3.5x faster at 666k passages), the "
+                     "terms in at least a share S of the documents as a byte per document; auto: those in 1/16 of "
+                     "the documents, as many of the most frequent as fit in a quarter of the index's size; 0: none")
 
 
 def add_heap_factor(parser) -> argparse.Action:

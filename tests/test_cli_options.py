@@ -301,3 +301,51 @@ def test_bench_skip_names_only_known_parts(tmp_path, capsys):
     assert run_main(main, ["--collection", str(tmp_path), "--skip", "ours,pyseri"]) == 2
     assert capsys.readouterr().err.splitlines() == [
         "error: --skip: unknown part(s) pyseri (parts: encode,bf16,ours,pyserini,scipy,seismic)"]
+
+
+# ---- issue 51: no abbreviations, suggestions for a misspelled verb, help that says what the verb does -----------
+
+def test_no_verb_takes_an_abbreviated_option(monkeypatch):
+    """``--heap 0.9`` is an error, never ``--heap-factor 0.9`` (allow_abbrev=False on every parser)."""
+    parsers = verb_parsers(monkeypatch)
+    monkeypatch.undo()
+    assert [name for name, p in parsers.items() if p.allow_abbrev] == []
+    with pytest.raises(SystemExit):
+        parsers["search"].parse_args(["--index", "i", "--query", "q", "--heap", "0.9"])
+
+
+def test_a_misspelled_verb_gets_a_suggestion(capsys):
+    from lsr_lucene.cli import main
+
+    assert main(["serch"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown command 'serch'; did you mean 'search'" in err
+    assert main(["zzzz"]) == 2 and "commands: encode, index" in capsys.readouterr().err
+
+
+def test_compose_help_names_the_run_tag_it_writes(monkeypatch):
+    parsers = verb_parsers(monkeypatch)
+    monkeypatch.undo()
+    text = parsers["compose"].format_help()
+    assert "compose-fusion-gated" in " ".join(text.split()) and "(default: lsr_lucene)" not in text
+
+
+def test_demo_dtype_choices_and_help_agree(monkeypatch):
+    """Where --dtype offers int8 its help describes it, and where it does not, the help does not name it."""
+    parsers = verb_parsers(monkeypatch)
+    monkeypatch.undo()
+    for name, parser in parsers.items():
+        dtype = next((a for a in parser._actions if "--dtype" in a.option_strings), None)
+        if dtype is not None:
+            assert ("int8" in dtype.choices) == ("int8" in dtype.help), name
+    assert "int8" in next(a for a in parsers["demo"]._actions if "--dtype" in a.option_strings).choices
+
+
+def test_demo_refuses_an_existing_folder(tmp_path, capsys):
+    from lsr_lucene.cli import main
+
+    (tmp_path / "demo").mkdir()
+    (tmp_path / "demo" / "results.md").write_text("kept\n")
+    assert main(["demo", "--output-dir", str(tmp_path / "demo")]) == 2
+    assert "already exists; pass --overwrite" in capsys.readouterr().err
+    assert (tmp_path / "demo" / "results.md").read_text() == "kept\n"

@@ -163,3 +163,46 @@ def test_heap_factor_is_checked(collection, tmp_path, capsys):
     assert not (tmp_path / "bad.run").exists()
     assert cli(base + ["--output", str(tmp_path / "h.run"), "--heap-factor", "0.8"]) == 0
     assert (tmp_path / "h.run").read_text().startswith("q1 Q0 ")
+
+
+def test_index_builds_the_sidecar_by_default_within_its_size_rule(collection, capsys, monkeypatch):
+    """``lsr-lucene index`` writes the sidecar unless ``--dense-impacts 0`` (issue 51); ``auto`` keeps it within a
+    quarter of the index's size, raising the share above 1/16 when the frequent terms would not fit."""
+    from lsr_lucene.cli import main as cli
+    from lsr_lucene.index import dense_impacts
+    from lsr_lucene.index.dense_impacts import DEFAULT_SHARE, auto_share, dense_impacts_share
+
+    zipf, plain, _, _, root = collection
+    assert cli(["index", "--input", str(zipf.vectors), "--index", str(root / "default"), "--threads", "1"]) == 0
+    assert "dense-impacts sidecar (auto)" in capsys.readouterr().out
+    share = dense_impacts_share(root / "default")
+    assert share >= DEFAULT_SHARE
+    main_bytes = dense_impacts._main_index_bytes(root / "default")
+    side = sum(p.stat().st_size for p in (root / "default" / DENSE_IMPACTS_DIR).iterdir())
+    assert 0 < side <= 0.3 * main_bytes
+    assert cli(["index", "--input", str(zipf.vectors), "--index", str(root / "none"), "--threads", "1",
+                "--dense-impacts", "0"]) == 0
+    assert not (root / "none" / DENSE_IMPACTS_DIR).exists()
+    # a tighter size rule raises the share: fewer, more frequent terms, still within it
+    monkeypatch.setattr(dense_impacts, "MAX_SIZE_RATIO", 0.5 * side / main_bytes)
+    tighter = auto_share(plain)
+    assert tighter > share
+    info = build_dense_impacts(root / "none", "auto")
+    assert 0 < info["terms"] and info["size_bytes"] <= 0.5 * side * 1.05  # headers aside
+    monkeypatch.setattr(dense_impacts, "MAX_SIZE_RATIO", 1e-9)  # nothing fits: no sidecar, said so
+    assert auto_share(plain) == 0 and build_dense_impacts(root / "none", "auto")["terms"] == 0
+    assert cli(["index", "--input", str(zipf.vectors), "--index", str(root / "bad"), "--dense-impacts", "x"]) == 2
+    assert "--dense-impacts must be auto or a number" in capsys.readouterr().err
+
+
+def test_reorder_follows_the_default(collection):
+    """``lsr-lucene reorder`` of an index without the sidecar builds it (auto); ``--dense-impacts 0`` drops it."""
+    from lsr_lucene.cli import main as cli
+
+    zipf, plain, _, _, root = collection
+    assert cli(["reorder", "--input", str(plain), "--index", str(root / "bp-auto"), "--seed", "1",
+                "--threads", "1"]) == 0
+    assert (root / "bp-auto" / DENSE_IMPACTS_DIR).is_dir()
+    assert cli(["reorder", "--input", str(root / "bp-auto"), "--index", str(root / "bp-none"), "--seed", "1",
+                "--threads", "1", "--dense-impacts", "0"]) == 0
+    assert not (root / "bp-none" / DENSE_IMPACTS_DIR).exists()

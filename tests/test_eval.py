@@ -363,3 +363,83 @@ def test_eval_command_starts_no_jvm(hand):
             "sys.argv[2]]); print('jnius' in sys.modules, rc)")
     proc = subprocess.run([sys.executable, "-c", code, str(qrels), str(run)], capture_output=True, text=True)
     assert proc.stdout.splitlines()[-1] == "False 0", proc.stderr
+
+
+# ---- trec_eval's form, repeated measures, --baseline (issue 51) ------------------------------------------------
+
+TREC_FORM_MEASURES = ["-m", "ndcg_cut.10", "-m", "map", "-m", "num_q", "-m", "P.1,2", "-m", "recall.100",
+                      "-m", "num_rel_ret", "-m", "recip_rank", "-m", "runid"]
+
+
+def trec_eval_stdout(args: list[str]) -> str:
+    """What Pyserini's trec_eval (the C program, run through Java) prints."""
+    import subprocess
+
+    from lsr_lucene.jvm import runtime as jvm
+
+    home = jvm.prepare_environment()
+    return subprocess.run([str(home / "bin" / "java"), "-cp", str(jvm.anserini_jar()), "trec_eval", *args],
+                          capture_output=True, text=True, timeout=600, check=True).stdout
+
+
+@pytest.mark.parametrize("flags", [[], ["-q", "-c"]])
+def test_trec_eval_form_prints_what_trec_eval_prints(hand, capsys, flags):
+    """``lsr-lucene eval -m ... QRELS RUN`` prints trec_eval's lines byte for byte (its measure order, 22-character
+    names, counts as integers, -q per-query lines in qid string order, -c averaging over every qrels query)."""
+    qrels, run = hand
+    args = [*flags, *TREC_FORM_MEASURES, str(qrels), str(run)]
+    assert main(args) == 0
+    ours = capsys.readouterr().out
+    assert ours == trec_eval_stdout(args)
+    assert ("num_q                 \tall\t3\n" if "-c" in flags else "num_q                 \tall\t2\n") in ours
+
+
+def test_repeated_measures_are_counted_once(hand, capsys):
+    qrels, run = hand
+    assert main(["--qrels", str(qrels), "--run", str(run), "--measures", "map", "map", "nDCG@10",
+                 "ndcg_cut_10"]) == 0
+    header = capsys.readouterr().out.splitlines()[0]
+    assert header == "| run | MAP | nDCG@10 |"
+    assert main(["-m", "map", "-m", "map", "-m", "MAP", str(qrels), str(run)]) == 0
+    assert capsys.readouterr().out.count("map") == 1
+
+
+def test_baseline_adds_paired_t_test_columns(hand, tmp_path, capsys):
+    """--baseline: queries above / below the baseline and the two-sided paired t-test p-value over every qrels query
+    (q3, answered by neither run, counts 0 for both), checked against the t statistic worked out here."""
+    from scipy.stats import t as student
+
+    qrels, run = hand
+    other = write(tmp_path / "other.txt", "q1 Q0 d1 1 3.0 o\nq1 Q0 d3 2 2.0 o\nq2 Q0 d5 1 1.0 o\n")
+    assert main(["--qrels", str(qrels), "--run", f"base={run}", "--run", f"other={other}", "--measures", "map",
+                 "--baseline", "base", "--output", str(tmp_path / "table")]) == 0
+    capsys.readouterr()
+    table = pd.read_csv(tmp_path / "table.csv", index_col="run")
+    ap_base = [hand_values()[q]["MAP"] for q in ("q1", "q2", "q3")]
+    ap_other = [(1 / 1) / 3, 1.0, 0.0]  # q1: d1 relevant at rank 1 of 3 relevant; q2: d5 at rank 1
+    diffs = [a - b for a, b in zip(ap_other, ap_base)]
+    mean = sum(diffs) / 3
+    sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / 2)
+    p_value = 2 * student.sf(abs(mean / (sd / math.sqrt(3))), df=2)
+    assert table.loc["other", "MAP p-value"] == pytest.approx(p_value, abs=1e-4)
+    assert (table.loc["other", "MAP +"], table.loc["other", "MAP -"]) == (1, 0)  # q2 better, q1 and q3 equal
+    assert math.isnan(table.loc["base", "MAP p-value"])
+    assert main(["--qrels", str(qrels), "--run", str(run), "--baseline", "nope"]) == 2
+    assert "--baseline nope: no run of that name" in capsys.readouterr().err
+
+
+def test_trec_eval_form_and_qids_errors(hand, tmp_path, capsys):
+    import os
+
+    qrels, run = hand
+    for args, words in (([str(qrels)], "a qrels file and one run"),
+                        ([str(qrels), str(run), "--run", str(run)], "--run: not with trec_eval's form"),
+                        (["-q", "--qrels", str(qrels), "--run", str(run)], "-q and -c belong to trec_eval's form"),
+                        ([], "give --qrels QRELS")):
+        assert main(args) == 2, args
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and words in err and err.count("\n") == 1, err
+    fifo = tmp_path / "qids"
+    os.mkfifo(fifo)  # what bash's <(...) hands over
+    assert main(["--qrels", str(qrels), "--run", str(run), "--qids", str(fifo)]) == 2
+    assert "a pipe" in capsys.readouterr().err

@@ -198,6 +198,11 @@ def test_bad_input_mid_stream_leaves_no_shards_but_an_interrupt_keeps_them(tmp_p
         write_vectors(read_corpus(tmp_path / "dup.jsonl"), FakeEncoder(interrupt_after=1), tmp_path / "v",
                       shard_size=2, window=2)
     assert len(list((tmp_path / ".v.partial").glob("part-*.jsonl"))) == 1
+    # a small encoding interrupted before its first shard keeps nothing, and says so (issue 51)
+    with pytest.raises(Interrupted, match="nothing kept: no shard was complete .*smaller --shard-size"):
+        write_vectors(read_corpus(tmp_path / "dup.jsonl"), FakeEncoder(interrupt_after=1), tmp_path / "w",
+                      shard_size=100, window=2)
+    assert not (tmp_path / ".w.partial").exists() and not (tmp_path / "w").exists()
 
 
 def test_interrupt_message_of_a_command_that_keeps_nothing(capsys):

@@ -230,7 +230,8 @@ def test_batch_and_documents(served):
     for i, (q, result) in enumerate(zip(qids, got["results"])):
         assert response_rows(result) == run_rows(runs["text" if i % 2 else "vec"], q)
     status, doc = request(f"{api}/doc/tea-01")
-    assert status == 200 and doc["docid"] == "tea-01" and "Camellia sinensis" in doc["doc"]
+    assert status == 200 and doc["docid"] == "tea-01" and "Camellia sinensis" in doc["doc"]["contents"]
+    assert doc["doc"]["id"] == "tea-01" and isinstance(doc["doc"]["vector"], dict)  # JSON, not escaped JSON text
     _, with_docs = request(f"{api}/search", {"query": "green tea", "hits": 2, "doc": True})
     assert all(c["doc"] and json.loads(c["doc"])["id"] == c["docid"] for c in with_docs["candidates"])
 

@@ -220,7 +220,8 @@ def run_bench(args: argparse.Namespace, files: dict[str, Path], work: Path, skip
 
         print("== impact index (Anserini IndexCollection)", flush=True)
         started = time.perf_counter()
-        index_info = build_impact_index(vectors_dir, index_dir, threads=args.threads, overwrite=True)
+        index_info = build_impact_index(vectors_dir, index_dir, threads=args.threads, overwrite=True,
+                                        dense_impacts="auto")  # as lsr-lucene index builds it
         index_info["seconds"] = time.perf_counter() - started
         print(f"  {index_info['seconds']:.1f}s, {index_info['size_bytes'] / 1e6:.1f} MB, "
               f"{index_info['indexed']} documents", flush=True)

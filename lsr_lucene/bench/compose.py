@@ -59,7 +59,8 @@ def timed_query(text: str, op: str, encoder: QueryEncoder, backend, scale: float
 
 def main(argv: list[str] | None = None) -> int:
     """Print the latency table (and write it with --output)."""
-    parser = argparse.ArgumentParser(prog="python -m lsr_lucene.bench.compose", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, prog="python -m lsr_lucene.bench.compose", description=__doc__.splitlines()[0])
     parser.add_argument("--index", required=True, help="impact index (its encoder settings are used)")
     parser.add_argument("--queries", required=True, help="ExcluIR-style JSONL {id, query} or topics file")
     parser.add_argument("--limit", type=int, default=100, help="queries timed (default 100)")

@@ -12,7 +12,8 @@ from lsr_lucene.bench.encode_speed import Rows, read_passages, stage_table, thre
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lsr_lucene.bench.encode_cli", description="encoding speed (issue 41)")
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, prog="python -m lsr_lucene.bench.encode_cli", description="encoding speed (issue 41)")
     sub = parser.add_subparsers(dest="command", required=True)
     cpu = sub.add_parser("cpu", help="thread sweep on this CPU, fp32 and int8 interleaved")
     cpu.add_argument("--corpus", required=True, type=Path)

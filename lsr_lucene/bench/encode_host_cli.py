@@ -17,7 +17,8 @@ from lsr_lucene.bench.encode_speed import read_passages
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="the host's share of GPU encoding (device results replayed)")
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, description="the host's share of GPU encoding (device results replayed)")
     parser.add_argument("--corpus", type=Path, required=True, help="JSONL passages (id with contents, or title + text)")
     parser.add_argument("--model", default="splade-tiny")
     parser.add_argument("--passages", type=int, default=10_000)

@@ -24,9 +24,9 @@ Hits = list[tuple[str, float]]
 def build_ours(paths: dict, index_dir: Path, threads: int) -> dict:
     """Our index (build_impact_index, with ``paths["reorder"]`` its docids reordered, e.g. by BP, in the build),
     then the dense-impacts sidecar of exact search (timed apart; share ``paths["dense_impacts"]``, default
-    ``DEFAULT_SHARE``, 0: none) and the positional sidecar for window clauses (timed apart; it maps documents by id,
-    so it follows)."""
-    from lsr_lucene.index.dense_impacts import DEFAULT_SHARE
+    ``auto`` as ``lsr-lucene index``, 0: none) and the positional sidecar for window clauses (timed apart; it maps
+    documents by id, so it follows)."""
+    from lsr_lucene.index.dense_impacts import AUTO
     from lsr_lucene.index.impact import build_impact_index
     from lsr_lucene.index.positional import build_positional_field
 
@@ -38,7 +38,7 @@ def build_ours(paths: dict, index_dir: Path, threads: int) -> dict:
         out["bp_s"] = meta["reorder"]["bp_seconds"]
         out["note"] = (f"BP in the build: {meta['reorder']['bp_seconds']:.1f} s, log-gap "
                        f"{meta['reorder']['log_gap_bits_before']:.2f} -> {meta['reorder']['log_gap_bits_after']:.2f} bits")
-    share = paths.get("dense_impacts", DEFAULT_SHARE)
+    share = paths.get("dense_impacts", AUTO)
     if share:
         out["extra"].append(build_dense_row(index_dir, share))
     if paths.get("positions"):
@@ -50,16 +50,16 @@ def build_ours(paths: dict, index_dir: Path, threads: int) -> dict:
     return out
 
 
-def build_dense_row(index_dir: Path, share: float) -> dict:
-    """Build (or replace) an index's dense-impacts sidecar with ``share``, timed: its index row."""
+def build_dense_row(index_dir: Path, share: float | str) -> dict:
+    """Build (or replace) an index's dense-impacts sidecar with ``share`` (or ``auto``), timed: its index row."""
     from lsr_lucene.index.dense_impacts import build_dense_impacts
 
     started = time.perf_counter()
     info = build_dense_impacts(index_dir, share)
     return {"engine": "ours-dense", "build_s": time.perf_counter() - started,
             "size_bytes": index_size(index_dir / "dense-impacts"), "peak_rss_bytes": vm_peak(),
-            "note": f"dense-impacts sidecar of exact search: {info['terms']} terms in at least {share:g} of the "
-                    f"documents"}
+            "note": f"dense-impacts sidecar of exact search ({share}): {info['terms']} terms in at least "
+                    f"{info['min_df_share']:.4g} of the documents"}
 
 
 def build_anserini(paths: dict, index_dir: Path, threads: int) -> dict:

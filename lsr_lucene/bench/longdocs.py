@@ -143,7 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     from lsr_lucene.longdocs.queries import QUERY_COMBINE, encode_queries
     from lsr_lucene.longdocs.sdm_features import SdmSettings
 
-    parser = argparse.ArgumentParser(prog="python -m lsr_lucene.bench.longdocs", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, prog="python -m lsr_lucene.bench.longdocs", description=__doc__.splitlines()[0])
     parser.add_argument("--index", required=True, help="segment index with the positional field (longdocs index)")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--collection", help="fire2017 (citation-context queries) or another longdocs collection")

@@ -69,7 +69,8 @@ def run_stage(stage: str, root: Path) -> None:
     if stage == "index":
         from lsr_lucene.index.impact import build_impact_index
 
-        build_impact_index(root / "vectors", root / "index", threads=2, overwrite=True)
+        build_impact_index(root / "vectors", root / "index", threads=2, overwrite=True,
+                           dense_impacts="auto")  # as lsr-lucene index builds it
     elif stage == "positions":
         from lsr_lucene.index.positional import build_positional_field
 
@@ -164,7 +165,8 @@ def report(rows: list[dict], out: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Make the collections (reused when present), measure every stage at every size, write the tables."""
-    parser = argparse.ArgumentParser(prog="python -m lsr_lucene.bench.memory", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, prog="python -m lsr_lucene.bench.memory", description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[20_000, 100_000])
     parser.add_argument("--work", type=Path, default=Path("work/memory"))
     parser.add_argument("--out", type=Path, default=Path("runs/memory"))

@@ -108,7 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     from lsr_lucene.eval.trec import write_table
     from lsr_lucene.longdocs.cli import main as longdocs_main
 
-    parser = argparse.ArgumentParser(prog="python -m lsr_lucene.bench.precision", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, prog="python -m lsr_lucene.bench.precision", description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", required=True, help="JSONL corpus for `lsr-lucene encode` (e.g. Cranfield)")
     parser.add_argument("--docs", type=int, default=200, help="documents encoded (default 200)")
     parser.add_argument("--max-length", type=int, default=256)

@@ -150,12 +150,13 @@ def build_pair_index(vectors_dir: Path, work: Path, top_n: int) -> Path:
     counts = add_pair_terms(vectors_dir, expanded, top_n=top_n, overwrite=True)
     print(f"added {counts['pair_terms']} pair pseudo-terms to {counts['documents']} documents", file=sys.stderr)
     index = work / "cpt-index"
-    build_impact_index(expanded, index, threads=2, overwrite=True)
+    build_impact_index(expanded, index, threads=2, overwrite=True, dense_impacts="auto")  # as lsr-lucene index
     return index
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lsr_lucene.bench.queries", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, prog="python -m lsr_lucene.bench.queries", description=__doc__.splitlines()[0])
     parser.add_argument("--index", required=True, help="impact index (with --positions for the window benchmark)")
     parser.add_argument("--queries", required=True, help="encoded topics JSONL (lsr-lucene encode --topics)")
     parser.add_argument("--vectors", default=None, help="the index's document vectors (default: recorded in the index)")

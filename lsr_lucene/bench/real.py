@@ -47,7 +47,8 @@ PROGRESS, METADATA = "progress.state", "metadata.json"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m lsr_lucene.bench.real", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, prog="python -m lsr_lucene.bench.real", description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", help="passages: any corpus lsr-lucene reads (JSONL/TSV, .gz or .xz)")
     parser.add_argument("--vectors", help="encoded passages in the benchmark's order (default: WORK/vectors, "
                                           "encoded from --corpus)")

@@ -39,7 +39,7 @@ def write_shuffled(corpus: str | Path, output: str | Path, seed: int = 0, limit:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m lsr_lucene.bench.real_corpus CORPUS OUTPUT [--seed S] [--limit N]``."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("corpus")
     parser.add_argument("output")
     parser.add_argument("--seed", type=int, default=0)

@@ -51,7 +51,8 @@ def growth_markdown(results: pd.DataFrame, curves: pd.DataFrame, command: str) -
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lsr_lucene.bench.real_growth", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, prog="python -m lsr_lucene.bench.real_growth", description=__doc__.splitlines()[0])
     parser.add_argument("folders", nargs="+", help="bench.real output folders, one size each")
     parser.add_argument("--output", required=True, help="folder of growth.md and the plots")
     args = parser.parse_args(argv)

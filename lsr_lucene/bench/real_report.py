@@ -167,7 +167,8 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m lsr_lucene.bench.real_report [DIR]``: the Markdown and plots of DIR written again from its CSVs."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m lsr_lucene.bench.real_report", description=main.__doc__)
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, prog="python -m lsr_lucene.bench.real_report", description=main.__doc__)
     parser.add_argument("output", nargs="?", default="runs/real", help="folder of a real-text benchmark's CSVs")
     rewrite(Path(parser.parse_args(argv).output))
     return 0

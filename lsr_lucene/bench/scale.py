@@ -57,7 +57,8 @@ def _names(text: str, known: tuple | list, what: str) -> list[str]:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m lsr_lucene.bench.scale", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, prog="python -m lsr_lucene.bench.scale", description=__doc__.splitlines()[0])
     parser.add_argument("--docs", required=True, help="comma list of collection sizes, e.g. 10000,100000,1000000")
     parser.add_argument("--output", required=True, help="folder of the result tables and plots")
     parser.add_argument("--work", default="work/scale", help="folder of the encoded pool, collections and indexes")
@@ -168,16 +169,16 @@ def bp_order(coll, work: Path) -> tuple[Path, float]:
 
 
 def _current_dense_impacts(index_dir: Path, rows: list[dict], record: Path) -> list[dict]:
-    """A reused index of ours with the dense-impacts sidecar of today's share (``DEFAULT_SHARE``): built again, and
-    its row replaced in the build record, when it was built with another share or not at all."""
+    """A reused index of ours with the dense-impacts sidecar of today's default (``auto``, as ``lsr-lucene index``):
+    built again, and its row replaced in the build record, when it was built with another share or not at all."""
     from lsr_lucene.bench.engine_lucene import build_dense_row
-    from lsr_lucene.index.dense_impacts import DEFAULT_SHARE, dense_impacts_share
+    from lsr_lucene.index.dense_impacts import AUTO, auto_share, dense_impacts_share
 
-    if dense_impacts_share(index_dir) == DEFAULT_SHARE:
+    if dense_impacts_share(index_dir) == auto_share(index_dir):
         return rows
-    row = build_dense_row(index_dir, DEFAULT_SHARE)
-    print(f"  index {index_dir.name}: dense-impacts sidecar built again with share {DEFAULT_SHARE:g} "
-          f"({row['build_s']:.1f} s)", flush=True)
+    row = build_dense_row(index_dir, AUTO)
+    print(f"  index {index_dir.name}: dense-impacts sidecar built again ({row['note']}, {row['build_s']:.1f} s)",
+          flush=True)
     template = next((r for r in rows if r["engine"] == "ours"), rows[0])
     rows = [r for r in rows if r["engine"] != "ours-dense"] + [{**template, **row, "bp_s": float("nan")}]
     record.write_text(json.dumps(rows, allow_nan=True))

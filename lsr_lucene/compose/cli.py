@@ -34,12 +34,13 @@ import argparse
 import json
 import sys
 import time
+import warnings
 from pathlib import Path
 
 from lsr_lucene import cli_options as opt
 from lsr_lucene.compose.compositions import Composition, parse_topics, read_compositions
 from lsr_lucene.compose.execute import DEFAULT_FUSION_DEPTH, composed_specs, require_single_specs
-from lsr_lucene.compose.dense_leg import missing_note
+from lsr_lucene.compose.dense_leg import MissingDenseLegWarning, missing_note
 from lsr_lucene.compose.explain import explain_docs, explain_query
 from lsr_lucene.compose.negation_parser import explain_parse
 from lsr_lucene.compose.operations import (DEFAULT_DENSE_WEIGHT, DEFAULT_GATE, DEFAULT_NEIGHBOUR_WEIGHT, DEFAULTS,
@@ -135,7 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     from lsr_lucene.search.cli import add_search_arguments
 
     parser = opt.Parser(prog="lsr-lucene compose", description=__doc__.splitlines()[0])
-    add_search_arguments(parser)
+    add_search_arguments(parser, tag="compose-<--operation, else the operation of not nodes>: "
+                                     "compose-fusion-gated by default")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--queries", help="compositions JSONL {id, query: {op, a, b}, text?}")
     opt.add_topics(source, help="natural-language topics (TSV, JSONL, ...) parsed with the cue parser")
@@ -160,17 +162,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """CLI: compose, search and write a TREC run (through a ComposeSearcher: the Python API's code path)."""
+    """CLI: compose, search and write a TREC run or show the top hits (through a ComposeSearcher: the Python API's
+    code path)."""
     from lsr_lucene.io.output import refuse_existing
+    from lsr_lucene.search import cli_output
     from lsr_lucene.search.impact import report_unanswered, warn_truncated
 
     args = build_parser().parse_args(argv)
     if not Path(args.index).is_dir():
         raise InputError(f"{args.index}: no such index directory")
-    refuse_existing(args.output, args.overwrite, directory=False)
+    cli_output.resolve(args)
     if args.write_specs:
         refuse_existing(args.write_specs, args.overwrite, directory=False)
-    searcher = searcher_from_args(args)
+    with warnings.catch_warnings():  # the command says it in its own note line, when a query has a not node
+        warnings.simplefilter("ignore", MissingDenseLegWarning)
+        searcher = searcher_from_args(args)
     settings = searcher.settings
     comps, reports = load_compositions(args)
     if args.write_specs:  # before any work: a fused query has no single spec (one line naming what to choose)
@@ -201,16 +207,21 @@ def main(argv: list[str] | None = None) -> int:
             for comp, plan in zip(comps, plans):
                 docs = explain_docs(plan, results[comp.qid], searcher.backend, searcher.scale, args.explain_docs,
                                     (traces or {}).get(comp.qid))
-                print(explain_query(comp, plan, settings, docs, reports.get(comp.qid)))
+                print(explain_query(comp, plan, settings, docs, reports.get(comp.qid)),
+                      file=sys.stderr if args.output == cli_output.STDOUT else sys.stdout)
     finally:
         searcher.close()
     qids = [c.qid for c in comps]
     tag = args.run_tag or f"compose-{settings.op_for('not') if settings.operation is None else settings.operation}"
-    write_run(results, args.output, tag, args.overwrite)
     missing = [q for q in qids if not results[q]]
     report_unanswered(missing, len(qids))
-    print(f"wrote {args.output} ({len(qids) - len(missing)} of {len(qids)} queries with hits, "
-          f"{time.perf_counter() - started:.1f}s)")
+    with cli_output.run_target(args.output) as target:
+        write_run(results, target, tag, args.overwrite)
+        shown_texts = {c.qid: c.text for c in comps if c.text} if args.output is None else None
+        cli_output.show(target, args.output, args.index, args.hits, shown_texts)
+    if cli_output.to_file(args.output):
+        print(f"wrote {args.output} ({len(qids) - len(missing)} of {len(qids)} queries with hits, "
+              f"{time.perf_counter() - started:.1f}s)")
     return 0
 
 

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from lsr_lucene.compose.scaling import minmax
+from lsr_lucene.dense.leg import DENSE_DIR  # the sidecar folder inside an impact index (index --dense)
 from lsr_lucene.errors import InputError
 
-DENSE_DIR = "dense"  # the sidecar folder inside an impact index
 AUTO, NONE = "auto", "none"
 
 
@@ -35,11 +35,14 @@ def dense_location(index_dir: str | Path, dense: str | Path | None = AUTO) -> Pa
     return Path(dense)
 
 
+class MissingDenseLegWarning(UserWarning):
+    """The negation default runs without its dense leg (``<index>/dense`` absent): weaker, and said so."""
+
+
 def missing_note(index_dir: str | Path) -> str:
-    """The one line said when the default runs without a dense leg."""
-    return (f"note: no dense leg ({Path(index_dir) / DENSE_DIR} not found): negated queries use the sparse default "
-            f"(fusion-gated λ 1); for the dense one: lsr-lucene dense encode --corpus CORPUS --output "
-            f"{Path(index_dir) / DENSE_DIR}")
+    """The one line said when the default runs without a dense leg: what is lost and the command that adds it."""
+    return (f"note: no dense leg ({Path(index_dir) / DENSE_DIR} not found): negated queries use the weaker sparse-only "
+            f"default (fusion-gated λ 1); add the dense leg with: lsr-lucene index --index {index_dir} --dense")
 
 
 class DenseLeg:

@@ -70,6 +70,13 @@ class ComposeSearcher:
         self.settings = Settings.of(operation, not_op, and_op, or_op, lam=lam, top_pairs=int(top_pairs),
                                     pair_weight=float(pair_weight), gate=float(gate), dense_weight=float(dense_weight),
                                     dense=self.dense_path is not None, neighbour_weight=float(neighbour_weight))
+        if self.dense_path is None and (dense is None or str(dense) == "auto") and self.settings.not_is_default():
+            import warnings
+
+            from lsr_lucene.compose.dense_leg import MissingDenseLegWarning, missing_note
+
+            # never a silently weaker default (issue 51): the Python API, PyTerrier's composer and the server say it
+            warnings.warn(missing_note(self.index_dir).removeprefix("note: "), MissingDenseLegWarning, stacklevel=2)
         self.depth = int(depth)
         self._info = index_settings(self.index_dir)
         self.scale = scale or self._info.get("scale") or 100

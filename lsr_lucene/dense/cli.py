@@ -8,7 +8,6 @@ Documents are encoded in fp32 unless ``--dtype`` says otherwise; queries always 
 from __future__ import annotations
 
 import argparse
-import time
 
 from lsr_lucene import cli_options as opt
 from lsr_lucene.dense.encoder import DEFAULT_BATCH_SIZE, DEFAULT_MAX_LENGTH
@@ -49,22 +48,16 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _encode(args: argparse.Namespace) -> int:
-    from lsr_lucene.dense.encoder import DenseEncoder
-    from lsr_lucene.dense.store import write_embeddings
-    from lsr_lucene.encode.precision import Precision
+    from lsr_lucene.dense.leg import encode_documents
     from lsr_lucene.io.corpus import check_unique, read_corpus
     from lsr_lucene.io.output import refuse_existing
 
     refuse_existing(args.output, args.overwrite, directory=True)
     docs = list(check_unique(read_corpus(args.corpus)))
-    encoder = DenseEncoder(args.model, args.max_length, args.threads, args.dtype, args.device)
-    started = time.perf_counter()
-    vectors = encoder.encode([d.contents for d in docs], args.batch_size, desc="encoding documents")
-    seconds = time.perf_counter() - started
-    precision: Precision = encoder.precision
-    write_embeddings(args.output, [d.id for d in docs], vectors,
-                     dict(encoder.settings(), **precision.metadata(), corpus=str(args.corpus)), args.overwrite)
-    print(f"wrote {args.output} ({len(docs)} documents, {len(docs) / max(seconds, 1e-9):.1f} docs/s)")
+    info = encode_documents([d.id for d in docs], [d.contents for d in docs], str(args.corpus), args.output,
+                            args.model, args.max_length, args.threads, args.dtype, args.device, args.batch_size,
+                            args.overwrite)
+    print(f"wrote {args.output} ({len(docs)} documents, {len(docs) / max(info['seconds'], 1e-9):.1f} docs/s)")
     return 0
 
 

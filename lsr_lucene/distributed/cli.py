@@ -50,6 +50,7 @@ def _index_parser(sub) -> None:
     p.add_argument("--positions", help="per-position token weights JSONL of the whole collection (encode "
                    "--positions): each shard gets the positional field that window clauses read")
     opt.add_top_postings(p)
+    opt.add_dense_impacts(p)
     _add_cluster_arguments(p, "index builder actors (JVMs), default 2")
 
 
@@ -138,7 +139,8 @@ def _run(args: argparse.Namespace, resources: dict) -> str:
         from lsr_lucene.distributed.index import distributed_index
 
         manifest = distributed_index(args.input, args.index, args.num_workers, threads=args.threads,
-                                     positions=args.positions, top_postings=args.top_postings)
+                                     positions=args.positions, top_postings=args.top_postings,
+                                     dense_impacts=args.dense_impacts)
         return (f"wrote {len(manifest['shards'])} shard indexes ({manifest['documents']} documents) and "
                 f"{Path(args.index) / 'shards.json'}")
     from lsr_lucene.distributed.index import read_manifest

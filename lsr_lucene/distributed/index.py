@@ -24,17 +24,19 @@ MANIFEST = DISTRIBUTED_MANIFEST
 SHARD_DIR = "shard-{:05d}"
 
 
-def build_shard(vectors: str, index: str, threads: int, positions: str | None = None, top_postings: int = 0) -> dict:
+def build_shard(vectors: str, index: str, threads: int, positions: str | None = None, top_postings: int = 0,
+                dense_impacts: float | str = "auto") -> dict:
     """Ray task: ``lsr-lucene index`` of one shard in the worker's JVM (kept by the worker for its next shard);
     with ``positions``, the shard's positional field from its documents' lines of that file; with
-    ``top_postings``, the shard's top-postings sidecar (approximate search)."""
+    ``top_postings``, the shard's top-postings sidecar (approximate search); ``dense_impacts`` as ``index``'s."""
     from lsr_lucene.index.impact import build_impact_index, read_index_metadata
 
     started = time.perf_counter()
     if Path(index).is_dir():  # complete (renamed into place when done): built by an earlier run
         metadata, built = read_index_metadata(index), False
     else:
-        metadata = build_impact_index(vectors, index, threads=threads, positions=positions, top_postings=top_postings)
+        metadata = build_impact_index(vectors, index, threads=threads, positions=positions, top_postings=top_postings,
+                                      dense_impacts=dense_impacts)
         built = True
     return {"documents": metadata.get("documents"), "indexed": metadata.get("indexed"),
             "max_impact": metadata.get("max_impact"),
@@ -51,12 +53,14 @@ def shard_holders(vectors: str | Path, files: list[Path]) -> list[str | None]:
 
 def distributed_index(vectors: str | Path, index: str | Path, workers: int, threads: int = 1,
                       on_shard: Callable[[dict], None] | None = None, positions: str | Path | None = None,
-                      top_postings: int = 0, retries: int = RESTARTS) -> dict:
+                      top_postings: int = 0, retries: int = RESTARTS,
+                      dense_impacts: float | str = "auto") -> dict:
     """Build one impact index per shard of ``vectors`` under ``index``, at most ``workers`` at a time, each on
     the node that wrote the shard while that node is alive; then ``shards.json``; returns the manifest.
     ``positions`` (per-position token weights of the whole collection, ``encode --positions``) adds each
     shard's positional field for window clauses: every shard reads the file and keeps its own documents.
-    ``top_postings`` N > 0 gives every shard its top-postings sidecar (``search --approximate``).
+    ``top_postings`` N > 0 gives every shard its top-postings sidecar (``search --approximate``); every shard has
+    the dense-impacts sidecar ``dense_impacts`` (a share, or ``auto`` as ``lsr-lucene index``; 0: none).
     Shards already built (an interrupted run) are kept; a build whose worker dies is retried ``retries`` times
     (each build writes a temporary folder renamed when complete, so a killed one leaves no half-built shard; the
     next writer removes the dead one's temporaries), then the run stops with one error line: a rerun finishes it."""
@@ -103,7 +107,7 @@ def distributed_index(vectors: str | Path, index: str | Path, workers: int, thre
             if len(pending) == workers:
                 collect_one()
             pending[build.options(scheduling_strategy=near(holder)).remote(file, path, threads, positions,
-                                                                                  top_postings)] = number
+                                                                                  top_postings, dense_impacts)] = number
         while pending:
             collect_one()
     except Exception as exc:

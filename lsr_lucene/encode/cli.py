@@ -20,13 +20,13 @@ def add_dtype_arguments(parser: argparse.ArgumentParser, bf16_alias: bool = Fals
     command's encoder has it (``int8``: sparse documents on CPU); ``--bf16`` as its alias when asked. Queries are always
     encoded in fp32."""
     group = parser.add_mutually_exclusive_group()
+    int8_help = ("int8 (CPU: the vocabulary projection in int8, the transformer in bf16 where native; weights differ "
+                 "by about 1/scale; over 2x fp32 with AVX512_VNNI, but no faster on an AMX Xeon with many threads: see "
+                 "runs/encode); ") if int8 else ""  # the help names exactly the choices offered
     group.add_argument("--dtype", choices=[p for p in PRECISIONS if int8 or p != "int8"], default=DEFAULT,
                        help="precision of document encoding: fp32 (default); bf16 (10-20%% faster on CPUs with AMX or "
-                            "AVX512_BF16; weights differ slightly from fp32's); int8 where offered (CPU: the "
-                            "vocabulary projection in int8, the transformer in bf16 where native; weights differ by "
-                            "about 1/scale; over 2x fp32 with AVX512_VNNI, but no faster on an AMX Xeon with many "
-                            "threads: see runs/encode); auto (bf16 only where this CPU runs it faster). Queries are "
-                            "always encoded in fp32")
+                            f"AVX512_BF16; weights differ slightly from fp32's); {int8_help}auto (bf16 only where "
+                            "this CPU runs it faster). Queries are always encoded in fp32")
     if bf16_alias:
         group.add_argument("--bf16", dest="dtype", action="store_const", const="bf16", help="alias of --dtype bf16")
 

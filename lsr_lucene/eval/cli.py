@@ -1,7 +1,9 @@
 """Evaluate TREC runs with trec_eval's measures (in process, pytrec_eval; no JVM), or contrastive pairs: runs side by side.
 
 ``lsr-lucene eval --qrels qrels.txt --run bm25=runs/bm25.txt --run splade=runs/splade.txt`` prints a Markdown
-table (rows = runs; columns nDCG@10, MAP, R@100, R@1000 by default, ``trec_eval -c``).
+table (rows = runs; columns nDCG@10, MAP, R@100, R@1000 by default, ``trec_eval -c``; ``--baseline bm25`` adds
+PyTerrier's +, - and paired t-test p-value columns against that run).
+``lsr-lucene eval [-q] [-c] -m ndcg_cut.10 -m map QRELS RUN`` prints what ``trec_eval`` prints (same lines).
 ``lsr-lucene eval --contrastive PAIRS.jsonl --run RUN`` needs no qrels: ExcluIR-style pairs
 (``{"id","query","pos_id","neg_id"}``: ExcluIR, BoolQuestions NOT) give R@1, ΔR@1, MRR@10, ΔMRR@10 and RR with its
 ties; NevIR rows (``{"id","q1","doc1","q2","doc2"}``; run qids ``<id>/q1``, ``<id>/q2``, docids ``<id>/1``,
@@ -15,9 +17,10 @@ from pathlib import Path
 
 from lsr_lucene import cli_options as opt
 from lsr_lucene.errors import InputError, LsrError
-from lsr_lucene.eval.trec import DEFAULT_MEASURES, evaluate, read_qrels, table_paths, to_markdown, write_table
+from lsr_lucene.eval.trec import (DEFAULT_MEASURES, evaluate, paired_tests, read_qrels, table_paths, to_markdown,
+                                  trec_eval_lines, write_table)
 from lsr_lucene.io.output import refuse_existing
-from lsr_lucene.io.runs import read_run
+from lsr_lucene.io.runs import iter_run, read_run
 
 
 def _parse_run(spec: str) -> tuple[str, str]:
@@ -64,15 +67,29 @@ def contrastive(pairs: str, runs: dict[str, str], per_query: bool = False, missi
 def build_parser() -> argparse.ArgumentParser:
     """Arguments of ``lsr-lucene eval``."""
     parser = opt.Parser(prog="lsr-lucene eval", description=__doc__.splitlines()[0])
-    source = parser.add_mutually_exclusive_group(required=True)
+    parser.add_argument("files", nargs="*", metavar="QRELS RUN",
+                        help="trec_eval's form: a qrels file and one run, printed as trec_eval prints them "
+                             "(measure, qid or all, value); without -m the table's measures, not trec_eval's "
+                             "whole default set")
+    parser.add_argument("-q", dest="trec_per_query", action="store_true",
+                        help="trec_eval's form: per-query lines before the 'all' lines")
+    parser.add_argument("-c", dest="trec_complete", action="store_true",
+                        help="trec_eval's form: average over every qrels query (a query the run lacks scores 0); "
+                             "the table always does")
+    parser.add_argument("-m", dest="trec_measures", action="append", default=None, metavar="MEASURE",
+                        help="a trec_eval measure (repeatable, as trec_eval's -m: -m ndcg_cut.10 -m map)")
+    source = parser.add_mutually_exclusive_group()
     source.add_argument("--qrels", help="TREC qrels file (qid 0 docid gain)")
     source.add_argument("--contrastive", metavar="PAIRS.jsonl",
                         help="contrastive pairs instead of qrels: ExcluIR / BoolQuestions rows {id, query, pos_id, "
                              "neg_id} (qid = id) or NevIR rows {id, q1, doc1, q2, doc2} (qids <id>/q1, <id>/q2; "
                              "docids <id>/1, <id>/2): R@1, ΔR@1, MRR@10, ΔMRR@10, RR and ties (NevIR: pairwise "
                              "accuracy too)")
-    parser.add_argument("--run", action="append", required=True, metavar="NAME=PATH",
+    parser.add_argument("--run", action="append", metavar="NAME=PATH",
                         help="a TREC run, optionally named (repeat for several runs)")
+    parser.add_argument("--baseline", metavar="NAME",
+                        help="--qrels table: per measure, the queries better (+) and worse (-) than this run and the "
+                             "paired t-test p-value (scipy ttest_rel over every qrels query, as PyTerrier reports)")
     parser.add_argument("--missing-as-miss", action="store_true",
                         help="--contrastive: count queries without a run line as misses (default: an error; a "
                              "query with no hits has no line)")
@@ -88,9 +105,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Evaluate runs against qrels and print (and optionally write) the table."""
-    args = build_parser().parse_args(argv)
+    """Evaluate runs against qrels and print (and optionally write) the table, or print trec_eval's lines."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
     try:
+        measures = (args.measures or []) + (args.trec_measures or [])
+        if args.files:
+            return trec_eval_form(args, measures)
+        if args.trec_per_query or args.trec_complete:
+            raise InputError("-q and -c belong to trec_eval's form: lsr-lucene eval [-q] [-c] -m MEASURE QRELS RUN")
+        if not (args.qrels or args.contrastive) or not args.run:
+            raise InputError("give --qrels QRELS (or --contrastive PAIRS) and --run NAME=PATH, or trec_eval's form "
+                             "QRELS RUN")
         runs: dict[str, str] = {}
         for spec in args.run:
             name, path = _parse_run(spec)
@@ -102,8 +128,9 @@ def main(argv: list[str] | None = None) -> int:
                 refuse_existing(table_path, args.overwrite)
         preamble = ""
         if args.contrastive:
-            if args.measures is not None:
-                raise InputError("--measures applies to --qrels (trec_eval measures), not to --contrastive")
+            if measures or args.baseline:
+                raise InputError("--measures, -m and --baseline apply to --qrels (trec_eval measures), not to "
+                                 "--contrastive")
             table, preamble = contrastive(args.contrastive, runs, args.per_query, args.missing_as_miss)
         else:
             qrels = read_qrels(args.qrels)  # each file read once, for the measures and the unjudged warnings
@@ -115,7 +142,14 @@ def main(argv: list[str] | None = None) -> int:
                 qrels = subset(qrels, qids, args.qids)
                 keep = set(qids)
                 loaded = {name: {q: hits for q, hits in run.items() if q in keep} for name, run in loaded.items()}
-            table = evaluate(qrels, loaded, args.measures or DEFAULT_MEASURES, per_query=args.per_query)
+            table = evaluate(qrels, loaded, measures or DEFAULT_MEASURES, per_query=args.per_query)
+            if args.baseline:
+                if args.per_query:
+                    raise InputError("--baseline compares the runs' means: leave out --per-query")
+                tests = paired_tests(qrels, loaded, measures or DEFAULT_MEASURES, args.baseline)
+                table = table.join(tests)
+                preamble = (f"+ / -: queries above / below {args.baseline}; p-value: two-sided paired t-test over "
+                            f"the {len(qrels)} qrels queries (scipy ttest_rel)\n\n")
         sys.stdout.write(preamble + to_markdown(table))
         if not args.contrastive:
             warn_unjudged(qrels, args.qrels, loaded)
@@ -125,6 +159,24 @@ def main(argv: list[str] | None = None) -> int:
     except LsrError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    return 0
+
+
+def trec_eval_form(args: argparse.Namespace, measures: list[str]) -> int:
+    """``lsr-lucene eval [-q] [-c] -m M ... QRELS RUN``: trec_eval's lines on stdout."""
+    if len(args.files) != 2:
+        raise InputError(f"trec_eval's form takes a qrels file and one run (QRELS RUN), got {len(args.files)} "
+                         "files; for several runs side by side: --qrels QRELS --run A --run B")
+    mixed = [flag for flag, given in (("--qrels", args.qrels), ("--contrastive", args.contrastive),
+                                      ("--run", args.run), ("--baseline", args.baseline), ("--output", args.output),
+                                      ("--qids", args.qids), ("--per-query", args.per_query)) if given]
+    if mixed:
+        raise InputError(f"{', '.join(mixed)}: not with trec_eval's form QRELS RUN (use -q for per-query lines)")
+    qrels_path, run_path = args.files
+    qrels, run = read_qrels(qrels_path), read_run(run_path)
+    tag = next((row.tag for row in iter_run(run_path)), "")  # what trec_eval prints as runid
+    lines = trec_eval_lines(qrels, run, measures or DEFAULT_MEASURES, args.trec_per_query, args.trec_complete, tag)
+    sys.stdout.write("\n".join(lines) + "\n")
     return 0
 
 

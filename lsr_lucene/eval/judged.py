@@ -39,12 +39,12 @@ def read_qids(path: str | Path) -> list[str]:
     """Query ids of a topic subset: a topics file (TSV, JSONL, TREC) or one qid per line (the first field; blank
     lines and # comments skipped); InputError for a missing or empty file."""
     from lsr_lucene.errors import InputError
-    from lsr_lucene.io.corpus import open_text
+    from lsr_lucene.io.corpus import missing, open_text
     from lsr_lucene.io.topics import read_topics, topics_format
 
     path = Path(path)
     if not path.is_file():
-        raise InputError(f"{path}: no such qids file")
+        raise missing(path, "qids file")
     if topics_format(path) in ("jsonl", "trec"):
         return list(read_topics(path))
     with open_text(path) as handle:

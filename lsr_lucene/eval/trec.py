@@ -68,6 +68,15 @@ def expand_measures(items: Iterable[str]) -> list[str]:
     return out
 
 
+def unique_measures(names: Iterable[str]) -> list[str]:
+    """The measures once each, in first-given order: ``map map`` or ``nDCG@10 ndcg_cut_10`` name one measure
+    (trec_eval's key), and a table has one column per measure."""
+    seen: dict[str, str] = {}
+    for name in names:
+        seen.setdefault(measure_key(name), name)
+    return list(seen.values())
+
+
 def measure_key(name: str) -> str:
     """The key trec_eval prints for a measure (``ndcg_cut.10`` -> ``ndcg_cut_10``)."""
     base, param = canonical_measure(name)
@@ -177,7 +186,7 @@ def evaluate(qrels: str | Path | Mapping[str, Mapping[str, int]],
             raise InputError("two runs share a file name; pass a {name: path} mapping")
     if not runs:
         raise InputError("no run to evaluate")
-    measures = expand_measures(measures)
+    measures = unique_measures(expand_measures(measures))
     if not measures:
         raise InputError("no measure to compute")
     if not isinstance(qrels, Mapping):
@@ -205,6 +214,89 @@ def evaluate(qrels: str | Path | Mapping[str, Mapping[str, int]],
     return pd.DataFrame(rows, index=pd.Index(index, name="run"), columns=columns)
 
 
+def paired_tests(qrels: Mapping[str, Mapping[str, int]], runs: Mapping[str, Mapping[str, Mapping[str, float]]],
+                 measures: Sequence[str], baseline: str):
+    """PyTerrier's baseline columns for each measure: queries better (``+``) and worse (``-``) than the run named
+    ``baseline``, and the two-sided paired t-test p-value (scipy's ``ttest_rel``, as ir_measures and PyTerrier
+    report it) over every qrels query (``-c``: a query a run does not answer scores 0); NaN in the baseline's row."""
+    import numpy as np
+    import pandas as pd
+    from scipy.stats import ttest_rel
+
+    if baseline not in runs:
+        raise InputError(f"--baseline {baseline}: no run of that name (runs: {', '.join(runs)})")
+    measures = unique_measures(expand_measures(measures))
+    judge = evaluator(qrels, measures)
+    qids = sorted(qrels)
+    per_run = {name: evaluate_complete(judge, qrels, run)[1] for name, run in runs.items()}
+    columns: dict[str, list[float]] = {}
+    for measure in measures:
+        key, column = measure_key(measure), column_name(measure)
+        base = np.array([per_run[baseline][q].get(key, np.nan) for q in qids])
+        better, worse, p_values = [], [], []
+        for name in runs:
+            values = np.array([per_run[name][q].get(key, np.nan) for q in qids])
+            same = name == baseline or np.array_equal(values, base)
+            better.append(None if name == baseline else int(np.sum(values > base)))
+            worse.append(None if name == baseline else int(np.sum(values < base)))
+            p_values.append(np.nan if name == baseline else 1.0 if same else float(ttest_rel(values, base).pvalue))
+        columns.update({f"{column} +": pd.array(better, dtype="Int64"), f"{column} -": pd.array(worse, dtype="Int64"),
+                        f"{column} p-value": p_values})
+    return pd.DataFrame(columns, index=pd.Index(list(runs), name="run"))
+
+
+# ---------------------------------------------------------------- trec_eval's own output
+
+# trec_eval's measure table order (it prints measures in this order, whatever the order of its -m options)
+TREC_EVAL_ORDER = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                   "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "Rprec_mult",
+                   "utility", "11pt_avg", "binG", "G", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut",
+                   "relative_P", "success", "set_P", "set_relative_P", "set_recall", "set_map", "set_F",
+                   "num_nonrel_judged_ret")
+COUNTS = ("num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret")  # printed as integers
+
+
+def _trec_eval_rank(key: str) -> tuple[int, float, str]:
+    """Where trec_eval prints a result key (``recall_100``): its measure's place, then its parameter."""
+    for place, base in sorted(enumerate(TREC_EVAL_ORDER), key=lambda item: -len(item[1])):
+        if key == base or key.startswith(base + "_"):
+            param = key[len(base) + 1:]
+            return place, float(param) if re.fullmatch(r"\d+(\.\d+)?", param) else 0.0, key
+    return len(TREC_EVAL_ORDER), 0.0, key
+
+
+def trec_eval_lines(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[str, float]],
+                    measures: Sequence[str], per_query: bool = False, complete: bool = False,
+                    run_tag: str = "") -> list[str]:
+    """``trec_eval [-q] [-c] -m ...`` output: ``measure<TAB>qid<TAB>value`` lines (the measure padded to 22
+    characters, values to 4 decimals, counts as integers), per query (``-q``, qids in string order) then ``all``
+    averaged over the queries the run answers, or with ``complete`` over every qrels query; ``runid`` is the run's
+    tag (``run_tag``, its last column)."""
+    measures = unique_measures(expand_measures(measures))
+    if not measures:
+        raise InputError("no measure to compute")
+    judge = evaluator(qrels, measures)
+    answered, every = evaluate_complete(judge, qrels, run)
+    summary = every if complete else answered
+    keys = sorted({k for values in every.values() for k in values}, key=_trec_eval_rank)
+    missing = [measure_key(m) for m in measures
+               if not any(k == measure_key(m) or k.startswith(canonical_measure(m)[0] + "_") for k in keys)]
+    if missing:
+        raise InputError(f"trec_eval reports no {', '.join(missing)} (unknown measure or parameter?)")
+
+    def line(key: str, qid: str, value: float) -> str:
+        shown = run_tag if key == "runid" else str(int(round(value))) if key in COUNTS else f"{value:.4f}"
+        return f"{key:<22}\t{qid}\t{shown}"
+
+    lines = []
+    if per_query:
+        for qid in sorted(answered):
+            lines += [line(k, qid, answered[qid][k]) for k in keys
+                      if k not in ("num_q", "runid") and k in answered[qid]]
+    lines += [line(k, "all", 0.0 if k == "runid" else aggregate(summary, k)) for k in keys]
+    return lines
+
+
 def evaluate_rankings(qrels: Mapping[str, Mapping[str, int]], rankings: Sequence[Mapping[str, Sequence[str]]],
                       measure: str = "ndcg_cut_10") -> list[float]:
     """trec_eval ``-c`` mean of ``measure`` for each of many in-memory rankings ``{qid: [docid, ...]}`` (best
@@ -226,6 +318,10 @@ def evaluate_rankings(qrels: Mapping[str, Mapping[str, int]], rankings: Sequence
 
 
 def _cell(value, floatfmt: str) -> str:
+    import pandas as pd
+
+    if value is None or value is pd.NA:
+        return ""
     if isinstance(value, float):
         return "" if math.isnan(value) else format(value, floatfmt)
     return str(value).replace("|", "\\|")

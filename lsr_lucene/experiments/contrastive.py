@@ -36,7 +36,7 @@ RUNS: dict[str, Callable[..., int]] = {"excluir": run_excluir, "nevir": run_nevi
 
 def build_parser() -> argparse.ArgumentParser:
     """Arguments of ``python -m lsr_lucene.experiments.contrastive``."""
-    parser = argparse.ArgumentParser(prog="python -m lsr_lucene.experiments.contrastive",
+    parser = argparse.ArgumentParser(allow_abbrev=False, prog="python -m lsr_lucene.experiments.contrastive",
                                      description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     ex = sub.add_parser("excluir", help="ExcluIR: R@1, MRR@10, ΔR@1, ΔMRR@10, RR per operation")

@@ -346,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     """CLI of this experiment (scripts/run_leg_fusion.sh)."""
     import argparse
 
-    ap = argparse.ArgumentParser(prog="python -m lsr_lucene.experiments.leg_fusion",
+    ap = argparse.ArgumentParser(allow_abbrev=False, prog="python -m lsr_lucene.experiments.leg_fusion",
                                  description=__doc__.splitlines()[0])
     ap.add_argument("--data", action="append", required=True, help="benchmark folder, ExcluIR first (repeatable)")
     ap.add_argument("--work", required=True, help="folder of cached vectors")

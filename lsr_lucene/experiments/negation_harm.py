@@ -190,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     """CLI: ``harm --set ... --output STEM`` or ``exclusion --data DIR ... --work W --output STEM``."""
     from lsr_lucene.eval.trec import to_markdown, write_table
 
-    parser = argparse.ArgumentParser(prog="python -m lsr_lucene.experiments.negation_harm",
+    parser = argparse.ArgumentParser(allow_abbrev=False, prog="python -m lsr_lucene.experiments.negation_harm",
                                      description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     harm = sub.add_parser("harm", help="plain search vs compose --topics on ordinary topic sets (nDCG@10)")

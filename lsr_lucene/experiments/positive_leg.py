@@ -235,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     """CLI of this experiment (scripts/run_positive_leg.sh)."""
     import argparse
 
-    ap = argparse.ArgumentParser(prog="python -m lsr_lucene.experiments.positive_leg",
+    ap = argparse.ArgumentParser(allow_abbrev=False, prog="python -m lsr_lucene.experiments.positive_leg",
                                  description=__doc__.splitlines()[0])
     ap.add_argument("--data", action="append", required=True, help="benchmark folder (repeatable)")
     ap.add_argument("--work", required=True, help="folder of cached vectors and indexes")

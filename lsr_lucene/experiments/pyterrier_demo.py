@@ -62,7 +62,7 @@ def trec_eval_ndcg(index: str | Path, topics: str | Path = DEMO / "topics.tsv",
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lsr_lucene.experiments.pyterrier_demo",
+    parser = argparse.ArgumentParser(allow_abbrev=False, prog="python -m lsr_lucene.experiments.pyterrier_demo",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("--index", default="work/demo/index-splade-tiny")
     parser.add_argument("--pisa", default="work/demo/pisa")

@@ -38,7 +38,8 @@ def _parse_run(spec: str) -> tuple[str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     """CLI: ``convert`` a QUEST-style query file (and corpus), or ``evaluate`` runs on a converted collection."""
-    parser = argparse.ArgumentParser(prog="python -m lsr_lucene.experiments.quest", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, prog="python -m lsr_lucene.experiments.quest", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     conv = sub.add_parser("convert", help="QUEST JSONL (or irds:<id>) -> compositions, topics, qrels, corpus")
     conv.add_argument("--queries", required=True, help="QUEST query JSONL, or irds:<dataset id>")

@@ -18,7 +18,8 @@ def main(argv: list[str] | None = None) -> int:
     from lsr_lucene.fuse.pools import parse_named
     from lsr_lucene.fuse.setting import read_setting
 
-    parser = argparse.ArgumentParser(prog="python -m lsr_lucene.fuse.report", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, prog="python -m lsr_lucene.fuse.report", description=__doc__.splitlines()[0])
     parser.add_argument("--qrels", required=True, help="qrels of the evaluation topics")
     parser.add_argument("--leg", action="append", default=[], metavar="NAME=RUN", help="a single-signal run")
     parser.add_argument("--fused", action="append", default=[], metavar="NAME=RUN", help="a fused run")

@@ -12,7 +12,8 @@ from lsr_lucene.fuse.topics import DEFAULT_SEED, split_topics
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lsr_lucene.fuse.split_topics", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, prog="python -m lsr_lucene.fuse.split_topics", description=__doc__.splitlines()[0])
     parser.add_argument("--topics", required=True, help="topics: TSV, TREC topic file, JSONL or ir_datasets id")
     parser.add_argument("--qrels", required=True, help="TREC qrels; topics without judgements are left out")
     parser.add_argument("--output-dir", required=True)

@@ -291,7 +291,7 @@ INDEXERS = ("lsr", "anserini")  # ours (index.ImpactIndexer), or Anserini's Inde
 def build_impact_index(vectors: str | Path, index: str | Path, threads: int = 2, overwrite: bool = False,
                        optimize: bool = True, positions: str | Path | None = None, indexer: str = "lsr",
                        reorder: str | None = None, seed: int | None = None, top_postings: int = 0,
-                       dense_impacts: float = 0.0) -> dict:
+                       dense_impacts: float | str = 0.0) -> dict:
     """Validate vectors and index them as an impact index at ``index``; returns the index metadata.
 
     ``indexer`` "lsr" (ours, about 4x faster) or "anserini" (IndexCollection) build the same index. With
@@ -300,7 +300,8 @@ def build_impact_index(vectors: str | Path, index: str | Path, threads: int = 2,
     then reordered by recursive graph bisection (seeded by ``seed``), inside the same temporary output. With
     ``top_postings`` N > 0 the top-postings sidecar (each term's N highest impacts, for approximate search) is
     written last, in the final docid order; with ``dense_impacts`` S > 0 the dense-impacts sidecar (the terms in at
-    least a share S of the documents as a byte per document, for faster exact search) too.
+    least a share S of the documents as a byte per document, for faster exact search) too, and with ``"auto"`` the
+    sidecar at the share chosen from the collection (``lsr-lucene index``'s default; dense_impacts.auto_share).
     """
     if indexer not in INDEXERS:
         raise InputError(f"unknown indexer {indexer!r}; known: {', '.join(INDEXERS)}")
@@ -362,9 +363,13 @@ def build_impact_index(vectors: str | Path, index: str | Path, threads: int = 2,
 
 
 def reorder_impact_index(index: str | Path, output: str | Path, method: str = "bp", seed: int | None = None,
-                         overwrite: bool = False, depth: int | None = None, threads: int | None = None) -> dict:
+                         overwrite: bool = False, depth: int | None = None, threads: int | None = None,
+                         dense_impacts: float | str | None = None) -> dict:
     """Write ``index`` reordered (docids by recursive graph bisection) to ``output``; returns its metadata, whose
-    ``reorder`` entry records method, seed, times and log-gap costs before and after."""
+    ``reorder`` entry records method, seed, times and log-gap costs before and after. The source's sidecars are
+    rebuilt in the new order; ``dense_impacts`` (a share, ``"auto"`` or 0) sets the dense-impacts sidecar instead:
+    ``"auto"`` keeps the source's share, or chooses one where the source has none."""
+    from lsr_lucene.index.dense_impacts import AUTO, DENSE_IMPACTS_DIR, build_dense_impacts, dense_impacts_share
     from lsr_lucene.index.reorder import reorder_into
 
     require_index_kind(index, IMPACT, "reorder")
@@ -374,6 +379,12 @@ def reorder_impact_index(index: str | Path, output: str | Path, method: str = "b
         info = reorder_into(index, tmp, scratch, method, seed, depth, threads=threads)
         metadata = {**read_index_metadata(index), **index_record(IMPACT)}  # the reordered index is this version's
         metadata["reorder"] = {**info, "source": str(Path(index).resolve()), "natural_size_bytes": index_size(index)}
+        kept = dense_impacts_share(tmp)
+        if dense_impacts == 0:
+            shutil.rmtree(tmp / DENSE_IMPACTS_DIR, ignore_errors=True)
+            metadata.pop("dense_impacts", None)
+        elif dense_impacts is not None and not (dense_impacts == AUTO and kept) and dense_impacts != kept:
+            metadata["dense_impacts"] = build_dense_impacts(tmp, dense_impacts)
         (tmp / INDEX_METADATA).write_text(json.dumps(metadata, indent=2) + "\n")
     metadata["size_bytes"] = index_size(output)
     return metadata

@@ -509,7 +509,9 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
         except KeyboardInterrupt:
             if not partial.shards:
                 remove_path(partial.dir)
-                raise
+                raise Interrupted(f"nothing kept: no shard was complete (a shard is kept once its {shard_size:,} "
+                                  "documents are encoded; a smaller --shard-size keeps more of a small encoding); the "
+                                  "same command starts over") from None
             raise Interrupted(partial.kept()) from None
         except BaseException as exc:
             # bad input leaves nothing; other failures keep complete shards to resume (an input that differs from

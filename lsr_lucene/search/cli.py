@@ -1,8 +1,10 @@
-"""Search an impact index with learned sparse queries and write a TREC run file.
+"""Search an impact index with learned sparse queries and write a TREC run file (or show the top hits).
 
-``lsr-lucene search --index DIR --topics SPEC|--query-vectors FILE|--specs FILE --output RUN``, and the
-arguments every searching command shares (plain, compositional, long documents). ``--write-specs FILE`` also
-writes the query specs searched, for Anserini's SearchCollection (README: "Use from Anserini").
+``lsr-lucene search --index DIR --topics SPEC|--query TEXT|--query-vectors FILE|--specs FILE [--output RUN|-]``,
+and the arguments every searching command shares (plain, compositional, long documents). Without ``--output``
+the top hits of each query are printed with the start of their stored text (lsr_lucene.search.cli_output).
+``--write-specs FILE`` also writes the query specs searched, for Anserini's SearchCollection (README: "Use from
+Anserini").
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import Mapping
 from lsr_lucene import cli_options as opt
 from lsr_lucene.errors import InputError
 from lsr_lucene.io.output import refuse_existing
+from lsr_lucene.search import cli_output
 from lsr_lucene.search.impact import (encode_topics, index_settings, plain_specs, report_unanswered,
                                       run_specs)
 
@@ -42,8 +45,10 @@ def read_query_texts(args: argparse.Namespace) -> dict[str, str]:
     return topics
 
 
-def load_queries(args: argparse.Namespace) -> Mapping[str, Mapping[str, float]]:
-    """Query vectors from --query-vectors, or --topics/--query encoded with the index's (or the given) model."""
+def load_queries(args: argparse.Namespace,
+                 topics: dict[str, str] | None = None) -> Mapping[str, Mapping[str, float]]:
+    """Query vectors from --query-vectors, or --topics/--query (``topics``: their texts, when already read) encoded
+    with the index's (or the given) model."""
     settings = index_settings(args.index)
     if args.query_vectors:
         from lsr_lucene.io.topics import read_query_vectors
@@ -51,7 +56,7 @@ def load_queries(args: argparse.Namespace) -> Mapping[str, Mapping[str, float]]:
         return read_query_vectors(args.query_vectors)
     from lsr_lucene.encode.precision import note_documents_precision
 
-    topics = read_query_texts(args)
+    topics = read_query_texts(args) if topics is None else topics
     if args.encoder and Path(args.encoder).is_file():
         return pre_encoded(topics, args.encoder)
     model = query_model(args, settings)
@@ -77,13 +82,13 @@ def pre_encoded(topics: dict[str, str], path: str) -> dict[str, dict[str, float]
     return {q: vectors[q] if q in vectors else vectors[by_text[topics[q].strip()]] for q in topics}
 
 
-def add_search_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments shared by every searching command (plain, compositional, long documents)."""
+def add_search_arguments(parser: argparse.ArgumentParser, tag: str = "lsr_lucene") -> None:
+    """Arguments shared by every searching command (plain, compositional, long documents); ``tag``: the run tag
+    the command writes by default, as its help shows it."""
     opt.add_index(parser, "impact index folder (lsr-lucene index)")
-    opt.add_output(parser, "TREC run file to write")
-    opt.add_hits(parser)
+    cli_output.add_output_and_hits(parser)
     opt.add_threads(parser, help="search threads")
-    opt.add_run_tag(parser, help="run tag, the last column of the run file (default: lsr_lucene)")
+    opt.add_run_tag(parser, help=f"run tag, the last column of the run file (default: {tag})")
     opt.add_encoder(parser, None, "query encoder: registry name, HF id or local folder (default: the model "
                                   "recorded in the index); a query vectors JSONL file, as in Pyserini, gives the "
                                   "topics' pre-encoded vectors")
@@ -111,9 +116,10 @@ def main(argv: list[str] | None = None) -> int:
     query_cut = opt.query_cut(args)
     if not Path(args.index).is_dir():
         raise InputError(f"{args.index}: no such index directory")
-    refuse_existing(args.output, args.overwrite, directory=False)
+    cli_output.resolve(args)
     if args.write_specs:
         refuse_existing(args.write_specs, args.overwrite, directory=False)
+    texts = read_query_texts(args) if args.topics or args.query else None  # read once: --topics may be a pipe
     if args.specs:
         from lsr_lucene.search.specs import read_query_specs
 
@@ -121,18 +127,21 @@ def main(argv: list[str] | None = None) -> int:
         if not specs:
             raise InputError(f"{args.specs}: no query specs")
     else:
-        specs = plain_specs(load_queries(args))
+        specs = plain_specs(load_queries(args, texts))
     model = query_model(args, index_settings(args.index))
     if args.write_specs:
         from lsr_lucene.search.specs import save_query_specs
 
         n = save_query_specs(specs, args.write_specs, args.overwrite)
-        print(f"wrote {args.write_specs} ({n} query specs)")
-    missing = run_specs(args.index, specs, args.output, hits=args.hits, threads=args.threads,
-                        tag=args.run_tag or "lsr_lucene", overwrite=args.overwrite, approximate=args.approximate,
-                        query_cut=query_cut, model=model, hand_written=bool(args.specs),
-                        heap_factor=args.heap_factor)
-    report_unanswered(missing, len(specs))
-    print(f"wrote {args.output} ({len(specs) - len(missing)} queries with hits)")
+        print(f"wrote {args.write_specs} ({n} query specs)", file=cli_output.messages(args.output))
+    with cli_output.run_target(args.output) as target:
+        missing = run_specs(args.index, specs, target, hits=args.hits, threads=args.threads,
+                            tag=args.run_tag or "lsr_lucene", overwrite=args.overwrite, approximate=args.approximate,
+                            query_cut=query_cut, model=model, hand_written=bool(args.specs),
+                            heap_factor=args.heap_factor)
+        report_unanswered(missing, len(specs))
+        cli_output.show(target, args.output, args.index, args.hits, texts)
+    if cli_output.to_file(args.output):
+        print(f"wrote {args.output} ({len(specs) - len(missing)} queries with hits)")
     return 0
 

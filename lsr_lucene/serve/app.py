@@ -119,7 +119,7 @@ class DocResponse(BaseModel):
     api: str = "v1"
     index: str
     docid: str
-    doc: str
+    doc: Any  # the stored document as JSON (an object), not a string holding escaped JSON
 
 
 class Health(BaseModel):

@@ -7,6 +7,7 @@ lock; the Java searches run outside it, in parallel on the server's worker threa
 """
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 from typing import Any, Mapping, NamedTuple
@@ -108,12 +109,16 @@ class SearchEngine:
                 row["doc"] = self.searcher.raw(row["docid"])
         return tree_to_json(comp.tree), found
 
-    def document(self, docid: str) -> str:
-        """The stored document of a docid (KeyError when the index lacks it)."""
+    def document(self, docid: str) -> Any:
+        """The stored document of a docid as JSON (the stored vector line, an object; a stored text that is no JSON
+        stays a string); KeyError when the index lacks it."""
         raw = self.searcher.raw(docid)
         if raw is None:
             raise KeyError(docid)
-        return raw
+        try:
+            return json.loads(raw)
+        except json.JSONDecodeError:
+            return raw
 
     def close(self) -> None:
         if self.composer is not None:

@@ -184,7 +184,8 @@ def probe_table(features: Mapping[str, np.ndarray], labels: np.ndarray, groups: 
 # ---------------------------------------------------------------------------------------------- CLI
 def build_parser() -> argparse.ArgumentParser:
     """Arguments of ``python -m lsr_lucene.studies.nevir_probe``."""
-    parser = argparse.ArgumentParser(prog="python -m lsr_lucene.studies.nevir_probe", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, prog="python -m lsr_lucene.studies.nevir_probe", description=__doc__.splitlines()[0])
     parser.add_argument("--nevir", required=True, help="NevIR rows {id, q1, doc1, q2, doc2} (JSONL)")
     parser.add_argument("--model", default="splade-tiny", help="sparse encoder for the hidden and terms features")
     parser.add_argument("--folds", type=int, default=5)

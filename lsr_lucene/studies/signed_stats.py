@@ -183,7 +183,8 @@ def _flatten(name: str, accuracy: dict | None, docs: dict | None, queries: dict 
 # ------------------------------------------------------------------------------------------ CLI
 def build_parser() -> argparse.ArgumentParser:
     """Arguments of ``python -m lsr_lucene.studies.signed_stats``."""
-    parser = argparse.ArgumentParser(prog="python -m lsr_lucene.studies.signed_stats", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, prog="python -m lsr_lucene.studies.signed_stats", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("nevir-corpus", help="write a NevIR file's documents (corpus JSONL) and queries (topics TSV)")
     p.add_argument("--nevir", required=True)

@@ -122,7 +122,7 @@ for block in json.load(open(sys.argv[1], encoding="utf-8")):
 
 def run_python(blocks: list[Fence], workdir: Path, env: dict[str, str]) -> str:
     """Run Python blocks one after another in one process (each in a fresh namespace); output, or AssertionError."""
-    spec = workdir.parent / f"{workdir.name}-python-blocks.json"
+    spec = workdir.resolve().parent / f"{workdir.name}-python-blocks.json"
     spec.write_text(json.dumps([{"where": b.where, "code": b.code} for b in blocks]), encoding="utf-8")
     result = subprocess.run([sys.executable, "-c", DRIVER, str(spec)], cwd=workdir, env=env, capture_output=True,
                             text=True, timeout=RUN_TIMEOUT_S)

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-FENCE = re.compile(r"^```([\w-]+)[ \t]*([^\n]*)\n(.*?)^```[ \t]*$", re.M | re.S)
+FENCE = re.compile(r"^```([\w-]+)[ \t]*([^\n]*)\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 DEMO_PATH = re.compile(r"(?<![\w/.-])((?:work/demo|lsr_lucene/data/demo)(?:/[\w.@+-]+)*)")
 # Paths the pages name that no `demo` block writes, each with what does write it.
 WRITTEN_ELSEWHERE = {
@@ -104,7 +104,7 @@ def _check(result: subprocess.CompletedProcess, what: str) -> str:
 def run_shell(fence: Fence, workdir: Path, env: dict[str, str]) -> str:
     """Run one shell block as a ``bash -e -o pipefail`` script in ``workdir``; its output, or AssertionError."""
     result = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", fence.code], cwd=workdir, env=env,
-                            capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+                            capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False)
     return _check(result, f"the shell block at {fence.where}")
 
 
@@ -125,7 +125,7 @@ def run_python(blocks: list[Fence], workdir: Path, env: dict[str, str]) -> str:
     spec = workdir.resolve().parent / f"{workdir.name}-python-blocks.json"
     spec.write_text(json.dumps([{"where": b.where, "code": b.code} for b in blocks]), encoding="utf-8")
     result = subprocess.run([sys.executable, "-c", DRIVER, str(spec)], cwd=workdir, env=env, capture_output=True,
-                            text=True, timeout=RUN_TIMEOUT_S)
+                            text=True, timeout=RUN_TIMEOUT_S, check=False)
     return _check(result, "the Python blocks " + ", ".join(b.where for b in blocks))
 
 

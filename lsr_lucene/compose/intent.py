@@ -70,10 +70,12 @@ _WORD = re.compile(r"[\w'’-]+")
 
 @dataclass(frozen=True)
 class Intent:
-    """Whether a cue fires (``fire``) and why (``reason``, shown by ``--explain``)."""
+    """Whether a cue fires (``fire``) and why (``reason``, shown by ``--explain``); ``score``: the intent model's
+    probability that the cue asks to exclude (None: decided by a rule alone)."""
 
     fire: bool
     reason: str
+    score: float | None = None
 
 
 def _words_before(text: str, start: int, n: int = 4) -> list[str]:
@@ -135,7 +137,35 @@ def _asker_is_subject(before: list[str]) -> bool:
 
 def decide(text: str, start: int, end: int, label: str, kind: str) -> Intent:
     """Whether the cue ``text[start:end]`` (parser label ``label``, kind not / and / generic) is an exclusion or
-    conjunction the user asks for. Deterministic; looks only at the cue's sentence."""
+    conjunction the user asks for: the intent model (:mod:`lsr_lucene.compose.intent_model`, a logistic regression
+    over the cue's context and the rules' verdict) decides negation cues, the rules alone conjunctions.
+    Deterministic; looks only at the cue's sentence."""
+    rule = rule_decision(text, start, end, label, kind)
+    if kind == "and" or lexical_veto(rule):
+        return rule
+    from lsr_lucene.compose.intent_model import shipped_model
+
+    model = shipped_model()
+    if model is None:
+        return rule
+    score = model.score(text, start, end, label, rule)
+    fire = score >= model.threshold
+    return Intent(fire, f"intent model: {'fires' if fire else 'plain'} (p={score:.2f}, threshold "
+                        f"{model.threshold:.2f}; rule: {rule.reason})", score)
+
+
+# rejections that say the cue is no negation of content at all (hedges, idioms, numbering, the symbol NO, a purpose
+# clause): facts about words, final; the intent model weighs every other decision
+_LEXICAL = ("hedge", "idiom", "numbering", "the chemical symbol", "'beside'", "purpose clause")
+
+
+def lexical_veto(rule: Intent) -> bool:
+    """Whether a rule rejected the cue as a hedge, idiom, numbering, chemical symbol or purpose clause (final)."""
+    return not rule.fire and rule.reason.startswith(_LEXICAL)
+
+
+def rule_decision(text: str, start: int, end: int, label: str, kind: str) -> Intent:
+    """The phrasing rules' verdict on one cue (issue 36); :func:`decide` weighs it with the cue's context."""
     cue = text[start:end].lower().replace("’", "'")
     before = _words_before(text, start)
     after = _after(text, end)

@@ -41,7 +41,7 @@ from lsr_lucene.compose.compositions import Composition, parse_topics, read_comp
 from lsr_lucene.compose.execute import DEFAULT_FUSION_DEPTH, composed_specs, require_single_specs
 from lsr_lucene.compose.dense_leg import missing_note
 from lsr_lucene.compose.explain import explain_docs, explain_query
-from lsr_lucene.compose.negation_parser import explain_parse
+from lsr_lucene.compose.query_syntax import read_query
 from lsr_lucene.compose.operations import (DEFAULT_DENSE_WEIGHT, DEFAULT_GATE, DEFAULT_NEIGHBOUR_WEIGHT, DEFAULTS,
                                            DENSE_NOT_LAMBDA, OPERATIONS, plan_inputs, required_texts)
 from lsr_lucene.compose.tree import MAX_DEPTH, NODE_OPS, Node, tree_from_json
@@ -126,7 +126,7 @@ def load_compositions(args: argparse.Namespace) -> tuple[list[Composition], dict
         for qid, text in topics.items():
             if not text.strip():
                 raise InputError(f"--query {qid}: empty query")
-    reports = {qid: explain_parse(text).lines() for qid, text in topics.items()} if args.explain else {}
+    reports = {qid: read_query(text, f"query {qid}").lines() for qid, text in topics.items()} if args.explain else {}
     return parse_topics(topics), reports
 
 

@@ -61,6 +61,9 @@ _TITLE_QUESTION = re.compile(r"\b(?:who\s+(?:sings?|sang|sung|wrote|writes|recor
                              r"performs|made|directed|played|plays|starred|stars)|song|songs|lyrics?|album|single|"
                              r"titled|title|movie|film|book|novel|poem|quote|quotation|meaning|released?|"
                              r"come\s+out|came\s+out|tour|episode|show|series|anime|musical)\b", re.IGNORECASE)
+# nouns that open a request ("Articles about …") but also a description ("Documents by X were not specified.")
+_NOUN_OPEN = set("information info article articles paper papers document documents report reports material "
+                 "literature publication publications studies reference references".split())
 _PERSON = set("i you we he she it they i'm you're we're they're he's she's it's i've you've we've they've i'll "
               "you'll we'll they'll i'd you'd we'd they'd ive im youre".split())
 _STATEMENT_VERBS = _AUX_SET | set("has have had shows show showed demonstrates demonstrate causes cause leads lead "
@@ -112,11 +115,14 @@ def sentence_kind(text: str, start: int) -> str:
     lead = words[0]
     if sentence.rstrip(" .").endswith(("?", "？")) or lead in _QUESTION_OPEN:
         return "question"
+    # a finite verb outside a relative clause ("… that are not European" is still a noun phrase)
+    finite = any(w in _STATEMENT_VERBS and (i == 0 or words[i - 1] not in _RELATIVE) for i, w in enumerate(words))
+    if lead in _NOUN_OPEN and sentence.endswith(".") and any(
+            w in _COPULA and words[i - 1] not in _RELATIVE for i, w in enumerate(words) if i):
+        return "statement"  # "Documents by the four were not specified." describes; "Documents about X." asks
     if _REQUEST_OPEN.match(sentence) or lead in ("besides", "apart", "aside", "excluding", "except", "other",
                                                   "without", "ignoring", "in"):
         return "request"
-    # a finite verb outside a relative clause ("… that are not European" is still a noun phrase)
-    finite = any(w in _STATEMENT_VERBS and (i == 0 or words[i - 1] not in _RELATIVE) for i, w in enumerate(words))
     if sentence.rstrip().endswith(".") or finite:
         return "statement"
     return "fragment"
@@ -315,6 +321,8 @@ def _generic(text: str, start: int, end: int, cue: str, before: list[str], after
         return Intent(False, f"hedge 'not {after.split()[0]}': qualifies, does not exclude")
     if cue == "not" and prev == "whether":
         return Intent(False, "idiom 'whether not'")
+    if cue == "not" and re.match(r"[,;:.?!)]|$", after):
+        return Intent(False, f"idiom: elliptical '{prev} not' (nothing negated follows in its clause)")
     if re.search(r"\bwith\s+or\s*$", text[:start], re.IGNORECASE) or (cue == "not" and prev == "or"):
         return Intent(False, "idiom 'with or without' / 'or not'")
     if sk != "statement" and (cue in ("not", "cannot") or cue.endswith("n't")) and any(w in _CONTRAST for w in before):

@@ -6,7 +6,7 @@ numbering …: :func:`lsr_lucene.compose.intent.lexical_veto`) becomes one examp
 :func:`lsr_lucene.compose.intent_model.cue_features`); in a sought-negation query every cue is negative, in an
 exclusion query the cue that carries the exclusion is positive (the first explicit exclusion cue, else the first
 general negation; the query's other cues are left out, unlabelled). A logistic regression (scikit-learn, L2) is
-fitted; its two knobs, C and the firing threshold, are chosen by grouped cross-validation inside the development part (families kept
+fitted; its one knob, C, is chosen by grouped cross-validation inside the development part (families kept
 together), scored on query decisions (a query fires when one of its cues does: the highest recall of exclusions
 with at most 5% of sought negations firing); the estimate of that choice is
 itself cross-validated (nested: outer folds never seen by the inner choice). Weights go to
@@ -36,14 +36,15 @@ from lsr_lucene.experiments.negation_intent_set import INTENT_SET, read_set
 from lsr_lucene.io.output import atomic_output
 
 C_GRID = (0.1, 0.3, 1.0, 3.0, 10.0)
-THRESHOLDS = (0.5,)  # the model's own boundary: no threshold knob (0.6-0.8 cost "tea without caffeine")
+THRESHOLDS = (0.5,)  # the model's own boundary: no threshold knob
 MAX_FALSE_FIRE = 0.05  # issue 50's goal on sought negations
 FOLDS = 5
 ORDINARY = ("scifact", "cacm", "cisi", "cranfield", "npl", "med")
 
 
-def cue_examples(text: str, label: str) -> list[tuple[list[str], int | None]]:
-    """(features, 1 / 0 / None unlabelled) for every candidate negation cue of a query (see module doc)."""
+def cue_examples(text: str, label: str, dense: bool = True) -> list[tuple[list[str], tuple, int | None]]:
+    """(features, embedding, 1 / 0 / None unlabelled) for every candidate negation cue of a query (see module doc;
+    ``dense``: with the embedding of the cue's sentence, else an empty one)."""
     norm = normalise(text)
     cues = [(s, e, i) for s, e, i in _cue_matches(norm, _protected(norm)) if _CUES[i][1] != "and"]
     rules = {c: rule_decision(norm, c[0], c[1], _CUES[c[2]][0], _CUES[c[2]][1]) for c in cues}
@@ -55,26 +56,31 @@ def cue_examples(text: str, label: str) -> list[tuple[list[str], int | None]]:
         cue_label = _CUES[i][0]
         feats = intent_model.cue_features(norm, s, e, cue_label, rules[s, e, i])
         y = 0 if label == "plain" else (1 if (s, e, i) == target else None)
-        out.append((feats, y))
+        out.append((feats, intent_model.embedding(intent_model.cue_sentence(norm, s)) if dense else (), y))
     return out
 
 
-def _fit(examples: Sequence[tuple[list[str], int]], c: float) -> intent_model.IntentModel:
-    """A logistic regression over binary features (scikit-learn's liblinear: deterministic)."""
+def _fit(examples: Sequence[tuple[list[str], tuple, int]], c: float) -> intent_model.IntentModel:
+    """A logistic regression over binary features and the embedding (scikit-learn's liblinear: deterministic)."""
+    import numpy as np
     from sklearn.feature_extraction import DictVectorizer
     from sklearn.linear_model import LogisticRegression
 
     vec = DictVectorizer()
-    x = vec.fit_transform([{f: 1 for f in feats} for feats, _ in examples]).toarray()
-    y = [label for _, label in examples]
-    lr = LogisticRegression(C=c, solver="liblinear", max_iter=1000, fit_intercept=False).fit(x, y)
-    weights = {name: round(float(w), 6) for name, w in zip(vec.get_feature_names_out(), lr.coef_[0]) if abs(w) > 1e-6}
-    return intent_model.IntentModel(weights)
+    x = vec.fit_transform([{f: 1 for f in feats} for feats, _, _ in examples]).toarray()
+    dims = len(examples[0][1])
+    if dims:
+        x = np.hstack([x, np.array([vector for _, vector, _ in examples], dtype=np.float64)])
+    y = [label for _, _, label in examples]
+    lr = LogisticRegression(C=c, solver="liblinear", max_iter=2000, fit_intercept=False).fit(x, y)
+    coef = lr.coef_[0]
+    names = vec.get_feature_names_out()
+    weights = {name: round(float(w), 6) for name, w in zip(names, coef[:len(names)]) if abs(w) > 1e-6}
+    return intent_model.IntentModel(weights, tuple(round(float(w), 6) for w in coef[len(names):]))
 
 
-def _query_fires(model: intent_model.IntentModel, cues: Sequence[tuple[list[str], int | None]]) -> bool:
-    return any(1 / (1 + math.exp(-sum(model.weights.get(f, 0.0) for f in feats))) >= model.threshold
-               for feats, _ in cues)
+def _query_fires(model: intent_model.IntentModel, cues: Sequence[tuple[list[str], tuple, int | None]]) -> bool:
+    return any(model.probability(feats, vector) >= model.threshold for feats, vector, _ in cues)
 
 
 def _rates(model, rows: Sequence[dict], cues: dict) -> tuple[int, int, int, int]:
@@ -97,7 +103,7 @@ def _folds(rows: Sequence[dict], k: int) -> list[list[dict]]:
 
 
 def _examples(rows, cues):
-    return [(f, y) for r in rows for f, y in cues[r["query"]] if y is not None]
+    return [(f, v, y) for r in rows for f, v, y in cues[r["query"]] if y is not None]
 
 
 def choose(rows: Sequence[dict], cues: dict) -> tuple[float, float, dict]:
@@ -119,10 +125,11 @@ def choose(rows: Sequence[dict], cues: dict) -> tuple[float, float, dict]:
     return best[0], best[1], scores
 
 
-def train(path: str | Path = INTENT_SET, output: str | Path = intent_model.MODEL_PATH) -> str:
-    """Fit the model on the development part; returns a summary of the nested cross-validation."""
+def train(path: str | Path = INTENT_SET, output: str | Path = intent_model.MODEL_PATH, dense: bool = True) -> str:
+    """Fit the model on the development part (``dense``: with the embedding); returns a summary of the nested
+    cross-validation."""
     dev = [r for r in read_set(path) if r["split"] == "dev"]
-    cues = {r["query"]: cue_examples(r["query"], r["label"]) for r in dev}
+    cues = {r["query"]: cue_examples(r["query"], r["label"], dense) for r in dev}
     outer = [0, 0, 0, 0]
     folds = _folds(dev, FOLDS)
     for i, test in enumerate(folds):
@@ -137,20 +144,28 @@ def train(path: str | Path = INTENT_SET, output: str | Path = intent_model.MODEL
                                          "C": c, **model.to_json()}, indent=0, sort_keys=True) + "\n",
                              encoding="utf-8")
     tp, nf, fp, npl = outer
-    return (f"nested {FOLDS}-fold cross-validation on the development part (C and threshold chosen inside each "
-            f"outer fold): exclusion recall {tp / nf:.3f} ({tp}/{nf}), false-fire rate {fp / npl:.3f} ({fp}/{npl}); "
-            f"shipped: C={c}, threshold {threshold}, {len(model.weights)} weights")
+    return (f"{'words + embedding' if dense else 'words only'}: nested {FOLDS}-fold cross-validation on the "
+            f"development part (C chosen inside each outer fold): exclusion recall {tp / nf:.3f} ({tp}/{nf}), false-fire rate {fp / npl:.3f} ({fp}/{npl}); "
+            f"shipped: C={c}, threshold {threshold}, {len(model.weights)} feature weights"
+            f"{f' + {len(model.dense)} embedding weights' if model.dense else ''}")
 
 
 @contextmanager
-def rules_only() -> Iterator[None]:
-    """The parser with the rules alone deciding (the intent model switched off), for comparison."""
+def rules_only(model: intent_model.IntentModel | None = None) -> Iterator[None]:
+    """The parser with the rules alone deciding (the intent model switched off), or with ``model`` instead of the
+    shipped one, for comparison."""
     saved = intent_model.shipped_model
-    intent_model.shipped_model = lambda: None  # type: ignore[assignment]
+    intent_model.shipped_model = lambda: model  # type: ignore[assignment]
     try:
         yield
     finally:
         intent_model.shipped_model = saved
+
+
+def load_model(path: str | Path) -> intent_model.IntentModel:
+    """A model file written by :func:`train`."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    return intent_model.IntentModel(data["weights"], tuple(data.get("dense") or ()), float(data["threshold"]))
 
 
 def fires(text: str) -> bool:
@@ -179,13 +194,18 @@ def _wilson(k: int, n: int) -> str:
     return f"[{max(0.0, mid - half):.3f}, {min(1.0, mid + half):.3f}]"
 
 
-def report(path: str | Path, data: Path | None, summary: str = "") -> str:
-    """The Markdown of ``runs/negation/intent.md``."""
+def report(path: str | Path, data: Path | None, summary: str = "", words_only: str | Path | None = None) -> str:
+    """The Markdown of ``runs/negation/intent.md`` (``words_only``: a model file without the embedding, compared on
+    the held-out part)."""
     rows = read_set(path)
     held = [r for r in rows if r["split"] == "held-out"]
     model_dec = {r["query"]: fires(r["query"]) for r in rows}
     with rules_only():
         rule_dec = {r["query"]: fires(r["query"]) for r in rows}
+    words_dec = {}
+    if words_only:
+        with rules_only(load_model(words_only)):
+            words_dec = {r["query"]: fires(r["query"]) for r in held}
     out = ["# Negation intent: which cues fire (issue 50)", "",
            "Written by `scripts/run_negation_intent.sh` (`python -m lsr_lucene.experiments.negation_intent`). Set: "
            f"`{Path(path).as_posix().split('lsr_lucene/', 1)[-1]}` ({len(rows)} queries: "
@@ -194,7 +214,7 @@ def report(path: str | Path, data: Path | None, summary: str = "") -> str:
            "fires when the parser composes a not node from it. `model`: the shipped parser (intent model); "
            "`rules`: the phrasing rules alone (before issue 50).", ""]
     if summary:
-        out += [f"Training (development part only): {summary}.", ""]
+        out += [f"Training (development part only): {summary}", ""]
     for name, part in (("held-out", held), ("development", [r for r in rows if r["split"] == "dev"])):
         out += [f"## {name.capitalize()} part: firing per category", "",
                 "| category | exclusions | sought | model recall | model false-fire | rules recall | rules false-fire |",
@@ -214,7 +234,13 @@ def report(path: str | Path, data: Path | None, summary: str = "") -> str:
         precision = tp / (tp + fp) if tp + fp else 0.0
         out += ["", f"Model on the {name} part: recall {tp / len(fire):.3f} 95% {_wilson(tp, len(fire))}, "
                 f"false-fire rate {fp / len(plain):.3f} 95% {_wilson(fp, len(plain))}, firing precision "
-                f"{precision:.3f}.", ""]
+                f"{precision:.3f}" + (" (fitted on this part: a training fit, not an estimate)" if name != "held-out"
+                                      else "") + ".", ""]
+        if name == "held-out" and words_dec:
+            wtp = sum(words_dec[r["query"]] for r in fire)
+            wfp = sum(words_dec[r["query"]] for r in plain)
+            out += [f"The same model without the embedding (words only, trained alike): recall {wtp / len(fire):.3f} "
+                    f"({wtp}/{len(fire)}), false-fire rate {wfp / len(plain):.3f} ({wfp}/{len(plain)}).", ""]
     out += ["## Paraphrase families (all members decided alike?)", "",
             "| family | split | label | members | model fires | model consistent | rules fires | rules consistent |",
             "|:---|:---|:---|---:|---:|:---|---:|:---|"]
@@ -273,18 +299,20 @@ def main(argv: list[str] | None = None) -> int:
     t = sub.add_parser("train", help="fit the intent model on the development part")
     t.add_argument("--set", default=str(INTENT_SET))
     t.add_argument("--output", default=str(intent_model.MODEL_PATH))
+    t.add_argument("--words-only", action="store_true", help="without the embedding (for comparison)")
     r = sub.add_parser("report", help="write runs/negation/intent.md")
     r.add_argument("--set", default=str(INTENT_SET))
     r.add_argument("--data", default=None, help="shared data folder (adds the ordinary-topics table)")
-    r.add_argument("--summary", default="", help="the training summary line to include")
+    r.add_argument("--summary", action="append", default=[], help="a training summary line to include")
+    r.add_argument("--words-only", help="a words-only model file to compare on the held-out part")
     r.add_argument("--output", default="runs/negation/intent.md")
     r.add_argument("--overwrite", action="store_true")
     args = parser.parse_args(argv)
     if args.command == "train":
-        summary = train(args.set, args.output)
+        summary = train(args.set, args.output, not args.words_only)
         print(summary)
         return 0
-    text = report(args.set, Path(args.data) if args.data else None, args.summary)
+    text = report(args.set, Path(args.data) if args.data else None, " ".join(args.summary), args.words_only)
     with atomic_output(args.output, args.overwrite) as tmp:
         Path(tmp).write_text(text, encoding="utf-8")
     print(f"wrote {args.output}", file=sys.stderr)

@@ -262,9 +262,44 @@ def report(path: str | Path, data: Path | None, summary: str = "", words_only: s
     mistakes = [r for r in held if model_dec[r["query"]] != (r["label"] == "fire")]
     out += ["## Held-out mistakes of the model", ""] + [
         f"- `{r['query']}` ({r['label']}, {r['category']}, {r['family']})" for r in mistakes] + [""]
+    out += timing_lines([r["query"] for r in rows])
     if data is not None:
         out += ordinary_table(data)
     return "\n".join(out) + "\n"
+
+
+def timing_lines(texts: Sequence[str]) -> list[str]:
+    """Parse time per query (best of 3 calls, embeddings cached after the first: what a repeated query costs) and
+    of the first call of each sentence (the embedding computed), model vs rules alone, measured in this run."""
+    import time
+
+    from lsr_lucene.encode.precision import capability_string
+
+    def best(fn) -> float:
+        times = []
+        for text in texts:
+            runs = []
+            for _ in range(3):
+                started = time.perf_counter()
+                fn(text)
+                runs.append(time.perf_counter() - started)
+            times.append(min(runs))
+        return 1e6 * sum(times) / len(times)
+
+    intent_model.embedding.cache_clear()
+    first = []
+    for text in texts:
+        started = time.perf_counter()
+        parse(text)
+        first.append(time.perf_counter() - started)
+    with rules_only():
+        rules = best(parse)
+    cached = best(parse)
+    return ["## Parse time", "",
+            f"Mean over the {len(texts)} queries of the set, one thread, CPU capability {capability_string()}: rules "
+            f"alone {rules:.0f} µs; model, first call of a sentence (its embedding computed) "
+            f"{1e6 * sum(first) / len(first):.0f} µs; model, embedding cached {cached:.0f} µs. A query without a "
+            "candidate cue computes no embedding.", ""]
 
 
 def ordinary_table(data: Path) -> list[str]:

@@ -1,19 +1,22 @@
-"""Does a negation cue ask to exclude something? Deterministic rules that accept or reject one cue, with the reason.
+"""Does a negation cue ask to exclude something? Phrasing rules give a verdict and a reason; the intent model
+(:mod:`lsr_lucene.compose.intent_model`) weighs that verdict with the cue's context and decides (issue 50).
 
 The cue parser (:mod:`lsr_lucene.compose.negation_parser`) finds candidate cues; :func:`decide` says whether a
 candidate expresses exclusion intent (the user asks for A without B) or is ordinary negation that belongs to the
-text (searched exactly as plain search searches it). Why rules and not a model: they run in microseconds, need
-no download, and every decision comes with a reason a user can read in ``--explain``.
+text (searched exactly as plain search searches it). Rejections that are facts about words (:func:`lexical_veto`:
+hedges "but not exclusively", "not necessarily"; idioms "with or without", "whether or not", "if not,", "not only
+… but also"; numbering "no. 4"; the chemical symbol NO; purpose clauses "to avoid") are final. Every other cue is
+decided by the model, whose features include :func:`rule_decision`'s verdict and reason: the rules below were
+written first (issue 36) and decided alone, so paraphrases of one request could get different answers.
 
-Rejected (reason given per case): negated statements of fact ("X does not improve Y", "There is no association
+The rules' verdicts: rejected are negated statements of fact ("X does not improve Y", "There is no association
 …"), negation that narrows a noun ("cylinders having no wall stiffness", "the series that didn't go 7 games"),
-hedges and idioms ("but not exclusively", "not necessarily", "with or without", "not only … but also", "to
-avoid"), rhetorical negation ("it is not likely that"), numbering ("no. 4"), the chemical symbol NO, negation
-inside titles, lyrics and first-person quotations ("who sings war don't let me down"). Accepted: explicit
-exclusion phrases in a request or question ("excluding X", "besides X, …", "other than X", "without mentioning
-X", "please don't mention X", "not interested in X"), contrastive negation in a question or request ("… but not
-X", "… but aren't X"), relative negation of identity or topic ("works that are not related to X", "a mechanism
-that isn't spitting"), and "not" before a topic marker ("…, not any information about X").
+rhetorical negation ("it is not likely that"), negation inside titles, lyrics and first-person quotations ("who
+sings war don't let me down"); accepted are explicit exclusion phrases in a request or question ("excluding X",
+"besides X, …", "other than X", "without mentioning X", "please don't mention X", "not interested in X"),
+contrastive negation in a question or request ("… but not X", "… but aren't X"), relative negation of identity or
+topic ("works that are not related to X", "a mechanism that isn't spitting"), and "not" before a topic marker
+("…, not any information about X").
 """
 from __future__ import annotations
 

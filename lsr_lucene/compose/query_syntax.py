@@ -74,21 +74,19 @@ class _Parser:
         return tree
 
     def or_expr(self) -> Tree:
-        tree = self.and_expr()
-        while self.peek() == "OR":
-            self.i += 1
-            right = self.and_expr()
-            self._record("OR", "or", tree, right)
-            tree = Node("or", tree, right)
-        return tree
+        return self._chain("OR", "or", self.and_expr)
 
     def and_expr(self) -> Tree:
-        tree = self.sequence()
-        while self.peek() == "AND":
+        return self._chain("AND", "and", self.sequence)
+
+    def _chain(self, operator: str, op: str, operand) -> Tree:
+        """``operand (operator operand)*``, left-nested."""
+        tree = operand()
+        while self.peek() == operator:
             self.i += 1
-            right = self.sequence()
-            self._record("AND", "and", tree, right)
-            tree = Node("and", tree, right)
+            right = operand()
+            self._record(operator, op, tree, right)
+            tree = Node(op, tree, right)
         return tree
 
     def sequence(self) -> Tree:

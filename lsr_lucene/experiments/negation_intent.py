@@ -271,6 +271,7 @@ def report(path: str | Path, data: Path | None, summary: str = "", words_only: s
 def timing_lines(texts: Sequence[str]) -> list[str]:
     """Parse time per query (best of 3 calls, embeddings cached after the first: what a repeated query costs) and
     of the first call of each sentence (the embedding computed), model vs rules alone, measured in this run."""
+    import os
     import time
 
     from lsr_lucene.encode.precision import capability_string
@@ -298,8 +299,9 @@ def timing_lines(texts: Sequence[str]) -> list[str]:
     return ["## Parse time", "",
             f"Mean over the {len(texts)} queries of the set, one thread, CPU capability {capability_string()}: rules "
             f"alone {rules:.0f} µs; model, first call of a sentence (its embedding computed) "
-            f"{1e6 * sum(first) / len(first):.0f} µs; model, embedding cached {cached:.0f} µs. A query without a "
-            "candidate cue computes no embedding.", ""]
+            f"{1e6 * sum(first) / len(first):.0f} µs; model, embedding cached {cached:.0f} µs (load average "
+            f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs when measured). A query without a candidate cue "
+            "computes no embedding.", ""]
 
 
 def ordinary_table(data: Path) -> list[str]:

@@ -17,7 +17,9 @@ only and λ 1; README "Negation, exclusion and set compositions").
 Queries come from a JSONL file (``{"id", "query": {"op": "not", "a": "...", "b": "..."}, "text"?}``,
 nesting allowed; a plain string ``query`` is one atomic query; ``text``, when given, is what ``vanilla``
 encodes), from a topics file or ``--query`` texts parsed with the cue parser
-(:mod:`lsr_lucene.compose.negation_parser`), or from ``--composition`` JSON on the command line.
+(:mod:`lsr_lucene.compose.negation_parser`) or, when a text opts in with an upper-case NOT/AND/OR or a ``-term``,
+read by the explicit query syntax (:mod:`lsr_lucene.compose.query_syntax`: ``films -dogs -cats``, ``films NOT
+(dogs OR cats)``; docs/negation.md), or from ``--composition`` JSON on the command line.
 
 Encoder ablations (paper Table 3), applied to every encoded text: ``--no-expansion`` keeps only the
 query's own WordPiece tokens with their learned weights; ``--no-term-weights`` gives each of the
@@ -139,7 +141,10 @@ def build_parser() -> argparse.ArgumentParser:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--queries", help="compositions JSONL {id, query: {op, a, b}, text?}")
     opt.add_topics(source, help="natural-language topics (TSV, JSONL, ...) parsed with the cue parser")
-    source.add_argument("--query", action="append", help="a natural-language query (repeatable; ids 1, 2, ...)")
+    source.add_argument("--query", action="append",
+                        help="a natural-language query, or one in the explicit syntax ('films -dogs -cats', "
+                             "'films NOT (dogs OR cats)': upper-case NOT/AND/OR or a -term opts in) (repeatable; "
+                             "ids 1, 2, ...)")
     source.add_argument("--composition", action="append", help="a composition as JSON (repeatable)")
     add_operation_arguments(parser)
     opt.add_number(parser, "--fusion-depth", default=DEFAULT_FUSION_DEPTH,

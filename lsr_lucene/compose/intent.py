@@ -118,14 +118,14 @@ def sentence_kind(text: str, start: int) -> str:
     lead = words[0]
     if sentence.rstrip(" .").endswith(("?", "？")) or lead in _QUESTION_OPEN:
         return "question"
-    # a finite verb outside a relative clause ("… that are not European" is still a noun phrase)
-    finite = any(w in _STATEMENT_VERBS and (i == 0 or words[i - 1] not in _RELATIVE) for i, w in enumerate(words))
     if lead in _NOUN_OPEN and sentence.endswith(".") and any(
             w in _COPULA and words[i - 1] not in _RELATIVE for i, w in enumerate(words) if i):
         return "statement"  # "Documents by the four were not specified." describes; "Documents about X." asks
     if _REQUEST_OPEN.match(sentence) or lead in ("besides", "apart", "aside", "excluding", "except", "other",
                                                   "without", "ignoring", "in"):
         return "request"
+    # a finite verb outside a relative clause ("… that are not European" is still a noun phrase)
+    finite = any(w in _STATEMENT_VERBS and (i == 0 or words[i - 1] not in _RELATIVE) for i, w in enumerate(words))
     if sentence.rstrip().endswith(".") or finite:
         return "statement"
     return "fragment"

@@ -72,7 +72,7 @@ def _fit(examples: Sequence[tuple[list[str], tuple, int]], c: float) -> intent_m
     if dims:
         x = np.hstack([x, np.array([vector for _, vector, _ in examples], dtype=np.float64)])
     y = [label for _, _, label in examples]
-    lr = LogisticRegression(C=c, solver="liblinear", max_iter=2000, fit_intercept=False).fit(x, y)
+    lr = LogisticRegression(C=c, solver="liblinear", max_iter=2000, fit_intercept=False, random_state=0).fit(x, y)
     coef = lr.coef_[0]
     names = vec.get_feature_names_out()
     weights = {name: round(float(w), 6) for name, w in zip(names, coef[:len(names)]) if abs(w) > 1e-6}

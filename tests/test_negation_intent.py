@@ -218,3 +218,29 @@ def test_intent_set_split_is_fixed_by_family():
     for r in rows:
         expected = "dev" if r["family"].startswith("issue-") or not held_out(r["family"]) else "held-out"
         assert r["split"] == expected, r
+
+
+def test_cue_examples_label_the_exclusion_cue_and_leave_the_rest_out():
+    from lsr_lucene.experiments.negation_intent import cue_examples
+
+    plain = cue_examples("students who did not finish high school", "plain", dense=False)
+    assert [y for _, _, y in plain] == [0]
+    fire = cue_examples("dog breeds that don't shed except poodles", "fire", dense=False)
+    assert [y for _, _, y in fire] == [None, 1]  # "except" carries the exclusion, "don't" is left unlabelled
+    assert all(v == () for _, v, _ in fire)
+    # hedges and idioms are final rule rejections: no example
+    assert cue_examples("papers on sorting, not necessarily recent ones", "plain", dense=False) == []
+
+
+def test_shipped_model_scores_from_its_weights():
+    from lsr_lucene.compose.intent import rule_decision
+    from lsr_lucene.compose.intent_model import cue_features, cue_sentence, embedding, shipped_model
+
+    model = shipped_model()
+    assert model is not None and len(model.dense) == 384 and model.threshold == 0.5
+    text = "recipes that contain no nuts"
+    rule = rule_decision(text, 21, 23, "no", "generic")
+    z = sum(model.weights.get(f, 0.0) for f in cue_features(text, 21, 23, "no", rule))
+    z += sum(w * v for w, v in zip(model.dense, embedding(cue_sentence(text, 21))))
+    assert model.score(text, 21, 23, "no", rule) == pytest.approx(1 / (1 + 2.718281828459045 ** -z))
+    assert decide(text, 21, 23, "no", "generic").score == model.score(text, 21, 23, "no", rule)

@@ -74,6 +74,10 @@ def test_cli_and_searcher_search_the_syntax_as_the_json_tree(demo, tmp_path, cap
     assert main(["--index", index, "--composition", json.dumps(tree), "--hits", "5",
                  "--output", str(tmp_path / "json.run")]) == 0
     assert read_hits(tmp_path / "syntax.run")["1"] == read_hits(tmp_path / "json.run")["1"]
+    topics = tmp_path / "topics.tsv"
+    topics.write_text("7\ttea NOT (caffeine OR milk)\n", encoding="utf-8")
+    assert main(["--index", index, "--topics", str(topics), "--hits", "5", "--output", str(tmp_path / "t.run")]) == 0
+    assert read_hits(tmp_path / "t.run")["7"] == read_hits(tmp_path / "json.run")["1"]
     assert main(["--index", index, "--query", "tea NOT (caffeine OR milk)", "--hits", "5", "--explain",
                  "--output", str(tmp_path / "explain.run")]) == 0
     printed = capsys.readouterr()

@@ -3,14 +3,15 @@
 Why a model over the rules: the phrasing rules (:func:`lsr_lucene.compose.intent.rule_decision`) decide each
 wording on its own, so paraphrases of one request got different answers ("recipes without nuts" fired, "recipes
 that contain no nuts" did not). The model reads the rules' verdict as one feature beside the words around the cue,
-the kind of sentence and the word classes before and after it, and the all-MiniLM-L6-v2 embedding of the cue's sentence (the
-installed dense model, on the CPU, fp32): the words say how the negation is phrased, the embedding what the query
-is about ("laptops without a touchscreen" is shopping, "countries without an army" a phenomenon). It is trained on
-the labelled intent set (``lsr_lucene/data/negation_intent``, development part only) by
+the kind of sentence and the word classes before and after it, and the all-MiniLM-L6-v2 embedding of the cue's
+sentence (the installed dense model, on the CPU, fp32): the words say how the negation is phrased, the embedding
+what the query is about ("laptops without a touchscreen" is shopping, "countries without an army" a phenomenon).
+It is trained on the labelled intent set (``lsr_lucene/data/negation_intent``, development part only) by
 ``lsr_lucene/experiments/negation_intent.py``; the weights ship as ``intent_model.json`` beside this module.
-Cost: a sum of a few dozen weights per cue, plus one embedding per sentence that has a candidate cue (a few ms on one
-CPU thread; the model loads on first use, torch with it); queries without a cue pay nothing. Deterministic on one
-machine; on another CPU the embedding may differ in the 6th decimal, which flips a decision only at the boundary.
+Cost: a sum of a few dozen weights per cue, plus one embedding per sentence that has a candidate cue (a few ms on
+an idle CPU thread; the model loads on first use, torch with it); queries without a cue pay nothing.
+Deterministic on one machine; on another CPU the embedding may differ in the 6th decimal, which flips a decision
+only at the boundary.
 """
 from __future__ import annotations
 

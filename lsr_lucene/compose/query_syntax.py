@@ -27,7 +27,8 @@ from lsr_lucene.compose.tree import Node, Tree
 from lsr_lucene.errors import InputError
 
 _OPERATOR = re.compile(r"(?:^|(?<=[\s(]))(?:NOT|AND|OR)(?=$|[\s()\"])|(?:^|(?<=[\s(]))-(?!dash\b)(?=[^\W\d_]|[\"(])")
-_TOKEN = re.compile(r'\s*(?:(?P<phrase>"[^"]*")|(?P<open>\()|(?P<close>\))|(?P<minus>-(?!dash\b)(?=[^\W\d_]|["(]))|(?P<word>[^\s()"]+))')
+_TOKEN = re.compile(r'\s*(?:(?P<phrase>"[^"]*")|(?P<open>\()|(?P<close>\))|(?P<minus>-(?!dash\b)(?=[^\W\d_]|["(]))'
+                    r'|(?P<word>[^\s()"]+))')
 SYNTAX_REASON = "explicit query syntax (upper-case NOT/AND/OR or a -term)"
 
 

@@ -145,7 +145,8 @@ def train(path: str | Path = INTENT_SET, output: str | Path = intent_model.MODEL
                              encoding="utf-8")
     tp, nf, fp, npl = outer
     return (f"{'words + embedding' if dense else 'words only'}: nested {FOLDS}-fold cross-validation on the "
-            f"development part (C chosen inside each outer fold): exclusion recall {tp / nf:.3f} ({tp}/{nf}), false-fire rate {fp / npl:.3f} ({fp}/{npl}); "
+            f"development part (C chosen inside each outer fold): exclusion recall {tp / nf:.3f} ({tp}/{nf}), "
+            f"false-fire rate {fp / npl:.3f} ({fp}/{npl}); "
             f"shipped: C={c}, threshold {threshold}, {len(model.weights)} feature weights"
             f"{f' + {len(model.dense)} embedding weights' if model.dense else ''}")
 
@@ -217,7 +218,8 @@ def report(path: str | Path, data: Path | None, summary: str = "", words_only: s
         out += [f"Training (development part only): {summary}", ""]
     for name, part in (("held-out", held), ("development", [r for r in rows if r["split"] == "dev"])):
         out += [f"## {name.capitalize()} part: firing per category", "",
-                "| category | exclusions | sought | model recall | model false-fire | rules recall | rules false-fire |",
+                "| category | exclusions | sought | model recall | model false-fire | rules recall "
+                "| rules false-fire |",
                 "|:---|---:|---:|---:|---:|---:|---:|"]
         cats = sorted({r["category"] for r in part}, key=lambda c: (c not in ("keyword", "question", "request",
                                                                                "relative"), c))

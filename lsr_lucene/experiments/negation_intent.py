@@ -6,7 +6,8 @@ numbering …: :func:`lsr_lucene.compose.intent.lexical_veto`) becomes one examp
 :func:`lsr_lucene.compose.intent_model.cue_features`); in a sought-negation query every cue is negative, in an
 exclusion query the cue that carries the exclusion is positive (the first explicit exclusion cue, else the first
 general negation; the query's other cues are left out, unlabelled). A logistic regression (scikit-learn, L2) is
-fitted; its one knob, C, is chosen by grouped cross-validation inside the development part (families kept
+fitted (``pip install lsr_lucene[intent]``: scikit-learn, for training only; the shipped model scores without it); its
+one knob, C, is chosen by grouped cross-validation inside the development part (families kept
 together), scored on query decisions (a query fires when one of its cues does: the highest recall of exclusions
 with at most 5% of sought negations firing); the estimate of that choice is
 itself cross-validated (nested: outer folds never seen by the inner choice). Weights go to

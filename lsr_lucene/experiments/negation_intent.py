@@ -260,8 +260,12 @@ def report(path: str | Path, data: Path | None, summary: str = "", words_only: s
         consistent["rules"] += k in (0, len(members))
         out.append(f"| {fam} | {members[0]['split']} | {members[0]['label']} | {len(members)} | {m} | "
                    f"{'yes' if m in (0, len(members)) else 'no'} | {k} | {'yes' if k in (0, len(members)) else 'no'} |")
+    held_multi = [f for f in multi if families[f][0]["split"] == "held-out"]
+    held_consistent = {name: sum(len({dec[r["query"]] for r in families[f]}) == 1 for f in held_multi)
+                       for name, dec in (("model", model_dec), ("rules", rule_dec))}
     out += ["", f"Consistent families: model {consistent['model']}/{len(multi)}, rules {consistent['rules']}/"
-            f"{len(multi)}.", ""]
+            f"{len(multi)}; of the held-out families (not trained on): model {held_consistent['model']}/"
+            f"{len(held_multi)}, rules {held_consistent['rules']}/{len(held_multi)}.", ""]
     mistakes = [r for r in held if model_dec[r["query"]] != (r["label"] == "fire")]
     out += ["## Held-out mistakes of the model", ""] + [
         f"- `{r['query']}` ({r['label']}, {r['category']}, {r['family']})" for r in mistakes] + [""]

@@ -229,8 +229,9 @@ class ImpactScorer(pt.Transformer):
 
 
 class ImpactComposer(pt.Transformer):
-    """Negated and composed queries (``tea without caffeine``; a ``composition`` column of JSON trees also works):
-    the hits of ``lsr-lucene compose`` as a result frame."""
+    """Negated and composed queries (``tea without caffeine``, or the explicit syntax ``tea -caffeine -milk`` /
+    ``tea NOT (caffeine OR milk)``; a ``composition`` column of JSON trees also works): the hits of
+    ``lsr-lucene compose`` as a result frame."""
 
     def __init__(self, index: ImpactIndex | str | Path, num_results: int = DEFAULT_NUM_RESULTS,
                  options: Mapping[str, Any] | None = None):

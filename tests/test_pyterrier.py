@@ -230,3 +230,12 @@ def test_composer_trees_and_options_equal_the_compose_run(setup, tmp_path):
     assert rows(cut(frame)) == {q: hits[:3] for q, hits in run_rows(read_hits(run)).items()}
     default = setup["index"].retriever()
     assert (default.num_results, default.encoder, default.approximate, default.query_cut) == (1000, None, 0, 10)
+
+
+def test_composer_reads_the_explicit_syntax(setup):
+    """Issue 50: ``tea -caffeine -milk`` in the query column gives the rows of the JSON composition."""
+    index = setup["index"]
+    tree = {"op": "not", "a": "tea", "b": {"op": "or", "a": "caffeine", "b": "milk"}}
+    syntax = index.composer(num_results=5)(pd.DataFrame([{"qid": "1", "query": "tea -caffeine -milk"}]))
+    want = index.compose_searcher().search(tree, k=5)
+    assert rows(syntax)["1"] == [(h.docid, h.score) for h in want]

@@ -599,3 +599,15 @@ def test_compose_shares_the_search_index_and_stays_exact(zipf):
         assert hits(specs[0], 3, heap_factor=1) == zipf.brute_force(specs[0]["terms"], 3)
     finally:
         engine.close()
+
+
+def test_compose_route_reads_the_explicit_syntax(served):
+    """Issue 50: a query in the explicit syntax gives the tree and hits of the same JSON composition."""
+    api = served["api"]
+    tree = {"op": "not", "a": "tea", "b": {"op": "or", "a": "caffeine", "b": "milk"}}
+    status, syntax = request(f"{api}/compose", {"query": "tea NOT (caffeine OR milk)", "hits": HITS})
+    assert status == 200 and syntax["composition"] == tree
+    status, composed = request(f"{api}/compose", {"composition": tree, "hits": HITS})
+    assert status == 200 and response_rows(syntax) == response_rows(composed) and response_rows(syntax)
+    status, bad = request(f"{api}/compose", {"query": "-caffeine", "hits": HITS})
+    assert status == 400 and "something to keep" in bad["error"]

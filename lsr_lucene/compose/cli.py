@@ -17,7 +17,9 @@ only and λ 1; README "Negation, exclusion and set compositions").
 Queries come from a JSONL file (``{"id", "query": {"op": "not", "a": "...", "b": "..."}, "text"?}``,
 nesting allowed; a plain string ``query`` is one atomic query; ``text``, when given, is what ``vanilla``
 encodes), from a topics file or ``--query`` texts parsed with the cue parser
-(:mod:`lsr_lucene.compose.negation_parser`), or from ``--composition`` JSON on the command line.
+(:mod:`lsr_lucene.compose.negation_parser`) or, when a text opts in with an upper-case NOT/AND/OR or a ``-term``,
+read by the explicit query syntax (:mod:`lsr_lucene.compose.query_syntax`: ``films -dogs -cats``, ``films NOT
+(dogs OR cats)``; docs/negation.md), or from ``--composition`` JSON on the command line.
 
 Encoder ablations (paper Table 3), applied to every encoded text: ``--no-expansion`` keeps only the
 query's own WordPiece tokens with their learned weights; ``--no-term-weights`` gives each of the
@@ -42,7 +44,7 @@ from lsr_lucene.compose.compositions import Composition, parse_topics, read_comp
 from lsr_lucene.compose.execute import DEFAULT_FUSION_DEPTH, composed_specs, require_single_specs
 from lsr_lucene.compose.dense_leg import MissingDenseLegWarning, missing_note
 from lsr_lucene.compose.explain import explain_docs, explain_query
-from lsr_lucene.compose.negation_parser import explain_parse
+from lsr_lucene.compose.query_syntax import read_query
 from lsr_lucene.compose.operations import (DEFAULT_DENSE_WEIGHT, DEFAULT_GATE, DEFAULT_NEIGHBOUR_WEIGHT, DEFAULTS,
                                            DENSE_NOT_LAMBDA, OPERATIONS, plan_inputs, required_texts)
 from lsr_lucene.compose.tree import MAX_DEPTH, NODE_OPS, Node, tree_from_json
@@ -127,7 +129,7 @@ def load_compositions(args: argparse.Namespace) -> tuple[list[Composition], dict
         for qid, text in topics.items():
             if not text.strip():
                 raise InputError(f"--query {qid}: empty query")
-    reports = {qid: explain_parse(text).lines() for qid, text in topics.items()} if args.explain else {}
+    reports = {qid: read_query(text, f"query {qid}").lines() for qid, text in topics.items()} if args.explain else {}
     return parse_topics(topics), reports
 
 
@@ -141,7 +143,10 @@ def build_parser() -> argparse.ArgumentParser:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--queries", help="compositions JSONL {id, query: {op, a, b}, text?}")
     opt.add_topics(source, help="natural-language topics (TSV, JSONL, ...) parsed with the cue parser")
-    source.add_argument("--query", action="append", help="a natural-language query (repeatable; ids 1, 2, ...)")
+    source.add_argument("--query", action="append",
+                        help="a natural-language query, or one in the explicit syntax ('films -dogs -cats', "
+                             "'films NOT (dogs OR cats)': upper-case NOT/AND/OR or a -term opts in) (repeatable; "
+                             "ids 1, 2, ...)")
     source.add_argument("--composition", action="append", help="a composition as JSON (repeatable)")
     add_operation_arguments(parser)
     opt.add_number(parser, "--fusion-depth", default=DEFAULT_FUSION_DEPTH,

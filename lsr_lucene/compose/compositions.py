@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
-from lsr_lucene.compose.negation_parser import parse
 from lsr_lucene.compose.tree import MAX_DEPTH, Tree, tree_from_json
 from lsr_lucene.errors import InputError, json_problem
 
@@ -68,9 +67,12 @@ def read_compositions(path: str | Path) -> list[Composition]:
 
 
 def parse_topics(topics: Mapping[str, str]) -> list[Composition]:
-    """Compositions from natural-language topics with the cue parser (uncued topics stay atomic)."""
+    """Compositions from text topics: the explicit query syntax where a topic opts in to it, else the cue parser
+    (:func:`lsr_lucene.compose.query_syntax.read_query`; uncued topics stay atomic)."""
+    from lsr_lucene.compose.query_syntax import read_query
+
     out = []
     for qid, text in topics.items():
-        result = parse(text)
+        result = read_query(text, f"query {qid}")
         out.append(Composition(str(qid), result.tree if result.composed else text, text))
     return out

@@ -1,19 +1,22 @@
-"""Does a negation cue ask to exclude something? Deterministic rules that accept or reject one cue, with the reason.
+"""Does a negation cue ask to exclude something? Phrasing rules give a verdict and a reason; the intent model
+(:mod:`lsr_lucene.compose.intent_model`) weighs that verdict with the cue's context and decides (issue 50).
 
 The cue parser (:mod:`lsr_lucene.compose.negation_parser`) finds candidate cues; :func:`decide` says whether a
 candidate expresses exclusion intent (the user asks for A without B) or is ordinary negation that belongs to the
-text (searched exactly as plain search searches it). Why rules and not a model: they run in microseconds, need
-no download, and every decision comes with a reason a user can read in ``--explain``.
+text (searched exactly as plain search searches it). Rejections that are facts about words (:func:`lexical_veto`:
+hedges "but not exclusively", "not necessarily"; idioms "with or without", "whether or not", "if not,", "not only
+… but also"; numbering "no. 4"; the chemical symbol NO; purpose clauses "to avoid") are final. Every other cue is
+decided by the model, whose features include :func:`rule_decision`'s verdict and reason: the rules below were
+written first (issue 36) and decided alone, so paraphrases of one request could get different answers.
 
-Rejected (reason given per case): negated statements of fact ("X does not improve Y", "There is no association
+The rules' verdicts: rejected are negated statements of fact ("X does not improve Y", "There is no association
 …"), negation that narrows a noun ("cylinders having no wall stiffness", "the series that didn't go 7 games"),
-hedges and idioms ("but not exclusively", "not necessarily", "with or without", "not only … but also", "to
-avoid"), rhetorical negation ("it is not likely that"), numbering ("no. 4"), the chemical symbol NO, negation
-inside titles, lyrics and first-person quotations ("who sings war don't let me down"). Accepted: explicit
-exclusion phrases in a request or question ("excluding X", "besides X, …", "other than X", "without mentioning
-X", "please don't mention X", "not interested in X"), contrastive negation in a question or request ("… but not
-X", "… but aren't X"), relative negation of identity or topic ("works that are not related to X", "a mechanism
-that isn't spitting"), and "not" before a topic marker ("…, not any information about X").
+rhetorical negation ("it is not likely that"), negation inside titles, lyrics and first-person quotations ("who
+sings war don't let me down"); accepted are explicit exclusion phrases in a request or question ("excluding X",
+"besides X, …", "other than X", "without mentioning X", "please don't mention X", "not interested in X"),
+contrastive negation in a question or request ("… but not X", "… but aren't X"), relative negation of identity or
+topic ("works that are not related to X", "a mechanism that isn't spitting"), and "not" before a topic marker
+("…, not any information about X").
 """
 from __future__ import annotations
 
@@ -61,6 +64,9 @@ _TITLE_QUESTION = re.compile(r"\b(?:who\s+(?:sings?|sang|sung|wrote|writes|recor
                              r"performs|made|directed|played|plays|starred|stars)|song|songs|lyrics?|album|single|"
                              r"titled|title|movie|film|book|novel|poem|quote|quotation|meaning|released?|"
                              r"come\s+out|came\s+out|tour|episode|show|series|anime|musical)\b", re.IGNORECASE)
+# nouns that open a request ("Articles about …") but also a description ("Documents by X were not specified.")
+_NOUN_OPEN = set("information info article articles paper papers document documents report reports material "
+                 "literature publication publications studies reference references".split())
 _PERSON = set("i you we he she it they i'm you're we're they're he's she's it's i've you've we've they've i'll "
               "you'll we'll they'll i'd you'd we'd they'd ive im youre".split())
 _STATEMENT_VERBS = _AUX_SET | set("has have had shows show showed demonstrates demonstrate causes cause leads lead "
@@ -70,10 +76,12 @@ _WORD = re.compile(r"[\w'’-]+")
 
 @dataclass(frozen=True)
 class Intent:
-    """Whether a cue fires (``fire``) and why (``reason``, shown by ``--explain``)."""
+    """Whether a cue fires (``fire``) and why (``reason``, shown by ``--explain``); ``score``: the intent model's
+    probability that the cue asks to exclude (None: decided by a rule alone)."""
 
     fire: bool
     reason: str
+    score: float | None = None
 
 
 def _words_before(text: str, start: int, n: int = 4) -> list[str]:
@@ -110,6 +118,9 @@ def sentence_kind(text: str, start: int) -> str:
     lead = words[0]
     if sentence.rstrip(" .").endswith(("?", "？")) or lead in _QUESTION_OPEN:
         return "question"
+    if lead in _NOUN_OPEN and sentence.endswith(".") and any(
+            w in _COPULA and words[i - 1] not in _RELATIVE for i, w in enumerate(words) if i):
+        return "statement"  # "Documents by the four were not specified." describes; "Documents about X." asks
     if _REQUEST_OPEN.match(sentence) or lead in ("besides", "apart", "aside", "excluding", "except", "other",
                                                   "without", "ignoring", "in"):
         return "request"
@@ -135,7 +146,35 @@ def _asker_is_subject(before: list[str]) -> bool:
 
 def decide(text: str, start: int, end: int, label: str, kind: str) -> Intent:
     """Whether the cue ``text[start:end]`` (parser label ``label``, kind not / and / generic) is an exclusion or
-    conjunction the user asks for. Deterministic; looks only at the cue's sentence."""
+    conjunction the user asks for: the intent model (:mod:`lsr_lucene.compose.intent_model`, a logistic regression
+    over the cue's context and the rules' verdict) decides negation cues, the rules alone conjunctions.
+    Deterministic; looks only at the cue's sentence."""
+    rule = rule_decision(text, start, end, label, kind)
+    if kind == "and" or lexical_veto(rule):
+        return rule
+    from lsr_lucene.compose.intent_model import shipped_model
+
+    model = shipped_model()
+    if model is None:
+        return rule
+    score = model.score(text, start, end, label, rule)
+    fire = score >= model.threshold
+    return Intent(fire, f"intent model: {'fires' if fire else 'plain'} (p={score:.2f}, threshold "
+                        f"{model.threshold:.2f}; rule: {rule.reason})", score)
+
+
+# rejections that say the cue is no negation of content at all (hedges, idioms, numbering, the symbol NO, a purpose
+# clause): facts about words, final; the intent model weighs every other decision
+_LEXICAL = ("hedge", "idiom", "numbering", "the chemical symbol", "'beside'", "purpose clause")
+
+
+def lexical_veto(rule: Intent) -> bool:
+    """Whether a rule rejected the cue as a hedge, idiom, numbering, chemical symbol or purpose clause (final)."""
+    return not rule.fire and rule.reason.startswith(_LEXICAL)
+
+
+def rule_decision(text: str, start: int, end: int, label: str, kind: str) -> Intent:
+    """The phrasing rules' verdict on one cue (issue 36); :func:`decide` weighs it with the cue's context."""
     cue = text[start:end].lower().replace("’", "'")
     before = _words_before(text, start)
     after = _after(text, end)
@@ -285,6 +324,8 @@ def _generic(text: str, start: int, end: int, cue: str, before: list[str], after
         return Intent(False, f"hedge 'not {after.split()[0]}': qualifies, does not exclude")
     if cue == "not" and prev == "whether":
         return Intent(False, "idiom 'whether not'")
+    if cue == "not" and re.match(r"[,;:.?!)]|$", after):
+        return Intent(False, f"idiom: elliptical '{prev} not' (nothing negated follows in its clause)")
     if re.search(r"\bwith\s+or\s*$", text[:start], re.IGNORECASE) or (cue == "not" and prev == "or"):
         return Intent(False, "idiom 'with or without' / 'or not'")
     if sk != "statement" and (cue in ("not", "cannot") or cue.endswith("n't")) and any(w in _CONTRAST for w in before):

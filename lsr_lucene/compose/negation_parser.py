@@ -473,8 +473,9 @@ def parse(text: str, max_cues: int = 8) -> ParseReport:
 
 
 def _reject(report: ParseReport, decision: CueDecision) -> None:
-    """Record a rejected candidate once (A is parsed again after a split, so a candidate can be met twice)."""
-    if not any(r.cue == decision.cue and r.text == decision.text and r.reason == decision.reason
+    """Record a rejected candidate once (A is parsed again after a split, so a candidate can be met twice, its
+    intent score read in a shorter text: the first decision is kept)."""
+    if not any(r.cue == decision.cue and r.text == decision.text and r.start == decision.start
                for r in report.rejected):
         report.rejected.append(decision)
 

@@ -3,7 +3,8 @@
 ``lsr-lucene parse-negation [--explain] [--topics FILE] QUERY ...`` (also ``python -m lsr_lucene.parse_negation``
 or ``python -m lsr_lucene.compose.parse_negation``) prints each query's
 composition as a JSON line (or, with ``--explain``, the cues used and the tree). The parser itself is
-:mod:`lsr_lucene.compose.negation_parser`.
+:mod:`lsr_lucene.compose.negation_parser`; a query in the explicit syntax (:mod:`lsr_lucene.compose.query_syntax`)
+is read by that syntax, as ``compose`` reads it.
 """
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import json
 import sys
 
 from lsr_lucene import cli_options as opt
-from lsr_lucene.compose.negation_parser import explain, parse
+from lsr_lucene.compose.negation_parser import explain
+from lsr_lucene.compose.query_syntax import read_query
 from lsr_lucene.compose.tree import tree_to_json
 
 
@@ -33,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         items = [(str(i), q) for i, q in enumerate(args.queries, 1)]
     for qid, query in items:
-        result = parse(query)
+        result = read_query(query, f"query {qid}")
         if args.explain:
             print(f"[{qid}] " + explain(result))
         else:

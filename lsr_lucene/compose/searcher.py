@@ -202,12 +202,13 @@ class ComposeSearcher:
         return {qid: self._hits(results[qid]) for qid in qids}
 
     def parse(self, query: str):
-        """The cue parser's account of a text query: ``ParseReport`` (tree, fired and rejected cues, ``lines()``)."""
-        from lsr_lucene.compose.negation_parser import explain_parse
+        """How a text query is read (the explicit query syntax where it opts in, else the cue parser):
+        ``ParseReport`` (tree, fired and rejected cues, ``lines()``)."""
+        from lsr_lucene.compose.query_syntax import read_query
 
         if not isinstance(query, str):
             raise InputError(f"parse takes a text query, got {type(query).__name__}")
-        return explain_parse(query)
+        return read_query(query)
 
     def explain(self, query: str | Mapping, k: int = 10) -> list:
         """Why the top-k documents of one query scored what they did: per document both legs' scores (raw and

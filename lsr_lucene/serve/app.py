@@ -60,7 +60,9 @@ class ComposeBody(BaseModel):
     """A natural-language negation (``query``, cue parser) or a composition tree (``composition``)."""
 
     model_config = ConfigDict(extra="forbid")
-    query: Optional[StrictStr] = Field(None, description="e.g. 'tea without caffeine' (as `compose --query`)")
+    query: Optional[StrictStr] = Field(None, description="e.g. 'tea without caffeine', or in the explicit syntax "
+                                                         "'tea -caffeine' / 'tea NOT (caffeine OR milk)' (as "
+                                                         "`compose --query`)")
     composition: Optional[Union[StrictStr, dict[str, Any]]] = Field(
         None, description='e.g. {"op": "not", "a": "tea", "b": "caffeine"} (as `compose --composition`)')
     hits: Hits = 10

@@ -33,7 +33,7 @@ from typing import Iterator, Sequence
 from lsr_lucene.compose import intent_model
 from lsr_lucene.compose.intent import lexical_veto, rule_decision
 from lsr_lucene.compose.negation_parser import _CUES, _cue_matches, _protected, normalise, parse
-from lsr_lucene.experiments.negation_intent_set import INTENT_SET, read_set
+from lsr_lucene.experiments.negation_intent_set import SHARED_DATA, read_set
 from lsr_lucene.io.output import atomic_output
 
 C_GRID = (0.1, 0.3, 1.0, 3.0, 10.0)
@@ -126,10 +126,11 @@ def choose(rows: Sequence[dict], cues: dict) -> tuple[float, float, dict]:
     return best[0], best[1], scores
 
 
-def train(path: str | Path = INTENT_SET, output: str | Path = intent_model.MODEL_PATH, dense: bool = True) -> str:
-    """Fit the model on the development part (``dense``: with the embedding); returns a summary of the nested
-    cross-validation."""
-    dev = [r for r in read_set(path) if r["split"] == "dev"]
+def train(path: str | Path | None = None, output: str | Path = intent_model.MODEL_PATH, dense: bool = True,
+          data: str | Path = SHARED_DATA) -> str:
+    """Fit the model on the development part (``dense``: with the embedding) of the set (``path``, else built from
+    the shared ``data``); returns a summary of the nested cross-validation."""
+    dev = [r for r in read_set(path, data) if r["split"] == "dev"]
     cues = {r["query"]: cue_examples(r["query"], r["label"], dense) for r in dev}
     outer = [0, 0, 0, 0]
     folds = _folds(dev, FOLDS)
@@ -141,7 +142,8 @@ def train(path: str | Path = INTENT_SET, output: str | Path = intent_model.MODEL
     c, threshold, _ = choose(dev, cues)
     model = replace(_fit(_examples(dev, cues), c), threshold=threshold)
     with atomic_output(output, overwrite=True) as tmp:
-        Path(tmp).write_text(json.dumps({"trained_on": "lsr_lucene/data/negation_intent/intent_set.tsv, split dev",
+        trained_on = "the negation intent set (experiments.negation_intent_set), split dev"
+        Path(tmp).write_text(json.dumps({"trained_on": trained_on,
                                          "C": c, **model.to_json()}, indent=0, sort_keys=True) + "\n",
                              encoding="utf-8")
     tp, nf, fp, npl = outer
@@ -196,10 +198,11 @@ def _wilson(k: int, n: int) -> str:
     return f"[{max(0.0, mid - half):.3f}, {min(1.0, mid + half):.3f}]"
 
 
-def report(path: str | Path, data: Path | None, summary: str = "", words_only: str | Path | None = None) -> str:
+def report(path: str | Path | None, data: Path | None, summary: str = "",
+           words_only: str | Path | None = None) -> str:
     """The Markdown of ``runs/negation/intent.md`` (``words_only``: a model file without the embedding, compared on
     the held-out part)."""
-    rows = read_set(path)
+    rows = read_set(path, data or SHARED_DATA)
     held = [r for r in rows if r["split"] == "held-out"]
     model_dec = {r["query"]: fires(r["query"]) for r in rows}
     with rules_only():
@@ -210,7 +213,9 @@ def report(path: str | Path, data: Path | None, summary: str = "", words_only: s
             words_dec = {r["query"]: fires(r["query"]) for r in held}
     out = ["# Negation intent: which cues fire (issue 50)", "",
            "Written by `scripts/run_negation_intent.sh` (`python -m lsr_lucene.experiments.negation_intent`). Set: "
-           f"`{Path(path).as_posix().split('lsr_lucene/', 1)[-1]}` ({len(rows)} queries: "
+           + (f"`{Path(path).as_posix()}`" if path else "`lsr_lucene.experiments.negation_intent_set`, the written "
+              "rows in `lsr_lucene/data/negation_intent/` and rows read from `../shared/data`")
+           + f" ({len(rows)} queries: "
            f"{sum(r['label'] == 'fire' for r in rows)} exclusion requests, {sum(r['label'] == 'plain' for r in rows)}"
            f" sought negations); split by family (sha1, one family in three held out) before training. A query "
            "fires when the parser composes a not node from it. `model`: the shipped parser (intent model); "
@@ -341,11 +346,12 @@ def main(argv: list[str] | None = None) -> int:
                                      description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     t = sub.add_parser("train", help="fit the intent model on the development part")
-    t.add_argument("--set", default=str(INTENT_SET))
+    t.add_argument("--set", help="the set as a TSV (default: built from the written rows and --data)")
+    t.add_argument("--data", default=str(SHARED_DATA), help="shared data folder")
     t.add_argument("--output", default=str(intent_model.MODEL_PATH))
     t.add_argument("--words-only", action="store_true", help="without the embedding (for comparison)")
     r = sub.add_parser("report", help="write runs/negation/intent.md")
-    r.add_argument("--set", default=str(INTENT_SET))
+    r.add_argument("--set", help="the set as a TSV (default: built from the written rows and --data)")
     r.add_argument("--data", default=None, help="shared data folder (adds the ordinary-topics table)")
     r.add_argument("--summary", action="append", default=[], help="a training summary line to include")
     r.add_argument("--words-only", help="a words-only model file to compare on the held-out part")
@@ -353,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--overwrite", action="store_true")
     args = parser.parse_args(argv)
     if args.command == "train":
-        summary = train(args.set, args.output, not args.words_only)
+        summary = train(args.set, args.output, not args.words_only, args.data)
         print(summary)
         return 0
     text = report(args.set, Path(args.data) if args.data else None, " ".join(args.summary), args.words_only)

@@ -7,8 +7,10 @@ relative-clause exclusions in paraphrase families; sought states, facts and titl
 questions in which the cue parser finds a candidate cue (hand-labelled below: sought unless listed in
 ``NQ_FIRE``) and the SciFact claims with a candidate cue (negated facts). The split is by family (paraphrases
 stay together): a sha1 hash of the family holds out one family in three (:func:`held_out`); ``issue-*`` families
-are always development (they are the tests). Usage: ``python -m lsr_lucene.experiments.negation_intent_set
---data ../shared/data --output lsr_lucene/data/negation_intent/intent_set.tsv``.
+are always development (they are the tests). Only the written rows ship in the package: the benchmark, NQ and
+SciFact rows are read from the shared data each time (:func:`read_set`; data is never copied into the project).
+Usage: ``python -m lsr_lucene.experiments.negation_intent_set --data ../shared/data --output FILE`` writes the
+whole set for reading.
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ from lsr_lucene.io.output import atomic_output
 from lsr_lucene.io.topics import read_topics
 
 WRITTEN = Path(__file__).resolve().parents[1] / "data" / "negation_intent" / "written.tsv"
-INTENT_SET = WRITTEN.with_name("intent_set.tsv")
+SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"  # ../shared/data beside the checkout
 COLUMNS = ("query", "label", "category", "family", "split", "source")
 SEED = 50
 BENCHMARK_SAMPLE = {"excluir": 80, "boolquestions_not": 40}
@@ -83,8 +85,11 @@ def build(data: Path) -> list[dict]:
     return rows
 
 
-def read_set(path: str | Path = INTENT_SET) -> list[dict]:
-    """The labelled rows of the intent set (dicts with :data:`COLUMNS`)."""
+def read_set(path: str | Path | None = None, data: str | Path = SHARED_DATA) -> list[dict]:
+    """The labelled rows of the intent set (dicts with :data:`COLUMNS`): from ``path`` (a file :func:`main`
+    wrote), else built from the written rows and the shared ``data``."""
+    if path is None:
+        return build(Path(data))
     with Path(path).open(encoding="utf-8") as handle:
         return list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE, quotechar=None))
 
@@ -92,8 +97,8 @@ def read_set(path: str | Path = INTENT_SET) -> list[dict]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lsr_lucene.experiments.negation_intent_set",
                                      description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default="../shared/data", help="the shared data folder")
-    parser.add_argument("--output", default=str(INTENT_SET))
+    parser.add_argument("--data", default=str(SHARED_DATA), help="the shared data folder")
+    parser.add_argument("--output", required=True, help="the TSV to write")
     parser.add_argument("--overwrite", action="store_true")
     args = parser.parse_args(argv)
     rows = build(Path(args.data))

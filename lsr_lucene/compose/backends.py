@@ -76,6 +76,14 @@ class LuceneBackend:
 
         return as_written(self.searcher.score(spec, list(docids))) if docids else []
 
+    def texts(self, docids: Sequence[str]) -> dict[str, str | None]:
+        """The stored text of each docid (the ``contents`` of its raw field; None when the index stores none)."""
+        from lsr_lucene.search.impact_searcher import contents_of
+
+        java = self.searcher._java
+        lucene = list(java.luceneDocids(list(docids))) if docids else []
+        return {d: contents_of(java.storedField(int(n), "raw")) for d, n in zip(docids, lucene) if n >= 0}
+
     def close(self) -> None:
         if self._owns:
             self.searcher.close()
@@ -99,6 +107,8 @@ class ExactBackend:
         from lsr_lucene.io.vectors import read_vectors
 
         items = read_vectors(vectors) if isinstance(vectors, (str, Path)) else vectors
+        self._source = vectors if isinstance(vectors, (str, Path)) else None
+        self._contents: dict[str, str] | None = None
         self.ids: list[str] = []
         postings: dict[str, tuple[list[int], list[float]]] = {}
         for row, (doc, vec) in enumerate(items):
@@ -178,6 +188,16 @@ class ExactBackend:
         """Exact scores of ``spec`` for ``docids`` (unknown docids score 0)."""
         scores, _ = self._scores(spec)
         return [float(scores[self.row[d]]) if d in self.row else 0.0 for d in docids]
+
+    def texts(self, docids: Sequence[str]) -> dict[str, str | None]:
+        """The text of each docid as encoded (the vectors' ``contents``, read once when first asked; none when the
+        backend was made from vectors in memory)."""
+        if self._contents is None:
+            from lsr_lucene.io.vectors import read_vectors
+
+            self._contents = {} if self._source is None else {
+                str(doc): text for doc, _, text in read_vectors(self._source, with_contents=True)}
+        return {d: self._contents.get(d) for d in docids}
 
     def close(self) -> None:
         """Nothing to release."""

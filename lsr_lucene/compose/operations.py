@@ -236,7 +236,8 @@ class Settings:
     on ``not`` nodes (None: nrf 0.5, the others 1.0; the `default` with a dense leg: 0.7). ``dense``: a dense leg is
     attached (the searcher sets it), so fusion-gated not nodes blend the dense cosine of A's text into Â with weight
     ``dense_weight`` (0: off), and the dense cosine of every candidate with the best A match d* with weight
-    ``neighbour_weight`` (0: off).
+    ``neighbour_weight`` (0: off). ``absence``: fusion-gated not nodes read the candidates' stored texts for B stated
+    absent ("no caffeine", "caffeine-free"), which exempts that share of the penalty (:mod:`lsr_lucene.compose.absence`).
     """
 
     operation: str | None = None
@@ -248,6 +249,7 @@ class Settings:
     dense_weight: float = DEFAULT_DENSE_WEIGHT
     dense: bool = False
     neighbour_weight: float = DEFAULT_NEIGHBOUR_WEIGHT
+    absence: bool = True
 
     def __post_init__(self) -> None:
         if self.operation is not None:
@@ -317,6 +319,7 @@ class Settings:
             if node_op == "not" and name == "fusion-gated":
                 dense = f", dense A leg w {self.dense_weight:g}" if self.dense_leg() else ""
                 dense += f", best-match neighbour leg v {self.neighbour_weight:g}" if self.neighbour_leg() else ""
+                dense += ", B stated absent exempt" if self.absence else ""
                 extra = f"(λ={self.lam_for(name):g}, gate {self.gate:g}{dense})"
             elif name in ("nrf", "disentangled", "orthonrf", "adaptive") or (node_op == "not" and name in FUSION):
                 extra = f"(λ={self.lam_for(name):g})"
@@ -374,6 +377,7 @@ class FusionPlan:
     dense_text: str | None = None  # fusion-gated with a dense leg: A's text, whose dense cosine is blended into Â
     dense_weight: float = 0.0
     neighbour_weight: float = 0.0  # with a dense leg: v of the cosine with the best A match d*, added to the blend
+    absence_texts: tuple[str, ...] = ()  # fusion-gated: B's texts, whose stated absence in a candidate is not penalised
 
 
 Plan = Union[VectorPlan, FusionPlan]
@@ -429,13 +433,20 @@ def build_plan(tree: Tree, settings: Settings, vectors: Mapping[str, Mapping], t
         dense_text = None  # the innermost gated not node of a chain takes the dense leg (A's own text)
         if gate is not None and settings.dense_leg() and not (isinstance(a, FusionPlan) and a.gate is not None):
             dense_text = tree.a if isinstance(tree.a, str) else verbalize(tree.a)
+        absence = tuple(leaf_texts(tree.b)) if gate is not None and settings.absence else ()
         return FusionPlan(tree.op, name in SCALED_FUSION, settings.lam_for(name), a, b, gate, dense_text,
                           settings.dense_weight if dense_text is not None else 0.0,
-                          settings.neighbour_weight if dense_text is not None and settings.neighbour_leg() else 0.0)
+                          settings.neighbour_weight if dense_text is not None and settings.neighbour_leg() else 0.0,
+                          absence)
     if not isinstance(a, VectorPlan) or not isinstance(b, VectorPlan):
         raise InputError(f"{where}: {name!r} on a {tree.op!r} node cannot combine a score-fused subtree; "
                          "use fusion for its parent too")
     return VectorPlan(apply_vector_op(name, tree.op, a.vector, b.vector, settings))
+
+
+def leaf_texts(tree: Tree) -> list[str]:
+    """The texts at the leaves of a tree (B's alternatives of a union, in order)."""
+    return [tree] if isinstance(tree, str) else leaf_texts(tree.a) + leaf_texts(tree.b)
 
 
 def plan_vectors(plan: Plan) -> list[Vector]:
@@ -448,12 +459,15 @@ def plan_vectors(plan: Plan) -> list[Vector]:
 def plan_inputs(plan: Plan) -> list[tuple[str, object]]:
     """What :func:`fuse` reads, in its order: ``("vector", vector)`` per searched leaf, ``("dense", text)`` after
     the children of every node with a dense leg (the text whose cosine it blends into Â), then ``("neighbour", None)``
-    where it adds the cosine with the best A match (a :class:`~lsr_lucene.compose.dense_leg.Neighbours`)."""
+    where it adds the cosine with the best A match (a :class:`~lsr_lucene.compose.dense_leg.Neighbours`), then
+    ``("absence", texts)`` where a gated node reads B stated absent (an :class:`~lsr_lucene.compose.absence.Absence`)."""
     if isinstance(plan, VectorPlan):
         return [("vector", plan.vector)]
     dense = [("dense", plan.dense_text)] if plan.dense_text is not None else []
     if plan.dense_text is not None and plan.neighbour_weight > 0:
         dense.append(("neighbour", None))
+    if plan.absence_texts:
+        dense.append(("absence", plan.absence_texts))
     return plan_inputs(plan.a) + plan_inputs(plan.b) + dense
 
 
@@ -477,6 +491,7 @@ class FusedNode:
     neighbour: dict | None = None  # each candidate's dense cosine with the best A match (a node with a neighbour leg)
     neighbour_doc: str | None = None  # that best A match d*
     neighbour_weight: float = 0.0
+    absence: dict | None = None  # per penalised or lifted candidate: the share of its B mentions stated absent
 
 
 def fuse(plan: Plan, leaf_scores: Iterable[Mapping[str, float]], record: list | None = None) -> dict[str, float]:
@@ -499,12 +514,17 @@ def _fuse(plan: Plan, it, record: list | None = None, path: str = "") -> dict[st
     raw_b = _fuse(plan.b, it, record, f"{path}.B".lstrip("."))
     dense = dict(next(it)) if plan.dense_text is not None else None
     neighbours = next(it) if plan.dense_text is not None and plan.neighbour_weight > 0 else None
+    absence = next(it) if plan.absence_texts else None
     a, b = (minmax(raw_a), minmax(raw_b)) if plan.scaled else (raw_a, raw_b)
     a, near, best = (a, None, None) if dense is None else blend(  # Â ← minmax(Â + w·cos + v·cos(·, d*)), scaled
         a, dense, plan.dense_weight, neighbours, plan.neighbour_weight)
     docs = a.keys() | b.keys()
+    shares = None
+    if absence is not None:  # only documents that match both legs can state B absent and change score
+        shares = absence.shares(sorted(d for d in docs if a.get(d, 0.0) > 0 and b.get(d, 0.0) > 0))
     if plan.node_op == "not" and plan.gate is not None:
-        fused = {d: gated_not(a.get(d, 0.0), b.get(d, 0.0), plan.lam, plan.gate) for d in docs}
+        fused = {d: gated_not(a.get(d, 0.0), b.get(d, 0.0), plan.lam, plan.gate,
+                              absent=shares.get(d, 0.0) if shares else 0.0) for d in docs}
     elif plan.node_op == "not":
         fused = {d: a.get(d, 0.0) - plan.lam * b.get(d, 0.0) for d in docs}
     elif plan.node_op == "and":
@@ -514,14 +534,19 @@ def _fuse(plan: Plan, it, record: list | None = None, path: str = "") -> dict[st
     if record is not None:
         record.append(FusedNode(path, plan.node_op, plan.lam, plan.gate, raw_a, raw_b, a if plan.scaled else None,
                                 b if plan.scaled else None, fused, dense, plan.dense_weight, near, best,
-                                plan.neighbour_weight))
+                                plan.neighbour_weight, {d: v for d, v in shares.items() if v} if shares else None))
     return fused
 
 
-def gated_not(a: float, b: float, lam: float, gate: float, floor: float = GATED_FLOOR) -> float:
+def gated_not(a: float, b: float, lam: float, gate: float, floor: float = GATED_FLOOR, absent: float = 0.0) -> float:
     """fusion-gated score of one document from its min-max scaled A and B scores: Â − λ·gated(B̂), but never
-    below ``floor``·Â (a strong A-match keeps a place above every candidate that does not match A)."""
-    return max(a - lam * gated(b, gate), floor * a)
+    below ``floor``·Â (a strong A-match keeps a place above every candidate that does not match A).
+
+    ``absent``: the share s of the document's mentions of B that state B absent ("contains no caffeine"): that share
+    of the penalty is waived, and the document is lifted by the same share, Â·(1 + λ·s·B̂): it matches "A without B"
+    as stated, the more so the more it is about A (a weak A-match stays weak); s 0 is the score above."""
+    base = max(a - lam * (1.0 - absent) * gated(b, gate), floor * a)
+    return base * (1.0 + lam * absent * b) if absent else base
 
 
 def gated(scaled: float, gate: float) -> float:

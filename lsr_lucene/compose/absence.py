@@ -90,6 +90,9 @@ def absence_share(text: str | None, stems: Sequence[str]) -> float:
     """Share of the document's mentions of ``stems`` that are negated (0 when it never mentions them)."""
     if not text or not stems:
         return 0.0
+    lower = text.lower()
+    if not any(stem in lower for stem in stems):  # most candidates never name B: no tokenising
+        return 0.0
     tokens = _tokens(text)
     hits = [i for i, tok in enumerate(tokens) if _mentions(tok, stems)]
     if not hits:

@@ -323,8 +323,8 @@ def _at_sentence_start(text: str, start: int) -> bool:
 
 _B_LIGHT = set("please any the a an".split())
 # dropped from the start of each of B's alternatives too: a qualifier that marks a sub-aspect of A's topic ("… but
-# not A or general B symptoms" excludes "B symptoms") and possessives pointing back to A ("its construction")
-_PART_LIGHT = _B_LIGHT | set("general generic its their his her whose all".split())
+# not A or general B symptoms" excludes "B symptoms"); possessives stay ("his death": the death of A's entity)
+_PART_LIGHT = _B_LIGHT | set("general generic".split())
 
 
 def _strip_b(b: str, light: bool = False) -> str:

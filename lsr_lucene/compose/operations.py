@@ -212,6 +212,12 @@ DENSE_NOT_LAMBDA = 0.7
 DEFAULT_NEIGHBOUR_WEIGHT = 1.0
 
 
+# how the `default` searches B's excluded items (an or node under a fusion-gated not node): "maxpool", one vector
+# (B's items pooled); "each", every item searched alone and B̂ = the largest of the items' min-max scaled scores, so
+# a document about any one item carries B fully (issue 49: long questions that exclude several items)
+ITEMS = ("maxpool", "each")
+
+
 def valid_for(node_op: str) -> tuple[str, ...]:
     """Operation names that apply to ``node_op`` nodes."""
     return (VANILLA,) + VECTOR_OPS[node_op] + FUSION
@@ -250,6 +256,7 @@ class Settings:
     dense: bool = False
     neighbour_weight: float = DEFAULT_NEIGHBOUR_WEIGHT
     absence: bool = True
+    items: str = "maxpool"
 
     def __post_init__(self) -> None:
         if self.operation is not None:
@@ -267,6 +274,8 @@ class Settings:
             raise InputError(f"--gate must be in [0, 1), got {self.gate}")
         if not (math.isfinite(self.dense_weight) and self.dense_weight >= 0):
             raise InputError(f"--dense-weight must be a finite number >= 0, got {self.dense_weight}")
+        if self.items not in ITEMS:
+            raise InputError(f"items must be one of {', '.join(ITEMS)}, got {self.items!r}")
         if not (math.isfinite(self.neighbour_weight) and self.neighbour_weight >= 0):
             raise InputError(f"--neighbour-weight must be a finite number >= 0, got {self.neighbour_weight}")
 
@@ -378,6 +387,7 @@ class FusionPlan:
     dense_weight: float = 0.0
     neighbour_weight: float = 0.0  # with a dense leg: v of the cosine with the best A match d*, added to the blend
     absence_texts: tuple[str, ...] = ()  # fusion-gated: B's texts, whose stated absence in a candidate is not penalised
+    largest: bool = False  # an or node of B's items (Settings.items "each"): the largest scaled score, not the sum
 
 
 Plan = Union[VectorPlan, FusionPlan]
@@ -430,6 +440,8 @@ def build_plan(tree: Tree, settings: Settings, vectors: Mapping[str, Mapping], t
     b = build_plan(tree.b, settings, vectors, where=where, vector_only=name not in FUSION)
     if name in FUSION:
         gate = settings.gate if name == "fusion-gated" and tree.op == "not" else None
+        if gate is not None and settings.items == "each" and settings.not_is_default() and _items_only(tree.b):
+            b = _each_item(tree.b, vectors)
         dense_text = None  # the innermost gated not node of a chain takes the dense leg (A's own text)
         if gate is not None and settings.dense_leg() and not (isinstance(a, FusionPlan) and a.gate is not None):
             dense_text = tree.a if isinstance(tree.a, str) else verbalize(tree.a)
@@ -442,6 +454,19 @@ def build_plan(tree: Tree, settings: Settings, vectors: Mapping[str, Mapping], t
         raise InputError(f"{where}: {name!r} on a {tree.op!r} node cannot combine a score-fused subtree; "
                          "use fusion for its parent too")
     return VectorPlan(apply_vector_op(name, tree.op, a.vector, b.vector, settings))
+
+
+def _items_only(tree: Tree) -> bool:
+    """Whether a tree is a union of texts (B's excluded items), at least two."""
+    return isinstance(tree, Node) and tree.op == "or" and all(
+        isinstance(t, str) or _items_only(t) for t in (tree.a, tree.b))
+
+
+def _each_item(tree: Tree, vectors: Mapping[str, Mapping]) -> Plan:
+    """B's items searched one by one, fused by the largest min-max scaled score (``Settings.items`` "each")."""
+    if isinstance(tree, str):
+        return VectorPlan(dict(vectors[tree]))
+    return FusionPlan("or", True, 1.0, _each_item(tree.a, vectors), _each_item(tree.b, vectors), largest=True)
 
 
 def leaf_texts(tree: Tree) -> list[str]:
@@ -529,6 +554,8 @@ def _fuse(plan: Plan, it, record: list | None = None, path: str = "") -> dict[st
         fused = {d: a.get(d, 0.0) - plan.lam * b.get(d, 0.0) for d in docs}
     elif plan.node_op == "and":
         fused = {d: a.get(d, 0.0) * b.get(d, 0.0) for d in docs}
+    elif plan.largest:
+        fused = {d: max(a.get(d, 0.0), b.get(d, 0.0)) for d in docs}
     else:
         fused = {d: a.get(d, 0.0) + b.get(d, 0.0) for d in docs}
     if record is not None:

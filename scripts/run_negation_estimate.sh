@@ -23,6 +23,7 @@ old=work/estimate-before
 rm -rf "$old" && mkdir -p "$old"
 git archive "$before" lsr_lucene | tar -x -C "$old"
 cp lsr_lucene/experiments/negation_estimate.py "$old/lsr_lucene/experiments/"
-PYTHONPATH="$here/$old" python -m lsr_lucene.experiments.negation_estimate "${args[@]}" --label "$before" \
-  --output "$out/estimate-before"
+# run from inside the old tree: `python -m` puts the working folder first on the import path
+(cd "$old" && PYTHONPATH=. python -m lsr_lucene.experiments.negation_estimate "${args[@]}" --label "$before" \
+  --output "$here/$out/estimate-before")
 echo "done: $out/estimate.md, $out/estimate-before.md" >&2

@@ -219,8 +219,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.pairs:
         args.pairs.parent.mkdir(parents=True, exist_ok=True)
         args.pairs.write_text("".join(json.dumps(r) + "\n" for r in generated), encoding="utf-8")
-    note = ("R@1 / RR of fixed settings (nothing tuned here) on the dev sets' seeded held-out thirds and on generated "
-            "exclusion pairs (lsr_lucene/experiments/negation_estimate.py: a passage that names another passage's "
+    note = ("R@1 / RR of fixed settings (nothing tuned here) on the seeded tuning parts and held-out thirds of the dev "
+            "sets and of generated exclusion pairs (lsr_lucene/experiments/negation_estimate.py: a passage that names another passage's "
             "title, asked for while excluding it; passages of ExcluIR dev pairs skipped), exact dot products over "
             "each whole corpus; 95% intervals: 2,000 bootstrap resamplings of the rows (seed 0).\n\n")
     write_table(df, args.output, overwrite=args.overwrite, preamble=note)

@@ -7,7 +7,8 @@ library), the share that stand in a negation's scope (a NegEx-style window after
 "lacks", "…n't", "neither/nor", or before "-free" / "free" / "is absent"). The fused not node
 (:func:`lsr_lucene.compose.operations.gated_not`) then exempts that share of B's gated penalty and lifts the document by
 the same share of λ·B̂ (it matches "A without B" as stated): a document that never mentions B, or mentions it only
-positively, is scored exactly as before.
+positively, is scored exactly as before. Texts are read for the ``READ_DEPTH`` best candidates by Â that match both
+legs (a stored text costs a JVM call).
 """
 from __future__ import annotations
 
@@ -18,6 +19,10 @@ from lsr_lucene.compose.negation_parser import _B_FILLER
 
 STEM = 6  # a word and a mention match when both start with the word's first STEM letters (whole word if shorter)
 SCOPE = 5  # words after a negation trigger that it covers (NegEx uses 5-6), unless a clause boundary comes first
+# candidates read per fused node: those matching both legs, best by Â first. A bound on cost, not a tuned setting:
+# a stored text costs about 0.5 ms through the JVM (the raw field holds the whole vector line); deeper candidates
+# keep the plain gated score
+READ_DEPTH = 100
 
 _STOP = _B_FILLER | set("""
 and or nor neither either not no without but for by at as on to into than then its it their his her our your my

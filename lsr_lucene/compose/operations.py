@@ -61,6 +61,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Union
 
+from lsr_lucene.compose.absence import READ_DEPTH
 from lsr_lucene.compose.dense_leg import blend
 from lsr_lucene.compose.scaling import minmax
 from lsr_lucene.compose.tree import NODE_OPS, Node, Tree, verbalize
@@ -545,8 +546,9 @@ def _fuse(plan: Plan, it, record: list | None = None, path: str = "") -> dict[st
         a, dense, plan.dense_weight, neighbours, plan.neighbour_weight)
     docs = a.keys() | b.keys()
     shares = None
-    if absence is not None:  # only documents that match both legs can state B absent and change score
-        shares = absence.shares(sorted(d for d in docs if a.get(d, 0.0) > 0 and b.get(d, 0.0) > 0))
+    if absence is not None:  # documents that match both legs, the best READ_DEPTH by Â (reading texts costs)
+        both = sorted((d for d in docs if a.get(d, 0.0) > 0 and b.get(d, 0.0) > 0), key=lambda d: (-a[d], d))
+        shares = absence.shares(sorted(both[:READ_DEPTH]))
     if plan.node_op == "not" and plan.gate is not None:
         fused = {d: gated_not(a.get(d, 0.0), b.get(d, 0.0), plan.lam, plan.gate,
                               absent=shares.get(d, 0.0) if shares else 0.0) for d in docs}

@@ -27,8 +27,9 @@ Rules (no model, no network; regular expressions over the text, linear in its le
    ("… symptoms but are [not X]").
    A cue whose A or B ends up empty is skipped (the next cue is tried); a query without a usable cue
    stays one atomic text.
-4. A is parsed again (more cues give nested trees: ``not(not(A, B1), B2)``); B's alternatives ("Y or Z",
-   "neither Y nor Z") become ``or(Y, Z)``, B is not parsed for cues. For ``and`` cues both sides are parsed.
+4. A is parsed again (more cues give nested trees: ``not(not(A, B1), B2)``); B's excluded items ("Y or Z",
+   "neither Y nor Z", "Y and Z", "X, Y and Z"; not an "and" inside a name or after "between") become ``or(Y, Z)``,
+   each without "general"; B is not parsed for cues. For ``and`` cues both sides are parsed.
 
 :func:`explain_parse` returns the tree with every decision (:class:`ParseReport`: fired and rejected
 :class:`CueDecision` s and their reasons); ``--explain`` prints :meth:`ParseReport.lines`.
@@ -517,8 +518,8 @@ _ALTERNATIVE = re.compile(r",?\s+(?:nor|or|and(?:\s+also)?|as\s+well\s+as)\s+|,\
 
 def alternatives(b: str, light: bool = True) -> Tree:
     """B as a union when it lists excluded items: "Y or Z" / "neither Y nor Z" / "Y and Z" / "X, Y and Z" ->
-    or(Y, Z) (left-nested), each item without the cue's filler ("information on", "any"; ``light``: only articles,
-    possessives and "general"); a split inside quotes or brackets, or one that leaves an item without a word, keeps B
+    or(Y, Z) (left-nested), each item without the cue's filler ("information on", "any"; ``light``: only articles
+    and "general"); a split inside quotes or brackets, or one that leaves an item without a word, keeps B
     atomic."""
     b = re.sub(r"^(?:either|neither|both)\s+", "", b, flags=re.IGNORECASE)
     if light and re.match(r"(?:any\s+)?(?:information|info|details?|data|anything|mention\w*|about|regarding|"

@@ -14,8 +14,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Mapping, Sequence
 
 from lsr_lucene.compose.compositions import Composition
-from lsr_lucene.compose.operations import (GATED_FLOOR, FusedNode, Plan, Settings, VectorPlan, format_plan, fuse, gated,
+from lsr_lucene.compose.operations import (GATED_FLOOR, FusedNode, Plan, Settings, VectorPlan, fuse, gated,
                                            quantise_composed)
+from lsr_lucene.compose.plan_format import format_plan
 from lsr_lucene.compose.tree import format_tree
 
 

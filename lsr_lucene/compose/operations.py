@@ -213,9 +213,8 @@ DENSE_NOT_LAMBDA = 0.7
 DEFAULT_NEIGHBOUR_WEIGHT = 1.0
 
 
-# how the `default` searches B's excluded items (an or node under a fusion-gated not node): "maxpool", one vector
-# (B's items pooled); "each", every item searched alone and B̂ = the largest of the items' min-max scaled scores, so
-# a document about any one item carries B fully (issue 49: long questions that exclude several items)
+# B's excluded items under the `default`: "maxpool", one pooled vector; "each", every item searched alone and B̂ the
+# largest of their min-max scaled scores (issue 49; runs/negation/estimate.md: worse on BoolQuestions, not the default)
 ITEMS = ("maxpool", "each")
 
 
@@ -459,8 +458,8 @@ def build_plan(tree: Tree, settings: Settings, vectors: Mapping[str, Mapping], t
 
 def _items_only(tree: Tree) -> bool:
     """Whether a tree is a union of texts (B's excluded items), at least two."""
-    return isinstance(tree, Node) and tree.op == "or" and all(
-        isinstance(t, str) or _items_only(t) for t in (tree.a, tree.b))
+    items = (tree.a, tree.b) if isinstance(tree, Node) and tree.op == "or" else ()
+    return bool(items) and all(isinstance(t, str) or _items_only(t) for t in items)
 
 
 def _each_item(tree: Tree, vectors: Mapping[str, Mapping]) -> Plan:
@@ -569,11 +568,8 @@ def _fuse(plan: Plan, it, record: list | None = None, path: str = "") -> dict[st
 
 def gated_not(a: float, b: float, lam: float, gate: float, floor: float = GATED_FLOOR, absent: float = 0.0) -> float:
     """fusion-gated score of one document from its min-max scaled A and B scores: Â − λ·gated(B̂), but never
-    below ``floor``·Â (a strong A-match keeps a place above every candidate that does not match A).
-
-    ``absent``: the share s of the document's mentions of B that state B absent ("contains no caffeine"): that share
-    of the penalty is waived, and the document is lifted by the same share, Â·(1 + λ·s·B̂): it matches "A without B"
-    as stated, the more so the more it is about A (a weak A-match stays weak); s 0 is the score above."""
+    below ``floor``·Â (a strong A-match keeps a place above every candidate that does not match A). ``absent``: the
+    share s of its B mentions that deny B ("no caffeine"): that share of the penalty is waived, then ×(1 + λ·s·B̂)."""
     base = max(a - lam * (1.0 - absent) * gated(b, gate), floor * a)
     return base * (1.0 + lam * absent * b) if absent else base
 
@@ -581,47 +577,6 @@ def gated_not(a: float, b: float, lam: float, gate: float, floor: float = GATED_
 def gated(scaled: float, gate: float) -> float:
     """max(0, x − τ)/(1 − τ) of a min-max scaled score x: 0 below the gate τ, 1 at the top score."""
     return max(0.0, scaled - gate) / (1.0 - gate)
-
-
-# ------------------------------------------------------------------------------------------ display
-def _key_text(key: Key) -> str:
-    return key if isinstance(key, str) else f"{key[0]} ∩ {key[1]}"
-
-
-def format_vector(vec: Mapping, top: int = 12, scale: float | None = None) -> str:
-    """Table-2 style rendering: ``(term: weight, …)`` sorted by weight, negative terms shown after ``…``.
-
-    At most ``top`` positive and ``top`` negative entries; ``scale`` divides quantised integer weights.
-    """
-    div = scale or 1.0
-    items = sorted(((k, w) for k, w in vec.items() if abs(w / div) >= 0.005),  # shown as 0.00 otherwise
-                   key=lambda kv: (-kv[1], _key_text(kv[0])))
-    pos = [kv for kv in items if kv[1] > 0]
-    neg = [kv for kv in items if kv[1] < 0]
-    shown = [f"{_key_text(k)}: {w / div:.2f}" for k, w in pos[:top]]
-    if len(pos) > top or neg:
-        shown.append("…")
-    shown += [f"{_key_text(k)}: {w / div:.2f}" for k, w in neg[-top:]]
-    return "(" + ", ".join(shown) + ")"
-
-
-def format_plan(plan: Plan, top: int = 12, scale: float | None = None, indent: str = "") -> str:
-    """Rendering of a plan: its vector, or the fused children's vectors with the fusion operator."""
-    if isinstance(plan, VectorPlan):
-        return indent + format_vector(plan.vector, top, scale)
-    symbol = {"not": f"score(A) − {plan.lam:g}·score(B)", "and": "score(A) · score(B)",
-              "or": "score(A) + score(B)"}[plan.node_op]
-    if plan.gate is not None:
-        symbol = (f"max(score(A) − {plan.lam:g}·max(0, score(B) − {plan.gate:g})/{1 - plan.gate:g}, "
-                  f"{GATED_FLOOR:g}·score(A))")
-    label = ("scaled " if plan.scaled else "") + "fusion: " + symbol
-    if plan.dense_text is not None:
-        label += (f"; score(A) blended with {plan.dense_weight:g}·dense cosine of {plan.dense_text!r} "
-                  "(min-max scaled)")
-        if plan.neighbour_weight > 0:
-            label += f" + {plan.neighbour_weight:g}·dense cosine with the best A match (min-max scaled)"
-    return "\n".join([indent + label, format_plan(plan.a, top, scale, indent + "  A "),
-                      format_plan(plan.b, top, scale, indent + "  B ")])
 
 
 def positive(vec: Mapping) -> bool:

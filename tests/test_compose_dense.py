@@ -65,8 +65,10 @@ def test_dense_default_equals_the_formula(tiny):
     from lsr_lucene.dense.store import read_embeddings
 
     root = tiny["root"]
-    with ComposeSearcher(root / "index") as dense, ComposeSearcher(root / "index", dense="none") as sparse, \
-            ComposeSearcher(root / "index", neighbour_weight=0) as plain_blend:
+    # the blend's formula alone: documents that state B absent (compose/absence.py) are tested in test_negation_absence
+    with ComposeSearcher(root / "index", absence=False) as dense, \
+            ComposeSearcher(root / "index", dense="none", absence=False) as sparse, \
+            ComposeSearcher(root / "index", neighbour_weight=0, absence=False) as plain_blend:
         assert dense.dense_path == root / "index" / "dense" and sparse.dense_path is None
         assert dense.settings.dense_leg() and dense.settings.lam_for("fusion-gated") == 0.7
         assert sparse.settings.lam_for("fusion-gated") == 1.0

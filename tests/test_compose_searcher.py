@@ -85,7 +85,7 @@ def test_parse_reports_the_tree_and_the_cue(searcher):
 
 
 def test_explain_shows_both_legs_gate_and_fused_score(searcher):
-    from lsr_lucene.compose.operations import gated
+    from lsr_lucene.compose.operations import gated, gated_not
 
     tree = {"op": "not", "a": "tea", "b": "caffeine"}
     docs = searcher.explain(tree, k=10)
@@ -95,11 +95,17 @@ def test_explain_shows_both_legs_gate_and_fused_score(searcher):
     for d in docs:
         root = d.nodes[0]
         assert root.path == "" and root.op == "not" and root.gate == 0.9 and d.gate == 0.9
-        assert root.penalty == pytest.approx(root.lam * gated(root.b_scaled, 0.9))
-        assert root.fused == pytest.approx(root.a_scaled - root.penalty) and root.fused == pytest.approx(d.score)
+        assert root.penalty == pytest.approx(root.lam * (1 - root.absent) * gated(root.b_scaled, 0.9))
+        assert root.fused == pytest.approx(gated_not(root.a_scaled, root.b_scaled, root.lam, 0.9, absent=root.absent))
+        assert root.fused == pytest.approx(d.score)
+        if not root.absent:  # a document that states caffeine absent is lifted (test_negation_absence.py)
+            assert root.fused == pytest.approx(root.a_scaled - root.penalty)
         assert 0 <= root.a_scaled <= 1 and 0 <= root.b_scaled <= 1 and root.a >= 0 and root.b >= 0
-    penalised = [d for d in docs if d.penalty > 0]  # the best A match also matches caffeine best: it pays
-    assert penalised and penalised[0].a_scaled == 1.0 and penalised[0].rank > 1
+    assert any(d.nodes[0].absent for d in docs) and any("stated absent" in line for d in docs for line in d.lines())
+    deeper = searcher.explain(tree, k=60)
+    penalised = [d for d in deeper if d.penalty > 0]  # documents about caffeine pay, those that deny it do not
+    assert penalised and all(d.nodes[0].absent < 1 for d in penalised)
+    assert all(d.penalty == 0 for d in deeper if d.nodes[0].absent == 1)
     assert "gate 0.9" in "\n".join(docs[0].lines())
     vector = searcher.explain("tea", k=3)  # one vector: term contributions instead
     assert vector[0].nodes == () and vector[0].terms and vector[0].a is None

@@ -75,10 +75,11 @@ def test_settings_give_the_neighbour_input_only_with_a_dense_leg():
     tree = Node("not", "a", "b")
     vectors = {"a": {"x": 1.0}, "b": {"y": 1.0}}
     kinds = [k for k, _ in plan_inputs(build_plan(tree, Settings(dense=True), vectors))]
-    assert kinds == ["vector", "vector", "dense", "neighbour"]
+    assert kinds == ["vector", "vector", "dense", "neighbour", "absence"]
     assert [k for k, _ in plan_inputs(build_plan(tree, Settings(dense=True, neighbour_weight=0), vectors))] == \
-        ["vector", "vector", "dense"]
-    assert [k for k, _ in plan_inputs(build_plan(tree, Settings(), vectors))] == ["vector", "vector"]
+        ["vector", "vector", "dense", "absence"]
+    assert [k for k, _ in plan_inputs(build_plan(tree, Settings(), vectors))] == ["vector", "vector", "absence"]
+    assert [k for k, _ in plan_inputs(build_plan(tree, Settings(absence=False), vectors))] == ["vector", "vector"]
     assert "best-match neighbour leg v 1" in Settings(dense=True).describe()
 
 

@@ -64,7 +64,7 @@ def test_ordinary_negation_is_not_an_exclusion(text, why):
     ("What was the population of Burton upon Trent? I'm only interested in Burton upon Trent, not any information "
      "related to Coalville.",
      Node("not", "What was the population of Burton upon Trent? I'm only interested in Burton upon Trent.",
-          "information related to Coalville")),
+          "Coalville")),
     ("Any information on packet radio networks. I am not interested in the hardware used in the network.",
      Node("not", "Any information on packet radio networks.", "hardware used in the network")),
     ("What fruit flavors can enhance salads without using pomelos?",
@@ -75,13 +75,14 @@ def test_ordinary_negation_is_not_an_exclusion(text, why):
      Node("not", "some approximate analytical heat conduction solutions using methods.", "biot's principle")),
     # neither / nor: "nor" is not left inside B, the alternatives are a union
     ("films that are neither comedies nor musicals", Node("not", "films", Node("or", "comedies", "musicals"))),
-    # X but not Y or Z: A \ (Y ∪ Z); a list "X, Y, or Z" keeps its commas inside one alternative
+    # X but not Y or Z: A \ (Y ∪ Z); a list "X, Y, or Z" is a union of its items (issue 49)
     ("jazz albums but not live recordings or compilations",
      Node("not", "jazz albums", Node("or", "live recordings", "compilations"))),
     ("What's the cost to replace an oxygen sensor, excluding scenarios involving air filter changes, fuel additives, "
      "or intake manifold removal?",
      Node("not", "What's the cost to replace an oxygen sensor?",
-          Node("or", "scenarios involving air filter changes, fuel additives", "intake manifold removal"))),
+          Node("or", Node("or", "scenarios involving air filter changes", "fuel additives"),
+               "intake manifold removal"))),
     # nested exclusions: each cue takes its own B, A is parsed again
     ("Birds of Colombia but not Birds of Peru, excluding Birds of Ecuador",
      Node("not", Node("not", "Birds of Colombia", "Birds of Ecuador"), "Birds of Peru")),

@@ -160,9 +160,11 @@ def test_fuse_operators_and_scaling():
 
 
 def test_format_vector_shows_sorted_terms_and_negative_terms():
-    text = ops.format_vector(ops.disentangled(A, B), top=2)
+    from lsr_lucene.compose.plan_format import format_vector
+
+    text = format_vector(ops.disentangled(A, B), top=2)
     assert text == "(monarch: 1.25, history: 1.13, …, europe: -0.66, european: -1.17)"
-    assert ops.format_vector({("a", "b"): 1.5}) == "(a ∩ b: 1.50)"
+    assert format_vector({("a", "b"): 1.5}) == "(a ∩ b: 1.50)"
 
 
 def test_quantise_composed_splits_terms_and_pairs():

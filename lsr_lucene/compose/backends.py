@@ -5,6 +5,7 @@ A composed vector becomes a query spec (signed integer term weights, plus Combin
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
@@ -76,9 +77,28 @@ class LuceneBackend:
 
         return as_written(self.searcher.score(spec, list(docids))) if docids else []
 
+    def texts(self, docids: Sequence[str]) -> dict[str, str | None]:
+        """The stored text of each docid (the ``contents`` of its raw field; None when the index stores none)."""
+        java = self.searcher._java
+        lucene = list(java.luceneDocids(list(docids))) if docids else []
+        return {d: _raw_contents(java.storedField(int(n), "raw")) for d, n in zip(docids, lucene) if n >= 0}
+
     def close(self) -> None:
         if self._owns:
             self.searcher.close()
+
+
+_CONTENTS = re.compile(r'"contents"\s*:\s*("(?:[^"\\]|\\.)*")')
+
+
+def _raw_contents(raw: str | None) -> str | None:
+    """The ``contents`` of a stored raw vector line, read without parsing its (long) vector."""
+    import json
+
+    from lsr_lucene.search.impact_searcher import contents_of
+
+    match = _CONTENTS.search(raw) if raw else None
+    return json.loads(match.group(1)) if match else contents_of(raw)
 
 
 class ExactBackend:
@@ -99,6 +119,8 @@ class ExactBackend:
         from lsr_lucene.io.vectors import read_vectors
 
         items = read_vectors(vectors) if isinstance(vectors, (str, Path)) else vectors
+        self._source = vectors if isinstance(vectors, (str, Path)) else None
+        self._contents: dict[str, str] | None = None
         self.ids: list[str] = []
         postings: dict[str, tuple[list[int], list[float]]] = {}
         for row, (doc, vec) in enumerate(items):
@@ -178,6 +200,16 @@ class ExactBackend:
         """Exact scores of ``spec`` for ``docids`` (unknown docids score 0)."""
         scores, _ = self._scores(spec)
         return [float(scores[self.row[d]]) if d in self.row else 0.0 for d in docids]
+
+    def texts(self, docids: Sequence[str]) -> dict[str, str | None]:
+        """The text of each docid as encoded (the vectors' ``contents``, read once when first asked; none when the
+        backend was made from vectors in memory)."""
+        if self._contents is None:
+            from lsr_lucene.io.vectors import read_vectors
+
+            self._contents = {} if self._source is None else {
+                str(doc): text for doc, _, text in read_vectors(self._source, with_contents=True)}
+        return {d: self._contents.get(d) for d in docids}
 
     def close(self) -> None:
         """Nothing to release."""

@@ -148,19 +148,24 @@ def blend(a: Mapping[str, float], cosines: Mapping[str, float], weight: float, n
 
 
 def leaf_inputs(inputs: Sequence[tuple[str, object]], leaf_scores: Sequence[Mapping[str, float]], dense,
-                candidates: Sequence[str]) -> list:
+                candidates: Sequence[str], doc_texts=None) -> list:
     """:func:`~lsr_lucene.compose.operations.fuse`'s input list: the leaves' scores, with each node's dense cosines
-    (``dense``: a :class:`DenseLeg`) and its :class:`Neighbours` in the places
-    :func:`~lsr_lucene.compose.operations.plan_inputs` gives."""
+    (``dense``: a :class:`DenseLeg`), its :class:`Neighbours` and its
+    :class:`~lsr_lucene.compose.absence.Absence` (reading ``doc_texts``: docids -> {docid: stored text}; None: no
+    texts, nothing is stated absent) in the places :func:`~lsr_lucene.compose.operations.plan_inputs` gives."""
+    from lsr_lucene.compose.absence import Absence
+
     texts = [text for kind, text in inputs if kind == "dense"]
     if (texts or any(kind == "neighbour" for kind, _ in inputs)) and dense is None:
         raise InputError("the plan blends a dense leg, but no dense embeddings folder is open")
     cosines = iter(dense.scores(texts, candidates) if texts else [])
     leaves = iter(leaf_scores)
     out: list = []
-    for kind, _ in inputs:
+    for kind, value in inputs:
         if kind == "neighbour":
             out.append(Neighbours(dense, candidates))
+        elif kind == "absence":
+            out.append(Absence(value, doc_texts or (lambda docs: {})))  # type: ignore[arg-type]  # B's words
         else:
             out.append(dict(next(cosines)) if kind == "dense" else dict(next(leaves)))
     return out

@@ -6,7 +6,9 @@ fused leaf form the candidates, every leaf gets its exact score on every candida
 one 4× deeper search when its list was cut, else by exact scoring; a leaf that does not match a candidate
 scores 0 there), the scores are fused (score(A) − λ·score(B), ·, +; min-max normalised per child over the
 candidates for fusion-scaled) and the best ``hits`` are kept. A node with a dense leg (the `default` when the
-index has one, :mod:`lsr_lucene.compose.dense_leg`) also gets the dense cosine of A's text on every candidate. A
+index has one, :mod:`lsr_lucene.compose.dense_leg`) also gets the dense cosine of A's text on every candidate; a
+fusion-gated node reads the stored texts of candidates that match both legs for B stated absent
+(:mod:`lsr_lucene.compose.absence`, through the backend's ``texts``). A
 composed vector with no positive weight matches no document: that query gets no hits and a warning.
 """
 from __future__ import annotations
@@ -140,10 +142,10 @@ def _fused_ranking(qid: str, plan: FusionPlan, specs: Sequence[dict | None], lea
             scores.update(zip(missing, backend.score(s, missing)))
         per_leaf.append(scores)
     inputs = plan_inputs(plan)
-    if any(kind == "dense" for kind, _ in inputs):
+    if any(kind != "vector" for kind, _ in inputs):
         from lsr_lucene.compose.dense_leg import leaf_inputs
 
-        per_leaf = leaf_inputs(inputs, per_leaf, dense, candidates)
+        per_leaf = leaf_inputs(inputs, per_leaf, dense, candidates, getattr(backend, "texts", None))
     if traces is not None:
         traces[qid] = per_leaf
     fused = fuse(plan, per_leaf)

@@ -14,8 +14,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Mapping, Sequence
 
 from lsr_lucene.compose.compositions import Composition
-from lsr_lucene.compose.operations import (GATED_FLOOR, FusedNode, Plan, Settings, VectorPlan, format_plan, fuse, gated,
+from lsr_lucene.compose.operations import (GATED_FLOOR, FusedNode, Plan, Settings, VectorPlan, fuse, gated,
                                            quantise_composed)
+from lsr_lucene.compose.plan_format import format_plan
 from lsr_lucene.compose.tree import format_tree
 
 
@@ -40,7 +41,8 @@ class NodeAccount:
     what a ``not`` node subtracts (λ·max(0, B̂ − τ)/(1 − τ), λ·B̂ or λ·B; None on and/or); ``fused``: the result;
     ``dense``: the dense cosine of A's text blended into Â with weight ``dense_weight`` (None without a dense leg;
     ``a_scaled`` is then the blend); ``neighbour``: the document's dense cosine with the best A match
-    ``neighbour_doc``, blended with weight ``neighbour_weight`` (None without a neighbour leg)."""
+    ``neighbour_doc``, blended with weight ``neighbour_weight`` (None without a neighbour leg); ``absent``: the share
+    of the document's mentions of B that state B absent (waived from the penalty, lifting Â; 0 when none)."""
 
     path: str
     op: str
@@ -57,6 +59,7 @@ class NodeAccount:
     neighbour: float | None = None
     neighbour_doc: str | None = None
     neighbour_weight: float = 0.0
+    absent: float = 0.0
 
     def text(self) -> str:
         """One line: A and B (raw, scaled), gate and penalty, fused."""
@@ -74,6 +77,9 @@ class NodeAccount:
         if self.gate is not None:
             parts.append(f"gate {self.gate:g}: penalty {self.lam:g}·max(0, B̂ − {self.gate:g})/{1 - self.gate:g} "
                          f"= {self.penalty:.4f}, floor {GATED_FLOOR:g}·Â")
+            if self.absent:
+                parts.append(f"B stated absent in {self.absent:.0%} of its mentions: that share of the penalty "
+                             f"waived, × (1 + {self.lam:g}·{self.absent:.2f}·B̂)")
         elif self.penalty is not None:
             parts.append(f"penalty {self.lam:g}·B{'̂' if self.b_scaled is not None else ''} = {self.penalty:.4f}")
         else:
@@ -124,13 +130,14 @@ def _account(node: FusedNode, doc: str) -> NodeAccount:
     b_s = node.b_scaled.get(doc, 0.0) if node.b_scaled is not None else None
     b_used = b_s if b_s is not None else node.b.get(doc, 0.0)
     penalty = None
+    absent = (node.absence or {}).get(doc, 0.0)
     if node.node_op == "not":
-        penalty = node.lam * (gated(b_used, node.gate) if node.gate is not None else b_used)
+        penalty = node.lam * (1.0 - absent) * (gated(b_used, node.gate) if node.gate is not None else b_used)
     dense = node.dense.get(doc, 0.0) if node.dense is not None else None
     near = node.neighbour.get(doc, 0.0) if node.neighbour is not None else None
     return NodeAccount(node.path, node.node_op, node.lam, node.a.get(doc, 0.0), node.b.get(doc, 0.0), a_s, b_s,
                        node.gate, penalty, node.fused.get(doc, 0.0), dense, node.dense_weight, near,
-                       node.neighbour_doc, node.neighbour_weight)
+                       node.neighbour_doc, node.neighbour_weight, absent)
 
 
 def explain_docs(plan: Plan, ranked: Sequence[tuple[str, float]], backend, scale: float, top: int,

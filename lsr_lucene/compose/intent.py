@@ -352,6 +352,9 @@ def _generic(text: str, start: int, end: int, cue: str, before: list[str], after
     if cue in ("neither", "nor"):
         if cue == "neither" and prev in _COPULA | {"that", "which", "who", "but"}:
             return Intent(True, "exclusion: 'neither X nor Y' names what the answers must not be")
+        if cue == "neither" and sk in ("question", "request") and (
+                prev in ("want", "wants", "wanted", "need", "needs", "like") or text[:start].rstrip().endswith(",")):
+            return Intent(True, "exclusion: 'neither X nor Y' set off in a question or wanted by the asker")
         return Intent(False, f"'{cue}' joins negated parts of the question, not a request to exclude")
     if cue in ("not", "n't") or re.match(r"\w+n't$", cue) or cue == "cannot":
         return _generic_not(text, start, end, cue, before, after, sk)

@@ -27,8 +27,9 @@ Rules (no model, no network; regular expressions over the text, linear in its le
    ("… symptoms but are [not X]").
    A cue whose A or B ends up empty is skipped (the next cue is tried); a query without a usable cue
    stays one atomic text.
-4. A is parsed again (more cues give nested trees: ``not(not(A, B1), B2)``); B's alternatives ("Y or Z",
-   "neither Y nor Z") become ``or(Y, Z)``, B is not parsed for cues. For ``and`` cues both sides are parsed.
+4. A is parsed again (more cues give nested trees: ``not(not(A, B1), B2)``); B's excluded items ("Y or Z",
+   "neither Y nor Z", "Y and Z", "X, Y and Z"; not an "and" inside a name or after "between") become ``or(Y, Z)``,
+   each without "general"; B is not parsed for cues. For ``and`` cues both sides are parsed.
 
 :func:`explain_parse` returns the tree with every decision (:class:`ParseReport`: fired and rejected
 :class:`CueDecision` s and their reasons); ``--explain`` prints :meth:`ParseReport.lines`.
@@ -37,10 +38,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Iterable
 
 from lsr_lucene.compose.intent import decide
+from lsr_lucene.compose.parse_report import Cue, CueDecision, Parse, ParseReport  # noqa: F401 (re-exported)
 from lsr_lucene.compose.tree import Node, Tree, format_tree
 
 # ---------------------------------------------------------------------------------------------- cues
@@ -124,69 +125,6 @@ _TRANSLATE = str.maketrans({"？": "?", "，": ",", "；": ";", "！": "!", "’
                             "\u3000": " ", "：": ":"})
 
 
-@dataclass
-class CueDecision:
-    """One candidate cue and what the parser did with it: ``cue`` (its label), ``text`` (the matched text),
-    ``start`` (offset in the normalised text of the clause it was found in), ``reason`` (why it fired or was
-    rejected); for a fired cue also ``kind`` (not / and) and the ``a`` / ``b`` it split off."""
-
-    cue: str
-    text: str
-    start: int
-    reason: str
-    kind: str = "not"
-    a: str = ""
-    b: str = ""
-
-    @property
-    def label(self) -> str:
-        """The cue's label (alias of ``cue``)."""
-        return self.cue
-
-    @property
-    def matched(self) -> str:
-        """The matched text (alias of ``text``)."""
-        return self.text
-
-
-Cue = CueDecision  # the name used before decisions were reported
-
-
-@dataclass
-class ParseReport:
-    """A parsed query: the tree (the text itself when no cue fires), the cues that split it (outermost first)
-    and the candidate cues that were considered and rejected, each with its reason."""
-
-    text: str
-    tree: Tree
-    fired: list[CueDecision] = field(default_factory=list)
-    rejected: list[CueDecision] = field(default_factory=list)
-
-    @property
-    def composed(self) -> bool:
-        """Whether the parser found a usable cue."""
-        return not isinstance(self.tree, str)
-
-    @property
-    def cues(self) -> list[CueDecision]:
-        """The cues that fired (alias of ``fired``)."""
-        return self.fired
-
-    def lines(self) -> list[str]:
-        """Human-readable explanation: one line per fired cue (outermost first), then one per rejected candidate."""
-        decisions = [(c, "fired") for c in self.fired] + [(c, "rejected") for c in self.rejected]
-        out = []
-        for c, what in decisions:
-            line = f"cue {c.cue!r} ({c.text!r}) at {c.start} {what}: {c.reason}"
-            if what == "fired":
-                line += f"; A={c.a!r} B={c.b!r}"
-            out.append(line)
-        if not self.fired:
-            out.append("no cue fired: one atomic query, searched as plain search searches it")
-        return out
-
-
-Parse = ParseReport  # the name used before decisions were reported
 
 
 def normalise(text: str) -> str:
@@ -265,6 +203,9 @@ def _clause_comma(text: str, i: int) -> bool:
 
 
 _LIST_JOINERS = {"and", "or", "but", "nor"}
+# the verb of a main clause after a relative clause ("sights that are neither X nor Y | are open at night")
+_CLAUSE_VERB = re.compile(r"\s(?:are|is|was|were|do|does|did|have|has|had|can|could|will|would|should|may|might)\b",
+                          re.IGNORECASE)
 
 
 def _number_comma(text: str, i: int) -> bool:
@@ -320,14 +261,22 @@ def _at_sentence_start(text: str, start: int) -> bool:
 
 
 _B_LIGHT = set("please any the a an".split())
+# dropped from the start of each of B's alternatives too: a qualifier that marks a sub-aspect of A's topic ("… but
+# not A or general B symptoms" excludes "B symptoms"); possessives stay ("his death": the death of A's entity)
+_PART_LIGHT = _B_LIGHT | set("general generic".split())
 
 
 def _strip_b(b: str, light: bool = False) -> str:
     """Drop filler words at the start of B (only articles for general negations) and quotes around it."""
     filler = _B_LIGHT if light else _B_FILLER
+    return _strip_words(b, filler)
+
+
+def _strip_words(b: str, filler: set[str]) -> str:
+    """Drop ``filler`` words at the start of B, a dangling joiner at its end and quotes around it."""
     words = b.split()
-    while words and re.sub(r"[^\w']", "", words[0].lower()) in filler:
-        words.pop(0)
+    while words and re.sub(r"[^\w']", "", words[0].lower()) in filler and words[0][:1] not in "\"“«":
+        words.pop(0)  # a word that opens a quote begins a title ('"The Jungle Book"'): it stays
     while words and words[-1].lower().strip(",;") in _LIST_JOINERS | {"yet", "while"}:
         words.pop()  # "… or" left before a later cue
     out = " ".join(words).strip(" ,.;:")
@@ -403,6 +352,27 @@ def _split(text: str, start: int, end: int, label: str, kind: str, matches,
     joiner = re.search(r"(?:,?\s+(?:but|and|or|yet|while))+\s*$", text[end:stop], re.IGNORECASE)
     if joiner and stop < len(text) and text[stop] not in "?!.;,":
         stop = end + joiner.start()  # "… without X but do not include Y": A keeps "but do not include Y"
+    if text[start:end].lower() == "neither":  # "…, neither X nor Y, are used for …": B ends at the comma after Y
+        nor = re.compile(r"\bnor\b", re.IGNORECASE).search(text, end, stop)
+        comma = next((i for i in range(nor.end(), stop) if text[i] == "," and not protected[i]
+                      and not _number_comma(text, i)), None) if nor else None
+        if nor and comma is None and stop < len(text) and text[stop] == ",":
+            comma = stop
+        relative = re.search(r"\s*\b(?:that|which|who)\s+(?:are|is|were|was)\s+$", text[:start], re.IGNORECASE)
+        verb = _CLAUSE_VERB.search(text, nor.end(), stop) if nor and comma is None and relative else None
+        if verb and relative:  # "Which sights that are neither X nor Y are open …?": the clause ends before its verb
+            return text[:relative.start()] + text[verb.start():], text[end:verb.start()]
+        if comma is not None:
+            stop = comma
+            if re.search(r",\s*$", text[:start]):  # set off by commas on both sides: A reads on across them
+                return text[:text.rindex(",", 0, start)] + " " + text[stop + 1:], text[end:stop]
+        head = re.sub(r"\b(?:(?:if|as|since|because)\s+)?(?:i|we)\s+(?:want|need|would\s+like)\s*$", "",
+                      text[:start], flags=re.IGNORECASE)  # "… if I want neither X nor Y": the asker's wish goes
+        return head + " " + text[stop:], text[end:stop]
+    if label == "that are not":  # "Which novels that were not written by X are set in Y?": B ends before the verb
+        verb = _CLAUSE_VERB.search(text, end, stop)
+        if verb and _has_content(text[end:verb.start()]) and _has_content(text[verb.end():stop]):
+            return text[:start] + text[verb.start():], text[end:verb.start()]
     aside = _aside_end(text, start, end, stop, protected)
     if aside is not None:  # "What symbols, excluding X, appear on …?": B is the aside, A reads on after it
         return text[:text.rindex(",", 0, start)] + " " + text[aside + 1:], text[end:aside]
@@ -480,31 +450,61 @@ def _reject(report: ParseReport, decision: CueDecision) -> None:
         report.rejected.append(decision)
 
 
-_ALTERNATIVE = re.compile(r",?\s+(?:nor|or)\s+", re.IGNORECASE)
+# what separates excluded items in B: "Y or Z", "neither Y nor Z", "Y and Z", "X, Y and Z" (issue 49: "excluding
+# information on X and Y" excludes both; a comma between digits or before a non-space is no separator)
+_ALTERNATIVE = re.compile(r",?\s+(?:nor|or|and(?:\s+also)?|as\s+well\s+as)\s+|,\s+(?!(?:and|or|nor)\b)",
+                          re.IGNORECASE)
 
 
-def alternatives(b: str) -> Tree:
-    """B as a union when it lists alternatives: "Y or Z" / "neither Y nor Z" -> or(Y, Z) (left-nested); a
-    split inside quotes or brackets, or one that leaves a side without a word, keeps B atomic."""
-    b = re.sub(r"^(?:either|neither)\s+", "", b, flags=re.IGNORECASE)
+def alternatives(b: str, light: bool = True) -> Tree:
+    """B as a union when it lists excluded items: "Y or Z" / "neither Y nor Z" / "Y and Z" / "X, Y and Z" ->
+    or(Y, Z) (left-nested), each item without the cue's filler ("information on", "any"; ``light``: only articles
+    and "general"); a split inside quotes or brackets, or one that leaves an item without a word, keeps B
+    atomic."""
+    b = re.sub(r"^(?:either|neither|both)\s+", "", b, flags=re.IGNORECASE)
+    if light and re.match(r"(?:any\s+)?(?:information|info|details?|data|anything|mention\w*|about|regarding|"
+                          r"concerning|related\s+to|relating\s+to|pertaining\s+to)\b", b, re.IGNORECASE):
+        light = False  # "…, not any information related to X": a topic frame, its filler goes as for explicit cues
+    filler = _PART_LIGHT if light else _B_FILLER | _PART_LIGHT
     if not SPLIT_ALTERNATIVES:
-        return b
+        return _stripped(b, filler)
     protected = _protected(b)
     cuts = [m for m in _ALTERNATIVE.finditer(b) if not protected[m.start() + 1]]
+    cuts = [m for m in cuts if re.fullmatch(r",?\s+(?:or|nor)\s+", m.group(0), re.IGNORECASE) or _list_cut(b, m)]
+    if cuts and not re.search(r"\b(?:and|or|nor|as well as)\s+$", cuts[-1].group(0), re.IGNORECASE):
+        cuts = [m for m in cuts if m.group(0).strip() != ","]  # "Landover, Maryland": a list ends with and/or
     if not cuts:
-        return b
+        return _stripped(b, filler)
     parts, last = [], 0
     for m in cuts:
         parts.append(b[last:m.start()])
         last = m.end()
     parts.append(b[last:])
-    parts = [_strip_b(part, light=True) for part in parts]
+    parts = [_strip_words(part, filler) for part in parts]
     if not all(_has_content(part) for part in parts):
         return b
     tree: Tree = parts[0]
     for part in parts[1:]:
         tree = Node("or", tree, part)
     return tree
+
+
+def _list_cut(b: str, m: re.Match) -> bool:
+    """Whether an "and" or a comma in B separates excluded items: not inside a title with one quote left open
+    ('"Only Fools and Horses'), not between two capitalised words ("Law and Justice", "Money and How"), not after
+    "between" ("the difference between X and Y")."""
+    if sum(b.count(q) for q in "\"“”") % 2:
+        return False
+    before, after = b[:m.start()].split(), b[m.end():].split()
+    if before and after and before[-1][:1].isupper() and after[0][:1].isupper() and "and" in m.group(0).lower():
+        return False
+    return not re.search(r"\bbetween\b", b[:m.start()], re.IGNORECASE)
+
+
+def _stripped(b: str, filler: set[str]) -> str:
+    """B without ``filler`` at its start, unless that leaves no word (then B as it was)."""
+    out = _strip_words(b, filler)
+    return out if _has_content(out) else b
 
 
 # whether B's alternatives ("Y or Z", "neither Y nor Z") become an or node (else B is one text)
@@ -537,7 +537,7 @@ def _parse(text: str, report: ParseReport, budget: int) -> Tree:
         report.fired.append(CueDecision(label, text[start:end], start, intent.reason, op, a, b))
         if kind == "and":
             return Node("and", _parse(a, report, budget - 1), _parse(b, report, budget - 1))
-        return Node("not", _parse(a, report, budget - 1), alternatives(b))
+        return Node("not", _parse(a, report, budget - 1), alternatives(b, light=kind == "generic"))
     return text
 
 

@@ -61,6 +61,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Union
 
+from lsr_lucene.compose.absence import READ_DEPTH
 from lsr_lucene.compose.dense_leg import blend
 from lsr_lucene.compose.scaling import minmax
 from lsr_lucene.compose.tree import NODE_OPS, Node, Tree, verbalize
@@ -212,6 +213,11 @@ DENSE_NOT_LAMBDA = 0.7
 DEFAULT_NEIGHBOUR_WEIGHT = 1.0
 
 
+# B's excluded items under the `default`: "maxpool", one pooled vector; "each", every item searched alone and B̂ the
+# largest of their min-max scaled scores (issue 49; runs/negation/estimate.md: worse on BoolQuestions, not the default)
+ITEMS = ("maxpool", "each")
+
+
 def valid_for(node_op: str) -> tuple[str, ...]:
     """Operation names that apply to ``node_op`` nodes."""
     return (VANILLA,) + VECTOR_OPS[node_op] + FUSION
@@ -236,7 +242,8 @@ class Settings:
     on ``not`` nodes (None: nrf 0.5, the others 1.0; the `default` with a dense leg: 0.7). ``dense``: a dense leg is
     attached (the searcher sets it), so fusion-gated not nodes blend the dense cosine of A's text into Â with weight
     ``dense_weight`` (0: off), and the dense cosine of every candidate with the best A match d* with weight
-    ``neighbour_weight`` (0: off).
+    ``neighbour_weight`` (0: off). ``absence``: fusion-gated not nodes read the candidates' stored texts for B stated
+    absent ("no caffeine", "caffeine-free"), which exempts that share of the penalty (:mod:`lsr_lucene.compose.absence`).
     """
 
     operation: str | None = None
@@ -248,6 +255,8 @@ class Settings:
     dense_weight: float = DEFAULT_DENSE_WEIGHT
     dense: bool = False
     neighbour_weight: float = DEFAULT_NEIGHBOUR_WEIGHT
+    absence: bool = True
+    items: str = "maxpool"
 
     def __post_init__(self) -> None:
         if self.operation is not None:
@@ -265,6 +274,8 @@ class Settings:
             raise InputError(f"--gate must be in [0, 1), got {self.gate}")
         if not (math.isfinite(self.dense_weight) and self.dense_weight >= 0):
             raise InputError(f"--dense-weight must be a finite number >= 0, got {self.dense_weight}")
+        if self.items not in ITEMS:
+            raise InputError(f"items must be one of {', '.join(ITEMS)}, got {self.items!r}")
         if not (math.isfinite(self.neighbour_weight) and self.neighbour_weight >= 0):
             raise InputError(f"--neighbour-weight must be a finite number >= 0, got {self.neighbour_weight}")
 
@@ -317,6 +328,7 @@ class Settings:
             if node_op == "not" and name == "fusion-gated":
                 dense = f", dense A leg w {self.dense_weight:g}" if self.dense_leg() else ""
                 dense += f", best-match neighbour leg v {self.neighbour_weight:g}" if self.neighbour_leg() else ""
+                dense += ", B stated absent exempt" if self.absence else ""
                 extra = f"(λ={self.lam_for(name):g}, gate {self.gate:g}{dense})"
             elif name in ("nrf", "disentangled", "orthonrf", "adaptive") or (node_op == "not" and name in FUSION):
                 extra = f"(λ={self.lam_for(name):g})"
@@ -374,6 +386,8 @@ class FusionPlan:
     dense_text: str | None = None  # fusion-gated with a dense leg: A's text, whose dense cosine is blended into Â
     dense_weight: float = 0.0
     neighbour_weight: float = 0.0  # with a dense leg: v of the cosine with the best A match d*, added to the blend
+    absence_texts: tuple[str, ...] = ()  # fusion-gated: B's texts, whose stated absence in a candidate is not penalised
+    largest: bool = False  # an or node of B's items (Settings.items "each"): the largest scaled score, not the sum
 
 
 Plan = Union[VectorPlan, FusionPlan]
@@ -426,16 +440,38 @@ def build_plan(tree: Tree, settings: Settings, vectors: Mapping[str, Mapping], t
     b = build_plan(tree.b, settings, vectors, where=where, vector_only=name not in FUSION)
     if name in FUSION:
         gate = settings.gate if name == "fusion-gated" and tree.op == "not" else None
+        if gate is not None and settings.items == "each" and settings.not_is_default() and _items_only(tree.b):
+            b = _each_item(tree.b, vectors)
         dense_text = None  # the innermost gated not node of a chain takes the dense leg (A's own text)
         if gate is not None and settings.dense_leg() and not (isinstance(a, FusionPlan) and a.gate is not None):
             dense_text = tree.a if isinstance(tree.a, str) else verbalize(tree.a)
+        absence = tuple(leaf_texts(tree.b)) if gate is not None and settings.absence else ()
         return FusionPlan(tree.op, name in SCALED_FUSION, settings.lam_for(name), a, b, gate, dense_text,
                           settings.dense_weight if dense_text is not None else 0.0,
-                          settings.neighbour_weight if dense_text is not None and settings.neighbour_leg() else 0.0)
+                          settings.neighbour_weight if dense_text is not None and settings.neighbour_leg() else 0.0,
+                          absence)
     if not isinstance(a, VectorPlan) or not isinstance(b, VectorPlan):
         raise InputError(f"{where}: {name!r} on a {tree.op!r} node cannot combine a score-fused subtree; "
                          "use fusion for its parent too")
     return VectorPlan(apply_vector_op(name, tree.op, a.vector, b.vector, settings))
+
+
+def _items_only(tree: Tree) -> bool:
+    """Whether a tree is a union of texts (B's excluded items), at least two."""
+    items = (tree.a, tree.b) if isinstance(tree, Node) and tree.op == "or" else ()
+    return bool(items) and all(isinstance(t, str) or _items_only(t) for t in items)
+
+
+def _each_item(tree: Tree, vectors: Mapping[str, Mapping]) -> Plan:
+    """B's items searched one by one, fused by the largest min-max scaled score (``Settings.items`` "each")."""
+    if isinstance(tree, str):
+        return VectorPlan(dict(vectors[tree]))
+    return FusionPlan("or", True, 1.0, _each_item(tree.a, vectors), _each_item(tree.b, vectors), largest=True)
+
+
+def leaf_texts(tree: Tree) -> list[str]:
+    """The texts at the leaves of a tree (B's alternatives of a union, in order)."""
+    return [tree] if isinstance(tree, str) else leaf_texts(tree.a) + leaf_texts(tree.b)
 
 
 def plan_vectors(plan: Plan) -> list[Vector]:
@@ -448,12 +484,15 @@ def plan_vectors(plan: Plan) -> list[Vector]:
 def plan_inputs(plan: Plan) -> list[tuple[str, object]]:
     """What :func:`fuse` reads, in its order: ``("vector", vector)`` per searched leaf, ``("dense", text)`` after
     the children of every node with a dense leg (the text whose cosine it blends into Â), then ``("neighbour", None)``
-    where it adds the cosine with the best A match (a :class:`~lsr_lucene.compose.dense_leg.Neighbours`)."""
+    where it adds the cosine with the best A match (a :class:`~lsr_lucene.compose.dense_leg.Neighbours`), then
+    ``("absence", texts)`` where a gated node reads B stated absent (an :class:`~lsr_lucene.compose.absence.Absence`)."""
     if isinstance(plan, VectorPlan):
         return [("vector", plan.vector)]
     dense: list[tuple[str, object]] = [("dense", plan.dense_text)] if plan.dense_text is not None else []
     if plan.dense_text is not None and plan.neighbour_weight > 0:
         dense.append(("neighbour", None))
+    if plan.absence_texts:
+        dense.append(("absence", plan.absence_texts))
     return plan_inputs(plan.a) + plan_inputs(plan.b) + dense
 
 
@@ -477,6 +516,7 @@ class FusedNode:
     neighbour: dict | None = None  # each candidate's dense cosine with the best A match (a node with a neighbour leg)
     neighbour_doc: str | None = None  # that best A match d*
     neighbour_weight: float = 0.0
+    absence: dict | None = None  # per penalised or lifted candidate: the share of its B mentions stated absent
 
 
 def fuse(plan: Plan, leaf_scores: Iterable[Mapping[str, float]], record: list | None = None) -> dict[str, float]:
@@ -499,75 +539,44 @@ def _fuse(plan: Plan, it, record: list | None = None, path: str = "") -> dict[st
     raw_b = _fuse(plan.b, it, record, f"{path}.B".lstrip("."))
     dense = dict(next(it)) if plan.dense_text is not None else None
     neighbours = next(it) if plan.dense_text is not None and plan.neighbour_weight > 0 else None
+    absence = next(it) if plan.absence_texts else None
     a, b = (minmax(raw_a), minmax(raw_b)) if plan.scaled else (raw_a, raw_b)
     a, near, best = (a, None, None) if dense is None else blend(  # Â ← minmax(Â + w·cos + v·cos(·, d*)), scaled
         a, dense, plan.dense_weight, neighbours, plan.neighbour_weight)
     docs = a.keys() | b.keys()
+    shares = None
+    if absence is not None:  # documents that match both legs, the best READ_DEPTH by Â (reading texts costs)
+        both = sorted((d for d in docs if a.get(d, 0.0) > 0 and b.get(d, 0.0) > 0), key=lambda d: (-a[d], d))
+        shares = absence.shares(sorted(both[:READ_DEPTH]))
     if plan.node_op == "not" and plan.gate is not None:
-        fused = {d: gated_not(a.get(d, 0.0), b.get(d, 0.0), plan.lam, plan.gate) for d in docs}
+        fused = {d: gated_not(a.get(d, 0.0), b.get(d, 0.0), plan.lam, plan.gate,
+                              absent=shares.get(d, 0.0) if shares else 0.0) for d in docs}
     elif plan.node_op == "not":
         fused = {d: a.get(d, 0.0) - plan.lam * b.get(d, 0.0) for d in docs}
     elif plan.node_op == "and":
         fused = {d: a.get(d, 0.0) * b.get(d, 0.0) for d in docs}
+    elif plan.largest:
+        fused = {d: max(a.get(d, 0.0), b.get(d, 0.0)) for d in docs}
     else:
         fused = {d: a.get(d, 0.0) + b.get(d, 0.0) for d in docs}
     if record is not None:
         record.append(FusedNode(path, plan.node_op, plan.lam, plan.gate, raw_a, raw_b, a if plan.scaled else None,
                                 b if plan.scaled else None, fused, dense, plan.dense_weight, near, best,
-                                plan.neighbour_weight))
+                                plan.neighbour_weight, {d: v for d, v in shares.items() if v} if shares else None))
     return fused
 
 
-def gated_not(a: float, b: float, lam: float, gate: float, floor: float = GATED_FLOOR) -> float:
+def gated_not(a: float, b: float, lam: float, gate: float, floor: float = GATED_FLOOR, absent: float = 0.0) -> float:
     """fusion-gated score of one document from its min-max scaled A and B scores: Â − λ·gated(B̂), but never
-    below ``floor``·Â (a strong A-match keeps a place above every candidate that does not match A)."""
-    return max(a - lam * gated(b, gate), floor * a)
+    below ``floor``·Â (a strong A-match keeps a place above every candidate that does not match A). ``absent``: the
+    share s of its B mentions that deny B ("no caffeine"): that share of the penalty is waived, then ×(1 + λ·s·B̂)."""
+    base = max(a - lam * (1.0 - absent) * gated(b, gate), floor * a)
+    return base * (1.0 + lam * absent * b) if absent else base
 
 
 def gated(scaled: float, gate: float) -> float:
     """max(0, x − τ)/(1 − τ) of a min-max scaled score x: 0 below the gate τ, 1 at the top score."""
     return max(0.0, scaled - gate) / (1.0 - gate)
-
-
-# ------------------------------------------------------------------------------------------ display
-def _key_text(key: Key) -> str:
-    return key if isinstance(key, str) else f"{key[0]} ∩ {key[1]}"
-
-
-def format_vector(vec: Mapping, top: int = 12, scale: float | None = None) -> str:
-    """Table-2 style rendering: ``(term: weight, …)`` sorted by weight, negative terms shown after ``…``.
-
-    At most ``top`` positive and ``top`` negative entries; ``scale`` divides quantised integer weights.
-    """
-    div = scale or 1.0
-    items = sorted(((k, w) for k, w in vec.items() if abs(w / div) >= 0.005),  # shown as 0.00 otherwise
-                   key=lambda kv: (-kv[1], _key_text(kv[0])))
-    pos = [kv for kv in items if kv[1] > 0]
-    neg = [kv for kv in items if kv[1] < 0]
-    shown = [f"{_key_text(k)}: {w / div:.2f}" for k, w in pos[:top]]
-    if len(pos) > top or neg:
-        shown.append("…")
-    shown += [f"{_key_text(k)}: {w / div:.2f}" for k, w in neg[-top:]]
-    return "(" + ", ".join(shown) + ")"
-
-
-def format_plan(plan: Plan, top: int = 12, scale: float | None = None, indent: str = "") -> str:
-    """Rendering of a plan: its vector, or the fused children's vectors with the fusion operator."""
-    if isinstance(plan, VectorPlan):
-        return indent + format_vector(plan.vector, top, scale)
-    symbol = {"not": f"score(A) − {plan.lam:g}·score(B)", "and": "score(A) · score(B)",
-              "or": "score(A) + score(B)"}[plan.node_op]
-    if plan.gate is not None:
-        symbol = (f"max(score(A) − {plan.lam:g}·max(0, score(B) − {plan.gate:g})/{1 - plan.gate:g}, "
-                  f"{GATED_FLOOR:g}·score(A))")
-    label = ("scaled " if plan.scaled else "") + "fusion: " + symbol
-    if plan.dense_text is not None:
-        label += (f"; score(A) blended with {plan.dense_weight:g}·dense cosine of {plan.dense_text!r} "
-                  "(min-max scaled)")
-        if plan.neighbour_weight > 0:
-            label += f" + {plan.neighbour_weight:g}·dense cosine with the best A match (min-max scaled)"
-    return "\n".join([indent + label, format_plan(plan.a, top, scale, indent + "  A "),
-                      format_plan(plan.b, top, scale, indent + "  B ")])
 
 
 def positive(vec: Mapping) -> bool:

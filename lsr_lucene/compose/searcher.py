@@ -42,7 +42,7 @@ class ComposeSearcher:
                  no_term_weights: bool = False, scale: float | None = None, query_max_length: int | None = None,
                  threads: int | None = None, vectors: str | Path | None = None, dense: str | Path | None = "auto",
                  dense_weight: float = DEFAULT_DENSE_WEIGHT, neighbour_weight: float = DEFAULT_NEIGHBOUR_WEIGHT,
-                 searcher: Any = None):
+                 searcher: Any = None, absence: bool = True):
         """Options as ``lsr-lucene compose`` has them, with its defaults: ``operation`` for every node type it
         applies to, ``not_op`` / ``and_op`` / ``or_op`` per node type; ``depth`` (``--fusion-depth``): hits per
         fused leaf that form the candidates; ``lam`` (λ), ``gate`` (fusion-gated), ``top_pairs`` / ``pair_weight``
@@ -53,9 +53,10 @@ class ComposeSearcher:
         vectors instead of Lucene (``--vectors``). ``dense`` (``--dense``): ``auto`` uses ``<index>/dense`` when it
         exists, ``none`` no dense leg, else an embeddings folder of ``lsr-lucene dense encode``; ``dense_weight``
         (``--dense-weight``): w of the blend (0: off); ``neighbour_weight`` (``--neighbour-weight``): v of the
-        cosine with the best A match (0: off). ``searcher``: an open ``SpecSearcher`` over ``index_dir`` to share
-        (e.g. an ``ImpactSearcher``'s, as the server does) instead of opening the index again; searched exactly and
-        left open by :meth:`close`."""
+        cosine with the best A match (0: off). ``absence``: the default's fused not nodes waive the penalty of
+        candidates whose stored text states B absent (:mod:`lsr_lucene.compose.absence`; False: off).
+        ``searcher``: an open ``SpecSearcher`` over ``index_dir`` to share (e.g. an ``ImpactSearcher``'s, as the
+        server does) instead of opening the index again; searched exactly and left open by :meth:`close`."""
         from lsr_lucene.compose.dense_leg import dense_location
         from lsr_lucene.search.impact import index_settings
 
@@ -69,7 +70,8 @@ class ComposeSearcher:
         self.dense_path = dense_location(index_dir, dense)
         self.settings = Settings.of(operation, not_op, and_op, or_op, lam=lam, top_pairs=int(top_pairs),
                                     pair_weight=float(pair_weight), gate=float(gate), dense_weight=float(dense_weight),
-                                    dense=self.dense_path is not None, neighbour_weight=float(neighbour_weight))
+                                    dense=self.dense_path is not None, neighbour_weight=float(neighbour_weight),
+                                    absence=bool(absence))
         if self.dense_path is None and (dense is None or str(dense) == "auto") and self.settings.not_is_default():
             import warnings
 

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# What the negation default will score on queries it never saw (issue 49): R@1 and RR with 95% bootstrap intervals
+# on the dev sets' seeded held-out thirds and on generated ExcluIR-style pairs (a passage that names another passage's
+# title, asked for while that one is excluded; lsr_lucene/experiments/negation_estimate.py), for this code and for
+# the code before issue 49 (BEFORE, the commit whose default issue 49 measured on the held-out test queries), both
+# scored by the same module -> runs/negation/estimate.{md,csv}, estimate-before.{md,csv}, generated_pairs.jsonl.
+# Nothing is tuned: fixed settings, scored once. Vectors are cached in work/<benchmark>/ (as run_negation_harm.sh
+# makes them).
+# Usage: nice scripts/run_negation_estimate.sh   (about 5 minutes on 2 busy cores once the corpora are encoded)
+# Environment: DATA (default ../shared/data), MODEL (default splade-tiny), BEFORE (default 240ec7a).
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+data=${DATA:-$here/../shared/data}
+model=${MODEL:-splade-tiny}
+before=${BEFORE:-240ec7a}
+out=runs/negation
+mkdir -p "$out" work
+args=(--excluir "$data/excluir" --boolq "$data/boolquestions_not" --work "$here/work" --model "$model" --overwrite)
+python -m lsr_lucene.experiments.negation_estimate "${args[@]}" --label "$(git rev-parse --short HEAD)" \
+  --pairs "$out/generated_pairs.jsonl" --output "$out/estimate"
+old=work/estimate-before
+rm -rf "$old" && mkdir -p "$old"
+git archive "$before" lsr_lucene | tar -x -C "$old"
+cp lsr_lucene/experiments/negation_estimate.py "$old/lsr_lucene/experiments/"
+# run from inside the old tree: `python -m` puts the working folder first on the import path
+(cd "$old" && PYTHONPATH=. python -m lsr_lucene.experiments.negation_estimate "${args[@]}" --label "$before" \
+  --output "$here/$out/estimate-before")
+echo "done: $out/estimate.md, $out/estimate-before.md" >&2

@@ -222,7 +222,8 @@ def main(argv: list[str] | None = None) -> int:
     note = ("R@1 / RR of fixed settings (nothing tuned here) on the seeded tuning parts and held-out thirds of the dev "
             "sets and of generated exclusion pairs (lsr_lucene/experiments/negation_estimate.py: a passage that "
             "names another passage's title, asked for while excluding it; passages of ExcluIR dev pairs skipped), "
-            "exact dot products over each whole corpus; 95% intervals: 2,000 bootstrap resamplings of the rows (seed 0).\n\n")
+            "exact dot products over each whole corpus; 95% intervals: 2,000 bootstrap resamplings of the rows "
+            "(seed 0).\n\n")
     write_table(df, args.output, overwrite=args.overwrite, preamble=note)
     print(to_markdown(df))
     return 0

@@ -164,12 +164,14 @@ def decide(text: str, start: int, end: int, label: str, kind: str) -> Intent:
 
 
 # rejections that say the cue is no negation of content at all (hedges, idioms, numbering, the symbol NO, a purpose
-# clause): facts about words, final; the intent model weighs every other decision
-_LEXICAL = ("hedge", "idiom", "numbering", "the chemical symbol", "'beside'", "purpose clause")
+# clause) or is decided with another cue ('nor' after 'neither'): facts about words, final; the intent model weighs
+# every other decision
+_LEXICAL = ("hedge", "idiom", "numbering", "the chemical symbol", "'beside'", "purpose clause", "pair")
 
 
 def lexical_veto(rule: Intent) -> bool:
-    """Whether a rule rejected the cue as a hedge, idiom, numbering, chemical symbol or purpose clause (final)."""
+    """Whether a rule rejected the cue as a hedge, idiom, numbering, chemical symbol, purpose clause or the second
+    half of a pair (final)."""
     return not rule.fire and rule.reason.startswith(_LEXICAL)
 
 
@@ -186,6 +188,8 @@ def rule_decision(text: str, start: int, end: int, label: str, kind: str) -> Int
         return Intent(True, f"conjunction ({sk})")
     if label == "not only":
         return Intent(False, "idiom 'not only … but also': addition, not exclusion")
+    if cue == "nor" and re.search(r"\bneither\b", text[_sentence(text, start)[0]:start], re.IGNORECASE):
+        return Intent(False, "pair: 'nor' continues the 'neither' before it, which decides for both")
     if label == "but not":
         if _HEDGE_AFTER.match(after):
             return Intent(False, f"hedge '{cue} {after.split()[0]}': qualifies, does not exclude")

@@ -92,7 +92,7 @@ def test_nevir_pairwise_accuracy_and_per_query_figures_by_hand(tmp_path):
 @pytest.mark.parametrize("case, expect", [
     ("shape", r"pairs.jsonl:2: unknown contrastive row shape \(fields id, query\)"),
     ("missing", r"a.run: no line for query q4 of .*pairs.jsonl:4; .*--missing-as-miss"),
-    ("measures", r"--measures applies to --qrels"),
+    ("measures", r"--measures, -m and --baseline apply to --qrels"),
 ])
 def test_bad_input_is_one_error_line(tmp_path, capsys, case, expect):
     rows = EXCLUIR_ROWS if case != "shape" else [{"id": "q1", "query": "x"}]

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from lsr_lucene.compose.intent import decide, sentence_kind
+from lsr_lucene.compose.intent import sentence_kind
+from lsr_lucene.compose.intent_model import decide
 from lsr_lucene.compose.negation_parser import explain, explain_parse, normalise, parse
 from lsr_lucene.compose.tree import Node
 

@@ -566,6 +566,18 @@ def test_a_body_over_the_limit_is_a_413_before_it_is_read(demo):
     assert seen == ["x" * (limit - 20)] * 2
 
 
+def test_compose_route_reads_the_explicit_syntax(served):
+    """Issue 50: a query in the explicit syntax gives the tree and hits of the same JSON composition."""
+    api = served["api"]
+    tree = {"op": "not", "a": "tea", "b": {"op": "or", "a": "caffeine", "b": "milk"}}
+    status, syntax = request(f"{api}/compose", {"query": "tea NOT (caffeine OR milk)", "hits": HITS})
+    assert status == 200 and syntax["composition"] == tree
+    status, composed = request(f"{api}/compose", {"composition": tree, "hits": HITS})
+    assert status == 200 and response_rows(syntax) == response_rows(composed) and response_rows(syntax)
+    status, bad = request(f"{api}/compose", {"query": "-caffeine", "hits": HITS})
+    assert status == 400 and "something to keep" in bad["error"]
+
+
 def test_sigterm_stops_gracefully(served):
     """The last test: SIGTERM stops the module's server within 10 s, without a traceback."""
     proc = served["proc"]
@@ -599,15 +611,3 @@ def test_compose_shares_the_search_index_and_stays_exact(zipf):
         assert hits(specs[0], 3, heap_factor=1) == zipf.brute_force(specs[0]["terms"], 3)
     finally:
         engine.close()
-
-
-def test_compose_route_reads_the_explicit_syntax(served):
-    """Issue 50: a query in the explicit syntax gives the tree and hits of the same JSON composition."""
-    api = served["api"]
-    tree = {"op": "not", "a": "tea", "b": {"op": "or", "a": "caffeine", "b": "milk"}}
-    status, syntax = request(f"{api}/compose", {"query": "tea NOT (caffeine OR milk)", "hits": HITS})
-    assert status == 200 and syntax["composition"] == tree
-    status, composed = request(f"{api}/compose", {"composition": tree, "hits": HITS})
-    assert status == 200 and response_rows(syntax) == response_rows(composed) and response_rows(syntax)
-    status, bad = request(f"{api}/compose", {"query": "-caffeine", "hits": HITS})
-    assert status == 400 and "something to keep" in bad["error"]

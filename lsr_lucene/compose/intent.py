@@ -1,7 +1,8 @@
 """Does a negation cue ask to exclude something? Phrasing rules give a verdict and a reason; the intent model
 (:mod:`lsr_lucene.compose.intent_model`) weighs that verdict with the cue's context and decides (issue 50).
 
-The cue parser (:mod:`lsr_lucene.compose.negation_parser`) finds candidate cues; :func:`decide` says whether a
+The cue parser (:mod:`lsr_lucene.compose.negation_parser`) finds candidate cues;
+:func:`lsr_lucene.compose.intent_model.decide` says whether a
 candidate expresses exclusion intent (the user asks for A without B) or is ordinary negation that belongs to the
 text (searched exactly as plain search searches it). Rejections that are facts about words (:func:`lexical_veto`:
 hedges "but not exclusively", "not necessarily"; idioms "with or without", "whether or not", "if not,", "not only
@@ -144,25 +145,6 @@ def _asker_is_subject(before: list[str]) -> bool:
                     "let's", "lets", "us"}
 
 
-def decide(text: str, start: int, end: int, label: str, kind: str) -> Intent:
-    """Whether the cue ``text[start:end]`` (parser label ``label``, kind not / and / generic) is an exclusion or
-    conjunction the user asks for: the intent model (:mod:`lsr_lucene.compose.intent_model`, a logistic regression
-    over the cue's context and the rules' verdict) decides negation cues, the rules alone conjunctions.
-    Deterministic; looks only at the cue's sentence."""
-    rule = rule_decision(text, start, end, label, kind)
-    if kind == "and" or lexical_veto(rule):
-        return rule
-    from lsr_lucene.compose.intent_model import shipped_model
-
-    model = shipped_model()
-    if model is None:
-        return rule
-    score = model.score(text, start, end, label, rule)
-    fire = score >= model.threshold
-    return Intent(fire, f"intent model: {'fires' if fire else 'plain'} (p={score:.2f}, threshold "
-                        f"{model.threshold:.2f}; rule: {rule.reason})", score)
-
-
 # rejections that say the cue is no negation of content at all (hedges, idioms, numbering, the symbol NO, a purpose
 # clause) or is decided with another cue ('nor' after 'neither'): facts about words, final; the intent model weighs
 # every other decision
@@ -176,7 +158,8 @@ def lexical_veto(rule: Intent) -> bool:
 
 
 def rule_decision(text: str, start: int, end: int, label: str, kind: str) -> Intent:
-    """The phrasing rules' verdict on one cue (issue 36); :func:`decide` weighs it with the cue's context."""
+    """The phrasing rules' verdict on one cue (issue 36); :func:`~lsr_lucene.compose.intent_model.decide` weighs it
+    with the cue's context."""
     cue = text[start:end].lower().replace("’", "'")
     before = _words_before(text, start)
     after = _after(text, end)

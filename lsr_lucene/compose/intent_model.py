@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Sequence
 
 from lsr_lucene.compose.intent import (_AUX_SET, _CONTRAST, _COPULA, _PERSON, _RELATIVE, _REQUEST_VERB, _TOPIC, Intent,
-                                       _after, _sentence, _words_before, sentence_kind)
+                                       _after, _sentence, _words_before, lexical_veto, rule_decision, sentence_kind)
 
 MODEL_PATH = Path(__file__).with_name("intent_model.json")
 _QUOTED = re.compile(r"'[^']*'")
@@ -158,3 +158,20 @@ def shipped_model() -> IntentModel | None:
     data = json.loads(MODEL_PATH.read_text(encoding="utf-8"))
     return IntentModel({str(k): float(v) for k, v in data["weights"].items()},
                        tuple(float(v) for v in data.get("dense") or ()), float(data.get("threshold", 0.5)))
+
+
+def decide(text: str, start: int, end: int, label: str, kind: str) -> Intent:
+    """Whether the cue ``text[start:end]`` (parser label ``label``, kind not / and / generic) is an exclusion or
+    conjunction the user asks for: the shipped model (a logistic regression over the cue's context and the rules'
+    verdict) decides negation cues, the rules alone conjunctions and final word facts (:func:`lexical_veto`).
+    Deterministic; looks only at the cue's sentence."""
+    rule = rule_decision(text, start, end, label, kind)
+    if kind == "and" or lexical_veto(rule):
+        return rule
+    model = shipped_model()
+    if model is None:
+        return rule
+    score = model.score(text, start, end, label, rule)
+    fire = score >= model.threshold
+    return Intent(fire, f"intent model: {'fires' if fire else 'plain'} (p={score:.2f}, threshold "
+                        f"{model.threshold:.2f}; rule: {rule.reason})", score)

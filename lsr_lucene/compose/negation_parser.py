@@ -14,7 +14,7 @@ Rules (no model, no network; regular expressions over the text, linear in its le
    ``ignoring``, ``not only … but also``), general negation (``not``, ``no``, ``never``, ``…n't``,
    ``cannot``) and conjunction (``that are also``, ``which are also``, ``and also``). Cues inside quotes
    are ignored (titles such as "They Shoot Horses, Don't They?").
-2. Each candidate is judged by :func:`lsr_lucene.compose.intent.decide` (exclusion intent or ordinary negation:
+2. Each candidate is judged by :func:`lsr_lucene.compose.intent_model.decide` (exclusion intent or ordinary negation:
    statements of fact, hedges, idioms, numbering, titles …); a rejected candidate is reported with its reason
    and skipped. The left-most cue that fires wins (at one position, the longest). If it opens the sentence
    ("Besides X, …", "Please exclude X."), B runs to the first comma outside quotes and brackets (else to the
@@ -40,7 +40,7 @@ import re
 from collections import Counter
 from typing import Iterable
 
-from lsr_lucene.compose.intent import decide
+from lsr_lucene.compose.intent_model import decide
 from lsr_lucene.compose.parse_report import Cue, CueDecision, Parse, ParseReport  # noqa: F401 (re-exported)
 from lsr_lucene.compose.tree import Node, Tree, format_tree
 

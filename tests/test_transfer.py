@@ -222,7 +222,7 @@ def test_gated_fusion_penalises_only_documents_above_the_gate():
     assert fused == pytest.approx({"pos": 1.0, "neg": operations.GATED_FLOOR, "mention": 0.9, "other": 0.0})
     plain = operations.fuse(operations.FusionPlan("not", True, 1.0, plan.a, plan.b), [a, b])
     assert plain["pos"] == pytest.approx(0.8)  # fusion-scaled penalises every mention of B
-    assert Settings("fusion-gated", gate=0.9).describe().startswith("not: fusion-gated(λ=1, gate 0.9)")
+    assert Settings("fusion-gated", gate=0.9).describe().startswith("not: fusion-gated(λ=1, gate 0.9")
     with pytest.raises(Exception, match="gate"):
         Settings(gate=1.0)
 

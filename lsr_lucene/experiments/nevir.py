@@ -11,14 +11,16 @@ from typing import Mapping, Sequence
 from lsr_lucene.compose.backends import LuceneBackend, make_spec
 from lsr_lucene.compose.compositions import Composition, parse_topics
 from lsr_lucene.compose.execute import compose
-from lsr_lucene.compose.operations import Plan, VectorPlan, fuse, plan_vectors
+from lsr_lucene.compose.dense_leg import leaf_inputs
+from lsr_lucene.compose.operations import Plan, VectorPlan, fuse, plan_inputs, plan_vectors
 from lsr_lucene.compose.query_encoder import QueryEncoder
 from lsr_lucene.experiments.contrastive_configs import Config
 from lsr_lucene.eval.contrastive_metrics import NEVIR_CATEGORIES, nevir_category, nevir_ids, nevir_pairwise_accuracy
 
 
 def plan_scores(plan: Plan, backend, scale: float, docs: Sequence[str]) -> list[float]:
-    """Exact scores of a plan for the given documents (fusion: fused over exactly these documents)."""
+    """Exact scores of a plan for the given documents (fusion: fused over exactly these documents; no stored texts,
+    so no document states B absent)."""
     if isinstance(plan, VectorPlan):
         spec = make_spec("q", plan.vector, scale)
         return backend.score(spec, list(docs)) if spec else [0.0] * len(docs)
@@ -26,7 +28,7 @@ def plan_scores(plan: Plan, backend, scale: float, docs: Sequence[str]) -> list[
     for i, vec in enumerate(plan_vectors(plan)):
         spec = make_spec(f"q#{i}", vec, scale)
         per_leaf.append(dict(zip(docs, backend.score(spec, list(docs)) if spec else [0.0] * len(docs))))
-    fused = fuse(plan, per_leaf)
+    fused = fuse(plan, leaf_inputs(plan_inputs(plan), per_leaf, None, list(docs)))
     return [fused[d] for d in docs]
 
 

@@ -43,6 +43,21 @@ def test_fused_run_weight_zero_is_the_default_and_unfired_queries_are_untouched(
     assert max(moved["q1"], key=moved["q1"].get) == "d3"  # the extra scorer lifts d3 over d2
 
 
+def test_fused_run_passes_the_defaults_absence_input_through():
+    """The default's plans read B stated absent: its Absence input stays in the trace, untouched by the extra leg."""
+    from lsr_lucene.compose.absence import Absence
+
+    plan = FusionPlan("not", True, 1.0, VectorPlan({"a": 1.0}), VectorPlan({"b": 1.0}), gate=0.9,
+                      absence_texts=("b",))
+    trace = [{"d1": 3.0, "d2": 2.0}, {"d1": 5.0, "d2": 0.0}, Absence(("b",), lambda docs: {})]
+    comps = [Composition("q1", Node("not", "A", "B"), "A but not B")]
+    base = {"q1": fuse(plan, trace)}
+    extra = {"q1": {"d1": 0.0, "d2": 9.0}}
+    assert fused_run(comps, [plan], {"q1": trace}, base, extra, 0.0, extra_b=extra) == base
+    moved = fused_run(comps, [plan], {"q1": trace}, base, extra, 2.0)["q1"]
+    assert max(moved, key=moved.get) == "d2"  # the extra scorer lifts d2 over d1
+
+
 def test_with_positive_replaces_the_a_side_down_the_not_nodes():
     from lsr_lucene.experiments.positive_leg import with_positive
 

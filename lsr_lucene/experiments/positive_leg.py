@@ -124,9 +124,12 @@ def fused_run(comps, plans, traces: Mapping[str, list], base: Mapping[str, Mappi
         if plan.gate is not None and (lam is not None or gate is not None):
             plan = dataclasses.replace(plan, lam=plan.lam if lam is None else lam,
                                        gate=plan.gate if gate is None else gate)
-        leaves = [dict(x) for x in traces[comp.qid]]
+        # the leaves' scores; other inputs of the trace (the default's Absence) go back to fuse as they are
+        leaves = [dict(x) if isinstance(x, Mapping) else x for x in traces[comp.qid]]
         cand = list(leaves[0])
         for i in range(len(leaves)) if extra_b is not None else [0]:
+            if not isinstance(leaves[i], dict):
+                continue
             source = extra_a if i == 0 or extra_b is None else extra_b  # i > 0 only with extra_b
             own, add = minmax(leaves[i]), minmax({d: source[comp.qid][d] for d in cand})
             leaves[i] = {d: own[d] + weight * add[d] for d in cand}

@@ -5,7 +5,6 @@ A composed vector becomes a query spec (signed integer term weights, plus Combin
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
@@ -79,26 +78,15 @@ class LuceneBackend:
 
     def texts(self, docids: Sequence[str]) -> dict[str, str | None]:
         """The stored text of each docid (the ``contents`` of its raw field; None when the index stores none)."""
+        from lsr_lucene.search.impact_searcher import contents_of
+
         java = self.searcher._java
         lucene = list(java.luceneDocids(list(docids))) if docids else []
-        return {d: _raw_contents(java.storedField(int(n), "raw")) for d, n in zip(docids, lucene) if n >= 0}
+        return {d: contents_of(java.storedField(int(n), "raw")) for d, n in zip(docids, lucene) if n >= 0}
 
     def close(self) -> None:
         if self._owns:
             self.searcher.close()
-
-
-_CONTENTS = re.compile(r'"contents"\s*:\s*("(?:[^"\\]|\\.)*")')
-
-
-def _raw_contents(raw: str | None) -> str | None:
-    """The ``contents`` of a stored raw vector line, read without parsing its (long) vector."""
-    import json
-
-    from lsr_lucene.search.impact_searcher import contents_of
-
-    match = _CONTENTS.search(raw) if raw else None
-    return json.loads(match.group(1)) if match else contents_of(raw)
 
 
 class ExactBackend:

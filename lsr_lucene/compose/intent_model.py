@@ -102,17 +102,32 @@ _ENCODER_LOCK = threading.Lock()
 _encoder = None
 
 
+def _dense_encoder():
+    """The all-MiniLM-L6-v2 encoder the embedding reads (CPU, fp32, one thread), made on first use; call it with
+    :data:`_ENCODER_LOCK` held."""
+    global _encoder
+    if _encoder is None:
+        from lsr_lucene.dense.encoder import DenseEncoder
+
+        _encoder = DenseEncoder(threads=1, device="cpu")
+    return _encoder
+
+
 @lru_cache(maxsize=4096)
 def embedding(text: str) -> tuple[float, ...]:
     """The text's all-MiniLM-L6-v2 embedding (CPU, fp32, one thread), times :data:`EMBEDDING_SCALE`; cached."""
-    global _encoder
     with _ENCODER_LOCK:
-        if _encoder is None:
-            from lsr_lucene.dense.encoder import DenseEncoder
-
-            _encoder = DenseEncoder(threads=1, device="cpu")
-        vector = _encoder.encode_queries([text])[0]
+        vector = _dense_encoder().encode_queries([text])[0]
     return tuple(float(v) * EMBEDDING_SCALE for v in vector)
+
+
+def load() -> None:
+    """Load the shipped model and, when it reads the embedding, its encoder now (a server, before its first
+    request) instead of on the first query with a cue."""
+    model = shipped_model()
+    if model is not None and model.dense:
+        with _ENCODER_LOCK:
+            _dense_encoder()
 
 
 def cue_sentence(text: str, start: int) -> str:

@@ -18,6 +18,7 @@ negated, exclusionary and set-compositional queries (the cue parser, NOT / AND /
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,10 +51,17 @@ class ImpactHit:
         return contents_of(self.raw)
 
 
+_CONTENTS = re.compile(r'"contents"\s*:\s*("(?:[^"\\]|\\.)*")')
+
+
 def contents_of(raw: str | None) -> str | None:
-    """The ``contents`` of a stored JsonVectorCollection line (the raw field), else the raw text itself."""
+    """The ``contents`` of a stored JsonVectorCollection line (the raw field), else the raw text itself. The
+    ``contents`` string is read without parsing the line's (long) vector where it can be."""
     if raw is None:
         return None
+    match = _CONTENTS.search(raw) if raw.lstrip().startswith("{") else None
+    if match:
+        return json.loads(match.group(1))
     try:
         obj = json.loads(raw)
     except ValueError:

@@ -52,7 +52,9 @@ class SearchEngine:
             _ = self.composer.query_encoder, self.composer.backend  # made now, not raced on by the first requests
             if self.composer.dense_leg is not None:  # the default's dense leg (<index>/dense), loaded now too
                 _ = self.composer.dense_leg.encoder
-            self.composer.parse("tea without caffeine")  # the cue parser's intent model (its embedding), loaded now
+            from lsr_lucene.compose.intent_model import load
+
+            load()  # the cue parser's intent model and its embedding's encoder, loaded now
 
     # ----------------------------------------------------------------------------------------------- searches
 

@@ -578,6 +578,34 @@ def test_compose_route_reads_the_explicit_syntax(served):
     assert status == 400 and "something to keep" in bad["error"]
 
 
+def test_short_soak_answers_as_the_cli(served):
+    """A 2.5 s soak (bench/soak.py) of 6 clients mixing text, vector, compose and malformed requests: every answer is
+    the CLI run's, every malformed request gets a 4xx, no 5xx; the server's RSS is sampled; the check can fail."""
+    from lsr_lucene.bench.soak import KINDS, MALFORMED, Call, counts, make_pool, soak, verdict
+
+    runs = served["runs"]
+    host = urllib.parse.urlsplit(served["base"]).netloc
+    pool = make_pool("demo", host, served["queries"], served["queries"],
+                     {"text": runs["text"], "vector": runs["vec"], "compose": runs["nl"], "vectors": served["vectors"]},
+                     HITS)
+    assert [len(pool[k]) for k in KINDS] == [len(served["queries"])] * 3 + [len(MALFORMED)]
+    mixed = soak(served["base"], pool, [1, 1, 1, 0.3], 6, 2.5, served["proc"].pid, rss_every=0.5)
+    refused = soak(served["base"], pool, [0, 0, 0, 1], 2, 0.5)
+    for result in (mixed, refused):
+        assert result.failures == [] and result.records
+        total = counts(result.records)
+        assert total["wrong"] == total["http_5xx"] == total["errors"] == 0
+    assert {r[2] for r in mixed.records} >= {"text", "vector"}
+    assert {r[2] for r in refused.records} == {"malformed"} and all(400 <= r[3] < 500 for r in refused.records)
+    assert mixed.rss and all(s[1] > 0 for s in mixed.rss)
+    answer = json.dumps({"candidates": [{"docid": "d2", "score": 1.0, "rank": 1}]}).encode()
+    assert verdict(Call("text", b"", (("d1", 1.0),)), 200, answer) == "wrong"
+    assert verdict(Call("text", b"", (("d2", 1.0),)), 200, answer) == "ok"
+    assert verdict(Call("text", b"", (("d2", 1.0),)), 500, b'{"error": "x"}') == "5xx"
+    assert verdict(Call("malformed", b"", None), 200, answer) == "wrong"
+    assert verdict(Call("malformed", b"", None), 400, b'{"error": "x"}') == "ok"
+
+
 def test_sigterm_stops_gracefully(served):
     """The last test: SIGTERM stops the module's server within 10 s, without a traceback."""
     proc = served["proc"]

@@ -77,6 +77,14 @@ def threaded_load(call: Callable[[str], object], texts: Sequence[str], clients: 
     return latencies, time.perf_counter() - began, errors[0]
 
 
+async def read_response(reader: asyncio.StreamReader) -> tuple[int, bytes]:
+    """(status, body) of one HTTP/1.1 response on a keep-alive connection (uvicorn sends a Content-Length)."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                   if line.lower().startswith(b"content-length:")), 0)
+    return int(head.split(b" ", 2)[1]), await reader.readexactly(length)
+
+
 async def _http_clients(host: str, port: int, paths: Sequence[str], clients: int, requests: int) -> Load:
     latencies: list[float] = []
     errors = 0
@@ -90,12 +98,9 @@ async def _http_clients(host: str, port: int, paths: Sequence[str], clients: int
                 message = f"GET {paths[i % len(paths)]} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode()
                 start = time.perf_counter()
                 writer.write(message)
-                head = await reader.readuntil(b"\r\n\r\n")
-                length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
-                              if line.lower().startswith(b"content-length:"))
-                await reader.readexactly(length)
+                status, _ = await read_response(reader)
                 elapsed = time.perf_counter() - start
-                if head.startswith(b"HTTP/1.1 200 "):
+                if status == 200:
                     latencies.append(elapsed)
                 else:
                     errors += 1
@@ -115,17 +120,29 @@ def http_load(base: str, paths: Sequence[str], clients: int, requests: int) -> L
 
 
 # ---- the two sides, interleaved ---------------------------------------------------------------------------
-def start_server(index: str, threads: int) -> tuple[subprocess.Popen, str]:
-    """A real ``lsr-lucene serve`` process on a free loopback port: (process, base URL) once it is ready."""
-    command = [sys.executable, "-m", "lsr_lucene.serve", "--index", index, "--name", "bench", "--port", "0",
+def start_server(index: str, threads: int, name: str = "bench", stderr=subprocess.DEVNULL
+                 ) -> tuple[subprocess.Popen, str]:
+    """A real ``lsr-lucene serve`` process on a free loopback port: (process, base URL) once it is ready; its
+    stderr goes to ``stderr`` (an open file; default: discarded)."""
+    command = [sys.executable, "-m", "lsr_lucene.serve", "--index", index, "--name", name, "--port", "0",
                "--threads", str(threads)]
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, text=True)
     assert proc.stdout is not None  # stdout=PIPE
     line = proc.stdout.readline()
     if not line.startswith("serving "):
         proc.kill()
         raise InputError(f"the server did not start (exit status {proc.wait(60)})")
     return proc, line.split(" at ", 1)[1].strip()
+
+
+def stop_server(proc: subprocess.Popen) -> int:
+    """SIGTERM (uvicorn's graceful shutdown), SIGKILL after 15 s; the exit status."""
+    proc.terminate()
+    try:
+        return proc.wait(15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.wait()
 
 
 def measure(index: str, texts: Sequence[str], clients: Sequence[int], requests: int, hits: int, threads: int,
@@ -166,11 +183,7 @@ def measure(index: str, texts: Sequence[str], clients: Sequence[int], requests: 
                 add(f"in process ({threads} search threads)", n, threaded_load(on_pool, texts, n, chunk))
                 add(f"server ({threads} search threads)", n, http_load(base, paths, n, chunk))
     finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_server(proc)
         pool.close()
         engine.close()
     order = ["ImpactSearcher.search", "in process", "server GET", "server ("]

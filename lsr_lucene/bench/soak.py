@@ -191,13 +191,15 @@ def make_pool(name: str, host: str, texts: dict[str, str], composed: dict[str, s
 # ---- the load ---------------------------------------------------------------------------------------------
 @dataclass
 class Soak:
-    """What a soak recorded: per request (end time s, latency s, kind, status, verdict), RSS samples (time s,
-    VmRSS KiB, RssAnon KiB), and the first few failures in words."""
+    """What a soak recorded: per request (end time s, latency s, kind, status, verdict), samples of the server
+    process (time s, VmRSS KiB, RssAnon KiB, threads, open file descriptors, the machine's 1-minute load average),
+    the first few failures in words."""
 
     records: list[tuple[float, float, str, int, str]] = field(default_factory=list)
-    rss: list[tuple[float, int, int]] = field(default_factory=list)
+    rss: list[tuple[float, int, int, int, int, float]] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     duration: float = 0.0
+    clients: int = 0
 
 
 def verdict(call: Call, status: int, body: bytes) -> str:
@@ -218,50 +220,54 @@ def verdict(call: Call, status: int, body: bytes) -> str:
     return "ok" if tuple((c["docid"], float(c["score"])) for c in found) == call.expected else "wrong"
 
 
-def status_kib(pid: int) -> tuple[int, int]:
-    """(VmRSS, RssAnon) of a process in KiB, (0, 0) once it is gone."""
+def process_sample(pid: int) -> tuple[int, int, int, int]:
+    """(VmRSS KiB, RssAnon KiB, threads, open file descriptors) of a process; zeros once it is gone."""
     got = {}
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             key = line.split(":", 1)[0]
-            if key in ("VmRSS", "RssAnon"):
+            if key in ("VmRSS", "RssAnon", "Threads"):
                 got[key] = int(line.split()[1])
+        fds = len(os.listdir(f"/proc/{pid}/fd"))
     except OSError:
-        return 0, 0
-    return got.get("VmRSS", 0), got.get("RssAnon", 0)
+        return 0, 0, 0, 0
+    return got.get("VmRSS", 0), got.get("RssAnon", 0), got.get("Threads", 0), fds
 
 
 async def _soak(host: str, port: int, pool: dict[str, list[Call]], weights: Sequence[float], clients: int,
                 duration: float, pid: Optional[int], rss_every: float, seed: int) -> Soak:
     from lsr_lucene.progress import progress_bar
 
-    out = Soak()
+    out = Soak(clients=clients)
     kinds = list(KINDS)
     began = time.perf_counter()
     deadline = began + duration
 
     async def client(i: int) -> None:
         rng = random.Random(seed * 1_000_003 + i)
-        reader, writer = await asyncio.open_connection(host, port)
-        try:
-            while time.perf_counter() < deadline:
-                kind = rng.choices(kinds, weights)[0]
-                call = rng.choice(pool[kind])
-                start = time.perf_counter()
-                try:
-                    writer.write(call.raw)
-                    status, body = await asyncio.wait_for(read_response(reader), REQUEST_TIMEOUT_S)
-                    said = verdict(call, status, body)
-                except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, asyncio.TimeoutError) as exc:
-                    status, body, said = 0, repr(exc).encode(), "error"
-                    writer.close()
-                    reader, writer = await asyncio.open_connection(host, port)
-                end = time.perf_counter()
-                out.records.append((end - began, end - start, kind, status, said))
-                if said != "ok" and len(out.failures) < 20:
-                    out.failures.append(f"{kind} {status} {said}: {call.raw[:160]!r} -> {body[:300]!r}")
-        finally:
-            writer.close()
+        connection = None
+        while time.perf_counter() < deadline:
+            kind = rng.choices(kinds, weights)[0]
+            call = rng.choice(pool[kind])
+            start = time.perf_counter()
+            try:
+                if connection is None:
+                    connection = await asyncio.open_connection(host, port)
+                connection[1].write(call.raw)
+                status, body = await asyncio.wait_for(read_response(connection[0]), REQUEST_TIMEOUT_S)
+                said = verdict(call, status, body)
+            except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, asyncio.TimeoutError) as exc:
+                status, body, said = 0, repr(exc).encode(), "error"  # a new connection for the next request
+                if connection is not None:
+                    connection[1].close()
+                connection = None
+                await asyncio.sleep(0.1)
+            end = time.perf_counter()
+            out.records.append((end - began, end - start, kind, status, said))
+            if said != "ok" and len(out.failures) < 20:
+                out.failures.append(f"{kind} {status} {said}: {call.raw[:160]!r} -> {body[:300]!r}")
+        if connection is not None:
+            connection[1].close()
 
     async def sample() -> None:
         with progress_bar(total=int(duration), unit="s", desc=f"soak, {clients} clients") as bar:
@@ -269,7 +275,7 @@ async def _soak(host: str, port: int, pool: dict[str, list[Call]], weights: Sequ
             while True:
                 now = time.perf_counter() - began
                 if pid is not None:
-                    out.rss.append((now, *status_kib(pid)))
+                    out.rss.append((now, *process_sample(pid), os.getloadavg()[0]))
                 step = min(int(now), int(duration)) - shown
                 if step > 0:
                     bar.update(step)
@@ -283,7 +289,7 @@ async def _soak(host: str, port: int, pool: dict[str, list[Call]], weights: Sequ
         sampler.cancel()
         out.duration = time.perf_counter() - began
         if pid is not None:
-            out.rss.append((out.duration, *status_kib(pid)))
+            out.rss.append((out.duration, *process_sample(pid), os.getloadavg()[0]))
     return out
 
 
@@ -326,14 +332,14 @@ def windows(result: Soak, window: float) -> list[dict]:
     return out
 
 
-def rss_growth(result: Soak, last: float) -> dict:
-    """RSS over the last ``last`` seconds: the sample at its start, the largest and the last one (MiB), and the
-    growth of the largest over the start (%)."""
+def rss_growth(result: Soak, last: float, column: int = 1) -> dict:
+    """RSS over the last ``last`` seconds (``column`` of the samples: 1 VmRSS, 2 RssAnon): the sample at its start,
+    the largest and the last one (MiB), and the growth of the largest over the start (%)."""
     inside = [s for s in result.rss if s[0] >= result.duration - last and s[1] > 0]
     if not inside:
         return {"rss_start_mib": float("nan"), "rss_max_mib": float("nan"), "rss_end_mib": float("nan"),
                 "rss_growth_pct": float("nan")}
-    start, peak, end = inside[0][1], max(s[1] for s in inside), inside[-1][1]
+    start, peak, end = inside[0][column], max(s[column] for s in inside), inside[-1][column]
     return {"rss_start_mib": start / 1024, "rss_max_mib": peak / 1024, "rss_end_mib": end / 1024,
             "rss_growth_pct": 100.0 * (peak - start) / start}
 
@@ -400,13 +406,15 @@ def write_report(out_dir: Path, setup: list[str], result: Soak, window: float, r
     frame = pd.DataFrame(windows(result, window))
     with atomic_output(out_dir / "soak.csv", overwrite=True) as tmp:
         frame.to_csv(tmp, index=False, float_format="%.3f")
-    rss = pd.DataFrame([(round(t, 2), k / 1024, a / 1024) for t, k, a in result.rss],
-                       columns=["t_s", "rss_mib", "rss_anon_mib"])
+    rss = pd.DataFrame([(round(t, 2), k / 1024, a / 1024, n, f, load) for t, k, a, n, f, load in result.rss],
+                       columns=["t_s", "rss_mib", "rss_anon_mib", "threads", "open_fds", "load_1min"])
     with atomic_output(out_dir / "soak_rss.csv", overwrite=True) as tmp:
         rss.to_csv(tmp, index=False, float_format="%.1f")
     plot(frame, result, rss_last, out_dir / "soak.png")
     held = criteria(result, rss_last)
-    growth = rss_growth(result, rss_last)
+    growth, anon = rss_growth(result, rss_last), rss_growth(result, rss_last, column=2)
+    live = [s for s in result.rss if s[1] > 0] or [(0.0, 0, 0, 0, 0, 0.0)]
+    loads, total, clients = [s[5] for s in live], counts(result.records), result.clients
     served = frame.iloc[:-1] if len(frame) > 1 else frame  # the last window holds the stragglers only
     lines = ["# `lsr-lucene serve` under sustained load (soak)", "",
              "Written by scripts/run_serve_soak.sh (lsr_lucene/bench/soak.py).", "", *setup, "",
@@ -416,12 +424,23 @@ def write_report(out_dir: Path, setup: list[str], result: Soak, window: float, r
              to_markdown(pd.DataFrame(by_kind(result)).set_index("kind"), ".2f"), "",
              f"## Over time ({window:g} s windows: `soak.csv`; RSS samples: `soak_rss.csv`)", "",
              f"- QPS per window: min {served['qps'].min():.1f}, median {served['qps'].median():.1f}, "
-             f"max {served['qps'].max():.1f}.",
+             f"max {served['qps'].max():.1f}. Every client waits for its answer before the next request, so the "
+             f"latency is mostly queueing on the server's search threads: by Little's law {clients} clients / "
+             f"{total['requests'] / result.duration:.1f} requests/s = {clients * result.duration / total['requests']:.2f}"
+             f" s per request, against the measured mean {sum(r[1] for r in result.records) / total['requests']:.2f}"
+             f" s.",
+             f"- Load average (1 min) of the machine during the run: {min(loads):.1f} to {max(loads):.1f} "
+             f"(`soak_rss.csv`), on {os.cpu_count()} cores.",
              f"- p50 per window: {served['p50_ms'].min():.1f} to {served['p50_ms'].max():.1f} ms; "
              f"p99 per window: {served['p99_ms'].min():.1f} to {served['p99_ms'].max():.1f} ms.",
              f"- Server RSS (VmRSS, JVM included) over the last {rss_last:.0f} s: {growth['rss_start_mib']:.1f} MiB "
              f"at its start, at most {growth['rss_max_mib']:.1f} MiB, {growth['rss_end_mib']:.1f} MiB at the end: "
-             f"growth {growth['rss_growth_pct']:+.2f} % (largest sample over the first).",
+             f"growth {growth['rss_growth_pct']:+.2f} % (largest sample over the first); its anonymous part "
+             f"(RssAnon: the heaps, without the memory-mapped index files) {anon['rss_start_mib']:.1f} MiB, at most "
+             f"{anon['rss_max_mib']:.1f} MiB: {anon['rss_growth_pct']:+.2f} %.",
+             f"- Server threads {live[0][3]} at the first sample, {live[-1][3]} at the last (at most "
+             f"{max(s[3] for s in live)}); open file descriptors {live[0][4]}, {live[-1][4]} (at most "
+             f"{max(s[4] for s in live)}).",
              "", "![p50/p99, QPS and RSS over time](soak.png)", ""]
     if result.failures:
         lines += ["## First failures", "", *[f"- `{f}`" for f in result.failures], ""]
@@ -501,7 +520,7 @@ def main(argv: list[str] | None = None) -> int:
              f"`lsr-lucene search --topics`, `search --query-vectors` (vectors from `lsr-lucene encode --topics`) "
              f"and `lsr-lucene compose --topics` of the pool, every 200 answer compared (docids, order, scores).",
              f"- Server: `lsr-lucene serve --threads {args.threads}` (uvicorn on {http_stack()}); it was "
-             f"{'still running' if alive else 'NOT running'} at the end and exited with status {status} on SIGTERM.",
+             f"{'still running' if alive else 'NOT running'} at the end; stopped with SIGTERM (exit status {status}).",
              f"- Machine: {before} before, {after.split(', load average ')[1]} after (load average). The server, "
              f"its search threads and the load generator share these cores with other jobs (other developers' "
              f"builds and tests, a long encoding job): figures are noisy and lower than on an idle machine."]

@@ -2,13 +2,13 @@
 mixing text, vector and compose requests with a share of malformed ones, every answer checked against the CLI.
 
 The query pool is the first ``--queries`` topics: as text (``GET`` and ``POST /search``), as query vectors
-(``lsr-lucene encode --topics``, sent as ``POST /search {"vector"}``) and as negations made from them
-("<question> without <word>", the word taken from the next question; ``POST /compose``). Before the server starts,
-the CLI (``lsr-lucene search`` / ``compose``, subprocesses) writes the expected run of each; every 200 answer is
-compared with it (docids, order and scores as the run prints them), every malformed request must get a 4xx with a
-JSON ``{"error"}``. The server's resident set (``/proc/PID/status`` VmRSS: the Python process, the JVM inside it
-included) is sampled throughout; latency, QPS and RSS are reported per window. The loop is bounded: each client
-stops sending at the deadline and a request unanswered after ``REQUEST_TIMEOUT_S`` counts as an error.
+(``lsr-lucene encode --topics``, sent as ``POST /search {"vector"}``) and as negations made from them ("<question>
+without / but not / excluding <the longest word of the next question>", ``POST /compose``). Before the server
+starts, the CLI (``lsr-lucene search`` / ``compose``, subprocesses) writes the expected run of each; every 200 answer
+is compared with it (docids, order and scores as the run prints them), every malformed request must get a 4xx with
+a JSON ``{"error"}``. The server's resident set (``/proc/PID/status`` VmRSS: the Python process, the JVM inside it
+included), threads and open files are sampled throughout; latency, QPS and RSS are reported per window. The loop is
+bounded: each client stops sending at the deadline; a request unanswered after ``REQUEST_TIMEOUT_S`` is an error.
 """
 from __future__ import annotations
 
@@ -521,7 +521,7 @@ def main(argv: list[str] | None = None) -> int:
              f"and `lsr-lucene compose --topics` of the pool, every 200 answer compared (docids, order, scores).",
              f"- Server: `lsr-lucene serve --threads {args.threads}` (uvicorn on {http_stack()}); it was "
              f"{'still running' if alive else 'NOT running'} at the end; stopped with SIGTERM (exit status {status}).",
-             f"- Machine: {before} before, {after.split(', load average ')[1]} after (load average). The server, "
+             f"- Machine: {before} before the run and {after.split(', load average ')[1]} after. The server, "
              f"its search threads and the load generator share these cores with other jobs (other developers' "
              f"builds and tests, a long encoding job): figures are noisy and lower than on an idle machine."]
     held = write_report(Path(args.output_dir), setup, result, args.window, rss_last)

@@ -11,7 +11,7 @@
 # memory, mapped vs on-heap sidecar).
 # Usage: scripts/run_capacity.sh [DOCS]   (default 100000,300000; with the whole collection: 100000,300000,666157)
 # Environment: as scripts/run_dense_heap.sh (VECTORS, QUERIES, WORK, NICE, ...), and OUTPUT_PLAN (default
-#   runs/distributed), PLAN_ARGS (more capacity_report options, e.g. "--node-cores 32 --node-memory-gib 128")
+#   runs/distributed), ORDERS (default natural,bp: the orders built), PLAN_ARGS (more capacity_report options, e.g. "--node-cores 32 --node-memory-gib 128")
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -20,7 +20,7 @@ work=${WORK:-work/capacity}
 builds=${BUILDS:-runs/distributed/capacity_builds.csv}
 nice=(nice -n "${NICE:-0}")
 "${nice[@]}" python -m lsr_lucene.bench.capacity_builds --vectors "${VECTORS:-work/wiki2015/vectors}" \
-  --docs "$docs" --orders natural,bp --work "$work" --output "$builds"
+  --docs "$docs" --orders "${ORDERS:-natural,bp}" --work "$work" --output "$builds"
 WORK=$work BUILDS=$builds scripts/run_dense_heap.sh "$docs"
 # shellcheck disable=SC2086
 "${nice[@]}" python -m lsr_lucene.bench.capacity_report --real runs/real/100k,runs/real/300k,runs/real/666k \

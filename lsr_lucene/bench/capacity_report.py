@@ -192,14 +192,15 @@ def report(points: pd.DataFrame, chosen: dict[str, Fit], others: dict[str, Fit],
                "fixed part plus bytes per passage). R² on the fitted scale; with two sizes a curve passes through "
                f"both points (R² = 1 says nothing). Beyond {measured_max:,} passages every value is an "
                "**extrapolation** (marked *).\n"),
-              "| quantity | source | used by the plan | model | b (exponent or per passage) | R² | sizes | at 1M | at 8.8M | "
-              "at 100M |", "|:---|:---|:---|:---|---:|---:|:---|---:|---:|---:|"]
+              ("| quantity | source | used by the plan | model | b (exponent or per passage) | R² | sizes | at 1M | "
+               + " | ".join(f"at {n:,}" for n in collections) + " |"),
+              "|:---|:---|:---|:---|---:|---:|:---|---:|" + "---:|" * len(collections)]
     for f in [*chosen.values(), *others.values()]:
         used = "yes" if f.quantity in PLAN_QUANTITIES and chosen.get(f.quantity) is f else "no"
         at = " | ".join(_human(f.quantity, f(n)) + ("*" if f.extrapolates(n) else "") for n in (10**6, *collections))
         slope = f"{f.b:.3f}" if f.model == "power" else f"{f.b:.1f}/passage"
-        lines.append(f"| {LABELS.get(f.quantity, f.quantity)} | {f.source.split(':')[0]} | {used} | {f.model} | {slope} | {f.r2:.3f} | "
-                     f"{', '.join(f'{s:,}' for s in f.sizes)} | {at} |")
+        lines.append(f"| {LABELS.get(f.quantity, f.quantity)} | {f.source.split(':')[0]} | {used} | {f.model} | "
+                     f"{slope} | {f.r2:.3f} | {', '.join(f'{s:,}' for s in f.sizes)} | {at} |")
     lines += ["", "## Worked plans\n",
               (f"Model. Node (an assumption, not a measurement): {node.cores} cores, {node.memory_gib:g} GiB, "
                f"{node.usable:.0%} of it for shards. A shard of s passages needs its index and sidecar on disk and, "
@@ -229,10 +230,15 @@ def report(points: pd.DataFrame, chosen: dict[str, Fit], others: dict[str, Fit],
                   f"{p.exact_k10_p99_ms:.1f} ms (overhead {p.overhead_k10_ms:.2f}) | |",
                   f"| exact k=1000: mean / p99 + overhead | {p.exact_k1000_mean_ms:.1f} / {p.exact_k1000_p99_ms:.1f} ms "
                   f"(overhead {p.overhead_k1000_ms:.1f}) | |",
+                  f"| driver merge at k=10 / 1000: one level (as built) vs per node first (not built) | "
+                  f"{p.overhead_k10_ms - args.round_trip_ms:.2f} / {p.overhead_k1000_ms - args.round_trip_ms:.1f} ms"
+                  f" vs {p.two_level_merge_k10_ms:.2f} / {p.two_level_merge_k1000_ms:.1f} ms | |",
                   f"| approximate k=10 / k=1000, mean | {p.approx_k10_mean_ms:.1f} / {p.approx_k1000_mean_ms:.1f} ms | |",
                   f"| build with BP (one shard; its peak RSS) | {_duration(p.shard_build_s)}; "
-                  f"{p.shard_build_peak_rss_gib:.1f} GiB | one index of all: {_duration(p.one_index_build_s)}{'*' if p.one_index_extrapolated else ''} |"]
-        lines += [f"| build on {w} worker{'s' if w > 1 else ''} | | {_duration(p[f'build_{w}_workers_s'])} |" for w in args.workers]
+                  f"{p.shard_build_peak_rss_gib:.1f} GiB | one index of all: {_duration(p.one_index_build_s)}"
+                  f"{'*' if p.one_index_extrapolated else ''} |"]
+        lines += [f"| build on {w} worker{'s' if w > 1 else ''} | | {_duration(p[f'build_{w}_workers_s'])} |"
+                  for w in args.workers]
         named = [LABELS.get(q, q) for q in p.extrapolated.split(",") if q]
         lines += ["", f"Extrapolated at the shard's size: {'; '.join(named) or 'nothing'}.\n"]
     lines += ["## What the plan leans on\n",
@@ -325,7 +331,11 @@ def main(argv: list[str] | None = None) -> int:
     for collection in collections:
         shards = math.ceil(collection / args.shard_docs)
         overhead = {k: merge_overhead_ms(shards, k) + args.round_trip_ms for k in (10, 1000)}
-        plans.append(shard_plan(chosen, collection, args.shard_docs, node, overhead, args.workers))
+        plan = shard_plan(chosen, collection, args.shard_docs, node, overhead, args.workers)
+        for k in (10, 1000):  # the alternative: each node merges its shards first, the driver merges the nodes
+            plan[f"two_level_merge_k{k}_ms"] = (merge_overhead_ms(plan["shards_per_node"], k)
+                                                + merge_overhead_ms(plan["nodes"], k))
+        plans.append(plan)
     plans_frame = pd.DataFrame(plans)
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)

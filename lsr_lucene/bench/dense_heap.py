@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 ON_HEAP_PROPERTY = "lsr.denseImpacts.onHeap"  # DenseImpacts.ON_HEAP_PROPERTY
 LAYOUTS = ("heap", "mapped")  # timed against each other
 MEMORY_LAYOUTS = ("none", *LAYOUTS)  # none: the sidecar left unused (what the index itself keeps on the heap)
+CONTROL = "control"  # a second JVM of the mapped layout: what two JVMs of one layout differ by (the noise floor)
 BOUND = 1.05  # the issue's bound on mapped / heap time
 REPLY = "@@"  # prefix of a child's reply lines (anything else on its stdout is ignored)
 
@@ -63,6 +64,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--rounds", type=int, default=6, help="timed passes over the queries per layout and k")
     parser.add_argument("--warmup", type=int, default=1, help="untimed passes first, per layout and k")
     parser.add_argument("--bootstrap", type=int, default=2000, help="resamples of the ratio's interval")
+    parser.add_argument("--no-control", dest="control", action="store_false",
+                        help="leave out the control: a second mapped JVM timed in the same rounds, whose ratio to "
+                             "the first says how far two JVMs of one layout differ")
     parser.add_argument("--seed", type=int, default=0)
     # one layout's JVM, serving the parent's commands
     parser.add_argument("--child", choices=MEMORY_LAYOUTS, help=argparse.SUPPRESS)
@@ -193,37 +197,40 @@ class Layout:
 def measure(args: argparse.Namespace, index: str, specs: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(latency rows, memory rows) of one index: the layouts' JVMs side by side, the timed two in alternating
     rounds; their hits checked equal on every query and round."""
-    heaps = {"none": args.heap, "mapped": args.heap, "heap": args.on_heap_heap}
+    heaps = {"none": args.heap, "mapped": args.heap, "heap": args.on_heap_heap, CONTROL: args.heap}
+    timed = [*LAYOUTS, *([CONTROL] if args.control else [])]
     layouts: dict[str, Layout] = {}
     rows = []
     try:
-        for layout in MEMORY_LAYOUTS:
-            layouts[layout] = Layout(args, index, layout, heaps[layout])
+        for name in [*MEMORY_LAYOUTS, *timed[len(LAYOUTS):]]:
+            layouts[name] = Layout(args, index, "mapped" if name == CONTROL else name, heaps[name])
         for k in args.ks:
             layouts["none"].ask({"k": k})
-            for layout in LAYOUTS:
+            for layout in timed:
                 for _ in range(args.warmup):
                     layouts[layout].ask({"k": k})
             for r in range(args.rounds):
-                order = LAYOUTS if r % 2 == 0 else LAYOUTS[::-1]
+                order = timed[r % len(timed):] + timed[:r % len(timed)]  # who goes first rotates
+                order = order if r // len(timed) % 2 == 0 else order[::-1]
                 got = {layout: layouts[layout].ask({"k": k}) for layout in order}
-                if got["heap"]["digests"] != got["mapped"]["digests"]:
+                if any(reply["digests"] != got["heap"]["digests"] for reply in got.values()):
                     raise AssertionError(f"{index} k={k} round {r}: the layouts' hits differ")
                 for layout, reply in got.items():
                     rows += [{"k": k, "round": r, "qid": spec["qid"], "layout": layout, "wall_ms": wall,
                               "cpu_ms": cpu} for spec, wall, cpu in zip(specs, reply["wall_ms"], reply["cpu_ms"])]
         memory = [{**layouts[layout].ask({"memory": True}), "xmx": heaps[layout]} for layout in MEMORY_LAYOUTS]
     finally:
-        for layout in layouts.values():
-            layout.close()
+        for child_process in layouts.values():
+            child_process.close()
     return pd.DataFrame(rows), pd.DataFrame(memory)
 
 
-def ratio_interval(group: pd.DataFrame, column: str, resamples: int, seed: int) -> tuple[float, float, float]:
-    """mean mapped / mean heap of ``column`` over the queries (each query's mean over the rounds), with a 95 %
-    bootstrap interval resampling the queries (paired: a query's two layouts stay together)."""
+def ratio_interval(group: pd.DataFrame, column: str, resamples: int, seed: int, over: str = "mapped",
+                   under: str = "heap") -> tuple[float, float, float]:
+    """mean ``over`` / mean ``under`` layout of ``column`` over the queries (each query's mean over the rounds), with
+    a 95 % bootstrap interval resampling the queries (paired: a query's two layouts stay together)."""
     per_query = group.pivot_table(index="qid", columns="layout", values=column, aggfunc="mean")
-    mapped, heap = per_query["mapped"].to_numpy(), per_query["heap"].to_numpy()
+    mapped, heap = per_query[over].to_numpy(), per_query[under].to_numpy()
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, len(mapped), size=(resamples, len(mapped)))
     ratios = mapped[picks].mean(axis=1) / heap[picks].mean(axis=1)
@@ -252,6 +259,10 @@ def latency_table(latency: pd.DataFrame, resamples: int = 2000, seed: int = 0) -
             ratio, low, high = ratio_interval(group, f"{kind}_ms", resamples, seed)
             row.update({f"{kind}_ratio": ratio, f"{kind}_ratio_low": low, f"{kind}_ratio_high": high,
                         f"{kind}_within_bound": verdict(low, high)})
+            if CONTROL in set(group["layout"]):
+                ratio, low, high = ratio_interval(group, f"{kind}_ms", resamples, seed, CONTROL, "mapped")
+                row.update({f"control_{kind}_ratio": ratio, f"control_{kind}_ratio_low": low,
+                            f"control_{kind}_ratio_high": high})
         rows.append(row)
     return pd.DataFrame(rows).round(4)
 
@@ -276,8 +287,10 @@ def summary(table: pd.DataFrame, memory: pd.DataFrame, args: argparse.Namespace,
     lines = ["# Dense-impacts rows off the heap: mapped files under a small heap vs on-heap arrays\n",
              (f"Machine: {machine()}. {args.queries} queries (seeded sample) x {args.rounds} rounds per k and "
               f"layout; one JVM per layout, each its own process: mapped with -Xmx{args.heap}, heap (the former "
-              f"on-heap rows, -D{ON_HEAP_PROPERTY}=true) with -Xmx{args.on_heap_heap}; the two in alternating "
-              f"rounds (which goes first alternates), after {args.warmup} untimed round(s) each; hits identical on "
+              f"on-heap rows, -D{ON_HEAP_PROPERTY}=true) with -Xmx{args.on_heap_heap}"
+              + (", and a control: a second mapped JVM (-Xmx" + args.heap + ")" if args.control else "")
+              + f"; timed in alternating rounds (which goes first rotates), after {args.warmup} untimed round(s) "
+              "each; hits identical on "
               "every query and round. Latency per query: wall and thread CPU time (CPU time holds better on a "
               "loaded machine). Ratio: mean mapped / mean heap, [95 % bootstrap interval over the queries]; within "
               f"5 %: the interval's upper end <= {BOUND} (yes), its lower end above (no), else undecided.\n"),
@@ -291,6 +304,14 @@ def summary(table: pd.DataFrame, memory: pd.DataFrame, args: argparse.Namespace,
                      f"{r['mapped_cpu_ms_mean']:.2f} | {r['wall_ratio']:.3f} [{r['wall_ratio_low']:.3f}, "
                      f"{r['wall_ratio_high']:.3f}] | {r['cpu_ratio']:.3f} [{r['cpu_ratio_low']:.3f}, "
                      f"{r['cpu_ratio_high']:.3f}] | {r['wall_within_bound']}; {r['cpu_within_bound']} |")
+    if "control_cpu_ratio" in table:
+        lines += ["", ("Control: the second mapped JVM / the first, same rounds (how far two JVMs of one layout "
+                       "differ; a mapped / heap ratio inside this spread is not a difference of the layouts):\n"),
+                  "| documents | k | wall ratio [95 %] | CPU ratio [95 %] |", "|---:|---:|---:|---:|"]
+        lines += [f"| {int(r['docs']):,} | {int(r['k'])} | {r['control_wall_ratio']:.3f} "
+                  f"[{r['control_wall_ratio_low']:.3f}, {r['control_wall_ratio_high']:.3f}] | "
+                  f"{r['control_cpu_ratio']:.3f} [{r['control_cpu_ratio_low']:.3f}, "
+                  f"{r['control_cpu_ratio_high']:.3f}] |" for _, r in table.iterrows()]
     lines += ["", "Sizes on disk (index without the sidecar; the sidecar) per document:\n",
               "| documents | index MiB | index bytes/doc | sidecar MiB | sidecar bytes/doc | dense terms |",
               "|---:|---:|---:|---:|---:|---:|"]

@@ -42,12 +42,12 @@ LABELS = {"index_bytes": "index on disk (BP order, without sidecar)", "sidecar_b
 
 
 def _machine_of(folder: Path) -> str:
-    """The 'Machine:' line of a bench.real folder's results.md."""
+    """The 'Machine:' line of a bench.real folder's results.md (with the load average of the run)."""
     path = folder / "results.md"
     if path.is_file():
         for line in path.read_text().splitlines():
             if line.startswith("Machine:"):
-                return line.split(":", 1)[1].strip().split(", load")[0]
+                return line.split(":", 1)[1].strip()
     return ""
 
 
@@ -106,7 +106,7 @@ def new_points(builds: Path | None, dense_heap: Path | None) -> pd.DataFrame:
     if builds is not None and builds.is_file():
         for _, r in pd.read_csv(builds).iterrows():
             where = f"{builds} ({r.order}, {r.threads} threads, sidecar included)"
-            base = {"source": "new", "from": where, "machine": r.machine.split(", load")[0],
+            base = {"source": "new", "from": where, "machine": r.machine,
                     "encoding": r.get("dtype", "") or ""}
             rows.append({**base, "quantity": f"build_{r.order}_s", "docs": r.docs, "value": r.build_s})
             if r.order == "bp":
@@ -117,7 +117,7 @@ def new_points(builds: Path | None, dense_heap: Path | None) -> pd.DataFrame:
                 rows.append({**base, "quantity": "sidecar_bytes", "docs": r.docs, "value": r.sidecar_bytes})
     if dense_heap is not None and (dense_heap / "dense_heap_memory.csv").is_file():
         report = (dense_heap / "dense_heap.md").read_text() if (dense_heap / "dense_heap.md").is_file() else ""
-        where_machine = next((line.split(":", 1)[1].split(", load")[0].strip() for line in report.splitlines()
+        where_machine = next((line.split(":", 1)[1].split(". ")[0].strip() for line in report.splitlines()
                               if line.startswith("Machine:")), "")
         base = {"source": "new", "machine": where_machine, "encoding": "int8"}
         memory = pd.read_csv(dense_heap / "dense_heap_memory.csv")
@@ -175,7 +175,12 @@ def report(points: pd.DataFrame, chosen: dict[str, Fit], others: dict[str, Fit],
               "(splade-tiny, the seeded random order of `scripts/run_real.sh`). Every number below names the run it "
               "comes from (`capacity_points.csv`: one row per point, its file and machine). The driver's merge cost "
               f"was measured by this report on: {here}.\n"),
-             "Machines of the points: " + "; ".join(sorted(set(points.machine.dropna()) - {""})) + ".\n",
+             "Machines of the points, with the load average when each run began: " + "; ".join(
+                 f"{source}: " + " | ".join(sorted(set(group.machine.dropna()) - {""}))
+                 for source, group in points.groupby("source")) + ".\n",
+             ("The machine is shared (2 cores, other jobs and an encoder running): times taken at a load well above "
+              "the cores (the new runs) are several times the idle runs' and serve no fit the plan uses; their "
+              "sizes and memory do not depend on the load.\n"),
              "## Measured points\n", "| quantity | source | " + " | ".join(
                  f"{d:,}" for d in sorted(points.docs.unique())) + " |",
              "|:---|:---|" + "---:|" * points.docs.nunique()]

@@ -11,7 +11,8 @@
 # memory, mapped vs on-heap sidecar).
 # Usage: scripts/run_capacity.sh [DOCS]   (default 100000,300000; with the whole collection: 100000,300000,666157)
 # Environment: as scripts/run_dense_heap.sh (VECTORS, QUERIES, WORK, NICE, ...), and OUTPUT_PLAN (default
-#   runs/distributed), ORDERS (default natural,bp: the orders built), PLAN_ARGS (more capacity_report options, e.g. "--node-cores 32 --node-memory-gib 128")
+#   runs/distributed), ORDERS (default natural,bp: the orders built), PLAN_ARGS (more capacity_report options,
+#   e.g. "--node-cores 32 --node-memory-gib 128")
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"

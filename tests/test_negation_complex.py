@@ -56,6 +56,11 @@ def union(*items: str) -> Node | str:
      "Which details of the Roman army cover its pay?", union("legions", "navy")),
     ("What parts of Kyoto, which does not involve temples, are quiet at night?",
      "What parts of Kyoto are quiet at night?", "temples"),
+    # initials are no sentence end: the whole question is the head, so B is the list, not the first name
+    ("What did George H. W. Bush do in office that does not involve Brent Scowcroft or James Baker?",
+     "What did George H. W. Bush do in office?", union("Brent Scowcroft", "James Baker")),
+    ("What about the Arab Revolt for T. E. Lawrence, but not his books or general desert warfare information?",
+     "What about the Arab Revolt for T. E. Lawrence?", union("his books", "desert warfare")),
 ])
 def test_complex_exclusions_give_the_expected_tree(text, a, b):
     assert parse(text).tree == Node("not", a, b)

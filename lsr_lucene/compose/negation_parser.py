@@ -424,8 +424,9 @@ _CONNECT = set("of de the and & von van la le du da di del der den y".split())
 def _sentence_head(text: str, start: int) -> str:
     """Text of the current sentence before ``start``."""
     before = text[:start]
-    cut = max(before.rfind(ch) for ch in "?!;.")
-    return before[cut + 1:]
+    cut = max(before.rfind(ch) for ch in "?!;")
+    ends = [i for i, ch in enumerate(before) if ch == "." and _sentence_end(before, i)]  # not "George H. W. Bush"
+    return before[max([cut, *ends]) + 1:]
 
 
 def _entity_end(text: str, start: int, stop: int) -> int | None:

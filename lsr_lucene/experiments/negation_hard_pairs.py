@@ -29,6 +29,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Sequence
 
+from lsr_lucene.experiments.negation_estimate import _base
+
 SEED = 49  # the generator's seed (families and phrasings per row, which sibling is wanted)
 
 # family -> phrasings; {t} topic, {a} wanted aspect, {x} {y} excluded items. "single" excludes one item.
@@ -130,14 +132,11 @@ def aspects(text: str, other: str, idf: Mapping[str, float], k: int = 2, avoid: 
 
 def shared_topic(first: str, second: str, idf: Mapping[str, float]) -> str | None:
     """The rarest phrase (summed idf) that both texts contain, preferring two words; None when they share none."""
-    common = set(phrases(first)) & set(phrases(second))
+    common: set[tuple[str, ...]] = set(phrases(first)) & set(phrases(second))
     if not common:
         return None
-    return " ".join(max(common, key=lambda p: (len(p), sum(idf.get(w, 0.0) for w in p))))
-
-
-def _base(title: str) -> str:
-    return re.sub(r"\s*\([^)]*\)\s*$", "", title or "").strip()
+    best = max(common, key=lambda p: (len(p), sum(idf.get(w, 0.0) for w in p)))
+    return " ".join(best)
 
 
 def _row(rng: random.Random, family: str, rid: str, source: str, slots: dict, pos: str, negs: Sequence[str]) -> dict:
@@ -151,7 +150,8 @@ class _Families:
     """Families in a seeded shuffled cycle, so each source spreads over all of them evenly."""
 
     def __init__(self, rng: random.Random):
-        self.rng, self.queue = rng, []  # type: list[str]
+        self.rng = rng
+        self.queue: list[str] = []
 
     def next(self, two_items: bool) -> str:
         if not self.queue:
@@ -266,7 +266,7 @@ def wiki_siblings(corpus: Sequence[Mapping], rng: random.Random, limit: int) -> 
     for doc in corpus:
         pages[str(doc["id"]).rsplit("_", 1)[0]].append(doc)
     families, rows = _Families(rng), []
-    for page, docs in pages.items():
+    for docs in pages.values():
         order = [str(d["id"]) for d in docs]
         rng.shuffle(order)
         pos, siblings = order[0], order[1:3]

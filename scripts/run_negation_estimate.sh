@@ -4,9 +4,12 @@
 # title, asked for while that one is excluded; lsr_lucene/experiments/negation_estimate.py), for this code and for
 # the code before issue 49 (BEFORE, the commit whose default issue 49 measured on the held-out test queries), both
 # scored by the same module -> runs/negation/estimate.{md,csv}, estimate-before.{md,csv}, generated_pairs.jsonl.
-# Nothing is tuned: fixed settings, scored once. Vectors are cached in work/<benchmark>/ (as run_negation_harm.sh
+# Then the nested-fold estimate (lsr_lucene/experiments/negation_nested.py): hard generated pairs (sibling passages
+# of one topic, several excluded items; lsr_lucene/experiments/negation_hard_pairs.py) beside the dev sets, a few
+# candidate settings chosen inside inner group folds, the procedure scored on outer folds, the held-out third scored
+# once -> runs/negation/nested.{md,csv}, hard_pairs.jsonl. Set NESTED_ONLY=1 to run this step alone. Vectors are cached in work/<benchmark>/ (as run_negation_harm.sh
 # makes them).
-# Usage: nice scripts/run_negation_estimate.sh   (about 5 minutes on 2 busy cores once the corpora are encoded)
+# Usage: nice scripts/run_negation_estimate.sh   (about 30 minutes on 2 busy cores once the corpora are encoded)
 # Environment: DATA (default ../shared/data), MODEL (default splade-tiny), BEFORE (default 240ec7a).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,6 +20,9 @@ before=${BEFORE:-240ec7a}
 out=runs/negation
 mkdir -p "$out" work
 args=(--excluir "$data/excluir" --boolq "$data/boolquestions_not" --work "$here/work" --model "$model" --overwrite)
+python -m lsr_lucene.experiments.negation_nested "${args[@]}" --wiki "$data/wiki2015/passages.jsonl.xz" \
+  --pairs "$out/hard_pairs.jsonl" --output "$out/nested"
+[ -n "${NESTED_ONLY:-}" ] && exit 0
 python -m lsr_lucene.experiments.negation_estimate "${args[@]}" --label "$(git rev-parse --short HEAD)" \
   --pairs "$out/generated_pairs.jsonl" --output "$out/estimate"
 old=work/estimate-before
@@ -26,4 +32,4 @@ cp lsr_lucene/experiments/negation_estimate.py "$old/lsr_lucene/experiments/"
 # run from inside the old tree: `python -m` puts the working folder first on the import path
 (cd "$old" && PYTHONPATH=. python -m lsr_lucene.experiments.negation_estimate "${args[@]}" --label "$before" \
   --output "$here/$out/estimate-before")
-echo "done: $out/estimate.md, $out/estimate-before.md" >&2
+echo "done: $out/nested.md, $out/estimate.md, $out/estimate-before.md" >&2

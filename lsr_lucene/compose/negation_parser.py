@@ -94,6 +94,7 @@ accounting for allowed make making to information info detail details data conte
 connection connections relation relations association associations related relating relevant relate relates
 pertaining regarding concerning about of from in with the a an that those these which is are was were be being
 hear hearing know knowing more stuff things thing mentions references involvement involvements reference
+concern concerns
 """.split())
 _B_KEEP_LAST = re.compile(r"^[\"'“”‘’«»]+|[\"'“”‘’«»]+$")
 # words dropped from the start of A (dangling connectives) and from its end (connectives, auxiliaries)
@@ -372,7 +373,10 @@ def _split(text: str, start: int, end: int, label: str, kind: str, matches,
     if label == "that are not":  # "Which novels that were not written by X are set in Y?": B ends before the verb
         verb = _CLAUSE_VERB.search(text, end, stop)
         if verb and _has_content(text[end:verb.start()]) and _has_content(text[verb.end():stop]):
-            return text[:start] + text[verb.start():], text[end:verb.start()]
+            return re.sub(r",\s*$", " ", text[:start]) + text[verb.start():], text[end:verb.start()]
+        aside = _relative_aside_end(text, start, end, stop, protected)
+        if aside is not None:  # "Which details of X, which do not concern Y or Z, cover W?": A reads on after it
+            return text[:text.rindex(",", 0, start)] + " " + text[aside + 1:], text[end:aside]
     aside = _aside_end(text, start, end, stop, protected)
     if aside is not None:  # "What symbols, excluding X, appear on …?": B is the aside, A reads on after it
         return text[:text.rindex(",", 0, start)] + " " + text[aside + 1:], text[end:aside]
@@ -398,14 +402,31 @@ def _aside_end(text: str, start: int, end: int, stop: int, protected: list[bool]
     return None
 
 
+def _relative_aside_end(text: str, start: int, end: int, stop: int, protected: list[bool]) -> int | None:
+    """Closing comma of a relative clause set off by commas ("…, which do not concern Y or Z, cover W?"): the first
+    comma after the cue whose following words up to the clause's end list no further item (", Y or Z?" continues
+    B's list); None when the cue has no comma before it or no such comma follows."""
+    if not re.search(r",\s*$", text[:start]):
+        return None
+    for i in range(end, min(stop + 1, len(text))):  # the comma that ended B's clause closes it too
+        if text[i] == "," and not protected[i] and not _number_comma(text, i):
+            rest = text[i + 1:_boundary(text, i + 1, protected, commas="none")]
+            if re.match(r"\s*(?:and|or|nor)\b", rest, re.IGNORECASE) or \
+                    re.search(r"\b(?:and|or|nor)\b", rest.split(",")[0], re.IGNORECASE):
+                return None
+            return i if _has_content(rest) else None
+    return None
+
+
 _CONNECT = set("of de the and & von van la le du da di del der den y".split())
 
 
 def _sentence_head(text: str, start: int) -> str:
     """Text of the current sentence before ``start``."""
     before = text[:start]
-    cut = max(before.rfind(ch) for ch in "?!;.")
-    return before[cut + 1:]
+    cut = max(before.rfind(ch) for ch in "?!;")
+    ends = [i for i, ch in enumerate(before) if ch == "." and _sentence_end(before, i)]  # not "George H. W. Bush"
+    return before[max([cut, *ends]) + 1:]
 
 
 def _entity_end(text: str, start: int, stop: int) -> int | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shlex
 import sys
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -219,7 +220,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.pairs:
         args.pairs.parent.mkdir(parents=True, exist_ok=True)
         args.pairs.write_text("".join(json.dumps(r) + "\n" for r in generated), encoding="utf-8")
-    note = ("R@1 / RR of fixed settings (nothing tuned here) on the seeded tuning parts and held-out thirds of the dev "
+    try:  # the code before issue 49 is scored by this module too: it may lack the helper
+        from lsr_lucene.bench.scale_report import machine
+
+        where = machine()
+    except ImportError:
+        where = "unknown"
+    command = "python -m lsr_lucene.experiments.negation_estimate " + shlex.join(argv or sys.argv[1:])
+    note = (f"Command: `{command}` (scripts/run_negation_estimate.sh). Machine: {where}.\n\n"
+            "R@1 / RR of fixed settings (nothing tuned here) on the seeded tuning parts and held-out thirds of the dev "
             "sets and of generated exclusion pairs (lsr_lucene/experiments/negation_estimate.py: a passage that "
             "names another passage's title, asked for while excluding it; passages of ExcluIR dev pairs skipped), "
             "exact dot products over each whole corpus; 95% intervals: 2,000 bootstrap resamplings of the rows "

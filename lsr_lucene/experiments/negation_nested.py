@@ -1,0 +1,334 @@
+"""Nested-fold estimate of the negation default's selection (issue 49): does dev + hard generated pairs predict
+held-out queries?
+
+Rows: the two dev sets and the hard generated pairs (:mod:`lsr_lucene.experiments.negation_hard_pairs`). One row in
+three is held out by a hash of its id (:func:`lsr_lucene.experiments.negation_harm.held_out`, fixed before any run);
+the rest is the tuning part. A few candidate settings (the default and one-knob variants of it, ``CANDIDATES``) are
+scored on every row once. The selection procedure — inner group folds, the candidate with the best inner mean of
+(R@1 + RR) / 2, but the default kept unless the winner beats it by more than one standard error of the inner-fold
+differences — is run inside outer group folds of the tuning part; its outer-fold outcomes, concatenated, estimate
+what the procedure scores on unseen requests (bootstrap 95% interval). Groups are template families per source
+(dev rows: a hash bucket per set), so paraphrases of one template never straddle a fold. The held-out part is
+scored once, at the end, for the default and for the procedure's final choice.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from pathlib import Path
+from typing import Mapping, Sequence
+
+CANDIDATES: dict[str, dict] = {  # name -> Settings options; the first is the current default
+    "default": {"dense": True},
+    "no dense leg": {"dense": False},
+    "B's items one by one": {"dense": True, "items": "each"},
+    "no neighbour term": {"dense": True, "neighbour_weight": 0.0},
+    "λ 1.0": {"dense": True, "lam": 1.0},
+    "gate 0.8": {"dense": True, "gate": 0.8},
+}
+PLAIN = "plain search"  # the whole request as one sparse query (not a candidate: the baseline)
+OUTER_FOLDS, INNER_FOLDS, DEV_BUCKETS = 5, 4, 4
+
+
+def group_of(row: Mapping) -> str:
+    """A row's fold group: ``source/family`` for generated rows, ``source/bucket`` (hash of the id) for dev rows."""
+    if row.get("family"):
+        return f"{row['source']}/{row['family']}"
+    bucket = int(hashlib.sha1(str(row["id"]).encode("utf-8")).hexdigest()[:8], 16) % DEV_BUCKETS
+    return f"{row['source']}/{bucket}"
+
+
+def row_outcome(scores: Mapping[str, float], pos: str, negs: Sequence[str]) -> tuple[int, int]:
+    """(R@1, RR) of one row, 0/1: the wanted passage ranks first (ties by docid, as runs order them); it scores
+    strictly above every excluded passage (a missing passage scores below every retrieved one)."""
+    from lsr_lucene.io.ranking import ranking
+
+    top = ranking(scores)[:1]
+    pos_score = scores.get(pos, float("-inf"))
+    above = pos in scores and all(pos_score > scores.get(n, float("-inf")) for n in negs)
+    return int(top == [pos]), int(above)
+
+
+def group_folds(groups: Sequence[str], folds: int) -> list[list[int]]:
+    """Row indices of each fold: whole groups, larger groups first, each to the fold with fewest rows (ties: the
+    lower fold), so folds are balanced and deterministic."""
+    sizes: dict[str, list[int]] = {}
+    for i, g in enumerate(groups):
+        sizes.setdefault(g, []).append(i)
+    out: list[list[int]] = [[] for _ in range(min(folds, len(sizes)))]
+    for g in sorted(sizes, key=lambda k: (-len(sizes[k]), k)):
+        min(out, key=len).extend(sizes[g])
+    return out
+
+
+def choose(score: Mapping[str, Sequence[float]], groups: Sequence[str], folds: int = INNER_FOLDS) -> str:
+    """The candidate the selection procedure picks from rows' scores (``{candidate: per-row (R@1+RR)/2}``, the
+    first candidate the default): the best mean over inner group folds, unless its edge over the default is within
+    one standard error of the per-fold differences (then the default)."""
+    import numpy as np
+
+    default = next(iter(score))
+    parts = group_folds(groups, folds)
+    means = {c: np.array([np.mean([v[i] for i in part]) for part in parts]) for c, v in score.items()}
+    best = max(means, key=lambda c: (means[c].mean(), c == default))
+    diff = means[best] - means[default]
+    se = diff.std(ddof=1) / np.sqrt(len(diff)) if len(diff) > 1 else 0.0
+    return best if diff.mean() > se else default
+
+
+def nested(score: Mapping[str, Sequence[float]], groups: Sequence[str],
+           outer: int = OUTER_FOLDS) -> tuple[list[int], list[str]]:
+    """Outer group folds: for each, :func:`choose` on the other folds; returns, per row, which outer fold held it
+    (index into the second list) and each fold's choice."""
+    where = [0] * len(groups)
+    chosen = []
+    for k, test in enumerate(group_folds(groups, outer)):
+        held = set(test)
+        train = [i for i in range(len(groups)) if i not in held]
+        chosen.append(choose({c: [v[i] for i in train] for c, v in score.items()}, [groups[i] for i in train]))
+        for i in test:
+            where[i] = k
+    return where, chosen
+
+
+def load_rows(excluir: Path, boolq: Path, wiki: Path | None, work: Path, limit: int = 200,
+              wiki_rows: int = 40000) -> tuple[list[dict], dict[str, Path]]:
+    """Dev rows and hard generated rows (``neg_ids`` lists, ``source``, ``corpus``), and each corpus's path. The
+    wiki mini corpus (the passages the wiki rows draw from) is written to ``work/negation_wiki/corpus.jsonl``."""
+    from lsr_lucene.experiments import negation_hard_pairs as hard
+
+    rng = random.Random(hard.SEED)
+    rows: list[dict] = []
+    corpora = {"excluir": excluir / "corpus.jsonl", "boolq": boolq / "corpus.jsonl"}
+    for key, folder, source, make in (("boolq", boolq, "BoolQuestions dev", hard.boolq_siblings),
+                                      ("excluir", excluir, "ExcluIR dev", hard.excluir_links)):
+        dev = hard.read_jsonl(folder / "dev.jsonl")
+        rows += [{"id": str(r["id"]), "query": r["query"], "pos_id": str(r["pos_id"]),
+                  "neg_ids": [str(r["neg_id"])], "source": source, "corpus": key} for r in dev]
+        skip = {str(r[k]) for r in dev for k in ("pos_id", "neg_id")}
+        rows += [dict(r, corpus=key) for r in make(hard.read_jsonl(corpora[key]), skip, rng, limit)]
+    if wiki is not None:
+        corpus = hard.wiki_articles(hard.iter_wiki(wiki, wiki_rows))
+        path = work / "negation_wiki" / "corpus.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = "".join(json.dumps(d) + "\n" for d in corpus)
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+        corpora["wiki"] = path
+        rows += [dict(r, corpus="wiki") for r in hard.wiki_siblings(corpus, rng, limit)]
+    return rows, corpora
+
+
+def score_rows(rows: Sequence[Mapping], corpora: Mapping[str, Path], work: Path, model: str = "splade-tiny",
+               threads: int = 1) -> dict[str, list[tuple[int, int]]]:
+    """``{setting: per-row (R@1, RR)}`` for plain search and every candidate, exact dot products over each corpus."""
+    from lsr_lucene.compose.backends import ExactBackend
+    from lsr_lucene.compose.compositions import parse_topics
+    from lsr_lucene.compose.dense_leg import DenseLeg
+    from lsr_lucene.compose.execute import compose, execute
+    from lsr_lucene.compose.operations import Settings
+    from lsr_lucene.compose.query_encoder import CachedQueryEncoder
+    from lsr_lucene.experiments.contrastive_configs import make_encoders
+    from lsr_lucene.experiments.contrastive_runs import read_query_cache, write_query_cache
+    from lsr_lucene.experiments.excluir import ensure_vectors
+    from lsr_lucene.experiments.negation_harm import ensure_dense
+    from lsr_lucene.progress import progress_bar
+
+    cache_path = work / f"query-vectors-{Path(model).name}.json"
+    encoder = CachedQueryEncoder(make_encoders(model, ("full",), threads=threads)["full"], read_query_cache(cache_path))
+    settings = {PLAIN: Settings(operation="vanilla")} | {c: Settings(**o) for c, o in CANDIDATES.items()}
+    out: dict[str, list[tuple[int, int]]] = {name: [(0, 0)] * len(rows) for name in settings}
+    jobs = [(key, name) for key in corpora for name in settings]
+    loaded: dict = {}
+    for key, name in progress_bar(jobs, desc="settings x corpora", unit="run"):
+        idx = [i for i, r in enumerate(rows) if r["corpus"] == key]
+        if not idx:
+            continue
+        if key not in loaded:
+            slug = work / ("negation_wiki" if key == "wiki" else corpora[key].parent.resolve().name)
+            vectors = ensure_vectors(corpora[key], slug, model, threads)
+            backend = ExactBackend(vectors)
+            loaded[key] = (backend, json.loads((vectors / "metadata.json").read_text()).get("scale") or 100,
+                           DenseLeg(ensure_dense(corpora[key], slug / "dense", threads), backend.n))
+        backend, scale, leg = loaded[key]
+        comps = parse_topics({rows[i]["id"]: rows[i]["query"] for i in idx})
+        plans = compose(comps, settings[name], encoder)
+        run = execute([c.qid for c in comps], plans, backend, scale, 1000, dense=leg)
+        for i in idx:
+            out[name][i] = row_outcome(dict(run.get(rows[i]["id"], [])), rows[i]["pos_id"], rows[i]["neg_ids"])
+    write_query_cache(cache_path, encoder.cache)
+    return out
+
+
+ISSUE_HELD_OUT = {  # issue 49's held-out test figures of the default (R@1, RR), as the issue states them
+    "ExcluIR dev": (0.860, 0.920), "BoolQuestions dev": (0.792, 0.866)}
+
+
+def _figure(r1: Sequence[int], rr: Sequence[int]) -> dict:
+    """Queries, R@1 and RR with their 95% bootstrap intervals (``_ci``: the bounds as numbers)."""
+    from lsr_lucene.experiments.negation_estimate import bootstrap
+
+    m1, lo1, hi1 = bootstrap(r1)
+    m2, lo2, hi2 = bootstrap(rr)
+    return {"queries": len(r1), "R@1": round(m1, 3), "R@1 95% CI": f"{lo1:.3f}–{hi1:.3f}", "RR": round(m2, 3),
+            "RR 95% CI": f"{lo2:.3f}–{hi2:.3f}", "_ci": ((lo1, hi1), (lo2, hi2))}
+
+
+def by_source(rows: Sequence[Mapping], idx: Sequence[int]) -> dict[str, list[int]]:
+    """Row indices per source, then all generated rows together and all rows."""
+    out: dict[str, list[int]] = {}
+    for i in idx:
+        out.setdefault(str(rows[i]["source"]), []).append(i)
+    out["hard generated (the three sources)"] = [i for i in idx if rows[i].get("family")]
+    out["all"] = list(idx)
+    return out
+
+
+def report(rows: Sequence[Mapping], outcomes: Mapping[str, Sequence[tuple[int, int]]]) -> dict:
+    """The nested-fold figures: ``difficulty`` (every setting on the tuning part), ``nested`` (the procedure's
+    outer-fold estimate beside the default's), ``held-out`` (the default and the final choice, scored once) as
+    lists of table rows, ``choices`` per outer fold, the ``final`` choice, and ``compare`` lines."""
+    from lsr_lucene.experiments.negation_harm import held_out
+
+    tune = [i for i, r in enumerate(rows) if not held_out(r["id"])]
+    test = [i for i, r in enumerate(rows) if held_out(r["id"])]
+
+    def fig(name: str, idx: Sequence[int]) -> dict:
+        return _figure([outcomes[name][i][0] for i in idx], [outcomes[name][i][1] for i in idx])
+
+    score = {c: [sum(outcomes[c][i]) / 2 for i in tune] for c in CANDIDATES}
+    groups = [group_of(rows[i]) for i in tune]
+    where, chosen = nested(score, groups)
+    picked = {i: chosen[where[k]] for k, i in enumerate(tune)}  # row -> the setting its outer fold chose
+    difficulty, nested_rows = [], []
+    for src, idx in by_source(rows, tune).items():
+        difficulty += [{"rows": src, "setting": name, **fig(name, idx)} for name in outcomes]
+        nested_rows.append({"rows": src, "setting": "selection procedure (outer folds)",
+                            **_figure([outcomes[picked[i]][i][0] for i in idx],
+                                      [outcomes[picked[i]][i][1] for i in idx])})
+        nested_rows.append({"rows": src, "setting": "default, no selection", **fig("default", idx)})
+    final = choose(score, groups, OUTER_FOLDS)
+    held = [{"rows": src, "setting": name, **fig(name, idx)} for src, idx in by_source(rows, test).items()
+            for name in dict.fromkeys((PLAIN, "default", final))]
+    choices = [f"outer fold {k + 1} ({len(f)} rows; held out: {', '.join(sorted({groups[i] for i in f}))}): "
+               f"chose **{chosen[k]}**" for k, f in enumerate(group_folds(groups, OUTER_FOLDS))]
+    every = sorted(tune + test)
+    spans = [(f"default, all rows: {src}", fig("default", idx)["_ci"])
+             for src, idx in by_source(rows, every).items() if src != "all"]
+    spans += [(f"selection procedure, outer folds: {r['rows']}", r["_ci"]) for r in nested_rows
+              if r["setting"].startswith("selection")]
+    return {"difficulty": difficulty, "nested": nested_rows, "held-out": held, "choices": choices, "final": final,
+            "compare": compare(spans)}
+
+
+def compare(spans: Sequence[tuple[str, tuple]]) -> list[dict]:
+    """Table rows: for each of ``spans`` (name, ((R@1 low, high), (RR low, high))), where each of the issue's held-out
+    test figures of the default lies: ``inside`` the interval, or the interval lies ``above`` / ``below`` it."""
+    out = []
+    for name, ci in spans:
+        row = {"interval": name}
+        for dev, (r1, rr) in ISSUE_HELD_OUT.items():
+            for metric, value, k in (("R@1", r1, 0), ("RR", rr, 1)):
+                low, high = ci[k]
+                where = "inside" if low <= value <= high else "above" if low > value else "below"
+                row[f"{dev.replace(' dev', ' test')} {metric} {value:.3f}"] = where
+        out.append(row)
+    return out
+
+
+def row_table(rows: Sequence[Mapping], outcomes: Mapping[str, Sequence[tuple[int, int]]]):
+    """DataFrame, one line per row: its source, family, fold group, part and every setting's R@1 and RR."""
+    import pandas as pd
+
+    from lsr_lucene.experiments.negation_harm import held_out
+
+    records = []
+    for i, row in enumerate(rows):
+        record = {"id": row["id"], "source": row["source"], "family": row.get("family", ""), "group": group_of(row),
+                  "part": "held-out" if held_out(row["id"]) else "tune"}
+        for name, values in outcomes.items():
+            record[f"{name} R@1"], record[f"{name} RR"] = values[i]
+        records.append(record)
+    return pd.DataFrame(records).set_index("id")
+
+
+def markdown(result: dict, preamble: str) -> str:
+    """The Markdown page: ``preamble``, the comparison with the issue's figures, then the three tables."""
+    import pandas as pd
+
+    from lsr_lucene.eval.trec import to_markdown
+
+    def table(key: str) -> str:
+        return to_markdown(pd.DataFrame(result[key]).drop(columns="_ci").set_index("rows"), ".3f")
+
+    return "\n\n".join([
+        preamble,
+        "## The estimate against the issue's held-out test figures (the default, the README's path)",
+        "Where each held-out test figure of the issue lies against each interval (`above`: the whole interval lies "
+        "above the figure, the estimate was too optimistic):",
+        to_markdown(pd.DataFrame(result["compare"]).set_index("interval")),
+        "## Nested folds: the selection procedure on unseen template families",
+        "\n".join(f"- {line}" for line in result["choices"]) + f"\n- on the whole tuning part: **{result['final']}**",
+        table("nested"),
+        "## How hard the rows are: every setting on the tuning part",
+        table("difficulty"),
+        "## Held-out part (one row in three by hash, fixed before any run), scored once",
+        table("held-out"), ""])
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI: ``--excluir DIR --boolq DIR [--wiki FILE] --work W --output STEM``: writes STEM.md, STEM.csv (every
+    row's outcomes) and the hard pairs (``--pairs``)."""
+    import argparse
+    import shlex
+    import sys
+
+    from lsr_lucene.bench.scale_report import machine
+    from lsr_lucene.experiments.negation_hard_pairs import SEED as hard_seed
+    from lsr_lucene.io.output import refuse_existing, write_text_atomic
+
+    parser = argparse.ArgumentParser(prog="python -m lsr_lucene.experiments.negation_nested",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--excluir", required=True, type=Path, help="ExcluIR folder (corpus.jsonl, dev.jsonl)")
+    parser.add_argument("--boolq", required=True, type=Path, help="BoolQuestions NOT folder (corpus.jsonl, dev.jsonl)")
+    parser.add_argument("--wiki", type=Path, help="wiki2015 passages.jsonl.xz (the wiki-article pairs)")
+    parser.add_argument("--work", required=True, type=Path, help="cache of corpus and query vectors")
+    parser.add_argument("--model", default="splade-tiny")
+    parser.add_argument("--limit", type=int, default=200, help="hard pairs per source at most (default 200)")
+    parser.add_argument("--pairs", type=Path, help="also write the hard pairs here (JSONL)")
+    parser.add_argument("--output", required=True, type=Path, help="stem: writes STEM.md and STEM.csv")
+    parser.add_argument("--overwrite", action="store_true")
+    args = parser.parse_args(argv)
+    md, csv = args.output.with_name(args.output.name + ".md"), args.output.with_name(args.output.name + ".csv")
+    for path in (md, csv, args.pairs):
+        if path:
+            refuse_existing(path, args.overwrite)
+    rows, corpora = load_rows(args.excluir, args.boolq, args.wiki, args.work, args.limit)
+    outcomes = score_rows(rows, corpora, args.work, args.model)
+    result = report(rows, outcomes)
+    counts = ", ".join(f"{src} {len(idx)}" for src, idx in by_source(rows, range(len(rows))).items())
+    preamble = (f"# Negation default: nested-fold estimate (issue 49)\n\n"
+                f"Command: `python -m lsr_lucene.experiments.negation_nested {shlex.join(argv or sys.argv[1:])}` "
+                f"(scripts/run_negation_estimate.sh). Machine: {machine()}. "
+                f"Generator seed {hard_seed} (lsr_lucene/experiments/negation_hard_pairs.py).\n\n"
+                f"{__doc__.split(chr(10), 2)[2].strip()}\n\nRows: {counts}. A row is right for R@1 when the wanted "
+                "passage ranks first, for RR when it scores strictly above every excluded passage (a hard row may "
+                "exclude two). Candidates: " + "; ".join(f"{c} ({o})" for c, o in CANDIDATES.items()) +
+                ". Plain search: the whole request as one sparse query. Intervals: 2,000 bootstrap resamplings of "
+                "the rows (seed 0). Every row's outcomes: the .csv beside this page.")
+    write_text_atomic(md, markdown(result, preamble))
+    write_text_atomic(csv, row_table(rows, outcomes).to_csv())
+    if args.pairs:
+        pairs = [{k: v for k, v in r.items() if k != "corpus"} for r in rows if r.get("family")]
+        write_text_atomic(args.pairs, "".join(json.dumps(r) + "\n" for r in pairs))
+    print(f"final choice: {result['final']}; written {md}, {csv}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    from lsr_lucene.cli import run_main
+
+    sys.exit(run_main(main))

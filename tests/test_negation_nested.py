@@ -1,0 +1,130 @@
+"""Hard generated exclusion pairs and the nested-fold selection estimate (issue 49, item 1), on small hand-made
+corpora and synthetic outcomes (no model)."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from lsr_lucene.compose.negation_parser import parse
+from lsr_lucene.compose.tree import Node
+from lsr_lucene.experiments import negation_hard_pairs as hard
+from lsr_lucene.experiments import negation_nested as nested
+from lsr_lucene.experiments.negation_harm import held_out
+
+SLOTS = {"t": "strep throat", "a": "penicillin dosage", "x": "rheumatic fever", "y": "swollen tonsils"}
+
+
+@pytest.mark.parametrize("family, phrasing", [(f, i) for f, ps in hard.FAMILIES.items() for i in range(len(ps))])
+def test_every_phrasing_parses_to_its_excluded_items(family, phrasing):
+    """The parser gives each template's B exactly the excluded items (the cue's filler and "general" dropped) and
+    keeps the topic and the wanted aspect in A."""
+    tree = parse(hard.FAMILIES[family][phrasing].format(**SLOTS)).tree
+    items = "rheumatic fever" if family in hard.SINGLE else Node("or", "rheumatic fever", "swollen tonsils")
+    assert isinstance(tree, Node) and tree.op == "not" and tree.b == items
+    assert "strep throat" in tree.a and "penicillin dosage" in tree.a and "fever" not in tree.a
+
+
+def test_aspects_are_words_the_other_passage_lacks():
+    idf = hard.idf_table(["strep throat causes fever", "strep throat antibiotics penicillin", "tonsils"])
+    wanted = "Strep throat is treated with penicillin. Antibiotics shorten it."
+    excluded = "Strep throat can cause rheumatic fever and swollen tonsils."
+    got = hard.aspects(excluded, wanted, idf, 2)
+    assert len(got) == 2 and not set(" ".join(got).split()) & hard.words_of(wanted)
+    assert hard.shared_topic(wanted, excluded, idf) == "strep throat"
+    assert hard.content_runs("The 1990s: rheumatic fever, and the tonsils") == [["rheumatic", "fever"], ["tonsils"]]
+
+
+def _boolq_corpus():
+    return [
+        {"id": "0", "title": "", "text": "Strep throat is treated with penicillin or amoxicillin antibiotics."},
+        {"id": "1", "title": "", "text": "Strep throat may lead to rheumatic fever and swollen tonsils."},
+        {"id": "2", "title": "Freeview", "text": "Freeview devices need a digital tuner for high definition."},
+        {"id": "3", "title": "Freeview", "text": "The Freeview logo marks certified receivers in Australia."},
+        {"id": "4", "title": "", "text": "Dev pair passage about volcanoes erupting lava."},
+        {"id": "5", "title": "", "text": "Dev pair passage about volcanoes and ash clouds."},
+    ]
+
+
+def test_boolq_siblings_pair_the_two_passages_of_one_question_and_skip_dev_pairs():
+    rows = hard.boolq_siblings(_boolq_corpus(), {"4", "5"}, random.Random(0), 10)
+    assert [sorted([r["pos_id"], *r["neg_ids"]]) for r in rows] == [["0", "1"], ["2", "3"]]
+    texts = {d["id"]: d["text"] for d in _boolq_corpus()}
+    for row in rows:
+        assert row["family"] in hard.FAMILIES and row["source"] == "boolq-siblings"
+        tree = parse(row["query"]).tree
+        items = [tree.b] if isinstance(tree.b, str) else [tree.b.a, tree.b.b]
+        for item in items:  # every excluded item is an aspect of the excluded passage only
+            assert not hard.words_of(item) & hard.words_of(texts[row["pos_id"]])
+    assert "Freeview" in rows[1]["query"]  # the NQ title is the topic
+
+
+def test_excluir_links_ask_about_the_named_passage_excluding_those_that_name_it():
+    corpus = [
+        {"id": "1", "title": "Miss Congeniality (film)", "text": "Miss Congeniality is a 2000 comedy film with "
+                                                               "Sandra Bullock as an undercover agent."},
+        {"id": "2", "title": "Deirdre Quinn", "text": "Deirdre Quinn is an actress known for Miss Congeniality."},
+        {"id": "3", "title": "Heather Burns", "text": "Heather Burns played Cheryl in Miss Congeniality."},
+    ]
+    rows = hard.excluir_links(corpus, set(), random.Random(0), 10)
+    assert len(rows) == 1 and rows[0]["pos_id"] == "1" and rows[0]["neg_ids"][0] == "2"
+    assert "Deirdre Quinn" in rows[0]["query"] and "Miss Congeniality" in rows[0]["query"]
+    assert hard.excluir_links(corpus, {"1"}, random.Random(0), 10) == []  # dev passages are skipped
+
+
+def test_wiki_articles_keep_articles_with_three_to_eight_passages():
+    rows = [{"id": f"{page}_{k}", "title": f"T{page}", "text": "x"} for page, n in ((1, 2), (2, 3), (3, 9), (4, 4))
+            for k in range(n)]
+    corpus = hard.wiki_articles(rows, articles=5)
+    assert {d["id"].split("_")[0] for d in corpus} == {"2", "4"}
+    assert len(hard.wiki_articles(rows, articles=1)) == 3
+
+
+def test_a_row_is_right_only_above_every_excluded_passage():
+    scores = {"p": 2.0, "n1": 1.0, "n2": 3.0}
+    assert nested.row_outcome(scores, "p", ["n1"]) == (0, 1)
+    assert nested.row_outcome(scores, "p", ["n1", "n2"]) == (0, 0)
+    assert nested.row_outcome({"p": 1.0}, "p", ["n1", "n2"]) == (1, 1)  # unretrieved negatives score lowest
+    assert nested.row_outcome({"n1": 1.0}, "p", ["n1"]) == (0, 0)
+
+
+def test_group_folds_keep_groups_whole_and_balanced():
+    groups = ["a"] * 5 + ["b"] * 3 + ["c"] * 3 + ["d"] * 2
+    folds = nested.group_folds(groups, 2)
+    assert sorted(i for f in folds for i in f) == list(range(len(groups)))
+    assert all(len({groups[i] for i in f} & {groups[i] for i in g}) == 0 for f in folds for g in folds if f is not g)
+    assert sorted(len(f) for f in folds) == [6, 7]
+    assert nested.group_of({"id": "x", "source": "wiki-article", "family": "single-aspect"}) == \
+        "wiki-article/single-aspect"
+
+
+def test_choose_keeps_the_default_unless_the_winner_clears_one_standard_error():
+    groups = [f"g{i % 4}" for i in range(40)]
+    default = [1.0 if i % 2 else 0.0 for i in range(40)]
+    noisy = [v + (0.2 if i % 4 == 0 else -0.03) for i, v in enumerate(default)]  # higher mean, one fold only
+    steady = [v + 0.2 for v in default]
+    assert nested.choose({"default": default, "noisy": noisy}, groups) == "default"
+    assert nested.choose({"default": default, "noisy": noisy, "steady": steady}, groups) == "steady"
+
+
+def test_outer_folds_do_not_see_their_own_rows():
+    """A candidate that only wins on one template family is not chosen for the fold that holds that family out."""
+    groups = ["special"] * 10 + [f"g{i % 4}" for i in range(40)]
+    default = [0.5] * 50
+    special = [1.0] * 10 + [0.5] * 40
+    where, chosen = nested.nested({"default": default, "special": special}, groups, outer=5)
+    assert chosen[where[0]] == "default"  # the fold holding "special" out chose without seeing its gain
+
+
+def test_report_scores_the_held_out_part_once_and_compares_with_the_issue():
+    rows = [{"id": f"q{i}", "source": "ExcluIR dev" if i % 2 else "boolq-siblings",
+             "family": "" if i % 2 else "single-aspect"} for i in range(60)]
+    outcomes = {name: [(1, 1)] * 60 for name in (nested.PLAIN, *nested.CANDIDATES)}
+    result = nested.report(rows, outcomes)
+    assert result["final"] == "default"
+    held = {r["rows"]: r["queries"] for r in result["held-out"] if r["setting"] == "default"}
+    assert held["all"] == sum(held_out(r["id"]) for r in rows)
+    cells = {v for row in result["compare"] for k, v in row.items() if k != "interval"}
+    assert cells == {"above"} and "BoolQuestions test RR 0.866" in result["compare"][0]  # every interval is 1.000
+    page = nested.markdown(result, "# title")
+    assert page.startswith("# title") and "| all |" in page

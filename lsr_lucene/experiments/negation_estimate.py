@@ -19,6 +19,8 @@ import sys
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from lsr_lucene.experiments.negation_hard_pairs import _base
+
 TEMPLATES = (  # (phrasing, how many excluded titles it names)
     ("What can you tell me about {p}, excluding any information about {q}?", 1),
     ("Tell me about {p} but not {q} or general {r} details.", 2),
@@ -27,11 +29,6 @@ TEMPLATES = (  # (phrasing, how many excluded titles it names)
     ("I would like to learn about {p}; please do not mention {q}.", 1),
     ("Describe {p} without discussing {q} or {r}.", 2),
 )
-
-
-def _base(title: str) -> str:
-    """A title without its parenthetical qualifier ("St. Joseph's College (New York)" -> "St. Joseph's College")."""
-    return re.sub(r"\s*\([^)]*\)\s*$", "", title).strip()
 
 
 def generate_pairs(corpus: str | Path, skip_ids: set[str], limit: int = 300) -> list[dict]:

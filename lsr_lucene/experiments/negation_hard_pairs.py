@@ -29,7 +29,6 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Sequence
 
-from lsr_lucene.experiments.negation_estimate import _base
 
 SEED = 49  # the generator's seed (families and phrasings per row, which sibling is wanted)
 
@@ -69,6 +68,11 @@ within without often several like per us eg ie etc""".split())
 _SEGMENT = re.compile(r"[^A-Za-z\s'-]+")  # punctuation and digits end a run of words
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]")
 
+
+
+def _base(title: str) -> str:
+    """A title without its parenthetical qualifier ("St. Joseph's College (New York)" -> "St. Joseph's College")."""
+    return re.sub(r"\s*\([^)]*\)\s*$", "", title).strip()
 
 def content_runs(text: str) -> list[list[str]]:
     """Runs of consecutive lower-cased content words (3+ letters, no stop word), split at punctuation and digits."""

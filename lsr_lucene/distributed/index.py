@@ -25,10 +25,11 @@ SHARD_DIR = "shard-{:05d}"
 
 
 def build_shard(vectors: str, index: str, threads: int, positions: str | None = None, top_postings: int = 0,
-                dense_impacts: float | str = "auto") -> dict:
+                dense_impacts: float | str = "auto", reorder: str | None = None, seed: int | None = None) -> dict:
     """Ray task: ``lsr-lucene index`` of one shard in the worker's JVM (kept by the worker for its next shard);
     with ``positions``, the shard's positional field from its documents' lines of that file; with
-    ``top_postings``, the shard's top-postings sidecar (approximate search); ``dense_impacts`` as ``index``'s."""
+    ``top_postings``, the shard's top-postings sidecar (approximate search); ``dense_impacts``, ``reorder`` (BP
+    order of the shard's docids) and ``seed`` as ``index``'s."""
     from lsr_lucene.index.impact import build_impact_index, read_index_metadata
 
     started = time.perf_counter()
@@ -36,11 +37,13 @@ def build_shard(vectors: str, index: str, threads: int, positions: str | None = 
         metadata, built = read_index_metadata(index), False
     else:
         metadata = build_impact_index(vectors, index, threads=threads, positions=positions, top_postings=top_postings,
-                                      dense_impacts=dense_impacts)
+                                      dense_impacts=dense_impacts, reorder=reorder, seed=seed)
         built = True
     return {"documents": metadata.get("documents"), "indexed": metadata.get("indexed"),
             "max_impact": metadata.get("max_impact"),
             "postings": metadata.get("postings"), "built": built, "node": node_id(),
+            "reorder": (metadata.get("reorder") or {}).get("method"),
+            "dense_impacts_terms": (metadata.get("dense_impacts") or {}).get("terms", 0),
             "seconds": round(time.perf_counter() - started, 3)}
 
 
@@ -54,13 +57,14 @@ def shard_holders(vectors: str | Path, files: list[Path]) -> list[str | None]:
 def distributed_index(vectors: str | Path, index: str | Path, workers: int, threads: int = 1,
                       on_shard: Callable[[dict], None] | None = None, positions: str | Path | None = None,
                       top_postings: int = 0, retries: int = RESTARTS,
-                      dense_impacts: float | str = "auto") -> dict:
+                      dense_impacts: float | str = "auto", reorder: str | None = None, seed: int | None = None) -> dict:
     """Build one impact index per shard of ``vectors`` under ``index``, at most ``workers`` at a time, each on
     the node that wrote the shard while that node is alive; then ``shards.json``; returns the manifest.
     ``positions`` (per-position token weights of the whole collection, ``encode --positions``) adds each
     shard's positional field for window clauses: every shard reads the file and keeps its own documents.
     ``top_postings`` N > 0 gives every shard its top-postings sidecar (``search --approximate``); every shard has
-    the dense-impacts sidecar ``dense_impacts`` (a share, or ``auto`` as ``lsr-lucene index``; 0: none).
+    the dense-impacts sidecar ``dense_impacts`` (a share, or ``auto`` as ``lsr-lucene index``; 0: none);
+    ``reorder`` "bp" puts each shard's docids in BP order (seeded by ``seed``), as ``index --reorder bp`` does.
     Shards already built (an interrupted run) are kept; a build whose worker dies is retried ``retries`` times
     (each build writes a temporary folder renamed when complete, so a killed one leaves no half-built shard; the
     next writer removes the dead one's temporaries), then the run stops with one error line: a rerun finishes it."""
@@ -107,7 +111,8 @@ def distributed_index(vectors: str | Path, index: str | Path, workers: int, thre
             if len(pending) == workers:
                 collect_one()
             pending[build.options(scheduling_strategy=near(holder)).remote(file, path, threads, positions,
-                                                                                  top_postings, dense_impacts)] = number
+                                                                                  top_postings, dense_impacts, reorder,
+                                                                                  seed)] = number
         while pending:
             collect_one()
     except Exception as exc:
@@ -122,7 +127,7 @@ def distributed_index(vectors: str | Path, index: str | Path, workers: int, thre
         **index_record(DISTRIBUTED), "shards": shards,
         "documents": sum(s["indexed"] or 0 for s in shards), "postings": sum(s["postings"] or 0 for s in shards),
         "vectors": str(Path(vectors).resolve()), "encoder": read_metadata(vectors), "positions": positions,
-        "seconds": round(time.perf_counter() - started, 2), "workers": workers,
+        "seconds": round(time.perf_counter() - started, 2), "workers": workers, "reorder": reorder, "seed": seed,
     }
     write_text_atomic(out / MANIFEST, json.dumps(manifest, indent=2) + "\n")
     return manifest

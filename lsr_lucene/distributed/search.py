@@ -27,14 +27,14 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 from lsr_lucene.distributed.cluster import RESTARTS, near, node_id
 from lsr_lucene.errors import InputError
 from lsr_lucene.io.ranking import ordered
 from lsr_lucene.io.runs import merge_hits as merge_run_hits, write_lines
 from lsr_lucene.io.vectors import NEG_PREFIX
-from lsr_lucene.search.spec_searcher import exact_hits
+from lsr_lucene.search.spec_searcher import exact_hits, unpack_hits
 from lsr_lucene.search.specs import validate_spec
 
 QUERY_BATCH = 32  # queries per call to each shard actor
@@ -44,23 +44,32 @@ IN_FLIGHT = 4  # query batches outstanding at a time (per replica)
 Hit = tuple[str, str, float]  # (docid, score as the run file writes it, exact score)
 
 
+class Job(NamedTuple):
+    """One spec as its shards search it: its JSON, its depth k, the collection's max impacts of the terms it
+    subtracts (DistributedSearcher.subtracted_max_impacts)."""
+
+    spec: str
+    k: int
+    bounds: dict[str, int]
+
+
 class ShardSearcher:
     """Ray actor: one shard's index open in this process's JVM; searches and rescores batches of specs."""
 
-    def __init__(self, index: str, heap_factor: float = 1.0):
+    def __init__(self, index: str, heap_factor: float = 1.0, threads: int = 1):
         from lsr_lucene.search.spec_searcher import SpecSearcher
 
         self.searcher = SpecSearcher(index, heap_factor=heap_factor)  # (a restarted actor gets it again)
+        self.threads = threads
 
-    def search(self, batch: list[tuple[str, int, dict[str, int], int, int]]
-               ) -> tuple[list[tuple[str, str, str]], float]:
-        """Per (spec JSON, k, collection max impacts of the terms it subtracts, approximate, query cut): its top k,
-        best first, as columns (SpecSearcher.search_columns: cheap to send; the driver makes them hits); and the
+    def search(self, specs_jsonl: str, k: int, bounds: list[dict[str, int]], approximate: int, cut: int
+               ) -> tuple[bytes, float]:
+        """The top k of every spec of a batch (JSON lines), ``bounds[i]`` the collection's max impacts of the terms
+        spec i subtracts, in one JVM call: the hits packed in one bytes object (SpecSearcher.search_batch), and the
         seconds this took here (the driver's timing breakdown: SearchTiming)."""
         started = time.perf_counter()
-        columns = [self.searcher.search_columns(json.loads(spec), k, bounds, approximate, cut)
-                   for spec, k, bounds, approximate, cut in batch]
-        return columns, time.perf_counter() - started
+        packed = self.searcher.search_batch(specs_jsonl, k, bounds, approximate, cut, threads=self.threads)
+        return packed, time.perf_counter() - started
 
     def rescore(self, batch: list[tuple[str, list[str], list[float]]]) -> list[tuple[str, str, str]]:
         """Per (spec JSON, docids, first-stage scores): the scores with the spec's windows added, in input order."""
@@ -103,10 +112,11 @@ class SearchTiming:
             self.shard_busy = [0.0] * len(shard_seconds)
         self.shard_busy = [busy + s for busy, s in zip(self.shard_busy, shard_seconds)]
 
-    def summary(self, wall: float) -> dict:
-        """The breakdown as numbers (seconds, ms per batch), ``wall`` the search's total seconds."""
+    def summary(self, wall: float, start: float = 0.0) -> dict:
+        """The breakdown as numbers (seconds, ms per batch), ``wall`` the search's total seconds, ``start`` those
+        of starting the searchers (their processes, JVMs and open shards) before it."""
         trips = sorted(self.round_trips) or [0.0]
-        return {"batches": len(self.round_trips), "wall_s": round(wall, 3),
+        return {"batches": len(self.round_trips), "wall_s": round(wall, 3), "start_s": round(start, 3),
                 "round_trip_ms_mean": round(1e3 * sum(trips) / len(trips), 2),
                 "round_trip_ms_p50": round(1e3 * trips[len(trips) // 2], 2),
                 "round_trip_ms_max": round(1e3 * trips[-1], 2),
@@ -120,12 +130,14 @@ def timing_line(timing: dict) -> str:
     """One line on a search's SearchTiming summary."""
     rest = timing["round_trip_ms_mean"] - timing["slowest_shard_ms_mean"]
     busy = ", ".join(f"{b:.2f}" for b in timing["shard_busy_s"])
-    return (f"time: {timing['wall_s']:.2f} s for {timing['batches']} batches; per batch round trip "
+    beyond = timing["wall_s"] - max(timing["shard_busy_s"], default=0.0)
+    return (f"time: searchers started in {timing.get('start_s', 0.0):.2f} s; search {timing['wall_s']:.2f} s, "
+            f"{beyond:.2f} s of it beyond the busiest shard's, for {timing['batches']} batches; per batch round trip "
             f"{timing['round_trip_ms_mean']:.1f} ms mean (p50 {timing['round_trip_ms_p50']:.1f}, max "
             f"{timing['round_trip_ms_max']:.1f}), the slowest shard searching {timing['slowest_shard_ms_mean']:.1f} "
             f"of it, {rest:.1f} queueing behind batches in flight, Ray transfer and (de)serialisation; shards busy "
             f"[{busy}] s; driver: prepare {timing['prepare_s']:.2f} s (of it max impacts from the shards "
-            f"{timing['bounds_s']:.2f} s), fetch {timing['fetch_s']:.2f} s, merge "
+            f"{timing['bounds_s']:.2f} s), fetch {timing['fetch_s']:.2f} s, merge and write "
             f"{timing['merge_s']:.2f} s")
 
 
@@ -160,11 +172,11 @@ class DistributedSearcher:
     """Searcher actors over every shard of a distributed index (``replicas`` per shard), open until ``close``."""
 
     def __init__(self, index: str | Path, replicas: int = 1, approximate: int = 0, query_cut: int | None = None,
-                 heap_factor: float = 1.0):
+                 heap_factor: float = 1.0, threads: int = 1):
         """``approximate``, ``query_cut``: 0 exact search; N > 0 approximate search on each shard
         (SpecSearcher.search_hits). ``heap_factor`` H < 1: each shard's searcher prunes against threshold / H
         (SpecSearcher.heap_factor); the merged run keeps the promise, since the collection's exact k-th score is at
-        least each shard's."""
+        least each shard's. ``threads``: search threads of each searcher actor."""
         from lsr_lucene.search.spec_searcher import QUERY_CUT, check_heap_factor
 
         import ray
@@ -173,6 +185,9 @@ class DistributedSearcher:
 
         if replicas < 1:
             raise InputError(f"replicas must be at least 1, got {replicas}")
+        if threads < 1:
+            raise InputError(f"threads must be at least 1, got {threads}")
+        started = time.perf_counter()
         manifest = read_manifest(index)
         self.shards = [str((Path(index) / s["path"]).resolve()) for s in manifest["shards"]]
         self.replicas = replicas
@@ -184,7 +199,8 @@ class DistributedSearcher:
         # node that built its index (while alive); further replicas, and shards of unknown node, are SPREAD
         actor_class = ray.remote(num_cpus=0, max_restarts=RESTARTS, max_task_retries=RESTARTS)(ShardSearcher)
         self.actors = [[actor_class.options(scheduling_strategy=near(shard.get("node"), "SPREAD") if r == 0
-                                            else "SPREAD").remote(path, self.heap_factor) for r in range(replicas)]
+                                            else "SPREAD").remote(path, self.heap_factor, threads)
+                        for r in range(replicas)]
                        for shard, path in zip(manifest["shards"], self.shards)]
         self._max_impacts: dict[str, dict[str, int]] = {}  # field -> the collection's max impact of each term
         self._asked: dict[str, set[str]] = {}  # field -> the terms whose max impacts were gathered
@@ -194,6 +210,28 @@ class DistributedSearcher:
         except BaseException:
             self.close()
             raise
+        self.open_seconds = time.perf_counter() - started  # actors started, each with its JVM and shard open
+
+    def _jobs(self, specs: Sequence[dict], hits: int, timing: SearchTiming) -> list[Job]:
+        """(spec JSON, k, the collection's max impacts of the terms it subtracts) of every spec, checked first: a bad
+        spec is one error line before any shard is asked. A window ``rerank`` spec: its first stage, at depth
+        max(k, N)."""
+        started = time.perf_counter()
+        if hits <= 0:
+            raise InputError(f"hits must be positive, got {hits}")
+        subtracted: dict[str, set[str]] = {}  # field -> every term the specs subtract: one call per shard for all
+        for spec in specs:
+            validate_spec(spec)
+            subtracted.setdefault(spec.get("field", "contents"), set()).update(subtracted_terms(spec))
+        gathering = time.perf_counter()
+        for name, terms in subtracted.items():
+            self.gather_max_impacts(name, terms)
+        timing.bounds += time.perf_counter() - gathering
+        jobs = [Job(json.dumps(first_stage(spec) if reranks(spec) else spec, allow_nan=False),
+                    max(hits, spec["rerank"]) if reranks(spec) else hits, self.subtracted_max_impacts(spec))
+                for spec in specs]
+        timing.prepare += time.perf_counter() - started
+        return jobs
 
     def search(self, specs: Sequence[dict], hits: int = 1000, batch_size: int = QUERY_BATCH,
                on_batch: Callable[[int, list], None] | None = None,
@@ -206,24 +244,21 @@ class DistributedSearcher:
         the time goes (SearchTiming).
         """
         timing = SearchTiming() if timing is None else timing
-        started = time.perf_counter()
-        if hits <= 0:
-            raise InputError(f"hits must be positive, got {hits}")
-        subtracted: dict[str, set[str]] = {}  # field -> every term the specs subtract: one call per shard for all
-        for spec in specs:  # a bad spec is one error line before any shard is asked
-            validate_spec(spec)
-            subtracted.setdefault(spec.get("field", "contents"), set()).update(subtracted_terms(spec))
-        gathering = time.perf_counter()
-        for name, terms in subtracted.items():
-            self.gather_max_impacts(name, terms)
-        timing.bounds += time.perf_counter() - gathering
-        jobs = [(json.dumps(first_stage(spec) if reranks(spec) else spec, allow_nan=False),
-                 max(hits, spec["rerank"]) if reranks(spec) else hits, self.subtracted_max_impacts(spec),
-                 self.approximate, self.query_cut)
-                for spec in specs]
+        jobs = self._jobs(specs, hits, timing)
         rerank_at = [i for i, spec in enumerate(specs) if reranks(spec)]
-        timing.prepare += time.perf_counter() - started
-        results = self._scatter(jobs, batch_size, on_batch, tagged=set(rerank_at), timing=timing)
+        tagged = set(rerank_at)
+        results: list[list] = [[] for _ in jobs]
+
+        def merge(numbers: list[int], packs: list[bytes]) -> None:
+            per_shard = [unpack_hits(pack) for pack in packs]
+            for row, job in enumerate(numbers):
+                shard_hits = [lists[row] for lists in per_shard]
+                if job in tagged:
+                    shard_hits = [[(*hit, shard) for hit in hits]  # type: ignore[misc]  # Hit + shard number
+                                  for shard, hits in enumerate(shard_hits)]
+                results[job] = merge_hits(shard_hits, jobs[job].k)
+
+        self._scatter(jobs, batch_size, on_batch, timing, merge)
         for start in range(0, len(rerank_at), batch_size):
             batch = rerank_at[start:start + batch_size]
             rescored = self._rescore([specs[i] for i in batch], [results[i] for i in batch], start // batch_size)
@@ -231,29 +266,35 @@ class DistributedSearcher:
                 results[i] = ordered(ranked, score_index=2)[:hits]
         return [[hit[:3] for hit in ranked] for ranked in results]
 
-    def _scatter(self, jobs: Sequence[tuple[str, int, dict, int, int]], batch_size: int,
-                 on_batch: Callable[[int, list], None] | None, tagged: set[int],
-                 timing: SearchTiming) -> list[list[tuple]]:
-        """Every (spec JSON, k, bounds) searched on every shard, merged to its top k; hits of the ``tagged`` jobs
-        carry their shard number: (docid, shown, exact, shard)."""
+    def _scatter(self, jobs: Sequence[Job], batch_size: int, on_batch: Callable[[int, list], None] | None,
+                 timing: SearchTiming, merge: Callable[[list[int], list[bytes]], None]) -> None:
+        """Every job searched on every shard, batch by batch (``IN_FLIGHT`` batches outstanding per replica, each
+        sent as one object every shard reads); ``merge(job numbers, every shard's packed hits)`` of each batch, in
+        batch order."""
         import ray
         from lsr_lucene.progress import progress_bar
 
         batches = [list(range(i, min(i + batch_size, len(jobs)))) for i in range(0, len(jobs), batch_size)]
-        results: list[list] = [[] for _ in jobs]
         progress = progress_bar(total=len(jobs), desc=f"searching {len(self.shards)} shards", unit=" queries",
-                        file=sys.stderr, dynamic_ncols=True)
+                                file=sys.stderr, dynamic_ncols=True)
         pending: dict = {}  # shard result ref -> batch number
         batch_refs: dict[int, list] = {}
         sent: dict[int, float] = {}  # batch number -> when it was sent
+        answered: dict[int, list[bytes]] = {}  # batches in, not yet merged (merged in batch order)
         next_batch = done = 0
         try:
             while next_batch < len(batches) or pending:
                 while next_batch < len(batches) and len(batch_refs) < IN_FLIGHT * self.replicas:
                     replica = next_batch % self.replicas
                     batch = [jobs[i] for i in batches[next_batch]]
-                    sent[next_batch] = time.perf_counter()
-                    batch_refs[next_batch] = [row[replica].search.remote(batch) for row in self.actors]
+                    sending = time.perf_counter()
+                    text = ray.put("\n".join(job.spec for job in batch))
+                    bounds = [job.bounds for job in batch]
+                    k = max(job.k for job in batch)
+                    timing.prepare += time.perf_counter() - sending
+                    sent[next_batch] = sending
+                    batch_refs[next_batch] = [row[replica].search.remote(text, k, bounds, self.approximate,
+                                                                         self.query_cut) for row in self.actors]
                     pending.update(dict.fromkeys(batch_refs[next_batch], next_batch))
                     next_batch += 1
                 ready, _ = ray.wait(list(pending), num_returns=1)
@@ -262,24 +303,19 @@ class DistributedSearcher:
                     continue  # other shards of this batch still searching
                 fetching = time.perf_counter()
                 answers = _ray_get(batch_refs.pop(number))
-                merging = time.perf_counter()
-                timing.fetch += merging - fetching
+                timing.fetch += time.perf_counter() - fetching
                 timing.add_batch(sent.pop(number), [seconds for _, seconds in answers])
-                per_shard = [columns for columns, _ in answers]
-                for row, job in enumerate(batches[number]):
-                    shard_hits = [exact_hits(lists[row]) for lists in per_shard]
-                    if job in tagged:
-                        shard_hits = [[(*hit, shard) for hit in hits]  # type: ignore[misc]  # Hit + shard number
-                                      for shard, hits in enumerate(shard_hits)]
-                    results[job] = merge_hits(shard_hits, jobs[job][1])
-                timing.merge += time.perf_counter() - merging
-                done += 1
-                progress.update(len(batches[number]))
-                if on_batch is not None:
-                    on_batch(done, self.actors)
+                answered[number] = [packed for packed, _ in answers]
+                while done in answered:
+                    merging = time.perf_counter()
+                    merge(batches[done], answered.pop(done))
+                    timing.merge += time.perf_counter() - merging
+                    progress.update(len(batches[done]))
+                    done += 1
+                    if on_batch is not None:
+                        on_batch(done, self.actors)
         finally:
             progress.close()
-        return results
 
     def _rescore(self, specs: Sequence[dict], first_stages: Sequence[list], replica: int) -> list[list[Hit]]:
         """Second phase of window rerank: each shard adds the windows to its documents among each spec's
@@ -336,17 +372,47 @@ class DistributedSearcher:
         searchable = [s for s in specs if s.get("terms") or s.get("pairs") or s.get("windows")]
         timing = SearchTiming()
         started = time.perf_counter()
-        ranked_lists = self.search(searchable, hits, batch_size, on_batch, timing)
-        seconds = time.perf_counter() - started
         with atomic_output(output, overwrite=overwrite) as tmp:
-            with open(tmp, "w", encoding="utf-8") as out:
-                write_lines(out, {spec["qid"]: [(docid, shown) for docid, shown, _ in ranked]
-                                  for spec, ranked in zip(searchable, ranked_lists)}, tag, sort=False)
-        answered = {spec["qid"] for spec, ranked in zip(searchable, ranked_lists) if ranked}
+            if any(reranks(spec) for spec in searchable):  # two phases, merged here (search)
+                ranked_lists = self.search(searchable, hits, batch_size, on_batch, timing)
+                with open(tmp, "w", encoding="utf-8") as out:
+                    write_lines(out, {spec["qid"]: [(docid, shown) for docid, shown, _ in ranked]
+                                      for spec, ranked in zip(searchable, ranked_lists)}, tag, sort=False)
+                counts = [len(ranked) for ranked in ranked_lists]
+            else:
+                counts = self._search_into_run(searchable, hits, tmp, tag, batch_size, on_batch, timing)
+        seconds = time.perf_counter() - started
+        answered = {spec["qid"] for spec, count in zip(searchable, counts) if count}
         return {"queries": len(specs), "answered": len(answered), "shards": len(self.shards),
-                "replicas": self.replicas, "seconds": round(seconds, 3), "timing": timing.summary(seconds),
+                "replicas": self.replicas, "seconds": round(seconds, 3),
+                "timing": timing.summary(seconds, self.open_seconds),
                 "qps": round(len(searchable) / seconds, 2) if seconds else None,
                 "unanswered": [spec["qid"] for spec in specs if spec["qid"] not in answered]}
+
+    def _search_into_run(self, specs: Sequence[dict], hits: int, run: Path, tag: str, batch_size: int,
+                         on_batch: Callable[[int, list], None] | None, timing: SearchTiming) -> list[int]:
+        """Search ``specs`` (no window rerank) and write their merged run to ``run`` as the batches come in: the
+        shards' packed hits merged and written by Java (ShardHits.RunMerger), no hit made a Python object; returns
+        each spec's hit count."""
+        from lsr_lucene.jvm.classes import java_class, java_errors
+
+        jobs = self._jobs(specs, hits, timing)
+        qids = [str(spec["qid"]) for spec in specs]
+        counts: list[int] = []
+        with java_errors(str(run)):
+            merger = java_class("search.ShardHits$RunMerger")(str(run), tag)
+
+        def merge(numbers: list[int], packs: list[bytes]) -> None:
+            with java_errors(str(run)):
+                for pack in packs:
+                    merger.add(pack)
+                counts.extend(merger.write([qids[i] for i in numbers], hits))
+
+        try:
+            self._scatter(jobs, batch_size, on_batch, timing, merge)
+        finally:
+            merger.close()
+        return counts
 
     def close(self) -> None:
         import ray
@@ -382,11 +448,13 @@ def _ray_get(refs: list):
 def distributed_search(index: str | Path, specs: Sequence[dict], output: str | Path, hits: int = 1000,
                        replicas: int = 1, tag: str = "lsr_lucene", overwrite: bool = False,
                        batch_size: int = QUERY_BATCH, on_batch: Callable[[int, list], None] | None = None,
-                       approximate: int = 0, query_cut: int | None = None, heap_factor: float = 1.0) -> dict:
+                       approximate: int = 0, query_cut: int | None = None, heap_factor: float = 1.0,
+                       threads: int = 1) -> dict:
     """Search ``specs`` over every shard of a distributed index and write the merged TREC run (see
-    ``DistributedSearcher.search_to_run``); the searcher actors live for this call only."""
+    ``DistributedSearcher.search_to_run``; ``threads`` per searcher actor); the searcher actors live for this
+    call only."""
     from lsr_lucene.io.output import refuse_existing
 
     refuse_existing(output, overwrite)
-    with DistributedSearcher(index, replicas, approximate, query_cut, heap_factor) as searcher:
+    with DistributedSearcher(index, replicas, approximate, query_cut, heap_factor, threads) as searcher:
         return searcher.search_to_run(specs, output, hits, tag, overwrite, batch_size, on_batch)

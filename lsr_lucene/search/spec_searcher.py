@@ -257,6 +257,23 @@ class SpecSearcher:
                                                   [int(v) for v in bounds.values()], _count(approximate),
                                                   _count(query_cut), heap))
 
+    def search_batch(self, specs_jsonl: str, k: int, bounds: Sequence[Mapping[str, int]], approximate: int = 0,
+                     query_cut: int = QUERY_CUT, heap_factor: float | None = None, threads: int = 1) -> bytes:
+        """Top k of every spec of ``specs_jsonl`` (JSON lines, checked by the caller) searched in one call with
+        ``threads`` threads, packed into one bytes object (Java's ShardHits layout; ``unpack_hits`` reads it): what
+        a shard of a distributed index returns. ``bounds[i]``: the collection's max impacts of the terms spec i
+        subtracts (``search_exact``'s ``collection_max_impacts``); the rest as in ``search_hits``."""
+        if k <= 0:
+            raise InputError(f"k must be positive, got {k}")
+        approximate = self._check_approximate(approximate, query_cut)
+        heap = self._heap(heap_factor)
+        terms = [term for table in bounds for term in table]
+        values = [int(value) for table in bounds for value in table.values()]
+        with java_errors():
+            packed = self._java.searchBatch(specs_jsonl, _count(k), [len(table) for table in bounds], terms, values,
+                                            _count(approximate), _count(query_cut), heap, int(threads))
+        return bytes(packed.tostring())
+
     def rescore_columns(self, spec: Mapping, docids: Sequence[str], scores: Sequence[float]) -> tuple[str, str, str]:
         """The spec's window scores added to first-stage ``scores`` of ``docids`` (this index's share of a
         collection's first-stage top N), as ``search_columns``'s columns in input order."""
@@ -297,3 +314,18 @@ def exact_hits(columns: Sequence[str]) -> list[tuple[str, str, float]]:
     if not docids:
         return []
     return list(zip(docids.split("\n"), shown.split("\n"), map(float, exact.split("\n"))))
+
+
+def unpack_hits(pack: bytes) -> list[list[tuple[str, str, float]]]:
+    """Every query's (docid, score as written, exact score) hits of ``search_batch``'s packed bytes, best first."""
+    queries = int.from_bytes(pack[:4], "little")
+    counts = np.frombuffer(pack, dtype="<i4", count=queries, offset=4).tolist()
+    n = sum(counts)
+    at = 4 + 4 * queries
+    scores = np.frombuffer(pack, dtype="<f8", count=n, offset=at).tolist()
+    ends = np.cumsum(np.frombuffer(pack, dtype="<i4", count=n, offset=at + 8 * n)).tolist()
+    base = at + 12 * n
+    ids = [pack[base + a:base + b].decode("utf-8") for a, b in zip([0, *ends[:-1]], ends)]
+    hits = list(zip(ids, [format_score(s) for s in scores], scores))
+    starts = np.cumsum([0, *counts]).tolist()
+    return [hits[a:b] for a, b in zip(starts, starts[1:])]

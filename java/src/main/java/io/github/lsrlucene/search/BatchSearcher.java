@@ -490,6 +490,81 @@ public final class BatchSearcher implements Closeable {
   }
 
   /**
+   * Searches a batch of query specs (JSONL text, one spec a line) for their top k each, as one shard of a
+   * collection, with {@code threads} threads, and packs every query's hits into one array ({@link ShardHits}):
+   * the fast path of distributed search, one call and one copy per batch. Spec i subtracts the collection's max
+   * impacts {@code boundTerms}/{@code boundValues} of its {@code boundCounts[i]} entries, which follow spec i - 1's
+   * (none: the index's own, searched exactly as one index searches it); approximate and heap factor {@code h} as
+   * {@link #search(QuerySpec, int, Map, int, int, float)}.
+   */
+  public byte[] searchBatch(String specsJsonl, int k, int[] boundCounts, String[] boundTerms, long[] boundValues,
+                            int approximate, int queryCut, float h, int threads) throws IOException {
+    checkK(k);
+    checkHeapFactor(h);
+    RunWriter.checkArgs(threads, "batch");
+    List<QuerySpec> specs = new ArrayList<>();
+    for (String line : specsJsonl.split("\n")) {
+      if (!line.isBlank()) {
+        QuerySpec spec = QuerySpec.parse(line, "");
+        checkSpec(spec);
+        specs.add(spec);
+      }
+    }
+    if (boundCounts.length != specs.size() || boundTerms.length != boundValues.length) {
+      throw new IllegalArgumentException(specs.size() + " specs, " + boundCounts.length + " bound counts, "
+          + boundTerms.length + " bound terms and " + boundValues.length + " values");
+    }
+    List<Map<String, Long>> bounds = new ArrayList<>(specs.size());
+    int at = 0;
+    for (int count : boundCounts) {
+      Map<String, Long> map = null;
+      if (count > 0) {
+        map = new HashMap<>(count * 2);
+        for (int j = at; j < at + count; j++) {
+          map.put(boundTerms[j], boundValues[j]);
+        }
+      }
+      bounds.add(map);
+      at += count;
+    }
+    Hits[] hits = new Hits[specs.size()];
+    if (threads == 1 || specs.size() < 2) {
+      for (int i = 0; i < hits.length; i++) {
+        hits[i] = search(specs.get(i), k, bounds.get(i), approximate, queryCut, h);
+      }
+    } else {
+      java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads, r -> {
+        Thread t = new Thread(r, "lsr-shard-search");
+        t.setDaemon(true);
+        return t;
+      });
+      try {
+        List<java.util.concurrent.Future<Hits>> futures = new ArrayList<>();
+        for (int i = 0; i < hits.length; i++) {
+          QuerySpec spec = specs.get(i);
+          Map<String, Long> b = bounds.get(i);
+          futures.add(pool.submit(() -> search(spec, k, b, approximate, queryCut, h)));
+        }
+        for (int i = 0; i < hits.length; i++) {
+          hits[i] = futures.get(i).get();
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IOException("interrupted while searching a batch", e);
+      } catch (java.util.concurrent.ExecutionException e) {
+        Throwable c = e.getCause();
+        if (c instanceof RuntimeException) {
+          throw (RuntimeException) c;
+        }
+        throw c instanceof IOException ? (IOException) c : new IOException(c);
+      } finally {
+        pool.shutdownNow();
+      }
+    }
+    return ShardHits.pack(hits, ids);
+  }
+
+  /**
    * Second phase of a window {@code rerank} over shards: adds the spec's window scores to the first-stage
    * {@code scores} of {@code docids} (the collection's first-stage top N held by this shard) and returns them
    * as {@link #searchColumns} does, in input order; the caller sorts the shards' hits together.

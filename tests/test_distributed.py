@@ -246,6 +246,40 @@ def test_cli_search_equals_lsr_lucene_search(single, distributed, tmp_path, caps
     assert "time: " in capsys.readouterr().out  # the timing breakdown line
 
 
+def test_bp_shards_are_built_as_index_builds_them_and_search_as_one_index(single, local_ray, tmp_path):
+    """``distributed index --reorder bp --seed 0``: each shard is what ``lsr-lucene index --reorder bp --seed 0``
+    builds of its vectors (same docid order, the dense-impacts sidecar ``auto`` chooses); the exact distributed runs
+    (plain and signed) are byte-identical to one index's, in natural and in BP order."""
+    from lsr_lucene.index.impact import read_index_metadata
+    from lsr_lucene.search.impact import run_specs
+    from lsr_lucene.search.spec_searcher import SpecSearcher
+
+    assert cli(["distributed", "index", "--input", str(single / "vectors"), "--index", str(tmp_path / "bp"),
+                "--num-workers", "2", "--reorder", "bp", "--seed", "0"]) == 0
+    shards = json.loads((tmp_path / "bp" / "shards.json").read_text())["shards"]
+    assert [s["reorder"] for s in shards] == ["bp"] * 3
+    for i, shard in enumerate(shards):
+        alone = tmp_path / f"alone-{i}"
+        assert cli(["index", "--input", str(single / "vectors" / f"part-0000{i}.jsonl"), "--index", str(alone),
+                    "--reorder", "bp", "--seed", "0"]) == 0
+        ours, theirs = read_index_metadata(tmp_path / "bp" / shard["path"]), read_index_metadata(alone)
+        assert ours["reorder"]["log_gap_bits_after"] == theirs["reorder"]["log_gap_bits_after"]
+        assert ours["dense_impacts"]["rule"] == "auto" and ours["dense_impacts"]["terms"] == \
+            theirs["dense_impacts"]["terms"] == shard["dense_impacts_terms"]
+        with SpecSearcher(tmp_path / "bp" / shard["path"]) as a, SpecSearcher(alone) as b:
+            assert a.docids == b.docids != sorted(a.docids)
+    assert any(s["dense_impacts_terms"] for s in shards)  # the sidecar is there to be used
+    assert cli(["index", "--input", str(single / "vectors"), "--index", str(tmp_path / "one-bp"), "--reorder", "bp",
+                "--seed", "0"]) == 0
+    for kind in ("plain", "signed"):
+        specs = _query_specs(single)[kind]
+        expected = _single_run(single, specs, 10, kind)
+        run_specs(tmp_path / "one-bp", specs, tmp_path / f"one-bp-{kind}.run", hits=10)
+        distributed_search(tmp_path / "bp", specs, tmp_path / f"bp-{kind}.run", hits=10)
+        assert expected == (tmp_path / f"bp-{kind}.run").read_bytes() == \
+            (tmp_path / f"one-bp-{kind}.run").read_bytes()
+
+
 def test_approximate_search_on_sidecars_that_keep_everything_is_exact(single, distributed, tmp_path):
     """Every shard's top-postings sidecar keeps all postings here: approximate search must give the exact run."""
     assert cli(["search", "--index", str(single / "index"), "--query-vectors", str(single / "queries.jsonl"),

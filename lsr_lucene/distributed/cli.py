@@ -53,6 +53,8 @@ def _index_parser(sub) -> None:
                    "`lsr-lucene index --reorder bp` does: bp = recursive graph bisection")
     opt.add_number(p, "--seed", kind=opt.INTEGER, help="with --reorder: shuffle each shard's input order with this "
                    "seed first (default: start from the input order)")
+    opt.add_number(p, "--shards", kind=opt.NON_NEGATIVE_INT, default=0,
+                   help="shards to build, each of consecutive vector files (default 0: one per file)")
     opt.add_top_postings(p)
     opt.add_dense_impacts(p)
     _add_cluster_arguments(p, "index builder actors (JVMs), default 2")
@@ -148,7 +150,8 @@ def _run(args: argparse.Namespace, resources: dict) -> str:
 
         manifest = distributed_index(args.input, args.index, args.num_workers, threads=args.threads,
                                      positions=args.positions, top_postings=args.top_postings,
-                                     dense_impacts=args.dense_impacts, reorder=args.reorder, seed=args.seed)
+                                     dense_impacts=args.dense_impacts, reorder=args.reorder, seed=args.seed,
+                                     shards=args.shards)
         return (f"wrote {len(manifest['shards'])} shard indexes ({manifest['documents']} documents) and "
                 f"{Path(args.index) / 'shards.json'}")
     from lsr_lucene.distributed.index import read_manifest

@@ -78,6 +78,10 @@ class ShardSearcher:
     def max_impacts(self, field: str, terms: list[str] | None = None) -> dict[str, int]:
         return self.searcher.max_impacts(field, terms)
 
+    def has_negatives(self, field: str) -> bool:
+        """Whether ``field`` of this shard holds a ``neg_`` term (a document weight below zero)."""
+        return self.searcher.has_term_with_prefix(field, NEG_PREFIX)
+
     def num_docs(self) -> int:
         return self.searcher.num_docs
 
@@ -204,6 +208,7 @@ class DistributedSearcher:
                        for shard, path in zip(manifest["shards"], self.shards)]
         self._max_impacts: dict[str, dict[str, int]] = {}  # field -> the collection's max impact of each term
         self._asked: dict[str, set[str]] = {}  # field -> the terms whose max impacts were gathered
+        self._negatives: dict[str, bool] = {}  # field -> whether some shard holds a neg_ term
         try:
             self.num_docs = sum(_ray_get([row[0].num_docs.remote() for row in self.actors]))  # indexes open or fail
             _ray_get([actor.num_docs.remote() for row in self.actors for actor in row[1:]])
@@ -352,6 +357,9 @@ class DistributedSearcher:
         table = self._max_impacts.setdefault(field, {})
         asked = self._asked.setdefault(field, set())
         missing = sorted(terms - asked)
+        if any(term.startswith(NEG_PREFIX) for term in missing) and not self._has_negatives(field):
+            asked.update(term for term in missing if term.startswith(NEG_PREFIX))  # none held: none to ask for
+            missing = [term for term in missing if not term.startswith(NEG_PREFIX)]
         if missing:
             for shard in _ray_get([row[0].max_impacts.remote(field, missing) for row in self.actors]):
                 for term, value in shard.items():
@@ -359,6 +367,13 @@ class DistributedSearcher:
                         table[term] = value
             asked.update(missing)
         return table
+
+    def _has_negatives(self, field: str) -> bool:
+        """Whether some shard holds a ``neg_`` term of ``field`` (asked once; without one, the ``neg_`` twins that
+        positive weights subtract have no max impact to gather)."""
+        if field not in self._negatives:
+            self._negatives[field] = any(_ray_get([row[0].has_negatives.remote(field) for row in self.actors]))
+        return self._negatives[field]
 
     def search_to_run(self, specs: Sequence[dict], output: str | Path, hits: int = 1000, tag: str = "lsr_lucene",
                       overwrite: bool = False, batch_size: int = QUERY_BATCH,
@@ -399,8 +414,9 @@ class DistributedSearcher:
         jobs = self._jobs(specs, hits, timing)
         qids = [str(spec["qid"]) for spec in specs]
         counts: list[int] = []
+        merger_class = java_class("search.ShardHits$RunMerger")  # (starts the JVM, which java_errors needs first)
         with java_errors(str(run)):
-            merger = java_class("search.ShardHits$RunMerger")(str(run), tag)
+            merger = merger_class(str(run), tag)
 
         def merge(numbers: list[int], packs: list[bytes]) -> None:
             with java_errors(str(run)):

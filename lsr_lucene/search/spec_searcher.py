@@ -290,6 +290,11 @@ class SpecSearcher:
                     else self._java.maxImpacts(str(field), [str(t) for t in terms]))
         return {term: int(value) for term, value in (line.rsplit("\t", 1) for line in text.splitlines())}
 
+    def has_term_with_prefix(self, field: str, prefix: str) -> bool:
+        """Whether ``field`` of this index holds a term starting with ``prefix``."""
+        with java_errors(self.index_dir):
+            return bool(self._java.hasTermWithPrefix(str(field), str(prefix)))
+
     def score(self, spec: Mapping, docids: Sequence[str]) -> list[float]:
         """Exact scores of ``spec`` for the given docids (matching or not): Σ w·(impact − neg impact) + pairs + windows."""
         validate_spec(spec)

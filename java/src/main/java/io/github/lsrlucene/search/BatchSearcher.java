@@ -622,6 +622,25 @@ public final class BatchSearcher implements Closeable {
     return out.toString();
   }
 
+  /**
+   * Whether {@code field} holds a term starting with {@code prefix} (e.g. {@code neg_}: when no shard holds one,
+   * positive query weights subtract nothing, and a distributed search need not ask for their max impacts).
+   */
+  public boolean hasTermWithPrefix(String field, String prefix) throws IOException {
+    BytesRef p = new BytesRef(prefix);
+    for (LeafReaderContext ctx : reader.leaves()) {
+      Terms terms = ctx.reader().terms(field);
+      if (terms == null) {
+        continue;
+      }
+      TermsEnum te = terms.iterator();
+      if (te.seekCeil(p) != TermsEnum.SeekStatus.END && org.apache.lucene.util.StringHelper.startsWith(te.term(), p)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** Docids, scores as written and exact scores, each column newline-separated (see {@link #searchColumns}). */
   private String[] columns(int[] docs, double[] scores) {
     StringBuilder docids = new StringBuilder(docs.length * (ids.maxIdLength + 1));

@@ -234,7 +234,8 @@ def test_distributed_run_equals_single_index_run(single, searcher, kind, hits, t
     assert expected and (tmp_path / "run").read_bytes() == expected
     timing = stats["timing"]  # queries travel in batches of 8 to every shard; where the time went is measured
     assert timing["batches"] == -(-len(specs) // 8) and len(timing["shard_busy_s"]) == 3
-    assert timing["round_trip_ms_max"] >= timing["round_trip_ms_mean"] >= timing["slowest_shard_ms_mean"] > 0
+    assert len(timing["searcher_busy_s"]) == len(searcher.groups) == 1  # one node: one searcher holds all shards
+    assert timing["round_trip_ms_max"] >= timing["round_trip_ms_mean"] >= timing["slowest_searcher_ms_mean"] > 0
 
 
 def test_cli_search_equals_lsr_lucene_search(single, distributed, tmp_path, capsys):
@@ -342,20 +343,21 @@ def test_search_survives_a_killed_searcher_actor(single, searcher, tmp_path):
 
 
 def test_search_survives_a_sigkilled_searcher_process(single, searcher, tmp_path):
-    """SIGKILL to a shard actor's process while query batches are in flight: Ray restarts it (a new process, its
-    index opened again) and retries its calls; the run is byte-identical to one index's."""
+    """SIGKILL to a searcher actor's process (here the one holding every shard) while query batches are in flight:
+    Ray restarts it (a new process, its shards opened again) and retries its calls; the run is byte-identical to
+    one index's."""
     specs = _query_specs(single)["plain"]
     pids = ray.get([row[0].pid.remote() for row in searcher.actors])
     killed = []
 
-    def kill_second_shard(done, actors):
+    def kill_searcher(done, actors):
         if not killed:
-            os.kill(pids[1], signal.SIGKILL)
+            os.kill(pids[0], signal.SIGKILL)
             killed.append(done)
 
-    searcher.search_to_run(specs, tmp_path / "run", hits=10, batch_size=2, on_batch=kill_second_shard)
+    searcher.search_to_run(specs, tmp_path / "run", hits=10, batch_size=2, on_batch=kill_searcher)
     assert killed == [1]
-    assert ray.get(searcher.actors[1][0].pid.remote()) != pids[1]
+    assert ray.get(searcher.actors[0][0].pid.remote()) != pids[0]
     assert (tmp_path / "run").read_bytes() == _single_run(single, specs, 10, "plain")
 
 
@@ -475,7 +477,8 @@ def test_two_node_cluster_encode_and_search_equal_one_machine(single, tmp_path):
         assert [s["node"] for s in shards] == metadata["nodes"] and len(set(metadata["nodes"])) == 2
         with DistributedSearcher(tmp_path / "index") as searcher:
             placed = ray.get([row[0].node.remote() for row in searcher.actors])
-        assert placed == metadata["nodes"]
+            held = {shard: node for group, node in zip(searcher.groups, placed) for shard in group}
+        assert [held[i] for i in range(len(shards))] == metadata["nodes"] and len(placed) == 2  # a searcher a node
         specs = _query_specs(single)["composed"]
         distributed_search(tmp_path / "index", specs, tmp_path / "run", hits=25)
         assert (tmp_path / "run").read_bytes() == _single_run(single, specs, 25, "composed")

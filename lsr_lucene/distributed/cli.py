@@ -79,7 +79,9 @@ def _search_parser(sub) -> None:
     opt.add_number(p, "--scale", kind=opt.POSITIVE_NUMBER, default=None,
                    help="query quantisation scale (default: the index's)")
     opt.add_batch_size(p, QUERY_BATCH, "queries per call to a shard actor")
-    opt.add_threads(p, 1, "search threads of each shard actor")
+    opt.add_number(p, "--threads", default=None, metavar="N",
+                   help="search threads of each searcher actor (one per node, holding the shards built there; "
+                        "default: the cores of its machine)")
     opt.add_approximate(p)
     opt.add_heap_factor(p)
     opt.add_overwrite(p)

@@ -263,16 +263,7 @@ class SpecSearcher:
         ``threads`` threads, packed into one bytes object (Java's ShardHits layout; ``unpack_hits`` reads it): what
         a shard of a distributed index returns. ``bounds[i]``: the collection's max impacts of the terms spec i
         subtracts (``search_exact``'s ``collection_max_impacts``); the rest as in ``search_hits``."""
-        if k <= 0:
-            raise InputError(f"k must be positive, got {k}")
-        approximate = self._check_approximate(approximate, query_cut)
-        heap = self._heap(heap_factor)
-        terms = [term for table in bounds for term in table]
-        values = [int(value) for table in bounds for value in table.values()]
-        with java_errors():
-            packed = self._java.searchBatch(specs_jsonl, _count(k), [len(table) for table in bounds], terms, values,
-                                            _count(approximate), _count(query_cut), heap, int(threads))
-        return bytes(packed.tostring())
+        return search_shards([self], specs_jsonl, k, bounds, approximate, query_cut, heap_factor, threads)[0][0]
 
     def rescore_columns(self, spec: Mapping, docids: Sequence[str], scores: Sequence[float]) -> tuple[str, str, str]:
         """The spec's window scores added to first-stage ``scores`` of ``docids`` (this index's share of a
@@ -319,6 +310,25 @@ def exact_hits(columns: Sequence[str]) -> list[tuple[str, str, float]]:
     if not docids:
         return []
     return list(zip(docids.split("\n"), shown.split("\n"), map(float, exact.split("\n"))))
+
+
+def search_shards(searchers: Sequence[SpecSearcher], specs_jsonl: str, k: int, bounds: Sequence[Mapping[str, int]],
+                  approximate: int = 0, query_cut: int = QUERY_CUT, heap_factor: float | None = None,
+                  threads: int = 1) -> tuple[list[bytes], list[float]]:
+    """``SpecSearcher.search_batch`` of one batch on several indexes open in this process (the shards one searcher
+    of a distributed index holds), side by side on ``threads`` threads in one JVM call: each index's packed hits,
+    and the seconds each took."""
+    if k <= 0:
+        raise InputError(f"k must be positive, got {k}")
+    approximate = max(searcher._check_approximate(approximate, query_cut) for searcher in searchers)
+    heap = searchers[0]._heap(heap_factor)
+    terms = [term for table in bounds for term in table]
+    values = [int(value) for table in bounds for value in table.values()]
+    with java_errors():
+        batch = java_class("search.BatchSearcher").searchShards(
+            [searcher._java for searcher in searchers], specs_jsonl, _count(k), [len(table) for table in bounds],
+            terms, values, _count(approximate), _count(query_cut), heap, int(threads))
+        return [bytes(batch.pack(i).tostring()) for i in range(len(searchers))], list(batch.seconds)
 
 
 def unpack_hits(pack: bytes) -> list[list[tuple[str, str, float]]]:

@@ -265,6 +265,9 @@ public final class BatchSearcher implements Closeable {
       if (!spec.windows.isEmpty()) {
         throw new QuerySpecException(spec.label() + ": approximate search takes terms and pairs; windows need exact search");
       }
+      if (top == null && reader.maxDoc() == 0) {
+        return new Hits(new int[0], new double[0]); // an index of no documents (a shard) has nothing to prune
+      }
       if (top == null) {
         throw new QuerySpecException(spec.label() + ": approximate search needs the top-postings sidecar "
             + indexPath.resolve(io.github.lsrlucene.index.TopPostingsIndexer.DIR)
@@ -562,6 +565,83 @@ public final class BatchSearcher implements Closeable {
       }
     }
     return ShardHits.pack(hits, ids);
+  }
+
+  /** The packed hits of one batch on several shards ({@link #searchShards}), and each shard's seconds. */
+  public static final class ShardBatch {
+    private final byte[][] packs;
+    public final double[] seconds;
+
+    ShardBatch(byte[][] packs, double[] seconds) {
+      this.packs = packs;
+      this.seconds = seconds;
+    }
+
+    /** Shard {@code i}'s hits ({@link ShardHits} layout). */
+    public byte[] pack(int i) {
+      return packs[i];
+    }
+  }
+
+  /**
+   * {@link #searchBatch} of the same batch on several shards held by one process (one JVM for them all), the
+   * shards searched side by side on {@code threads} threads (each shard's batch on one; one shard: on them all).
+   */
+  public static ShardBatch searchShards(BatchSearcher[] shards, String specsJsonl, int k, int[] boundCounts,
+                                        String[] boundTerms, long[] boundValues, int approximate, int queryCut,
+                                        float h, int threads) throws IOException {
+    RunWriter.checkArgs(threads, "batch");
+    byte[][] packs = new byte[shards.length][];
+    double[] seconds = new double[shards.length];
+    java.util.concurrent.ExecutorService pool = threads == 1 || shards.length == 1 ? null
+        : java.util.concurrent.Executors.newFixedThreadPool(Math.min(threads, shards.length), r -> {
+          Thread t = new Thread(r, "lsr-shards");
+          t.setDaemon(true);
+          return t;
+        });
+    try {
+      List<java.util.concurrent.Future<?>> futures = new ArrayList<>();
+      for (int i = 0; i < shards.length; i++) {
+        final int s = i;
+        Runnable task = () -> {
+          long started = System.nanoTime();
+          try {
+            packs[s] = shards[s].searchBatch(specsJsonl, k, boundCounts, boundTerms, boundValues, approximate,
+                queryCut, h, shards.length == 1 ? threads : 1);
+          } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+          }
+          seconds[s] = (System.nanoTime() - started) / 1e9;
+        };
+        if (pool == null) {
+          task.run();
+        } else {
+          futures.add(pool.submit(task));
+        }
+      }
+      for (java.util.concurrent.Future<?> f : futures) {
+        f.get();
+      }
+    } catch (java.io.UncheckedIOException e) {
+      throw e.getCause();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted while searching a batch", e);
+    } catch (java.util.concurrent.ExecutionException e) {
+      Throwable c = e.getCause();
+      if (c instanceof java.io.UncheckedIOException) {
+        throw ((java.io.UncheckedIOException) c).getCause();
+      }
+      if (c instanceof RuntimeException) {
+        throw (RuntimeException) c;
+      }
+      throw new IOException(c);
+    } finally {
+      if (pool != null) {
+        pool.shutdownNow();
+      }
+    }
+    return new ShardBatch(packs, seconds);
   }
 
   /**

@@ -281,6 +281,22 @@ def test_bp_shards_are_built_as_index_builds_them_and_search_as_one_index(single
             (tmp_path / f"one-bp-{kind}.run").read_bytes()
 
 
+def test_shards_of_consecutive_files_search_as_one_index(single, local_ray, tmp_path):
+    """``distributed index --shards 2`` over three vector files: shards of consecutive files (1 + 2), the
+    collection's order kept; the distributed run equals one index's."""
+    from lsr_lucene.distributed.index import shard_groups
+
+    assert shard_groups(3, 2) == [[0], [1, 2]] and shard_groups(3, 0) == shard_groups(3, 5) == [[0], [1], [2]]
+    assert shard_groups(10, 4) == [[0, 1], [2, 3, 4], [5, 6], [7, 8, 9]]
+    assert cli(["distributed", "index", "--input", str(single / "vectors"), "--index", str(tmp_path / "two"),
+                "--shards", "2"]) == 0
+    manifest = json.loads((tmp_path / "two" / "shards.json").read_text())
+    assert manifest["files_per_shard"] == [1, 2] and manifest["documents"] == DOCS
+    specs = _query_specs(single)["plain"]
+    distributed_search(tmp_path / "two", specs, tmp_path / "two.run", hits=10)
+    assert (tmp_path / "two.run").read_bytes() == _single_run(single, specs, 10, "plain")
+
+
 def test_approximate_search_on_sidecars_that_keep_everything_is_exact(single, distributed, tmp_path):
     """Every shard's top-postings sidecar keeps all postings here: approximate search must give the exact run."""
     assert cli(["search", "--index", str(single / "index"), "--query-vectors", str(single / "queries.jsonl"),

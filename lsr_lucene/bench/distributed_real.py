@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import os
 import re
 import subprocess
@@ -46,9 +45,8 @@ def select_parts(vectors: Path, docs: int) -> tuple[list[Path], int]:
             total += sum(1 for _ in f)
         chosen.append(part)
     if docs and total != docs:
-        raise InputError(f"{vectors}: the first parts hold {total if total < docs else total} passages, not {docs}: "
-                         "give a count that ends on a part's boundary" + (" (not enough parts yet)" if total < docs
-                                                                         else ""))
+        raise InputError(f"{vectors}: the first parts hold {total} passages, not {docs}: give a count that ends on "
+                         "a part's boundary" + (" (not enough parts yet)" if total < docs else ""))
     return chosen, total
 
 
@@ -144,7 +142,8 @@ def measure(args: argparse.Namespace, work: Path, docs: int, address: str) -> li
                     name = f"shards-{n}-{k}-{'own' if setup == 'own Ray' else 'joined'}"
                     seconds, out = run(["lsr-lucene", "distributed", "search", "--index", str(work / f"shards-{n}"),
                                         "--query-vectors", str(args.queries), "--output", str(runs / f"{name}.run"),
-                                        "--hits", str(k), "--overwrite", *cluster], runs / f"{name}.log")
+                                        "--hits", str(k), "--threads", str(args.threads), "--overwrite",
+                                        *cluster], runs / f"{name}.log")
                     timing = TIME_LINE.search(out)
                     rows.append({**base, "setup": setup, "shards": n, "command_s": seconds,
                                  "search_s": float(timing.group(2)) if timing else None,
@@ -167,7 +166,7 @@ def report(rows: list[dict], built: dict, args: argparse.Namespace, docs: int, m
     lines = [f"# Distributed search against one index: wiki2015, {docs:,} passages, {len(_queries(args))} NQ test "
              "questions", "", f"Machine: {machine}. Each command with the machine's {args.threads} cores (one "
              f"index: `--threads {args.threads}`; distributed: a local Ray instance of {args.threads} CPUs, one "
-             "searcher actor per shard, one search thread each). Indexes: the dense-impacts sidecar `auto` on the "
+             f"searcher actor (one node) holding every shard in one JVM, `--threads {args.threads}`). Indexes: the dense-impacts sidecar `auto` on the "
              f"one index and on every shard{', BP order everywhere' if args.reorder else ''}.", "",
              f"Command: `{command}`", "",
              "`command_s`: wall time of the whole command (process start to exit: imports, Ray start or join, "

@@ -138,10 +138,10 @@ def distributed_index(vectors: str | Path, index: str | Path, workers: int, thre
         raise
     finally:
         progress.close()
-    shards = [results[i] for i in range(len(jobs))]
+    records = [results[i] for i in range(len(jobs))]
     manifest = {
-        **index_record(DISTRIBUTED), "shards": shards,
-        "documents": sum(s["indexed"] or 0 for s in shards), "postings": sum(s["postings"] or 0 for s in shards),
+        **index_record(DISTRIBUTED), "shards": records,
+        "documents": sum(s["indexed"] or 0 for s in records), "postings": sum(s["postings"] or 0 for s in records),
         "vectors": str(Path(vectors).resolve()), "encoder": read_metadata(vectors), "positions": positions,
         "seconds": round(time.perf_counter() - started, 2), "workers": workers, "reorder": reorder, "seed": seed,
         "files_per_shard": [len(group) for group in groups],

@@ -280,9 +280,9 @@ class DistributedSearcher:
         """Merged top ``hits`` of every spec, in input order: [(docid, score as printed, exact score)].
 
         Batches of ``batch_size`` specs go to every searcher (replicas take turns); ``on_batch(done, actors)`` is
-        called as each batch completes (``actors[searcher][replica]``, searcher i holding shards ``groups[i]``). Specs with window ``rerank`` then get
-        their second phase (the windows added to the collection's first-stage top N). ``timing`` collects where
-        the time goes (SearchTiming).
+        called as each batch completes (``actors[searcher][replica]``, searcher i holding shards ``groups[i]``).
+        Specs with window ``rerank`` then get their second phase (the windows added to the collection's first-stage
+        top N). ``timing`` collects where the time goes (SearchTiming).
         """
         timing = SearchTiming() if timing is None else timing
         jobs = self._jobs(specs, hits, timing)

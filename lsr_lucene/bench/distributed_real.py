@@ -166,28 +166,32 @@ def report(rows: list[dict], built: dict, args: argparse.Namespace, docs: int, m
     lines = [f"# Distributed search against one index: wiki2015, {docs:,} passages, {len(_queries(args))} NQ test "
              "questions", "", f"Machine: {machine}. Each command with the machine's {args.threads} cores (one "
              f"index: `--threads {args.threads}`; distributed: a local Ray instance of {args.threads} CPUs, one "
-             f"searcher actor (one node) holding every shard in one JVM, `--threads {args.threads}`). Indexes: the dense-impacts sidecar `auto` on the "
+             f"searcher actor (one node) holding every shard in one JVM, `--threads {args.threads}`). Indexes: the "
+             "dense-impacts sidecar `auto` on the "
              f"one index and on every shard{', BP order everywhere' if args.reorder else ''}.", "",
              f"Command: `{command}`", "",
              "`command_s`: wall time of the whole command (process start to exit: imports, Ray start or join, "
              "searcher actors with their JVMs and shards, queries read, search, run written, shutdown). "
              "`search_s`: the search alone (one index: SpecSearcher.search_to_run on the open index, the call "
              "`lsr-lucene search` makes; distributed: DistributedSearcher.search_to_run with its searchers started, "
-             "as the command's `time:` line reports it). Ratios: against the one index of the same k and round. "
+             "as the command's `time:` line reports it). `rest`: the command's time outside both (process start, "
+             "imports, JVM start and index open of the one index, Ray's start or join and shutdown, queries read). "
+             "Ratios: against the one index of the same k and round. "
              "`own Ray`: the command starts a local Ray instance and stops it; `running Ray`: it joins one already "
              "running on this machine (`--address`), as commands on a cluster do. `identical`: the run file is "
              "byte-identical to `lsr-lucene search`'s.", ""]
     if built:
         lines += ["Built in this run: " + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in built.items()),
                   ""]
-    header = ["k", "round", "setup", "shards", "command s", "search s", "searchers start s", "command ratio",
-              "search ratio", "identical", "load"]
+    header = ["k", "round", "setup", "shards", "command s", "search s", "searchers start s", "rest s",
+              "command ratio", "search ratio", "identical", "load"]
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in rows:
         lines.append("| " + " | ".join([
             str(r["k"]), str(r["round"]), r["setup"], str(r["shards"]), f"{r['command_s']:.1f}",
             f"{r['search_s']:.1f}" if r["search_s"] else "", f"{r['searchers_start_s']:.1f}"
-            if r.get("searchers_start_s") is not None else "", f"{r['command_ratio']:.2f}",
+            if r.get("searchers_start_s") is not None else "",
+            f"{r['command_s'] - r['search_s'] - (r.get('searchers_start_s') or 0):.1f}", f"{r['command_ratio']:.2f}",
             f"{r['search_ratio']:.2f}" if r.get("search_ratio") else "", "yes" if r["identical"] else "NO",
             f"{r['load']:.1f}"]) + " |")
     lines += ["", "Where the distributed time goes (each command's `time:` line):", ""]

@@ -65,8 +65,13 @@ def link_collection(parts: list[Path], folder: Path) -> None:
             (folder / name).symlink_to(target)
 
 
-def run(command: list[str], log: Path) -> tuple[float, str]:
-    """Run a command (its output to ``log``); its wall seconds and output. A failure stops the benchmark."""
+PAUSE = 5.0  # seconds between timed commands: a command's exit (Ray's processes stopping) not in the next one's time
+
+
+def run(command: list[str], log: Path, pause: float = 0.0) -> tuple[float, str]:
+    """Run a command (its output to ``log``) after ``pause`` seconds; its wall seconds and output. A failure stops
+    the benchmark."""
+    time.sleep(pause)
     started = time.perf_counter()
     done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     seconds = time.perf_counter() - started
@@ -127,23 +132,23 @@ def measure(args: argparse.Namespace, work: Path, docs: int, address: str) -> li
             reference = runs / f"single-{k}.run"
             whole, _ = run(["lsr-lucene", "search", "--index", str(work / "single"), "--query-vectors",
                             str(args.queries), "--output", str(reference), "--hits", str(k), "--threads",
-                            str(args.threads), "--overwrite"], runs / f"single-{k}.log")
+                            str(args.threads), "--overwrite"], runs / f"single-{k}.log", PAUSE)
             alone = float(run([sys.executable, "-c", "from lsr_lucene.bench.distributed_real import search_alone; "
                                f"print(search_alone({str(work / 'single')!r}, {str(args.queries)!r}, "
                                f"{str(runs / f'single-{k}-alone.run')!r}, {k}, {args.threads}))"],
-                              runs / f"single-{k}-alone.log")[1].strip().splitlines()[-1])
+                              runs / f"single-{k}-alone.log", PAUSE)[1].strip().splitlines()[-1])
             base = {"docs": docs, "k": k, "round": number}
             rows.append({**base, "setup": "one index", "shards": 1, "command_s": whole, "search_s": alone,
                          "identical": same(runs / f"single-{k}-alone.run", reference),
                          "load": os.getloadavg()[0]})
             for n in args.shards:
-                for setup, cluster in (("own Ray", ["--num-cpus", str(args.threads)]),
-                                       ("running Ray", ["--address", address])):
+                for setup, cluster in (("running Ray", ["--address", address]),
+                                       ("own Ray", ["--num-cpus", str(args.threads)])):
                     name = f"shards-{n}-{k}-{'own' if setup == 'own Ray' else 'joined'}"
                     seconds, out = run(["lsr-lucene", "distributed", "search", "--index", str(work / f"shards-{n}"),
                                         "--query-vectors", str(args.queries), "--output", str(runs / f"{name}.run"),
                                         "--hits", str(k), "--threads", str(args.threads), "--overwrite",
-                                        *cluster], runs / f"{name}.log")
+                                        *cluster], runs / f"{name}.log", PAUSE)
                     timing = TIME_LINE.search(out)
                     rows.append({**base, "setup": setup, "shards": n, "command_s": seconds,
                                  "search_s": float(timing.group(2)) if timing else None,

@@ -78,7 +78,7 @@ def _search_parser(sub) -> None:
                    help="query truncation in tokens (default: the encoder's, 64)")
     opt.add_number(p, "--scale", kind=opt.POSITIVE_NUMBER, default=None,
                    help="query quantisation scale (default: the index's)")
-    opt.add_batch_size(p, QUERY_BATCH, "queries per call to a shard actor")
+    opt.add_batch_size(p, QUERY_BATCH, "queries per call to a searcher actor")
     opt.add_number(p, "--threads", default=None, metavar="N",
                    help="search threads of each searcher actor (one per node, holding the shards built there; "
                         "default: the cores of its machine)")

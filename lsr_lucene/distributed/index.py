@@ -26,9 +26,9 @@ SHARD_DIR = "shard-{:05d}"
 
 def build_shard(vectors: str | list[str], index: str, threads: int, positions: str | None = None, top_postings: int = 0,
                 dense_impacts: float | str = "auto", reorder: str | None = None, seed: int | None = None) -> dict:
-    """Ray task: ``lsr-lucene index`` of one shard (a vector file, or consecutive files in order) in the worker's JVM
-    (kept by the worker for its next shard);
-    with ``positions``, the shard's positional field from its documents' lines of that file; with
+    """Ray task: ``lsr-lucene index`` of one shard (a vector file, or consecutive files in order) in the worker's
+    JVM (kept by the worker for its next shard); with ``positions``, the shard's positional field from its
+    documents' lines of that file; with
     ``top_postings``, the shard's top-postings sidecar (approximate search); ``dense_impacts``, ``reorder`` (BP
     order of the shard's docids) and ``seed`` as ``index``'s."""
     from lsr_lucene.index.impact import build_impact_index, read_index_metadata

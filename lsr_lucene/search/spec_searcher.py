@@ -257,14 +257,6 @@ class SpecSearcher:
                                                   [int(v) for v in bounds.values()], _count(approximate),
                                                   _count(query_cut), heap))
 
-    def search_batch(self, specs_jsonl: str, k: int, bounds: Sequence[Mapping[str, int]], approximate: int = 0,
-                     query_cut: int = QUERY_CUT, heap_factor: float | None = None, threads: int = 1) -> bytes:
-        """Top k of every spec of ``specs_jsonl`` (JSON lines, checked by the caller) searched in one call with
-        ``threads`` threads, packed into one bytes object (Java's ShardHits layout; ``unpack_hits`` reads it): what
-        a shard of a distributed index returns. ``bounds[i]``: the collection's max impacts of the terms spec i
-        subtracts (``search_exact``'s ``collection_max_impacts``); the rest as in ``search_hits``."""
-        return search_shards([self], specs_jsonl, k, bounds, approximate, query_cut, heap_factor, threads)[0][0]
-
     def rescore_columns(self, spec: Mapping, docids: Sequence[str], scores: Sequence[float]) -> tuple[str, str, str]:
         """The spec's window scores added to first-stage ``scores`` of ``docids`` (this index's share of a
         collection's first-stage top N), as ``search_columns``'s columns in input order."""
@@ -315,9 +307,11 @@ def exact_hits(columns: Sequence[str]) -> list[tuple[str, str, float]]:
 def search_shards(searchers: Sequence[SpecSearcher], specs_jsonl: str, k: int, bounds: Sequence[Mapping[str, int]],
                   approximate: int = 0, query_cut: int = QUERY_CUT, heap_factor: float | None = None,
                   threads: int = 1) -> tuple[list[bytes], list[float]]:
-    """``SpecSearcher.search_batch`` of one batch on several indexes open in this process (the shards one searcher
-    of a distributed index holds), side by side on ``threads`` threads in one JVM call: each index's packed hits,
-    and the seconds each took."""
+    """Top k of every spec of ``specs_jsonl`` (JSON lines, checked by the caller) on several indexes open in this
+    process (the shards one searcher of a distributed index holds), side by side on ``threads`` threads in one JVM
+    call: each index's hits packed into one bytes object (Java's ShardHits layout; ``unpack_hits`` reads it), and
+    the seconds each took. ``bounds[i]``: the collection's max impacts of the terms spec i subtracts
+    (``search_exact``'s ``collection_max_impacts``); the rest as in ``SpecSearcher.search_hits``."""
     if k <= 0:
         raise InputError(f"k must be positive, got {k}")
     approximate = max(searcher._check_approximate(approximate, query_cut) for searcher in searchers)
@@ -332,7 +326,8 @@ def search_shards(searchers: Sequence[SpecSearcher], specs_jsonl: str, k: int, b
 
 
 def unpack_hits(pack: bytes) -> list[list[tuple[str, str, float]]]:
-    """Every query's (docid, score as written, exact score) hits of ``search_batch``'s packed bytes, best first."""
+    """Every query's (docid, score as written, exact score) hits of one index's packed bytes (``search_shards``),
+    best first."""
     queries = int.from_bytes(pack[:4], "little")
     counts = np.frombuffer(pack, dtype="<i4", count=queries, offset=4).tolist()
     n = sum(counts)

@@ -1,65 +1,29 @@
 #!/usr/bin/env bash
-# Distributed search on real text against one index (issue 52, item 2 at the size at hand): encoded wiki2015
-# passages (VECTORS, part-*.jsonl shards in the seeded order of scripts/run_real.sh) regrouped into N shard files
-# for each N of SHARDS, `lsr-lucene distributed index` (each shard with its dense-impacts sidecar, as one index has
-# it), then `lsr-lucene distributed search` on a local Ray instance with the machine's cores against
-# `lsr-lucene search` on one index of all the passages: wall times, the runs byte-identical, and where the
-# distributed time goes (the "time:" line distributed search prints: per-batch round trips against the slowest
-# shard's search, queueing/transfer/serialisation, per-shard busy time, driver prepare/fetch/merge).
-# Usage: scripts/run_distributed_real.sh [SHARDS]   (comma list, default 2,4)
-# Environment: VECTORS (default work/wiki2015/vectors), QUERIES (encoded queries, JSONL {id, vector}; default
-#   work/wiki2015/queries.jsonl), NQ (first NQ queries, default all), HITS (default 1000), WORK (default
-#   work/distributed/wiki2015), SHARE (dense-impacts share, default 0.0625), OUTPUT (default runs/distributed)
-# Writes: OUTPUT/timings.csv (appends), OUTPUT/wiki2015-timing.md (the time lines of this run)
+# Distributed search on real text against one index (issue 52, items 1-2): the first N encoded wiki2015 passages
+# (whole part-*.jsonl files of VECTORS, in the seeded order of scripts/run_real.sh; linked, not copied) indexed as
+# one index and as 2 and 4 shards of consecutive parts (each with the dense-impacts sidecar `auto`, as `lsr-lucene
+# index` builds it), then all NQ test questions at k=1000 and k=10: `lsr-lucene search` on the one index against
+# `lsr-lucene distributed search` on a local Ray instance with the same cores (started by the command itself, and
+# joined already running), whole-command and search-alone wall times, every run checked byte-identical, the
+# distributed breakdown, the machine named (lsr_lucene.bench.distributed_real).
+# Usage: scripts/run_distributed_real.sh [N]   (N: passages, a multiple of the part size; default all)
+# Environment: VECTORS (default work/wiki2015/vectors), QUERIES (encoded NQ test questions, JSONL {id, vector};
+#   default work/wiki2015/queries.nq-test.jsonl), SHARDS (default 2,4), HITS (default 1000,10), ROUNDS (default 1),
+#   WORK (default work/distributed/wiki2015; indexes and runs in WORK/N), OUTPUT (default runs/distributed),
+#   REUSE (1: keep the indexes already built under WORK/N, for a rerun; default 1), REORDER (bp: BP order
+#   everywhere), THREADS (cores given to each command; default all)
+# Writes: OUTPUT/wiki2015-N.md and OUTPUT/wiki2015-N.csv (wiki2015-N-bp.* with REORDER=bp)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 VECTORS=${VECTORS:-work/wiki2015/vectors}
-QUERY_FILE=${QUERIES:-work/wiki2015/queries.jsonl}
-WORK=${WORK:-work/distributed/wiki2015}
-OUT=${OUTPUT:-runs/distributed}
-HITS=${HITS:-1000}
-SHARE=${SHARE:-0.0625}
-for f in "$VECTORS/metadata.json" "$QUERY_FILE"; do
-  [ -f "$f" ] || { echo "error: $f not found (see the usage at the top of $0)" >&2; exit 2; }
+QUERIES=${QUERIES:-work/wiki2015/queries.nq-test.jsonl}
+for f in "$VECTORS" "$QUERIES"; do
+  [ -e "$f" ] || { echo "error: $f not found (see the usage at the top of $0)" >&2; exit 2; }
 done
-mkdir -p "$WORK" "$OUT"
-COLLECTION=wiki2015
-NDOCS=$(cat "$VECTORS"/part-*.jsonl | wc -l)
-CSV=$OUT/timings.csv
-. "$(dirname "$0")/timed.sh"
-[ -f "$CSV" ] || echo "$CSV_HEADER" > "$CSV"
-if [ -n "${NQ:-}" ]; then head -n "$NQ" "$QUERY_FILE" > "$WORK/queries.jsonl"; else cp "$QUERY_FILE" "$WORK/queries.jsonl"; fi
-nq=$(wc -l < "$WORK/queries.jsonl")
-report=$OUT/wiki2015-timing.md
-{
-  echo "# Distributed search on wiki2015 ($NDOCS passages, $nq NQ test questions, k=$HITS)"
-  echo
-  echo "Machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg) at the start. Local Ray instance with the machine's cores; one index and every shard with the dense-impacts sidecar (share $SHARE). Wall times and identity in timings.csv; below, the breakdown distributed search prints."
-  echo
-} > "$report.tmp"
-
-rm -rf "$WORK"/single-index "$WORK"/index-* "$WORK"/vectors-* "$WORK"/*.run
-lsr-lucene index --input "$VECTORS" --index "$WORK/single-index" --dense-impacts "$SHARE"
-timed search single "$nq" queries/s true -- lsr-lucene search --index "$WORK/single-index" \
-  --query-vectors "$WORK/queries.jsonl" --output "$WORK/single.run" --hits "$HITS"
-mapfile -t parts < <(ls "$VECTORS"/part-*.jsonl)
-for n in $(echo "${1:-2,4}" | tr , ' '); do
-  # n shard files of consecutive parts (passages in collection order), with the collection's metadata
-  mkdir -p "$WORK/vectors-$n"
-  per=$(( (${#parts[@]} + n - 1) / n ))
-  for ((s = 0; s * per < ${#parts[@]}; s++)); do
-    cat "${parts[@]:s*per:per}" > "$WORK/vectors-$n/part-$(printf %05d "$s").jsonl"
-  done
-  cp "$VECTORS/metadata.json" "$WORK/vectors-$n/"
-  lsr-lucene distributed index --input "$WORK/vectors-$n" --index "$WORK/index-$n" --num-workers "$n"
-  for shard in "$WORK/index-$n"/shard-*; do
-    [ -d "$shard/dense-impacts" ] || lsr-lucene index --index "$shard" --dense-impacts "$SHARE" >/dev/null
-  done
-  timed search "$n-shards" "$nq" queries/s "cmp -s $WORK/single.run $WORK/dist-$n.run" -- \
-    bash -c "lsr-lucene distributed search --index '$WORK/index-$n' --query-vectors '$WORK/queries.jsonl' \
-      --output '$WORK/dist-$n.run' --hits '$HITS' | tee '$WORK/dist-$n.log'"
-  echo "- $n shards: $(grep '^time: ' "$WORK/dist-$n.log")" >> "$report.tmp"
-done
-mv "$report.tmp" "$report"
-cat "$report"
+args=(--vectors "$VECTORS" --queries "$QUERIES" --docs "${1:-0}" --shards "${SHARDS:-2,4}" --hits "${HITS:-1000,10}"
+      --rounds "${ROUNDS:-1}" --work "${WORK:-work/distributed/wiki2015}" --output "${OUTPUT:-runs/distributed}"
+      --threads "${THREADS:-$(nproc)}")
+[ "${REUSE:-1}" = 1 ] && args+=(--reuse)
+[ -n "${REORDER:-}" ] && args+=(--reorder "$REORDER")
+python -m lsr_lucene.bench.distributed_real "${args[@]}"

@@ -234,7 +234,8 @@ def test_distributed_run_equals_single_index_run(single, searcher, kind, hits, t
     assert expected and (tmp_path / "run").read_bytes() == expected
     timing = stats["timing"]  # queries travel in batches of 8 to every shard; where the time went is measured
     assert timing["batches"] == -(-len(specs) // 8) and len(timing["shard_busy_s"]) == 3
-    assert timing["round_trip_ms_max"] >= timing["round_trip_ms_mean"] >= timing["slowest_shard_ms_mean"] > 0
+    assert len(timing["searcher_busy_s"]) == len(searcher.groups) == 1  # one node: one searcher holds all shards
+    assert timing["round_trip_ms_max"] >= timing["round_trip_ms_mean"] >= timing["slowest_searcher_ms_mean"] > 0
 
 
 def test_cli_search_equals_lsr_lucene_search(single, distributed, tmp_path, capsys):
@@ -244,6 +245,56 @@ def test_cli_search_equals_lsr_lucene_search(single, distributed, tmp_path, caps
                 str(single / "queries.jsonl"), "--output", str(tmp_path / "dist.run")]) == 0
     assert (tmp_path / "dist.run").read_bytes() == (tmp_path / "single.run").read_bytes()
     assert "time: " in capsys.readouterr().out  # the timing breakdown line
+
+
+def test_bp_shards_are_built_as_index_builds_them_and_search_as_one_index(single, local_ray, tmp_path):
+    """``distributed index --reorder bp --seed 0``: each shard is what ``lsr-lucene index --reorder bp --seed 0``
+    builds of its vectors (same docid order, the dense-impacts sidecar ``auto`` chooses); the exact distributed runs
+    (plain and signed) are byte-identical to one index's, in natural and in BP order."""
+    from lsr_lucene.index.impact import read_index_metadata
+    from lsr_lucene.search.impact import run_specs
+    from lsr_lucene.search.spec_searcher import SpecSearcher
+
+    assert cli(["distributed", "index", "--input", str(single / "vectors"), "--index", str(tmp_path / "bp"),
+                "--num-workers", "2", "--reorder", "bp", "--seed", "0"]) == 0
+    shards = json.loads((tmp_path / "bp" / "shards.json").read_text())["shards"]
+    assert [s["reorder"] for s in shards] == ["bp"] * 3
+    for i, shard in enumerate(shards):
+        alone = tmp_path / f"alone-{i}"
+        assert cli(["index", "--input", str(single / "vectors" / f"part-0000{i}.jsonl"), "--index", str(alone),
+                    "--reorder", "bp", "--seed", "0"]) == 0
+        ours, theirs = read_index_metadata(tmp_path / "bp" / shard["path"]), read_index_metadata(alone)
+        assert ours["reorder"]["log_gap_bits_after"] == theirs["reorder"]["log_gap_bits_after"]
+        assert ours["dense_impacts"]["rule"] == "auto" and ours["dense_impacts"]["terms"] == \
+            theirs["dense_impacts"]["terms"] == shard["dense_impacts_terms"]
+        with SpecSearcher(tmp_path / "bp" / shard["path"]) as a, SpecSearcher(alone) as b:
+            assert a.docids == b.docids != sorted(a.docids)
+    assert any(s["dense_impacts_terms"] for s in shards)  # the sidecar is there to be used
+    assert cli(["index", "--input", str(single / "vectors"), "--index", str(tmp_path / "one-bp"), "--reorder", "bp",
+                "--seed", "0"]) == 0
+    for kind in ("plain", "signed"):
+        specs = _query_specs(single)[kind]
+        expected = _single_run(single, specs, 10, kind)
+        run_specs(tmp_path / "one-bp", specs, tmp_path / f"one-bp-{kind}.run", hits=10)
+        distributed_search(tmp_path / "bp", specs, tmp_path / f"bp-{kind}.run", hits=10)
+        assert expected == (tmp_path / f"bp-{kind}.run").read_bytes() == \
+            (tmp_path / f"one-bp-{kind}.run").read_bytes()
+
+
+def test_shards_of_consecutive_files_search_as_one_index(single, local_ray, tmp_path):
+    """``distributed index --shards 2`` over three vector files: shards of consecutive files (1 + 2), the
+    collection's order kept; the distributed run equals one index's."""
+    from lsr_lucene.distributed.index import shard_groups
+
+    assert shard_groups(3, 2) == [[0], [1, 2]] and shard_groups(3, 0) == shard_groups(3, 5) == [[0], [1], [2]]
+    assert shard_groups(10, 4) == [[0, 1], [2, 3, 4], [5, 6], [7, 8, 9]]
+    assert cli(["distributed", "index", "--input", str(single / "vectors"), "--index", str(tmp_path / "two"),
+                "--shards", "2"]) == 0
+    manifest = json.loads((tmp_path / "two" / "shards.json").read_text())
+    assert manifest["files_per_shard"] == [1, 2] and manifest["documents"] == DOCS
+    specs = _query_specs(single)["plain"]
+    distributed_search(tmp_path / "two", specs, tmp_path / "two.run", hits=10)
+    assert (tmp_path / "two.run").read_bytes() == _single_run(single, specs, 10, "plain")
 
 
 def test_approximate_search_on_sidecars_that_keep_everything_is_exact(single, distributed, tmp_path):
@@ -308,20 +359,21 @@ def test_search_survives_a_killed_searcher_actor(single, searcher, tmp_path):
 
 
 def test_search_survives_a_sigkilled_searcher_process(single, searcher, tmp_path):
-    """SIGKILL to a shard actor's process while query batches are in flight: Ray restarts it (a new process, its
-    index opened again) and retries its calls; the run is byte-identical to one index's."""
+    """SIGKILL to a searcher actor's process (here the one holding every shard) while query batches are in flight:
+    Ray restarts it (a new process, its shards opened again) and retries its calls; the run is byte-identical to
+    one index's."""
     specs = _query_specs(single)["plain"]
     pids = ray.get([row[0].pid.remote() for row in searcher.actors])
     killed = []
 
-    def kill_second_shard(done, actors):
+    def kill_searcher(done, actors):
         if not killed:
-            os.kill(pids[1], signal.SIGKILL)
+            os.kill(pids[0], signal.SIGKILL)
             killed.append(done)
 
-    searcher.search_to_run(specs, tmp_path / "run", hits=10, batch_size=2, on_batch=kill_second_shard)
+    searcher.search_to_run(specs, tmp_path / "run", hits=10, batch_size=2, on_batch=kill_searcher)
     assert killed == [1]
-    assert ray.get(searcher.actors[1][0].pid.remote()) != pids[1]
+    assert ray.get(searcher.actors[0][0].pid.remote()) != pids[0]
     assert (tmp_path / "run").read_bytes() == _single_run(single, specs, 10, "plain")
 
 
@@ -441,7 +493,8 @@ def test_two_node_cluster_encode_and_search_equal_one_machine(single, tmp_path):
         assert [s["node"] for s in shards] == metadata["nodes"] and len(set(metadata["nodes"])) == 2
         with DistributedSearcher(tmp_path / "index") as searcher:
             placed = ray.get([row[0].node.remote() for row in searcher.actors])
-        assert placed == metadata["nodes"]
+            held = {shard: node for group, node in zip(searcher.groups, placed) for shard in group}
+        assert [held[i] for i in range(len(shards))] == metadata["nodes"] and len(placed) == 2  # a searcher a node
         specs = _query_specs(single)["composed"]
         distributed_search(tmp_path / "index", specs, tmp_path / "run", hits=25)
         assert (tmp_path / "run").read_bytes() == _single_run(single, specs, 25, "composed")

@@ -49,12 +49,19 @@ def _index_parser(sub) -> None:
     opt.add_threads(p, 1, "indexing threads (and CPUs) per builder actor")
     p.add_argument("--positions", help="per-position token weights JSONL of the whole collection (encode "
                    "--positions): each shard gets the positional field that window clauses read")
+    p.add_argument("--reorder", choices=["bp"], help="reorder each shard's docids after building it, as "
+                   "`lsr-lucene index --reorder bp` does: bp = recursive graph bisection")
+    opt.add_number(p, "--seed", kind=opt.INTEGER, help="with --reorder: shuffle each shard's input order with this "
+                   "seed first (default: start from the input order)")
+    opt.add_number(p, "--shards", kind=opt.NON_NEGATIVE_INT, default=0,
+                   help="shards to build, each of consecutive vector files (default 0: one per file)")
     opt.add_top_postings(p)
     opt.add_dense_impacts(p)
     _add_cluster_arguments(p, "index builder actors (JVMs), default 2")
 
 
 def _search_parser(sub) -> None:
+    from lsr_lucene.distributed.search import QUERY_BATCH
     from lsr_lucene.search.impact import DEFAULT_HITS
 
     p = sub.add_parser("search", help="scatter-gather search over the shard indexes; one merged TREC run")
@@ -71,7 +78,10 @@ def _search_parser(sub) -> None:
                    help="query truncation in tokens (default: the encoder's, 64)")
     opt.add_number(p, "--scale", kind=opt.POSITIVE_NUMBER, default=None,
                    help="query quantisation scale (default: the index's)")
-    opt.add_batch_size(p, 32, "queries per call to a shard actor")
+    opt.add_batch_size(p, QUERY_BATCH, "queries per call to a searcher actor")
+    opt.add_number(p, "--threads", default=None, metavar="N",
+                   help="search threads of each searcher actor (one per node, holding the shards built there; "
+                        "default: the cores of its machine)")
     opt.add_approximate(p)
     opt.add_heap_factor(p)
     opt.add_overwrite(p)
@@ -107,6 +117,8 @@ def _specs(args: argparse.Namespace, encoder_settings: dict) -> list[dict]:
 
 def _check_before_starting(args: argparse.Namespace) -> None:
     """Input errors that need no cluster (an index of the wrong kind, a repeated document id) fail before one starts."""
+    if args.command == "index" and args.seed is not None and not args.reorder:
+        raise InputError("--seed needs --reorder")
     if args.command == "search":
         from lsr_lucene.distributed.index import read_manifest
 
@@ -140,7 +152,8 @@ def _run(args: argparse.Namespace, resources: dict) -> str:
 
         manifest = distributed_index(args.input, args.index, args.num_workers, threads=args.threads,
                                      positions=args.positions, top_postings=args.top_postings,
-                                     dense_impacts=args.dense_impacts)
+                                     dense_impacts=args.dense_impacts, reorder=args.reorder, seed=args.seed,
+                                     shards=args.shards)
         return (f"wrote {len(manifest['shards'])} shard indexes ({manifest['documents']} documents) and "
                 f"{Path(args.index) / 'shards.json'}")
     from lsr_lucene.distributed.index import read_manifest
@@ -153,7 +166,8 @@ def _run(args: argparse.Namespace, resources: dict) -> str:
     specs = _specs(args, manifest.get("encoder", {}))
     stats = distributed_search(args.index, specs, args.output, hits=args.hits, replicas=args.num_workers,
                                tag=args.run_tag, overwrite=args.overwrite, batch_size=args.batch_size,
-                               approximate=args.approximate, query_cut=args.query_cut, heap_factor=args.heap_factor)
+                               approximate=args.approximate, query_cut=args.query_cut, heap_factor=args.heap_factor,
+                               threads=args.threads)
     report_unanswered(stats["unanswered"], stats["queries"])
     print(timing_line(stats["timing"]))
     return (f"wrote {args.output} ({stats['answered']} queries with hits; {stats['shards']} shards, "

@@ -17,6 +17,11 @@ from lsr_lucene.verbosity import is_verbose
 # started for one command does not need Ray's default of 30% of the memory
 LOCAL_OBJECT_STORE_BYTES = 1 << 30
 RESTARTS = 3  # max_restarts of every actor, and max_task_retries of its calls
+# Ray starts its workers at niceness +15 (below the raylet): on a shared machine a local instance's actors, which do
+# the command's work, then ran behind every other process, and behind the same command run on one machine (a
+# distributed search on 2 loaded cores measured against one index); a local instance's workers keep the
+# command's own niceness
+LOCAL_SYSTEM_CONFIG = {"worker_niceness": 0}
 
 
 def _quiet_ray_data() -> None:
@@ -115,7 +120,7 @@ def ray_cluster(address: str | None = None, num_cpus: int | None = None,
                         # "local": a new instance even when another Ray cluster runs on this machine (without
                         # it ray.init joins that one and refuses num_cpus / object_store_memory)
                         ray.init(address="local", num_cpus=num_cpus, object_store_memory=object_store_memory,
-                                 include_dashboard=False, **options)
+                                 include_dashboard=False, _system_config=LOCAL_SYSTEM_CONFIG, **options)
         except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             where = f"the Ray cluster at {address}" if address else "a local Ray instance"

@@ -24,11 +24,13 @@ MANIFEST = DISTRIBUTED_MANIFEST
 SHARD_DIR = "shard-{:05d}"
 
 
-def build_shard(vectors: str, index: str, threads: int, positions: str | None = None, top_postings: int = 0,
-                dense_impacts: float | str = "auto") -> dict:
-    """Ray task: ``lsr-lucene index`` of one shard in the worker's JVM (kept by the worker for its next shard);
-    with ``positions``, the shard's positional field from its documents' lines of that file; with
-    ``top_postings``, the shard's top-postings sidecar (approximate search); ``dense_impacts`` as ``index``'s."""
+def build_shard(vectors: str | list[str], index: str, threads: int, positions: str | None = None, top_postings: int = 0,
+                dense_impacts: float | str = "auto", reorder: str | None = None, seed: int | None = None) -> dict:
+    """Ray task: ``lsr-lucene index`` of one shard (a vector file, or consecutive files in order) in the worker's
+    JVM (kept by the worker for its next shard); with ``positions``, the shard's positional field from its
+    documents' lines of that file; with
+    ``top_postings``, the shard's top-postings sidecar (approximate search); ``dense_impacts``, ``reorder`` (BP
+    order of the shard's docids) and ``seed`` as ``index``'s."""
     from lsr_lucene.index.impact import build_impact_index, read_index_metadata
 
     started = time.perf_counter()
@@ -36,11 +38,13 @@ def build_shard(vectors: str, index: str, threads: int, positions: str | None = 
         metadata, built = read_index_metadata(index), False
     else:
         metadata = build_impact_index(vectors, index, threads=threads, positions=positions, top_postings=top_postings,
-                                      dense_impacts=dense_impacts)
+                                      dense_impacts=dense_impacts, reorder=reorder, seed=seed)
         built = True
     return {"documents": metadata.get("documents"), "indexed": metadata.get("indexed"),
             "max_impact": metadata.get("max_impact"),
             "postings": metadata.get("postings"), "built": built, "node": node_id(),
+            "reorder": (metadata.get("reorder") or {}).get("method"),
+            "dense_impacts_terms": (metadata.get("dense_impacts") or {}).get("terms", 0),
             "seconds": round(time.perf_counter() - started, 3)}
 
 
@@ -51,16 +55,29 @@ def shard_holders(vectors: str | Path, files: list[Path]) -> list[str | None]:
     return [written.get(f.name) for f in files]
 
 
+def shard_groups(files: int, shards: int) -> list[list[int]]:
+    """The file numbers of each shard: ``shards`` N > 0 groups of consecutive files, as even as whole files allow
+    (at most one per file); 0: one shard per file."""
+    if shards < 0:
+        raise InputError(f"shards must be 0 (one per vector file) or positive, got {shards}")
+    n = min(shards, files) if shards else files
+    return [list(range(files * i // n, files * (i + 1) // n)) for i in range(n)]
+
+
 def distributed_index(vectors: str | Path, index: str | Path, workers: int, threads: int = 1,
                       on_shard: Callable[[dict], None] | None = None, positions: str | Path | None = None,
                       top_postings: int = 0, retries: int = RESTARTS,
-                      dense_impacts: float | str = "auto") -> dict:
+                      dense_impacts: float | str = "auto", reorder: str | None = None, seed: int | None = None,
+                      shards: int = 0) -> dict:
     """Build one impact index per shard of ``vectors`` under ``index``, at most ``workers`` at a time, each on
     the node that wrote the shard while that node is alive; then ``shards.json``; returns the manifest.
     ``positions`` (per-position token weights of the whole collection, ``encode --positions``) adds each
     shard's positional field for window clauses: every shard reads the file and keeps its own documents.
     ``top_postings`` N > 0 gives every shard its top-postings sidecar (``search --approximate``); every shard has
-    the dense-impacts sidecar ``dense_impacts`` (a share, or ``auto`` as ``lsr-lucene index``; 0: none).
+    the dense-impacts sidecar ``dense_impacts`` (a share, or ``auto`` as ``lsr-lucene index``; 0: none);
+    ``reorder`` "bp" puts each shard's docids in BP order (seeded by ``seed``), as ``index --reorder bp`` does.
+    ``shards`` N > 0: N shards, each of consecutive vector files (the collection's order kept; encode writes files
+    of ``--shard-size`` documents); 0: one shard per file.
     Shards already built (an interrupted run) are kept; a build whose worker dies is retried ``retries`` times
     (each build writes a temporary folder renamed when complete, so a killed one leaves no half-built shard; the
     next writer removes the dead one's temporaries), then the run stops with one error line: a rerun finishes it."""
@@ -78,8 +95,11 @@ def distributed_index(vectors: str | Path, index: str | Path, workers: int, thre
         raise InputError(f"{out / MANIFEST}: the distributed index already exists")
     out.mkdir(parents=True, exist_ok=True)
     build = ray.remote(num_cpus=threads, max_retries=retries)(build_shard)
-    jobs = [(str(f.resolve()), str((out / SHARD_DIR.format(i)).resolve()), holder)
-            for i, (f, holder) in enumerate(zip(files, shard_holders(vectors, files)))]
+    holders = shard_holders(vectors, files)
+    groups = shard_groups(len(files), shards)
+    jobs = [([str(files[j].resolve()) for j in group] if shards else str(files[group[0]].resolve()),
+             str((out / SHARD_DIR.format(i)).resolve()), holders[group[0]])
+            for i, group in enumerate(groups)]
     workers = max(1, min(workers, len(jobs)))
     started = time.perf_counter()
     results: dict[int, dict] = {}
@@ -107,7 +127,8 @@ def distributed_index(vectors: str | Path, index: str | Path, workers: int, thre
             if len(pending) == workers:
                 collect_one()
             pending[build.options(scheduling_strategy=near(holder)).remote(file, path, threads, positions,
-                                                                                  top_postings, dense_impacts)] = number
+                                                                                  top_postings, dense_impacts, reorder,
+                                                                                  seed)] = number
         while pending:
             collect_one()
     except Exception as exc:
@@ -117,12 +138,13 @@ def distributed_index(vectors: str | Path, index: str | Path, workers: int, thre
         raise
     finally:
         progress.close()
-    shards = [results[i] for i in range(len(jobs))]
+    records = [results[i] for i in range(len(jobs))]
     manifest = {
-        **index_record(DISTRIBUTED), "shards": shards,
-        "documents": sum(s["indexed"] or 0 for s in shards), "postings": sum(s["postings"] or 0 for s in shards),
+        **index_record(DISTRIBUTED), "shards": records,
+        "documents": sum(s["indexed"] or 0 for s in records), "postings": sum(s["postings"] or 0 for s in records),
         "vectors": str(Path(vectors).resolve()), "encoder": read_metadata(vectors), "positions": positions,
-        "seconds": round(time.perf_counter() - started, 2), "workers": workers,
+        "seconds": round(time.perf_counter() - started, 2), "workers": workers, "reorder": reorder, "seed": seed,
+        "files_per_shard": [len(group) for group in groups],
     }
     write_text_atomic(out / MANIFEST, json.dumps(manifest, indent=2) + "\n")
     return manifest

@@ -1,9 +1,11 @@
-"""Distributed search: scatter a query batch to one searcher actor per shard, gather each shard's top k, merge.
+"""Distributed search: scatter a query batch to one searcher actor per node, gather each shard's top k, merge.
 
-Each :class:`ShardSearcher` actor keeps its shard's index open in its own JVM (``SpecSearcher`` over our
-``BatchSearcher``: plain, signed, CPT-pair and window specs) and returns every hit with its exact score.
-The driver merges the shards' lists by score (descending), ties by docid (ascending), as Anserini and our
-one-index search order them, and writes the run with the scores as the one-index run prints them.
+Each :class:`ShardSearcher` actor keeps the shards its node built open in one JVM (``SpecSearcher`` over our
+``BatchSearcher``: plain, signed, CPT-pair and window specs; one JVM start and warm-up per node, not per shard),
+searches a batch of specs on them side by side in one call and returns each shard's hits with their exact scores,
+packed in one bytes object per shard. The driver merges the shards' lists by score (descending), ties by docid
+(ascending), as Anserini and our one-index search order them, and writes the run with the scores as the one-index
+run prints them (in Java, batch by batch: no hit becomes a Python object).
 
 Why the merged run equals the one-index run: impact scores are sums of query weight × stored impact and
 use no collection statistics, so a document scores the same in its shard as in the whole collection, and
@@ -27,14 +29,14 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 from lsr_lucene.distributed.cluster import RESTARTS, near, node_id
 from lsr_lucene.errors import InputError
 from lsr_lucene.io.ranking import ordered
 from lsr_lucene.io.runs import merge_hits as merge_run_hits, write_lines
 from lsr_lucene.io.vectors import NEG_PREFIX
-from lsr_lucene.search.spec_searcher import exact_hits
+from lsr_lucene.search.spec_searcher import exact_hits, unpack_hits
 from lsr_lucene.search.specs import validate_spec
 
 QUERY_BATCH = 32  # queries per call to each shard actor
@@ -44,33 +46,60 @@ IN_FLIGHT = 4  # query batches outstanding at a time (per replica)
 Hit = tuple[str, str, float]  # (docid, score as the run file writes it, exact score)
 
 
-class ShardSearcher:
-    """Ray actor: one shard's index open in this process's JVM; searches and rescores batches of specs."""
+class Job(NamedTuple):
+    """One spec as its shards search it: its JSON, its depth k, the collection's max impacts of the terms it
+    subtracts (DistributedSearcher.subtracted_max_impacts)."""
 
-    def __init__(self, index: str, heap_factor: float = 1.0):
+    spec: str
+    k: int
+    bounds: dict[str, int]
+
+
+class ShardSearcher:
+    """Ray actor: the shards of a distributed index held by one node, open in this process's one JVM (one start, one
+    warm-up for them all); searches each batch of specs on every shard side by side, and rescores."""
+
+    def __init__(self, indexes: list[str], heap_factor: float = 1.0, threads: int | None = None):
+        """``threads``: search threads (default: the cores of this searcher's machine)."""
+        from lsr_lucene.cli_options import available_cores
         from lsr_lucene.search.spec_searcher import SpecSearcher
 
-        self.searcher = SpecSearcher(index, heap_factor=heap_factor)  # (a restarted actor gets it again)
+        # (a restarted actor opens them again)
+        self.searchers = [SpecSearcher(index, heap_factor=heap_factor) for index in indexes]
+        self.threads = threads or available_cores()
 
-    def search(self, batch: list[tuple[str, int, dict[str, int], int, int]]
-               ) -> tuple[list[tuple[str, str, str]], float]:
-        """Per (spec JSON, k, collection max impacts of the terms it subtracts, approximate, query cut): its top k,
-        best first, as columns (SpecSearcher.search_columns: cheap to send; the driver makes them hits); and the
-        seconds this took here (the driver's timing breakdown: SearchTiming)."""
+    def search(self, specs_jsonl: str, k: int, bounds: list[dict[str, int]], approximate: int, cut: int
+               ) -> tuple[list[bytes], list[float], float]:
+        """The top k of every spec of a batch (JSON lines) on each shard, ``bounds[i]`` the collection's max impacts
+        of the terms spec i subtracts, in one JVM call: each shard's hits packed in one bytes object
+        (spec_searcher.search_shards), the seconds each shard searched, and the seconds of the call here (the
+        driver's timing breakdown: SearchTiming)."""
+        from lsr_lucene.search.spec_searcher import search_shards
+
         started = time.perf_counter()
-        columns = [self.searcher.search_columns(json.loads(spec), k, bounds, approximate, cut)
-                   for spec, k, bounds, approximate, cut in batch]
-        return columns, time.perf_counter() - started
+        packs, seconds = search_shards(self.searchers, specs_jsonl, k, bounds, approximate, cut, threads=self.threads)
+        return packs, seconds, time.perf_counter() - started
 
-    def rescore(self, batch: list[tuple[str, list[str], list[float]]]) -> list[tuple[str, str, str]]:
-        """Per (spec JSON, docids, first-stage scores): the scores with the spec's windows added, in input order."""
-        return [self.searcher.rescore_columns(json.loads(spec), docids, scores) for spec, docids, scores in batch]
+    def rescore(self, shard: int, batch: list[tuple[str, list[str], list[float]]]) -> list[tuple[str, str, str]]:
+        """On this searcher's ``shard``-th index, per (spec JSON, docids, first-stage scores): the scores with the
+        spec's windows added, in input order."""
+        return [self.searchers[shard].rescore_columns(json.loads(spec), docids, scores)
+                for spec, docids, scores in batch]
 
     def max_impacts(self, field: str, terms: list[str] | None = None) -> dict[str, int]:
-        return self.searcher.max_impacts(field, terms)
+        """The largest max impact of each term over this searcher's shards (those holding it)."""
+        table: dict[str, int] = {}
+        for searcher in self.searchers:
+            for term, value in searcher.max_impacts(field, terms).items():
+                table[term] = max(value, table.get(term, 0))
+        return table
+
+    def has_negatives(self, field: str) -> bool:
+        """Whether ``field`` of one of these shards holds a ``neg_`` term (a document weight below zero)."""
+        return any(searcher.has_term_with_prefix(field, NEG_PREFIX) for searcher in self.searchers)
 
     def num_docs(self) -> int:
-        return self.searcher.num_docs
+        return sum(searcher.num_docs for searcher in self.searchers)
 
     def node(self) -> str:
         """The Ray node this searcher runs on."""
@@ -81,51 +110,71 @@ class ShardSearcher:
         return os.getpid()
 
 
+def node_groups(shards: Sequence[dict]) -> list[list[int]]:
+    """Shard numbers grouped by the node that built them (manifest ``node``; unknown: one group), in shard order:
+    one searcher process per group."""
+    groups: dict[str | None, list[int]] = {}
+    for number, shard in enumerate(shards):
+        groups.setdefault(shard.get("node"), []).append(number)
+    return list(groups.values())
+
+
 @dataclass
 class SearchTiming:
-    """Where a distributed search's time goes: per query batch, its round trip (sent to every shard -> every answer
-    in) and the slowest shard's own search time; per shard, the seconds it searched; on the driver, preparing the
-    specs (JSON, subtracted max impacts), gathering the collection's max impacts of the terms signed queries subtract
-    (``bounds``: one call per shard), fetching the answers (Ray transfer and deserialisation) and merging."""
+    """Where a distributed search's time goes: per query batch, its round trip (sent to every searcher -> every
+    answer in) and the slowest searcher's own call; per searcher process and per shard, the seconds it searched; on
+    the driver, preparing the specs (JSON, subtracted max impacts), gathering the collection's max impacts of the
+    terms signed queries subtract (``bounds``: one call per searcher), fetching the answers (Ray transfer and
+    deserialisation) and merging them into the run."""
 
     round_trips: list[float] = field(default_factory=list)
-    slowest_shard: list[float] = field(default_factory=list)
+    slowest_searcher: list[float] = field(default_factory=list)
+    searcher_busy: list[float] = field(default_factory=list)
     shard_busy: list[float] = field(default_factory=list)
     prepare: float = 0.0
     bounds: float = 0.0
     fetch: float = 0.0
     merge: float = 0.0
 
-    def add_batch(self, sent: float, shard_seconds: list[float]) -> None:
+    def add_batch(self, sent: float, searcher_seconds: list[float], shard_seconds: list[float]) -> None:
         self.round_trips.append(time.perf_counter() - sent)
-        self.slowest_shard.append(max(shard_seconds))
-        if not self.shard_busy:
-            self.shard_busy = [0.0] * len(shard_seconds)
-        self.shard_busy = [busy + s for busy, s in zip(self.shard_busy, shard_seconds)]
+        self.slowest_searcher.append(max(searcher_seconds))
+        self.searcher_busy = _added(self.searcher_busy, searcher_seconds)
+        self.shard_busy = _added(self.shard_busy, shard_seconds)
 
-    def summary(self, wall: float) -> dict:
-        """The breakdown as numbers (seconds, ms per batch), ``wall`` the search's total seconds."""
+    def summary(self, wall: float, start: float = 0.0) -> dict:
+        """The breakdown as numbers (seconds, ms per batch), ``wall`` the search's total seconds, ``start`` those
+        of starting the searchers (their processes, JVMs and open shards) before it."""
         trips = sorted(self.round_trips) or [0.0]
-        return {"batches": len(self.round_trips), "wall_s": round(wall, 3),
+        slowest = sum(self.slowest_searcher) / max(len(self.slowest_searcher), 1)
+        return {"batches": len(self.round_trips), "wall_s": round(wall, 3), "start_s": round(start, 3),
                 "round_trip_ms_mean": round(1e3 * sum(trips) / len(trips), 2),
                 "round_trip_ms_p50": round(1e3 * trips[len(trips) // 2], 2),
                 "round_trip_ms_max": round(1e3 * trips[-1], 2),
-                "slowest_shard_ms_mean": round(1e3 * sum(self.slowest_shard) / max(len(self.slowest_shard), 1), 2),
+                "slowest_searcher_ms_mean": round(1e3 * slowest, 2),
+                "searcher_busy_s": [round(b, 3) for b in self.searcher_busy],
                 "shard_busy_s": [round(b, 3) for b in self.shard_busy], "prepare_s": round(self.prepare, 3),
                 "bounds_s": round(self.bounds, 3),
                 "fetch_s": round(self.fetch, 3), "merge_s": round(self.merge, 3)}
 
 
+def _added(totals: list[float], seconds: list[float]) -> list[float]:
+    return [a + b for a, b in zip(totals or [0.0] * len(seconds), seconds)]
+
+
 def timing_line(timing: dict) -> str:
     """One line on a search's SearchTiming summary."""
-    rest = timing["round_trip_ms_mean"] - timing["slowest_shard_ms_mean"]
-    busy = ", ".join(f"{b:.2f}" for b in timing["shard_busy_s"])
-    return (f"time: {timing['wall_s']:.2f} s for {timing['batches']} batches; per batch round trip "
-            f"{timing['round_trip_ms_mean']:.1f} ms mean (p50 {timing['round_trip_ms_p50']:.1f}, max "
-            f"{timing['round_trip_ms_max']:.1f}), the slowest shard searching {timing['slowest_shard_ms_mean']:.1f} "
-            f"of it, {rest:.1f} queueing behind batches in flight, Ray transfer and (de)serialisation; shards busy "
-            f"[{busy}] s; driver: prepare {timing['prepare_s']:.2f} s (of it max impacts from the shards "
-            f"{timing['bounds_s']:.2f} s), fetch {timing['fetch_s']:.2f} s, merge "
+    rest = timing["round_trip_ms_mean"] - timing["slowest_searcher_ms_mean"]
+    searchers = ", ".join(f"{b:.2f}" for b in timing["searcher_busy_s"])
+    shards = ", ".join(f"{b:.2f}" for b in timing["shard_busy_s"])
+    beyond = timing["wall_s"] - max(timing["searcher_busy_s"], default=0.0)
+    return (f"time: searchers started in {timing.get('start_s', 0.0):.2f} s; search {timing['wall_s']:.2f} s, "
+            f"{beyond:.2f} s of it beyond the busiest searcher's, for {timing['batches']} batches; per batch round "
+            f"trip {timing['round_trip_ms_mean']:.1f} ms mean (p50 {timing['round_trip_ms_p50']:.1f}, max "
+            f"{timing['round_trip_ms_max']:.1f}), the slowest searcher's call {timing['slowest_searcher_ms_mean']:.1f} "
+            f"of it, {rest:.1f} queueing behind batches in flight, Ray transfer and (de)serialisation; searchers busy "
+            f"[{searchers}] s, shards [{shards}] s; driver: prepare {timing['prepare_s']:.2f} s (of it max impacts "
+            f"from the searchers {timing['bounds_s']:.2f} s), fetch {timing['fetch_s']:.2f} s, merge and write "
             f"{timing['merge_s']:.2f} s")
 
 
@@ -157,14 +206,15 @@ def subtracted_terms(spec: dict) -> set[str]:
 
 
 class DistributedSearcher:
-    """Searcher actors over every shard of a distributed index (``replicas`` per shard), open until ``close``."""
+    """Searcher actors over every shard of a distributed index, open until ``close``: one per node holding shards
+    (the node that built them), with ``replicas`` copies, each holding that node's shards in one JVM."""
 
     def __init__(self, index: str | Path, replicas: int = 1, approximate: int = 0, query_cut: int | None = None,
-                 heap_factor: float = 1.0):
+                 heap_factor: float = 1.0, threads: int | None = None):
         """``approximate``, ``query_cut``: 0 exact search; N > 0 approximate search on each shard
         (SpecSearcher.search_hits). ``heap_factor`` H < 1: each shard's searcher prunes against threshold / H
         (SpecSearcher.heap_factor); the merged run keeps the promise, since the collection's exact k-th score is at
-        least each shard's."""
+        least each shard's. ``threads``: search threads of each searcher actor (default: its machine's cores)."""
         from lsr_lucene.search.spec_searcher import QUERY_CUT, check_heap_factor
 
         import ray
@@ -173,57 +223,83 @@ class DistributedSearcher:
 
         if replicas < 1:
             raise InputError(f"replicas must be at least 1, got {replicas}")
+        if threads is not None and threads < 1:
+            raise InputError(f"threads must be at least 1, got {threads}")
+        started = time.perf_counter()
         manifest = read_manifest(index)
         self.shards = [str((Path(index) / s["path"]).resolve()) for s in manifest["shards"]]
+        self.groups = node_groups(manifest["shards"])  # the shard numbers of each searcher
         self.replicas = replicas
         self.approximate = int(approximate)
         self.query_cut = QUERY_CUT if query_cut is None else int(query_cut)
         self.heap_factor = check_heap_factor(heap_factor)  # a bad value fails here, not in every actor
         # no CPU reserved: a searcher waits for queries most of the time, and reserving CPUs would leave a second
-        # searcher (another run, a restarted actor) waiting for them forever. A shard's first searcher runs on the
-        # node that built its index (while alive); further replicas, and shards of unknown node, are SPREAD
+        # searcher (another run, a restarted actor) waiting for them forever. A group's first searcher runs on the
+        # node that built its shards (while alive); further replicas, and groups of unknown node, are SPREAD
         actor_class = ray.remote(num_cpus=0, max_restarts=RESTARTS, max_task_retries=RESTARTS)(ShardSearcher)
-        self.actors = [[actor_class.options(scheduling_strategy=near(shard.get("node"), "SPREAD") if r == 0
-                                            else "SPREAD").remote(path, self.heap_factor) for r in range(replicas)]
-                       for shard, path in zip(manifest["shards"], self.shards)]
+        nodes = [manifest["shards"][group[0]].get("node") for group in self.groups]
+        self.actors = [[actor_class.options(scheduling_strategy=near(node, "SPREAD") if r == 0 else "SPREAD").remote(
+                            [self.shards[i] for i in group], self.heap_factor, threads)
+                        for r in range(replicas)]
+                       for node, group in zip(nodes, self.groups)]
         self._max_impacts: dict[str, dict[str, int]] = {}  # field -> the collection's max impact of each term
         self._asked: dict[str, set[str]] = {}  # field -> the terms whose max impacts were gathered
+        self._negatives: dict[str, bool] = {}  # field -> whether some shard holds a neg_ term
         try:
             self.num_docs = sum(_ray_get([row[0].num_docs.remote() for row in self.actors]))  # indexes open or fail
             _ray_get([actor.num_docs.remote() for row in self.actors for actor in row[1:]])
         except BaseException:
             self.close()
             raise
+        self.open_seconds = time.perf_counter() - started  # actors started, each with its JVM and shards open
 
-    def search(self, specs: Sequence[dict], hits: int = 1000, batch_size: int = QUERY_BATCH,
-               on_batch: Callable[[int, list], None] | None = None,
-               timing: SearchTiming | None = None) -> list[list[Hit]]:
-        """Merged top ``hits`` of every spec, in input order: [(docid, score as printed, exact score)].
-
-        Batches of ``batch_size`` specs go to every shard (replicas take turns); ``on_batch(done, actors)`` is
-        called as each batch completes (``actors[shard][replica]``). Specs with window ``rerank`` then get
-        their second phase (the windows added to the collection's first-stage top N). ``timing`` collects where
-        the time goes (SearchTiming).
-        """
-        timing = SearchTiming() if timing is None else timing
+    def _jobs(self, specs: Sequence[dict], hits: int, timing: SearchTiming) -> list[Job]:
+        """(spec JSON, k, the collection's max impacts of the terms it subtracts) of every spec, checked first: a bad
+        spec is one error line before any shard is asked. A window ``rerank`` spec: its first stage, at depth
+        max(k, N)."""
         started = time.perf_counter()
         if hits <= 0:
             raise InputError(f"hits must be positive, got {hits}")
         subtracted: dict[str, set[str]] = {}  # field -> every term the specs subtract: one call per shard for all
-        for spec in specs:  # a bad spec is one error line before any shard is asked
+        for spec in specs:
             validate_spec(spec)
             subtracted.setdefault(spec.get("field", "contents"), set()).update(subtracted_terms(spec))
         gathering = time.perf_counter()
         for name, terms in subtracted.items():
             self.gather_max_impacts(name, terms)
         timing.bounds += time.perf_counter() - gathering
-        jobs = [(json.dumps(first_stage(spec) if reranks(spec) else spec, allow_nan=False),
-                 max(hits, spec["rerank"]) if reranks(spec) else hits, self.subtracted_max_impacts(spec),
-                 self.approximate, self.query_cut)
+        jobs = [Job(json.dumps(first_stage(spec) if reranks(spec) else spec, allow_nan=False),
+                    max(hits, spec["rerank"]) if reranks(spec) else hits, self.subtracted_max_impacts(spec))
                 for spec in specs]
-        rerank_at = [i for i, spec in enumerate(specs) if reranks(spec)]
         timing.prepare += time.perf_counter() - started
-        results = self._scatter(jobs, batch_size, on_batch, tagged=set(rerank_at), timing=timing)
+        return jobs
+
+    def search(self, specs: Sequence[dict], hits: int = 1000, batch_size: int = QUERY_BATCH,
+               on_batch: Callable[[int, list], None] | None = None,
+               timing: SearchTiming | None = None) -> list[list[Hit]]:
+        """Merged top ``hits`` of every spec, in input order: [(docid, score as printed, exact score)].
+
+        Batches of ``batch_size`` specs go to every searcher (replicas take turns); ``on_batch(done, actors)`` is
+        called as each batch completes (``actors[searcher][replica]``, searcher i holding shards ``groups[i]``).
+        Specs with window ``rerank`` then get their second phase (the windows added to the collection's first-stage
+        top N). ``timing`` collects where the time goes (SearchTiming).
+        """
+        timing = SearchTiming() if timing is None else timing
+        jobs = self._jobs(specs, hits, timing)
+        rerank_at = [i for i, spec in enumerate(specs) if reranks(spec)]
+        tagged = set(rerank_at)
+        results: list[list] = [[] for _ in jobs]
+
+        def merge(numbers: list[int], packs: list[bytes]) -> None:
+            per_shard = [unpack_hits(pack) for pack in packs]
+            for row, job in enumerate(numbers):
+                shard_hits = [lists[row] for lists in per_shard]
+                if job in tagged:
+                    shard_hits = [[(*hit, shard) for hit in hits]  # type: ignore[misc]  # Hit + shard number
+                                  for shard, hits in enumerate(shard_hits)]
+                results[job] = merge_hits(shard_hits, jobs[job].k)
+
+        self._scatter(jobs, batch_size, on_batch, timing, merge)
         for start in range(0, len(rerank_at), batch_size):
             batch = rerank_at[start:start + batch_size]
             rescored = self._rescore([specs[i] for i in batch], [results[i] for i in batch], start // batch_size)
@@ -231,61 +307,70 @@ class DistributedSearcher:
                 results[i] = ordered(ranked, score_index=2)[:hits]
         return [[hit[:3] for hit in ranked] for ranked in results]
 
-    def _scatter(self, jobs: Sequence[tuple[str, int, dict, int, int]], batch_size: int,
-                 on_batch: Callable[[int, list], None] | None, tagged: set[int],
-                 timing: SearchTiming) -> list[list[tuple]]:
-        """Every (spec JSON, k, bounds) searched on every shard, merged to its top k; hits of the ``tagged`` jobs
-        carry their shard number: (docid, shown, exact, shard)."""
+    def _scatter(self, jobs: Sequence[Job], batch_size: int, on_batch: Callable[[int, list], None] | None,
+                 timing: SearchTiming, merge: Callable[[list[int], list[bytes]], None]) -> None:
+        """Every job searched on every shard, batch by batch (``IN_FLIGHT`` batches outstanding per replica, each
+        sent as one object every searcher reads); ``merge(job numbers, every shard's packed hits, in shard order)``
+        of each batch, in batch order."""
         import ray
         from lsr_lucene.progress import progress_bar
 
         batches = [list(range(i, min(i + batch_size, len(jobs)))) for i in range(0, len(jobs), batch_size)]
-        results: list[list] = [[] for _ in jobs]
         progress = progress_bar(total=len(jobs), desc=f"searching {len(self.shards)} shards", unit=" queries",
-                        file=sys.stderr, dynamic_ncols=True)
-        pending: dict = {}  # shard result ref -> batch number
+                                file=sys.stderr, dynamic_ncols=True)
+        pending: dict = {}  # searcher result ref -> batch number
         batch_refs: dict[int, list] = {}
         sent: dict[int, float] = {}  # batch number -> when it was sent
+        answered: dict[int, list[bytes]] = {}  # batches in, not yet merged (merged in batch order)
         next_batch = done = 0
         try:
             while next_batch < len(batches) or pending:
                 while next_batch < len(batches) and len(batch_refs) < IN_FLIGHT * self.replicas:
                     replica = next_batch % self.replicas
                     batch = [jobs[i] for i in batches[next_batch]]
-                    sent[next_batch] = time.perf_counter()
-                    batch_refs[next_batch] = [row[replica].search.remote(batch) for row in self.actors]
+                    sending = time.perf_counter()
+                    text = ray.put("\n".join(job.spec for job in batch))
+                    bounds = [job.bounds for job in batch]
+                    k = max(job.k for job in batch)
+                    timing.prepare += time.perf_counter() - sending
+                    sent[next_batch] = sending
+                    batch_refs[next_batch] = [row[replica].search.remote(text, k, bounds, self.approximate,
+                                                                         self.query_cut) for row in self.actors]
                     pending.update(dict.fromkeys(batch_refs[next_batch], next_batch))
                     next_batch += 1
                 ready, _ = ray.wait(list(pending), num_returns=1)
                 number = pending.pop(ready[0])
                 if any(ref in pending for ref in batch_refs[number]):
-                    continue  # other shards of this batch still searching
+                    continue  # other searchers of this batch still searching
                 fetching = time.perf_counter()
                 answers = _ray_get(batch_refs.pop(number))
-                merging = time.perf_counter()
-                timing.fetch += merging - fetching
-                timing.add_batch(sent.pop(number), [seconds for _, seconds in answers])
-                per_shard = [columns for columns, _ in answers]
-                for row, job in enumerate(batches[number]):
-                    shard_hits = [exact_hits(lists[row]) for lists in per_shard]
-                    if job in tagged:
-                        shard_hits = [[(*hit, shard) for hit in hits]  # type: ignore[misc]  # Hit + shard number
-                                      for shard, hits in enumerate(shard_hits)]
-                    results[job] = merge_hits(shard_hits, jobs[job][1])
-                timing.merge += time.perf_counter() - merging
-                done += 1
-                progress.update(len(batches[number]))
-                if on_batch is not None:
-                    on_batch(done, self.actors)
+                timing.fetch += time.perf_counter() - fetching
+                packs: list[bytes] = [b""] * len(self.shards)  # in shard order
+                shard_seconds = [0.0] * len(self.shards)
+                for group, (group_packs, group_seconds, _) in zip(self.groups, answers):
+                    for shard, packed, seconds in zip(group, group_packs, group_seconds):
+                        packs[shard], shard_seconds[shard] = packed, seconds
+                timing.add_batch(sent.pop(number), [seconds for _, _, seconds in answers], shard_seconds)
+                answered[number] = packs
+                while done in answered:
+                    merging = time.perf_counter()
+                    merge(batches[done], answered.pop(done))
+                    timing.merge += time.perf_counter() - merging
+                    progress.update(len(batches[done]))
+                    done += 1
+                    if on_batch is not None:
+                        on_batch(done, self.actors)
         finally:
             progress.close()
-        return results
 
     def _rescore(self, specs: Sequence[dict], first_stages: Sequence[list], replica: int) -> list[list[Hit]]:
         """Second phase of window rerank: each shard adds the windows to its documents among each spec's
         collection first-stage top N (hits tagged with their shard); per spec, all shards' rescored hits."""
         calls, refs = [], []  # the spec numbers of each call, its result
-        for shard, row in enumerate(self.actors):
+        where = {shard: (row, position) for row, group in zip(self.actors, self.groups)
+                 for position, shard in enumerate(group)}
+        for shard in range(len(self.shards)):
+            row, position = where[shard]
             items, numbers = [], []
             for number, (spec, ranked) in enumerate(zip(specs, first_stages)):
                 held = [hit for hit in ranked if hit[3] == shard]
@@ -294,7 +379,7 @@ class DistributedSearcher:
                     numbers.append(number)
             if items:
                 calls.append(numbers)
-                refs.append(row[replica % self.replicas].rescore.remote(items))
+                refs.append(row[replica % self.replicas].rescore.remote(position, items))
         rescored: list[list[Hit]] = [[] for _ in specs]
         for numbers, lists in zip(calls, _ray_get(refs)):
             for number, columns in zip(numbers, lists):
@@ -316,6 +401,9 @@ class DistributedSearcher:
         table = self._max_impacts.setdefault(field, {})
         asked = self._asked.setdefault(field, set())
         missing = sorted(terms - asked)
+        if any(term.startswith(NEG_PREFIX) for term in missing) and not self._has_negatives(field):
+            asked.update(term for term in missing if term.startswith(NEG_PREFIX))  # none held: none to ask for
+            missing = [term for term in missing if not term.startswith(NEG_PREFIX)]
         if missing:
             for shard in _ray_get([row[0].max_impacts.remote(field, missing) for row in self.actors]):
                 for term, value in shard.items():
@@ -323,6 +411,13 @@ class DistributedSearcher:
                         table[term] = value
             asked.update(missing)
         return table
+
+    def _has_negatives(self, field: str) -> bool:
+        """Whether some shard holds a ``neg_`` term of ``field`` (asked once; without one, the ``neg_`` twins that
+        positive weights subtract have no max impact to gather)."""
+        if field not in self._negatives:
+            self._negatives[field] = any(_ray_get([row[0].has_negatives.remote(field) for row in self.actors]))
+        return self._negatives[field]
 
     def search_to_run(self, specs: Sequence[dict], output: str | Path, hits: int = 1000, tag: str = "lsr_lucene",
                       overwrite: bool = False, batch_size: int = QUERY_BATCH,
@@ -336,17 +431,48 @@ class DistributedSearcher:
         searchable = [s for s in specs if s.get("terms") or s.get("pairs") or s.get("windows")]
         timing = SearchTiming()
         started = time.perf_counter()
-        ranked_lists = self.search(searchable, hits, batch_size, on_batch, timing)
-        seconds = time.perf_counter() - started
         with atomic_output(output, overwrite=overwrite) as tmp:
-            with open(tmp, "w", encoding="utf-8") as out:
-                write_lines(out, {spec["qid"]: [(docid, shown) for docid, shown, _ in ranked]
-                                  for spec, ranked in zip(searchable, ranked_lists)}, tag, sort=False)
-        answered = {spec["qid"] for spec, ranked in zip(searchable, ranked_lists) if ranked}
+            if any(reranks(spec) for spec in searchable):  # two phases, merged here (search)
+                ranked_lists = self.search(searchable, hits, batch_size, on_batch, timing)
+                with open(tmp, "w", encoding="utf-8") as out:
+                    write_lines(out, {spec["qid"]: [(docid, shown) for docid, shown, _ in ranked]
+                                      for spec, ranked in zip(searchable, ranked_lists)}, tag, sort=False)
+                counts = [len(ranked) for ranked in ranked_lists]
+            else:
+                counts = self._search_into_run(searchable, hits, tmp, tag, batch_size, on_batch, timing)
+        seconds = time.perf_counter() - started
+        answered = {spec["qid"] for spec, count in zip(searchable, counts) if count}
         return {"queries": len(specs), "answered": len(answered), "shards": len(self.shards),
-                "replicas": self.replicas, "seconds": round(seconds, 3), "timing": timing.summary(seconds),
+                "replicas": self.replicas, "seconds": round(seconds, 3),
+                "timing": timing.summary(seconds, self.open_seconds),
                 "qps": round(len(searchable) / seconds, 2) if seconds else None,
                 "unanswered": [spec["qid"] for spec in specs if spec["qid"] not in answered]}
+
+    def _search_into_run(self, specs: Sequence[dict], hits: int, run: Path, tag: str, batch_size: int,
+                         on_batch: Callable[[int, list], None] | None, timing: SearchTiming) -> list[int]:
+        """Search ``specs`` (no window rerank) and write their merged run to ``run`` as the batches come in: the
+        shards' packed hits merged and written by Java (ShardHits.RunMerger), no hit made a Python object; returns
+        each spec's hit count."""
+        from lsr_lucene.jvm.classes import java_class, java_errors
+
+        jobs = self._jobs(specs, hits, timing)
+        qids = [str(spec["qid"]) for spec in specs]
+        counts: list[int] = []
+        merger_class = java_class("search.ShardHits$RunMerger")  # (starts the JVM, which java_errors needs first)
+        with java_errors(str(run)):
+            merger = merger_class(str(run), tag)
+
+        def merge(numbers: list[int], packs: list[bytes]) -> None:
+            with java_errors(str(run)):
+                for pack in packs:
+                    merger.add(pack)
+                counts.extend(merger.write([qids[i] for i in numbers], hits))
+
+        try:
+            self._scatter(jobs, batch_size, on_batch, timing, merge)
+        finally:
+            merger.close()
+        return counts
 
     def close(self) -> None:
         import ray
@@ -382,11 +508,13 @@ def _ray_get(refs: list):
 def distributed_search(index: str | Path, specs: Sequence[dict], output: str | Path, hits: int = 1000,
                        replicas: int = 1, tag: str = "lsr_lucene", overwrite: bool = False,
                        batch_size: int = QUERY_BATCH, on_batch: Callable[[int, list], None] | None = None,
-                       approximate: int = 0, query_cut: int | None = None, heap_factor: float = 1.0) -> dict:
+                       approximate: int = 0, query_cut: int | None = None, heap_factor: float = 1.0,
+                       threads: int | None = None) -> dict:
     """Search ``specs`` over every shard of a distributed index and write the merged TREC run (see
-    ``DistributedSearcher.search_to_run``); the searcher actors live for this call only."""
+    ``DistributedSearcher.search_to_run``; ``threads`` per searcher actor); the searcher actors live for this
+    call only."""
     from lsr_lucene.io.output import refuse_existing
 
     refuse_existing(output, overwrite)
-    with DistributedSearcher(index, replicas, approximate, query_cut, heap_factor) as searcher:
+    with DistributedSearcher(index, replicas, approximate, query_cut, heap_factor, threads) as searcher:
         return searcher.search_to_run(specs, output, hits, tag, overwrite, batch_size, on_batch)

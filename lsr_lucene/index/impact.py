@@ -288,11 +288,12 @@ def in_input_order(files: list[Path], index_dir: Path, out_dir: Path, scratch: P
 INDEXERS = ("lsr", "anserini")  # ours (index.ImpactIndexer), or Anserini's IndexCollection: the same index
 
 
-def build_impact_index(vectors: str | Path, index: str | Path, threads: int = 2, overwrite: bool = False,
+def build_impact_index(vectors: str | Path | list[str], index: str | Path, threads: int = 2, overwrite: bool = False,
                        optimize: bool = True, positions: str | Path | None = None, indexer: str = "lsr",
                        reorder: str | None = None, seed: int | None = None, top_postings: int = 0,
                        dense_impacts: float | str = 0.0) -> dict:
-    """Validate vectors and index them as an impact index at ``index``; returns the index metadata.
+    """Validate vectors (a file, a folder, or a list of files indexed in that order, e.g. a distributed index's
+    shard of several parts) and index them as an impact index at ``index``; returns the index metadata.
 
     ``indexer`` "lsr" (ours, about 4x faster) or "anserini" (IndexCollection) build the same index. With
     ``positions`` (per-position token weights JSONL) the positional weight field used by WindowQuery/SDM is
@@ -305,7 +306,13 @@ def build_impact_index(vectors: str | Path, index: str | Path, threads: int = 2,
     """
     if indexer not in INDEXERS:
         raise InputError(f"unknown indexer {indexer!r}; known: {', '.join(INDEXERS)}")
-    files = vector_files(vectors)
+    if isinstance(vectors, list):
+        files = [Path(f) for f in vectors]
+        vectors = files[0] if len(files) == 1 else f"{files[0]} .. {files[-1].name} ({len(files)} files)"
+        resolved: str | list[str] = [str(f.resolve()) for f in files]
+    else:
+        files = vector_files(vectors)
+        resolved = str(Path(vectors).resolve())
     refuse_existing(index, overwrite)
     counts, largest = _validate(files)
     _check_heap(largest)
@@ -338,7 +345,7 @@ def build_impact_index(vectors: str | Path, index: str | Path, threads: int = 2,
             from lsr_lucene.index.positional import build_positional_field
 
             build_positional_field(built, positions)
-        metadata = {**index_record(IMPACT), "positions": bool(positions), "vectors": str(Path(vectors).resolve()),
+        metadata = {**index_record(IMPACT), "positions": bool(positions), "vectors": resolved,
                     **counts, "indexed": indexed, "indexer": indexer, "encoder": _vector_metadata(files)}
         if skipped:
             metadata["skipped"] = skipped

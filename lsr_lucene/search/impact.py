@@ -7,13 +7,13 @@ itself: scores are the exact dot product of the quantised query and document vec
 """
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from lsr_lucene.index.impact import read_index_metadata
 from lsr_lucene.io.output import refuse_existing
-from lsr_lucene.io.runs import answered
 
 DEFAULT_HITS = 1000
 
@@ -94,8 +94,29 @@ def run_specs(index: str | Path, specs: list[dict], output: str | Path, hits: in
             report_unknown_terms(searcher, searchable, model)
         searcher.search_to_run(searchable, str(output), k=hits, threads=threads, tag=tag, approximate=approximate,
                                query_cut=QUERY_CUT if query_cut is None else query_cut)
-    answered_qids = answered(output)
+    answered_qids = answered_in_order(output, [str(spec["qid"]) for spec in searchable])
     return [spec["qid"] for spec in specs if spec["qid"] not in answered_qids]
+
+
+def answered_in_order(run: str | Path, qids: Sequence[str]) -> set[str]:
+    """The ``qids`` that have lines in ``run``, a run our searcher wrote (each query's lines together, in the order
+    of ``qids``): found in one forward scan of the bytes, not by parsing every line (3.45M at k=1000 on the 3,452 NQ
+    questions took longer than their search)."""
+    import mmap
+
+    found: set[str] = set()
+    with open(run, "rb") as f:
+        if os.fstat(f.fileno()).st_size == 0:
+            return found
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            at = 0  # where the last query found starts: the next one's lines come after it
+            for qid in qids:
+                prefix = qid.encode("utf-8") + b" Q0 "
+                where = 0 if at == 0 and data[:len(prefix)] == prefix else data.find(b"\n" + prefix, at)
+                if where >= 0:
+                    found.add(qid)
+                    at = where + 1
+    return found
 
 
 def report_unanswered(missing: list[str], total: int) -> None:

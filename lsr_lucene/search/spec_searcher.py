@@ -273,6 +273,11 @@ class SpecSearcher:
                     else self._java.maxImpacts(str(field), [str(t) for t in terms]))
         return {term: int(value) for term, value in (line.rsplit("\t", 1) for line in text.splitlines())}
 
+    def has_term_with_prefix(self, field: str, prefix: str) -> bool:
+        """Whether ``field`` of this index holds a term starting with ``prefix``."""
+        with java_errors(self.index_dir):
+            return bool(self._java.hasTermWithPrefix(str(field), str(prefix)))
+
     def score(self, spec: Mapping, docids: Sequence[str]) -> list[float]:
         """Exact scores of ``spec`` for the given docids (matching or not): Σ w·(impact − neg impact) + pairs + windows."""
         validate_spec(spec)
@@ -297,3 +302,40 @@ def exact_hits(columns: Sequence[str]) -> list[tuple[str, str, float]]:
     if not docids:
         return []
     return list(zip(docids.split("\n"), shown.split("\n"), map(float, exact.split("\n"))))
+
+
+def search_shards(searchers: Sequence[SpecSearcher], specs_jsonl: str, k: int, bounds: Sequence[Mapping[str, int]],
+                  approximate: int = 0, query_cut: int = QUERY_CUT, heap_factor: float | None = None,
+                  threads: int = 1) -> tuple[list[bytes], list[float]]:
+    """Top k of every spec of ``specs_jsonl`` (JSON lines, checked by the caller) on several indexes open in this
+    process (the shards one searcher of a distributed index holds), side by side on ``threads`` threads in one JVM
+    call: each index's hits packed into one bytes object (Java's ShardHits layout; ``unpack_hits`` reads it), and
+    the seconds each took. ``bounds[i]``: the collection's max impacts of the terms spec i subtracts
+    (``search_exact``'s ``collection_max_impacts``); the rest as in ``SpecSearcher.search_hits``."""
+    if k <= 0:
+        raise InputError(f"k must be positive, got {k}")
+    approximate = max(searcher._check_approximate(approximate, query_cut) for searcher in searchers)
+    heap = searchers[0]._heap(heap_factor)
+    terms = [term for table in bounds for term in table]
+    values = [int(value) for table in bounds for value in table.values()]
+    with java_errors():
+        batch = java_class("search.BatchSearcher").searchShards(
+            [searcher._java for searcher in searchers], specs_jsonl, _count(k), [len(table) for table in bounds],
+            terms, values, _count(approximate), _count(query_cut), heap, int(threads))
+        return [bytes(batch.pack(i).tostring()) for i in range(len(searchers))], list(batch.seconds)
+
+
+def unpack_hits(pack: bytes) -> list[list[tuple[str, str, float]]]:
+    """Every query's (docid, score as written, exact score) hits of one index's packed bytes (``search_shards``),
+    best first."""
+    queries = int.from_bytes(pack[:4], "little")
+    counts = np.frombuffer(pack, dtype="<i4", count=queries, offset=4).tolist()
+    n = sum(counts)
+    at = 4 + 4 * queries
+    scores = np.frombuffer(pack, dtype="<f8", count=n, offset=at).tolist()
+    ends = np.cumsum(np.frombuffer(pack, dtype="<i4", count=n, offset=at + 8 * n)).tolist()
+    base = at + 12 * n
+    ids = [pack[base + a:base + b].decode("utf-8") for a, b in zip([0, *ends[:-1]], ends)]
+    hits = list(zip(ids, [format_score(s) for s in scores], scores))
+    starts = np.cumsum([0, *counts]).tolist()
+    return [hits[a:b] for a, b in zip(starts, starts[1:])]

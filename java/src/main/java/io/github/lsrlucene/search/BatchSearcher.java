@@ -265,6 +265,9 @@ public final class BatchSearcher implements Closeable {
       if (!spec.windows.isEmpty()) {
         throw new QuerySpecException(spec.label() + ": approximate search takes terms and pairs; windows need exact search");
       }
+      if (top == null && reader.maxDoc() == 0) {
+        return new Hits(new int[0], new double[0]); // an index of no documents (a shard) has nothing to prune
+      }
       if (top == null) {
         throw new QuerySpecException(spec.label() + ": approximate search needs the top-postings sidecar "
             + indexPath.resolve(io.github.lsrlucene.index.TopPostingsIndexer.DIR)
@@ -490,6 +493,158 @@ public final class BatchSearcher implements Closeable {
   }
 
   /**
+   * Searches a batch of query specs (JSONL text, one spec a line) for their top k each, as one shard of a
+   * collection, with {@code threads} threads, and packs every query's hits into one array ({@link ShardHits}):
+   * the fast path of distributed search, one call and one copy per batch. Spec i subtracts the collection's max
+   * impacts {@code boundTerms}/{@code boundValues} of its {@code boundCounts[i]} entries, which follow spec i - 1's
+   * (none: the index's own, searched exactly as one index searches it); approximate and heap factor {@code h} as
+   * {@link #search(QuerySpec, int, Map, int, int, float)}.
+   */
+  public byte[] searchBatch(String specsJsonl, int k, int[] boundCounts, String[] boundTerms, long[] boundValues,
+                            int approximate, int queryCut, float h, int threads) throws IOException {
+    checkK(k);
+    checkHeapFactor(h);
+    RunWriter.checkArgs(threads, "batch");
+    List<QuerySpec> specs = new ArrayList<>();
+    for (String line : specsJsonl.split("\n")) {
+      if (!line.isBlank()) {
+        QuerySpec spec = QuerySpec.parse(line, "");
+        checkSpec(spec);
+        specs.add(spec);
+      }
+    }
+    if (boundCounts.length != specs.size() || boundTerms.length != boundValues.length) {
+      throw new IllegalArgumentException(specs.size() + " specs, " + boundCounts.length + " bound counts, "
+          + boundTerms.length + " bound terms and " + boundValues.length + " values");
+    }
+    List<Map<String, Long>> bounds = new ArrayList<>(specs.size());
+    int at = 0;
+    for (int count : boundCounts) {
+      Map<String, Long> map = null;
+      if (count > 0) {
+        map = new HashMap<>(count * 2);
+        for (int j = at; j < at + count; j++) {
+          map.put(boundTerms[j], boundValues[j]);
+        }
+      }
+      bounds.add(map);
+      at += count;
+    }
+    Hits[] hits = new Hits[specs.size()];
+    if (threads == 1 || specs.size() < 2) {
+      for (int i = 0; i < hits.length; i++) {
+        hits[i] = search(specs.get(i), k, bounds.get(i), approximate, queryCut, h);
+      }
+    } else {
+      java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads, r -> {
+        Thread t = new Thread(r, "lsr-shard-search");
+        t.setDaemon(true);
+        return t;
+      });
+      try {
+        List<java.util.concurrent.Future<Hits>> futures = new ArrayList<>();
+        for (int i = 0; i < hits.length; i++) {
+          QuerySpec spec = specs.get(i);
+          Map<String, Long> b = bounds.get(i);
+          futures.add(pool.submit(() -> search(spec, k, b, approximate, queryCut, h)));
+        }
+        for (int i = 0; i < hits.length; i++) {
+          hits[i] = futures.get(i).get();
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IOException("interrupted while searching a batch", e);
+      } catch (java.util.concurrent.ExecutionException e) {
+        Throwable c = e.getCause();
+        if (c instanceof RuntimeException) {
+          throw (RuntimeException) c;
+        }
+        throw c instanceof IOException ? (IOException) c : new IOException(c);
+      } finally {
+        pool.shutdownNow();
+      }
+    }
+    return ShardHits.pack(hits, ids);
+  }
+
+  /** The packed hits of one batch on several shards ({@link #searchShards}), and each shard's seconds. */
+  public static final class ShardBatch {
+    private final byte[][] packs;
+    public final double[] seconds;
+
+    ShardBatch(byte[][] packs, double[] seconds) {
+      this.packs = packs;
+      this.seconds = seconds;
+    }
+
+    /** Shard {@code i}'s hits ({@link ShardHits} layout). */
+    public byte[] pack(int i) {
+      return packs[i];
+    }
+  }
+
+  /**
+   * {@link #searchBatch} of the same batch on several shards held by one process (one JVM for them all), the
+   * shards searched side by side on {@code threads} threads (each shard's batch on one; one shard: on them all).
+   */
+  public static ShardBatch searchShards(BatchSearcher[] shards, String specsJsonl, int k, int[] boundCounts,
+                                        String[] boundTerms, long[] boundValues, int approximate, int queryCut,
+                                        float h, int threads) throws IOException {
+    RunWriter.checkArgs(threads, "batch");
+    byte[][] packs = new byte[shards.length][];
+    double[] seconds = new double[shards.length];
+    java.util.concurrent.ExecutorService pool = threads == 1 || shards.length == 1 ? null
+        : java.util.concurrent.Executors.newFixedThreadPool(Math.min(threads, shards.length), r -> {
+          Thread t = new Thread(r, "lsr-shards");
+          t.setDaemon(true);
+          return t;
+        });
+    try {
+      List<java.util.concurrent.Future<?>> futures = new ArrayList<>();
+      for (int i = 0; i < shards.length; i++) {
+        final int s = i;
+        Runnable task = () -> {
+          long started = System.nanoTime();
+          try {
+            packs[s] = shards[s].searchBatch(specsJsonl, k, boundCounts, boundTerms, boundValues, approximate,
+                queryCut, h, shards.length == 1 ? threads : 1);
+          } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+          }
+          seconds[s] = (System.nanoTime() - started) / 1e9;
+        };
+        if (pool == null) {
+          task.run();
+        } else {
+          futures.add(pool.submit(task));
+        }
+      }
+      for (java.util.concurrent.Future<?> f : futures) {
+        f.get();
+      }
+    } catch (java.io.UncheckedIOException e) {
+      throw e.getCause();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted while searching a batch", e);
+    } catch (java.util.concurrent.ExecutionException e) {
+      Throwable c = e.getCause();
+      if (c instanceof java.io.UncheckedIOException) {
+        throw ((java.io.UncheckedIOException) c).getCause();
+      }
+      if (c instanceof RuntimeException) {
+        throw (RuntimeException) c;
+      }
+      throw new IOException(c);
+    } finally {
+      if (pool != null) {
+        pool.shutdownNow();
+      }
+    }
+    return new ShardBatch(packs, seconds);
+  }
+
+  /**
    * Second phase of a window {@code rerank} over shards: adds the spec's window scores to the first-stage
    * {@code scores} of {@code docids} (the collection's first-stage top N held by this shard) and returns them
    * as {@link #searchColumns} does, in input order; the caller sorts the shards' hits together.
@@ -545,6 +700,25 @@ public final class BatchSearcher implements Closeable {
       }
     }
     return out.toString();
+  }
+
+  /**
+   * Whether {@code field} holds a term starting with {@code prefix} (e.g. {@code neg_}: when no shard holds one,
+   * positive query weights subtract nothing, and a distributed search need not ask for their max impacts).
+   */
+  public boolean hasTermWithPrefix(String field, String prefix) throws IOException {
+    BytesRef p = new BytesRef(prefix);
+    for (LeafReaderContext ctx : reader.leaves()) {
+      Terms terms = ctx.reader().terms(field);
+      if (terms == null) {
+        continue;
+      }
+      TermsEnum te = terms.iterator();
+      if (te.seekCeil(p) != TermsEnum.SeekStatus.END && org.apache.lucene.util.StringHelper.startsWith(te.term(), p)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Docids, scores as written and exact scores, each column newline-separated (see {@link #searchColumns}). */

@@ -23,9 +23,13 @@ final class RunBuffer {
   }
 
   void put(byte[] b) {
-    ensure(b.length);
-    System.arraycopy(b, 0, bytes, length, b.length);
-    length += b.length;
+    put(b, 0, b.length);
+  }
+
+  void put(byte[] b, int offset, int n) {
+    ensure(n);
+    System.arraycopy(b, offset, bytes, length, n);
+    length += n;
   }
 
   void put(byte b) {

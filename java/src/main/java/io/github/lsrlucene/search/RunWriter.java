@@ -106,9 +106,15 @@ public final class RunWriter {
 
   /** One run line: {@code qid Q0 docid rank score tag}. */
   private static void putLine(RunBuffer buf, byte[] qid, byte[] docid, int rank, double score, byte[] tag) {
+    putLine(buf, qid, docid, 0, docid.length, rank, score, tag);
+  }
+
+  /** As above, the docid the {@code length} bytes of {@code docid} from {@code offset}. */
+  static void putLine(RunBuffer buf, byte[] qid, byte[] docid, int offset, int length, int rank, double score,
+                      byte[] tag) {
     buf.put(qid);
     buf.put(Q0);
-    buf.put(docid);
+    buf.put(docid, offset, length);
     buf.put((byte) ' ');
     buf.putLong(rank);
     buf.put((byte) ' ');

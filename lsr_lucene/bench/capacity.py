@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -110,25 +111,39 @@ def shard_plan(fits: dict[str, Fit], collection: int, shard_docs: int, node: Nod
     return out
 
 
-def merge_overhead_ms(shards: int, k: int, repeats: int = 5, seed: int = 0) -> float:
-    """Driver milliseconds per query to turn ``shards`` answers of ``k`` hits (the columns shards send) into hits and
-    merge them (distributed search's own code, on synthetic hits); the best of ``repeats``."""
-    from lsr_lucene.distributed.search import merge_hits
-    from lsr_lucene.search.spec_searcher import exact_hits
+def _packed_hits(shard: int, queries: int, k: int, rng: np.random.Generator) -> bytes:
+    """Synthetic hits of one shard for a batch of ``queries`` in Java's ShardHits layout (int32 q; int32 count[q];
+    float64 score[n]; int32 idLength[n]; the ids), what a shard searcher sends the driver."""
+    scores = -np.sort(-(rng.random((queries, k)) * 100), axis=1).ravel()
+    ids = [f"s{shard}-d{i}".encode() for i in range(k)] * queries
+    return (np.array([queries] + [k] * queries, dtype="<i4").tobytes() + scores.astype("<f8").tobytes()
+            + np.array([len(i) for i in ids], dtype="<i4").tobytes() + b"".join(ids))
+
+
+def merge_overhead_ms(shards: int, k: int, repeats: int = 3, seed: int = 0, queries: int = 32) -> float:
+    """Driver milliseconds per query to merge ``shards`` answers of ``k`` hits and write the merged top ``k`` as run
+    lines: distributed search's own code (Java's ShardHits.RunMerger, fed one batch of ``queries`` packed as the
+    shards send it), on synthetic hits; the best of ``repeats``."""
+    import tempfile
+
+    from lsr_lucene.jvm.classes import java_class
 
     rng = np.random.default_rng(seed)
-    answers = []
-    for shard in range(shards):
-        scores = np.sort(rng.random(k) * 100)[::-1]
-        answers.append(("\n".join(f"s{shard}-d{i}" for i in range(k)), "\n".join(f"{s:.4f}" for s in scores),
-                        "\n".join(repr(float(s)) for s in scores)))
+    packs = [_packed_hits(shard, queries, k, rng) for shard in range(shards)]
+    qids = [f"q{i}" for i in range(queries)]
+    merger_class = java_class("search.ShardHits$RunMerger")
     best = math.inf
-    for _ in range(repeats):
-        started = time.perf_counter()
-        merged = merge_hits([exact_hits(columns) for columns in answers], k)
-        best = min(best, time.perf_counter() - started)
-    assert len(merged) == k
-    return best * 1e3
+    with tempfile.TemporaryDirectory() as folder:
+        for repeat in range(repeats):
+            merger = merger_class(str(Path(folder) / f"run{repeat}"), "capacity")
+            started = time.perf_counter()
+            for pack in packs:
+                merger.add(pack)
+            counts = list(merger.write(qids, k))
+            merger.close()
+            best = min(best, time.perf_counter() - started)
+            assert counts == [k] * queries
+    return best * 1e3 / queries
 
 
 def fits_table(fits: dict[str, Fit], at: Sequence[int]) -> pd.DataFrame:

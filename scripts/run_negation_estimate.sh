@@ -5,7 +5,8 @@
 # the code before issue 49 (BEFORE, the commit whose default issue 49 measured on the held-out test queries), both
 # scored by the same module -> runs/negation/estimate.{md,csv}, estimate-before.{md,csv}, generated_pairs.jsonl.
 # Then the nested-fold estimate (lsr_lucene/experiments/negation_nested.py): hard generated pairs (sibling passages
-# of one topic, several excluded items; lsr_lucene/experiments/negation_hard_pairs.py) beside the dev sets, a few
+# of one topic, several excluded items; two harder sources whose excluded items overlap the wanted passage or name
+# the excluded passage by its category; lsr_lucene/experiments/negation_hard_pairs.py) beside the dev sets, a few
 # candidate settings chosen inside inner group folds, the procedure scored on outer folds, the held-out third scored
 # once -> runs/negation/nested.{md,csv}, hard_pairs.jsonl. Set NESTED_ONLY=1 to run this step alone. Vectors are cached in work/<benchmark>/ (as run_negation_harm.sh
 # makes them).

@@ -15,7 +15,12 @@ from lsr_lucene.experiments.negation_harm import held_out
 SLOTS = {"t": "strep throat", "a": "penicillin dosage", "x": "rheumatic fever", "y": "swollen tonsils"}
 
 
-@pytest.mark.parametrize("family, phrasing", [(f, i) for f, ps in hard.FAMILIES.items() for i in range(len(ps))])
+# the harder sources' slots: an excluded passage named by its category, an item the wanted passage also says
+HARDER_SLOTS = {"t": "Miss Congeniality", "a": "sandra bullock", "x": "american actress", "y": "comedy"}
+PHRASINGS = [(f, i) for f, ps in hard.FAMILIES.items() for i in range(len(ps))]
+
+
+@pytest.mark.parametrize("family, phrasing", PHRASINGS)
 def test_every_phrasing_parses_to_its_excluded_items(family, phrasing):
     """The parser gives each template's B exactly the excluded items (the cue's filler and "general" dropped) and
     keeps the topic and the wanted aspect in A."""
@@ -23,6 +28,29 @@ def test_every_phrasing_parses_to_its_excluded_items(family, phrasing):
     items = "rheumatic fever" if family in hard.SINGLE else Node("or", "rheumatic fever", "swollen tonsils")
     assert isinstance(tree, Node) and tree.op == "not" and tree.b == items
     assert "strep throat" in tree.a and "penicillin dosage" in tree.a and "fever" not in tree.a
+
+
+@pytest.mark.parametrize("family, phrasing", PHRASINGS)
+def test_every_phrasing_parses_category_and_overlap_items(family, phrasing):
+    """The same templates with a category ("american actress") and an overlapping word ("comedy") as B's items."""
+    tree = parse(hard.FAMILIES[family][phrasing].format(**HARDER_SLOTS)).tree
+    items = "american actress" if family in hard.SINGLE else Node("or", "american actress", "comedy")
+    assert isinstance(tree, Node) and tree.op == "not" and tree.b == items
+    assert "Miss Congeniality" in tree.a and "sandra bullock" in tree.a and "actress" not in tree.a
+
+
+def test_category_is_what_the_first_sentence_says_the_passage_is():
+    assert hard.category("Deirdre Quinn is an American actress known for Miss Congeniality.") == "american actress"
+    assert hard.category("Miss Congeniality is a 2000 comedy film with Sandra Bullock.") == "comedy film"
+    assert hard.category("The village was the seat of the county.") == "seat"
+    assert hard.category("Penicillin treats strep throat.") is None
+
+
+def test_shared_aspects_are_words_both_say_but_the_excluded_one_more_often():
+    wanted = "Strep throat is treated with penicillin. A fever may follow."
+    excluded = "Strep throat can cause rheumatic fever; the fever lasts weeks. Penicillin helps."
+    idf = hard.idf_table([wanted, excluded, "tonsils"])
+    assert hard.shared_aspects(excluded, wanted, idf, 2, ["strep throat"]) == ["fever"]
 
 
 def test_aspects_are_words_the_other_passage_lacks():
@@ -70,6 +98,24 @@ def test_excluir_links_ask_about_the_named_passage_excluding_those_that_name_it(
     assert len(rows) == 1 and rows[0]["pos_id"] == "1" and rows[0]["neg_ids"][0] == "2"
     assert "Deirdre Quinn" in rows[0]["query"] and "Miss Congeniality" in rows[0]["query"]
     assert hard.excluir_links(corpus, {"1"}, random.Random(0), 10) == []  # dev passages are skipped
+
+
+def test_harder_sources_overlap_the_wanted_passage_or_name_the_excluded_by_category():
+    corpus = [{"id": "0", "title": "", "text": "Strep throat: penicillin, penicillin or amoxicillin; no fever."},
+              {"id": "1", "title": "", "text": "Strep throat: fever, rheumatic fever and tonsils; penicillin."}]
+    rows = hard.boolq_siblings(corpus, set(), random.Random(0), 10, hard.shared_aspects, "boolq-overlap")
+    assert len(rows) == 1 and rows[0]["id"] == f"hard-boolq-overlap-{rows[0]['pos_id']}"
+    item = "fever" if rows[0]["pos_id"] == "0" else "penicillin"  # said by both, more often by the excluded one
+    assert parse(rows[0]["query"]).tree.b == item
+    links = [
+        {"id": "1", "title": "Miss Congeniality (film)", "text": "Miss Congeniality is a 2000 comedy film with "
+                                                               "Sandra Bullock as an undercover agent."},
+        {"id": "2", "title": "Deirdre Quinn", "text": "Deirdre Quinn is an American actress known for Miss "
+                                                     "Congeniality."},
+    ]
+    rows = hard.excluir_links(links, set(), random.Random(0), 10, by_category=True)
+    assert len(rows) == 1 and rows[0]["neg_ids"] == ["2"] and rows[0]["source"] == "excluir-category"
+    assert "american actress" in rows[0]["query"] and "Deirdre" not in rows[0]["query"]
 
 
 def test_wiki_articles_keep_articles_with_three_to_eight_passages():

@@ -12,6 +12,15 @@ them apart; only the excluded items can:
   one passage's aspect of the article, excluding aspects that only its sibling passages have (one excluded passage
   per excluded item).
 
+Two harder sources (issue 49: the held-out misses exclude items that overlap the wanted passage or are paraphrased),
+drawn after the three above with the same generator, so those rows stay as they were:
+
+- ``boolq-overlap``: the ``boolq-siblings`` pairs, but each excluded item is a word BOTH passages contain, said more
+  often by the excluded one (:func:`shared_aspects`): B's search finds the wanted passage too;
+- ``excluir-category``: the ``excluir-links`` pairs, but each excluded passage is named by its category from its first
+  sentence ("X is an American actress ..." -> "american actress", :func:`category`) instead of its title: a
+  paraphrase that many other passages also fit.
+
 Aspects are runs of one or two content words (rarest in the source corpus first) of one passage whose words the
 other passage lacks. A row is ``{id, query, pos_id, neg_ids, source, family, phrasing}``; it counts right (RR) only
 when the wanted passage scores above every excluded one. Template families (several phrasings each) are the
@@ -27,7 +36,7 @@ import random
 import re
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 
 SEED = 49  # the generator's seed (families and phrasings per row, which sibling is wanted)
@@ -134,12 +143,38 @@ def aspects(text: str, other: str, idf: Mapping[str, float], k: int = 2, avoid: 
     return out
 
 
+def shared_aspects(text: str, other: str, idf: Mapping[str, float], k: int = 2, avoid: Iterable[str] = ()) -> list[str]:
+    """Up to ``k`` single words that both ``text`` and ``other`` contain (not in ``avoid``) but ``text`` says more
+    often: rarest (idf times the surplus of mentions) first. Excluded items that overlap the wanted passage."""
+    counts = Counter(w for run in content_runs(text) for w in run)
+    others = Counter(w for run in content_runs(other) for w in run)
+    banned = {w for t in avoid for w in words_of(t)}
+    ranked = sorted((w for w in counts if others[w] and counts[w] > others[w] and w not in banned),
+                    key=lambda w: (-(counts[w] - others[w]) * idf.get(w, 0.0), w))
+    return ranked[:k]
+
+
+_CATEGORY = re.compile(r"\b(?:is|was|are|were)\s+(?:an?|the)\s+([^.,;:()]+)")
+_CATEGORY_END = re.compile(r"\b(?:who|which|that|known|from|in|of|for|and|born|best|based|by|with|to|on|at)\b")
+
+
+def category(text: str) -> str | None:
+    """What the passage's first "X is a/an/the ..." says X is: the last two content words before the first
+    qualifier ("is an American actress known for ..." -> "american actress"); None when there is no such phrase."""
+    match = _CATEGORY.search(text)
+    if not match:
+        return None
+    head = _CATEGORY_END.split(match.group(1), maxsplit=1)[0]
+    runs = content_runs(head)
+    return " ".join(runs[-1][-2:]) if runs else None
+
+
 def shared_topic(first: str, second: str, idf: Mapping[str, float]) -> str | None:
     """The rarest phrase (summed idf) that both texts contain, preferring two words; None when they share none."""
     common: set[tuple[str, ...]] = set(phrases(first)) & set(phrases(second))
     if not common:
         return None
-    best = max(common, key=lambda p: (len(p), sum(idf.get(w, 0.0) for w in p)))
+    best = max(sorted(common), key=lambda p: (len(p), sum(idf.get(w, 0.0) for w in p)))  # sorted: ties fixed
     return " ".join(best)
 
 
@@ -172,8 +207,13 @@ def read_jsonl(path: str | Path) -> list[dict]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
-def boolq_siblings(corpus: Sequence[Mapping], skip_ids: set[str], rng: random.Random, limit: int) -> list[dict]:
-    """``boolq-siblings`` rows: one per passage pair (2k, 2k+1) outside ``skip_ids``; the wanted one drawn."""
+Excluded = Callable[..., list[str]]  # (excluded text, wanted text, idf, k, avoid) -> excluded items
+
+
+def boolq_siblings(corpus: Sequence[Mapping], skip_ids: set[str], rng: random.Random, limit: int,
+                   excluded_items: Excluded = aspects, source: str = "boolq-siblings") -> list[dict]:
+    """``boolq-siblings`` rows: one per passage pair (2k, 2k+1) outside ``skip_ids``; the wanted one drawn. With
+    ``excluded_items=shared_aspects``: the ``boolq-overlap`` rows."""
     texts = {str(d["id"]): str(d.get("text") or "") for d in corpus}
     titles = {str(d["id"]): _base(str(d.get("title") or "")) for d in corpus}
     idf = idf_table(texts.values())
@@ -185,19 +225,22 @@ def boolq_siblings(corpus: Sequence[Mapping], skip_ids: set[str], rng: random.Ra
         pos, neg = ids if rng.random() < 0.5 else ids[::-1]
         topic = titles[pos] or shared_topic(texts[pos], texts[neg], idf)
         wanted = aspects(texts[pos], texts[neg], idf, 1, [topic or ""])
-        excluded = aspects(texts[neg], texts[pos], idf, 2, [topic or ""])
+        excluded = excluded_items(texts[neg], texts[pos], idf, 2, [topic or ""])
         if not topic or not wanted or not excluded:
             continue
         family = families.next(len(excluded) > 1)
         slots = {"t": topic, "a": wanted[0], "x": excluded[0], "y": excluded[-1]}
-        rows.append(_row(rng, family, f"hard-boolq-{pos}", "boolq-siblings", slots, pos, [neg]))
+        rid = "hard-boolq-" + ("" if source == "boolq-siblings" else "overlap-") + pos
+        rows.append(_row(rng, family, rid, source, slots, pos, [neg]))
         if len(rows) >= limit:
             break
     return rows
 
 
-def excluir_links(corpus: Sequence[Mapping], skip_ids: set[str], rng: random.Random, limit: int) -> list[dict]:
-    """``excluir-links`` rows: a request about passage Q's title that excludes the titles of passages naming it."""
+def excluir_links(corpus: Sequence[Mapping], skip_ids: set[str], rng: random.Random, limit: int,
+                  by_category: bool = False) -> list[dict]:
+    """``excluir-links`` rows: a request about passage Q's title that excludes the titles of passages naming it;
+    ``by_category``: the ``excluir-category`` rows, each excluded passage named by its :func:`category`."""
     docs = [d for d in corpus if str(d["id"]) not in skip_ids]
     texts = {str(d["id"]): str(d.get("text") or "") for d in corpus}
     idf = idf_table(texts.values())
@@ -215,19 +258,24 @@ def excluir_links(corpus: Sequence[Mapping], skip_ids: set[str], rng: random.Ran
             if q != pid and title not in own and own not in title and own and pid not in naming[q]:
                 naming[q].append(pid)
     titles = {str(d["id"]): _base(str(d.get("title") or "")) for d in corpus}
+    names = {p: category(texts[p]) for p in texts} if by_category else titles
     families, rows = _Families(rng), []
     for q in sorted(naming, key=int):
         ps = naming[q]
         topic = titles[q]
         wanted = aspects(texts[q], texts[ps[0]], idf, 1, [topic])
-        if not wanted or titles[ps[0]] in texts[q]:
+        first = names[ps[0]]
+        if not wanted or not first or titles[ps[0]] in texts[q] or (by_category and first in topic.lower()):
             continue  # the wanted passage must not name what is excluded
-        second = [titles[p] for p in ps[1:2] if titles[p] not in texts[q]]
-        extra = second or aspects(texts[ps[0]], texts[q], idf, 1, [topic, titles[ps[0]]])
+        second = [n for n in (names[p] for p in ps[1:2] if titles[p] not in texts[q])
+                  if n and not (by_category and n == first)]
+        extra = second or aspects(texts[ps[0]], texts[q], idf, 1, [topic, titles[ps[0]], first])
         family = families.next(bool(extra))
-        slots = {"t": topic, "a": wanted[0], "x": titles[ps[0]], "y": (extra or [""])[0]}
+        slots = {"t": topic, "a": wanted[0], "x": first, "y": (extra or [""])[0]}
         negs = ps[:2] if second and family not in SINGLE else ps[:1]
-        rows.append(_row(rng, family, f"hard-excluir-{q}", "excluir-links", slots, q, negs))
+        rid, source = (f"hard-excluir-category-{q}", "excluir-category") if by_category else \
+            (f"hard-excluir-{q}", "excluir-links")
+        rows.append(_row(rng, family, rid, source, slots, q, negs))
         if len(rows) >= limit:
             break
     return rows

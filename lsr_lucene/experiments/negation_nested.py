@@ -29,6 +29,7 @@ CANDIDATES: dict[str, dict] = {  # name -> Settings options; the first is the cu
 }
 PLAIN = "plain search"  # the whole request as one sparse query (not a candidate: the baseline)
 OUTER_FOLDS, INNER_FOLDS, DEV_BUCKETS = 5, 4, 4
+HARDER = ("boolq-overlap", "excluir-category")  # excluded items that overlap the wanted passage or paraphrase
 
 
 def group_of(row: Mapping) -> str:
@@ -101,13 +102,14 @@ def load_rows(excluir: Path, boolq: Path, wiki: Path | None, work: Path, limit: 
     rng = random.Random(hard.SEED)
     rows: list[dict] = []
     corpora = {"excluir": excluir / "corpus.jsonl", "boolq": boolq / "corpus.jsonl"}
+    skips: dict[str, set[str]] = {}
     for key, folder, source, make in (("boolq", boolq, "BoolQuestions dev", hard.boolq_siblings),
                                       ("excluir", excluir, "ExcluIR dev", hard.excluir_links)):
         dev = hard.read_jsonl(folder / "dev.jsonl")
         rows += [{"id": str(r["id"]), "query": r["query"], "pos_id": str(r["pos_id"]),
                   "neg_ids": [str(r["neg_id"])], "source": source, "corpus": key} for r in dev]
-        skip = {str(r[k]) for r in dev for k in ("pos_id", "neg_id")}
-        rows += [dict(r, corpus=key) for r in make(hard.read_jsonl(corpora[key]), skip, rng, limit)]
+        skips[key] = {str(r[k]) for r in dev for k in ("pos_id", "neg_id")}
+        rows += [dict(r, corpus=key) for r in make(hard.read_jsonl(corpora[key]), skips[key], rng, limit)]
     if wiki is not None:
         corpus = hard.wiki_articles(hard.iter_wiki(wiki, wiki_rows))
         path = work / "negation_wiki" / "corpus.jsonl"
@@ -117,6 +119,11 @@ def load_rows(excluir: Path, boolq: Path, wiki: Path | None, work: Path, limit: 
             path.write_text(text, encoding="utf-8")
         corpora["wiki"] = path
         rows += [dict(r, corpus="wiki") for r in hard.wiki_siblings(corpus, rng, limit)]
+    # the harder sources last, so the rows above stay as they were before them
+    rows += [dict(r, corpus="boolq") for r in hard.boolq_siblings(
+        hard.read_jsonl(corpora["boolq"]), skips["boolq"], rng, limit, hard.shared_aspects, "boolq-overlap")]
+    rows += [dict(r, corpus="excluir") for r in hard.excluir_links(
+        hard.read_jsonl(corpora["excluir"]), skips["excluir"], rng, limit, by_category=True)]
     return rows, corpora
 
 
@@ -176,11 +183,15 @@ def _figure(r1: Sequence[int], rr: Sequence[int]) -> dict:
 
 
 def by_source(rows: Sequence[Mapping], idx: Sequence[int]) -> dict[str, list[int]]:
-    """Row indices per source, then all generated rows together and all rows."""
+    """Row indices per source, then the first three generated sources together, the two harder ones together, and
+    all rows."""
     out: dict[str, list[int]] = {}
     for i in idx:
         out.setdefault(str(rows[i]["source"]), []).append(i)
-    out["hard generated (the three sources)"] = [i for i in idx if rows[i].get("family")]
+    pools = {"hard generated (the three sources)": [i for i in idx if rows[i].get("family")
+                                                    and rows[i]["source"] not in HARDER],
+             "harder generated (overlap + category)": [i for i in idx if rows[i]["source"] in HARDER]}
+    out.update({name: pool for name, pool in pools.items() if pool})
     out["all"] = list(idx)
     return out
 

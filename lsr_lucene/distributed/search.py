@@ -61,12 +61,12 @@ class ShardSearcher:
 
     def __init__(self, indexes: list[str], heap_factor: float = 1.0, threads: int | None = None):
         """``threads``: search threads (default: the cores of this searcher's machine)."""
-        from lsr_lucene.cli_options import available_cores
         from lsr_lucene.search.spec_searcher import SpecSearcher
 
         # (a restarted actor opens them again)
         self.searchers = [SpecSearcher(index, heap_factor=heap_factor) for index in indexes]
-        self.threads = threads or available_cores()
+        self.threads = threads or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                                   else os.cpu_count() or 1)
 
     def search(self, specs_jsonl: str, k: int, bounds: list[dict[str, int]], approximate: int, cut: int
                ) -> tuple[list[bytes], list[float], float]:

@@ -25,7 +25,7 @@ from lsr_lucene.bench import real_approx
 from lsr_lucene.bench.capacity import Fit, Node, fit, fits_table, merge_overhead_ms, shard_plan
 from lsr_lucene.bench.scale_report import machine
 from lsr_lucene.errors import InputError
-from lsr_lucene.io.output import atomic_output
+from lsr_lucene.io.output import atomic_output, save_png
 
 LINEAR = {"heap_bytes", "rss_anon_bytes"}  # a fixed part plus a part per document
 PLAN_QUANTITIES = ("index_bytes", "sidecar_bytes", "heap_bytes", "rss_anon_bytes", "build_bp_s",
@@ -296,10 +296,7 @@ def plot(points: pd.DataFrame, chosen: dict[str, Fit], collections: list[int], p
         ax.set(title=title, xlabel="passages (dashed: extrapolation; dotted: planned collections)")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    with atomic_output(path, overwrite=True) as tmp:
-        fig.savefig(tmp, format="png", dpi=100)
-    plt.close(fig)
+    save_png(fig, path, 100)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -18,7 +18,7 @@ from typing import Callable
 import pandas as pd
 
 from lsr_lucene.bench.scale_runner import in_child, latency_row
-from lsr_lucene.io.output import atomic_output
+from lsr_lucene.io.output import atomic_output, save_png
 
 DEPTHS = ()  # the top-postings curve's candidate depths (none by default: the heap factor is faster, issue 40)
 QUERY_CUTS = (5, 10, 0)  # the query terms the top-postings first phase keeps (0: all)
@@ -270,7 +270,4 @@ def plot_curve(rows: pd.DataFrame, path: Path) -> None:
                    ylabel="mean latency (ms)")
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize=8)
-    fig.tight_layout()
-    with atomic_output(path, overwrite=True) as tmp:
-        fig.savefig(tmp, format="png", dpi=110)
-    plt.close(fig)
+    save_png(fig, path, 110)

@@ -11,7 +11,7 @@ import pandas as pd
 
 from lsr_lucene.bench.pool import Pool
 from lsr_lucene.bench.synthetic import Collection
-from lsr_lucene.io.output import atomic_output
+from lsr_lucene.io.output import atomic_output, save_png
 
 DF_RANKS = (1, 10, 100, 1000, 10000)
 RESULT_KEYS = ["docs", "engine", "kind", "k", "threads", "mode", "order"]
@@ -60,10 +60,7 @@ def plot_collection(pool: Pool, collection: Collection, path: Path) -> None:
     axes[2].set(title="document frequency curve", xlabel="term rank", ylabel="df / documents")
     for ax in axes:
         ax.legend(fontsize=8)
-    fig.tight_layout()
-    with atomic_output(path, overwrite=True) as tmp:
-        fig.savefig(tmp, format="png", dpi=110)
-    plt.close(fig)
+    save_png(fig, path, 110)
 
 
 def merge_rows(path: Path, new: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
@@ -199,10 +196,7 @@ def plot_latency(results: pd.DataFrame, path: Path) -> bool:
         ax.set(title=f"plain queries, k={k}, 1 thread", xlabel="documents", ylabel="mean latency (ms)")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
-    fig.tight_layout()
-    with atomic_output(path, overwrite=True) as tmp:
-        fig.savefig(tmp, format="png", dpi=110)
-    plt.close(fig)
+    save_png(fig, path, 110)
     return True
 
 

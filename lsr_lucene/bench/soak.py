@@ -372,7 +372,7 @@ def plot(frame, result: Soak, rss_last: float, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from lsr_lucene.io.output import atomic_output
+    from lsr_lucene.io.output import save_png
 
     fig, axes = plt.subplots(3, 1, figsize=(9, 8), sharex=True)
     axes[0].plot(frame["t_s"], frame["qps"], marker=".")
@@ -389,10 +389,7 @@ def plot(frame, result: Soak, rss_last: float, path: Path) -> None:
     axes[2].set_ylabel("server RSS (MiB)")
     axes[2].set_xlabel("time since the first request (s)")
     axes[2].legend()
-    fig.tight_layout()
-    with atomic_output(path, overwrite=True) as tmp:
-        fig.savefig(tmp, format="png", dpi=100)
-    plt.close(fig)
+    save_png(fig, path, 100)
 
 
 def write_report(out_dir: Path, setup: list[str], result: Soak, window: float, rss_last: float) -> dict[str, bool]:

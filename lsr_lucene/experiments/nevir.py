@@ -88,7 +88,7 @@ def nevir_chart(df, path: str | Path, overwrite: bool = False, title: str = "Nev
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from lsr_lucene.io.output import atomic_output
+    from lsr_lucene.io.output import save_png
 
     categories = [c for c in NEVIR_CATEGORIES if c in df.columns]
     labels = list(df.index)
@@ -104,10 +104,7 @@ def nevir_chart(df, path: str | Path, overwrite: bool = False, title: str = "Nev
     ax.axhline(25, color="grey", linestyle=":", linewidth=1)
     ax.set_title(title)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    with atomic_output(path, overwrite=overwrite) as tmp:
-        fig.savefig(tmp, format="png", dpi=120)
-    plt.close(fig)
+    save_png(fig, path, 120, overwrite=overwrite)
     return Path(path)
 
 

@@ -11,7 +11,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import orjson
 
@@ -233,3 +233,13 @@ def update_json(path: str | Path, change: Callable[[dict], dict]) -> dict:
         write_text_atomic(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
     return data
 
+
+def save_png(fig: Any, path: str | Path, dpi: int, overwrite: bool = True) -> None:
+    """Lay out a matplotlib figure, write it as a PNG through :func:`atomic_output` and close it (the plots under
+    ``runs/``)."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    with atomic_output(path, overwrite=overwrite) as tmp:
+        fig.savefig(tmp, format="png", dpi=dpi)
+    plt.close(fig)

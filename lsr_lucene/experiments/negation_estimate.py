@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from lsr_lucene.experiments.negation_hard_pairs import _base
+from lsr_lucene.experiments.negation_hard_pairs import title_base, title_index, titles_named
 
 TEMPLATES = (  # (phrasing, how many excluded titles it names)
     ("What can you tell me about {p}, excluding any information about {q}?", 1),
@@ -36,23 +36,14 @@ def generate_pairs(corpus: str | Path, skip_ids: set[str], limit: int = 300) -> 
     Q's title (whole words, at least two words, not P's own title); passages in ``skip_ids`` are not
     used; at most ``limit`` pairs, in corpus order, one per passage P."""
     docs = [json.loads(line) for line in Path(corpus).open(encoding="utf-8") if line.strip()]
-    titles: dict[str, str] = {}
-    for doc in docs:
-        base = _base(str(doc.get("title") or ""))
-        if doc["id"] not in skip_ids and " " in base and base not in titles:
-            titles[base] = str(doc["id"])
+    titles, pattern = title_index(doc for doc in docs if doc["id"] not in skip_ids)
     texts = {str(doc["id"]): str(doc.get("text") or "") for doc in docs}
-    pattern = re.compile(r"\b(" + "|".join(re.escape(t) for t in sorted(titles, key=len, reverse=True)) + r")\b")
     rows: list[dict] = []
     for doc in docs:
-        pid, own = str(doc["id"]), _base(str(doc.get("title") or ""))
-        if pid in skip_ids or not own:
+        pid, own = str(doc["id"]), title_base(str(doc.get("title") or ""))
+        if pid in skip_ids:
             continue
-        named = []
-        for match in pattern.finditer(str(doc.get("text") or "")):
-            title = match.group(1)
-            if titles[title] != pid and title not in own and own not in title and title not in named:
-                named.append(title)
+        named = titles_named(str(doc.get("text") or ""), pid, own, titles, pattern)
         if not named:
             continue
         template, needs = TEMPLATES[len(rows) % len(TEMPLATES)]  # phrasings in turn

@@ -79,9 +79,30 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]")
 
 
 
-def _base(title: str) -> str:
+def title_base(title: str) -> str:
     """A title without its parenthetical qualifier ("St. Joseph's College (New York)" -> "St. Joseph's College")."""
     return re.sub(r"\s*\([^)]*\)\s*$", "", title).strip()
+
+
+def title_index(docs: Iterable[Mapping]) -> tuple[dict[str, str], re.Pattern]:
+    """Every base title of two or more words -> the first passage of ``docs`` with it, and a pattern matching any
+    of them as whole words (longest first): how a passage is found to name another's title."""
+    by_title: dict[str, str] = {}
+    for doc in docs:
+        base = title_base(str(doc.get("title") or ""))
+        if " " in base and base not in by_title:
+            by_title[base] = str(doc["id"])
+    return by_title, re.compile(r"\b(" + "|".join(re.escape(t) for t in sorted(by_title, key=len, reverse=True))
+                                + r")\b")
+
+
+def titles_named(text: str, pid: str, own: str, by_title: Mapping[str, str], pattern: re.Pattern) -> list[str]:
+    """The titles of :func:`title_index` that passage ``pid`` (titled ``own``) names in ``text``, in order, each
+    once: not its own, none overlapping its own title; none for an untitled passage."""
+    if not own:
+        return []
+    return [title for title in dict.fromkeys(m.group(1) for m in pattern.finditer(text))
+            if by_title[title] != pid and title not in own and own not in title]
 
 def content_runs(text: str) -> list[list[str]]:
     """Runs of consecutive lower-cased content words (3+ letters, no stop word), split at punctuation and digits."""
@@ -215,7 +236,7 @@ def boolq_siblings(corpus: Sequence[Mapping], skip_ids: set[str], rng: random.Ra
     """``boolq-siblings`` rows: one per passage pair (2k, 2k+1) outside ``skip_ids``; the wanted one drawn. With
     ``excluded_items=shared_aspects``: the ``boolq-overlap`` rows."""
     texts = {str(d["id"]): str(d.get("text") or "") for d in corpus}
-    titles = {str(d["id"]): _base(str(d.get("title") or "")) for d in corpus}
+    titles = {str(d["id"]): title_base(str(d.get("title") or "")) for d in corpus}
     idf = idf_table(texts.values())
     families, rows = _Families(rng), []
     for even in sorted((int(i) for i in texts if i.isdigit() and int(i) % 2 == 0)):
@@ -244,20 +265,14 @@ def excluir_links(corpus: Sequence[Mapping], skip_ids: set[str], rng: random.Ran
     docs = [d for d in corpus if str(d["id"]) not in skip_ids]
     texts = {str(d["id"]): str(d.get("text") or "") for d in corpus}
     idf = idf_table(texts.values())
-    by_title = {}
-    for doc in docs:
-        base = _base(str(doc.get("title") or ""))
-        if " " in base and base not in by_title:
-            by_title[base] = str(doc["id"])
-    pattern = re.compile(r"\b(" + "|".join(re.escape(t) for t in sorted(by_title, key=len, reverse=True)) + r")\b")
+    by_title, pattern = title_index(docs)
     naming: dict[str, list[str]] = defaultdict(list)  # Q -> passages P naming Q's title
     for doc in docs:
-        pid, own = str(doc["id"]), _base(str(doc.get("title") or ""))
-        for title in dict.fromkeys(m.group(1) for m in pattern.finditer(texts[pid])):
-            q = by_title[title]
-            if q != pid and title not in own and own not in title and own and pid not in naming[q]:
-                naming[q].append(pid)
-    titles = {str(d["id"]): _base(str(d.get("title") or "")) for d in corpus}
+        pid = str(doc["id"])
+        for title in titles_named(texts[pid], pid, title_base(str(doc.get("title") or "")), by_title, pattern):
+            if pid not in naming[by_title[title]]:
+                naming[by_title[title]].append(pid)
+    titles = {str(d["id"]): title_base(str(d.get("title") or "")) for d in corpus}
     names = {p: category(texts[p]) for p in texts} if by_category else titles
     families, rows = _Families(rng), []
     for q in sorted(naming, key=int):
@@ -322,7 +337,7 @@ def wiki_siblings(corpus: Sequence[Mapping], rng: random.Random, limit: int) -> 
         order = [str(d["id"]) for d in docs]
         rng.shuffle(order)
         pos, siblings = order[0], order[1:3]
-        topic = _base(str(docs[0].get("title") or ""))
+        topic = title_base(str(docs[0].get("title") or ""))
         wanted = aspects(texts[pos], " ".join(texts[s] for s in siblings), idf, 1, [topic])
         found = [(s, a) for s in siblings for a in aspects(texts[s], texts[pos], idf, 1, [topic])]
         if not topic or not wanted or not found:

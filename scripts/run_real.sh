@@ -5,8 +5,8 @@
 # and BP orders at each size, 500 sampled NQ test questions, k=10 and k=1000 (lsr_lucene/bench/real.py); then our
 # approximate search (block-max heap factors) beside Seismic's query settings, every setting timed query by query in
 # turn, recall against our exact run (lsr_lucene/bench/real_approx.py).
-# Encoding: about 170 passages/s on 2 idle AVX512 cores (~65 minutes for all), minutes on a CUDA device (the encoder
-# uses CUDA when present). Interrupt it at any time: the same command resumes after the last complete shard.
+# Encoding: about 100 passages/s in fp32 on 2 idle AVX512 cores (~110 minutes for all; `--dtype int8` about 170/s),
+# minutes on a CUDA device (the encoder uses CUDA when present). Interrupt it at any time: the same command resumes after the last complete shard.
 # Usage: scripts/run_real.sh [DOCS]        (DOCS: comma list, default 100000,300000,666157)
 # Environment: DATA (default ../shared/data), WORK (default work/wiki2015), THREADS (default: all cores),
 #   QUERIES (default 500), SEED (default 0), ENGINES, ORDERS (default natural,bp), NICE (default 0: e.g. 19 on a

@@ -32,7 +32,8 @@ import org.apache.lucene.util.IOUtils;
  * postings stay the truth (the sidecar is checked against each segment's id and checksum, and is ignored when stale).
  *
  * <p>The rows stay in the memory-mapped files ({@link MMapDirectory}), off the JVM heap, so that the heap does not
- * grow with the collection: a scorer reads the stretches of rows it sums through its own clone of the file's input.
+ * grow with the collection: a scorer copies, once per window it scores, the part of each row it sums through its own
+ * clone of the file's input (under Java 22+ Lucene 9.9's MMapDirectory maps with ByteBuffers, for both layouts' index).
  * Only the block maxima (1/{@link #BLOCK} of the rows) and the term keys are kept on the heap. The system property
  * {@value #ON_HEAP_PROPERTY}{@code =true} loads the rows onto the heap instead (the former layout, kept for the
  * benchmark comparing the two, {@code lsr_lucene.bench.dense_heap}).

@@ -255,6 +255,18 @@ public final class BatchSearcher implements Closeable {
   /** As above with this search's heap factor {@code h}, not the searcher's: threads sharing it may differ. */
   public Hits search(QuerySpec spec, int k, Map<String, Long> collectionMaxImpacts, int approximate, int queryCut,
                      float h) throws IOException {
+    return search(spec, k, collectionMaxImpacts, approximate, queryCut, h, Double.NEGATIVE_INFINITY);
+  }
+
+  /**
+   * As above, exact search ({@code approximate} 0, {@code h} 1) on one shard of a collection skipping the documents
+   * whose exact score is below {@code floor} (inclusive: ties still compete), the k-th best exact score of shards
+   * already searched ({@link #searchShards}): they cannot enter the collection's top k. A floor of -&infin; is none;
+   * a window rerank, and a spec too small for float scores (every match scored in double), take none. The hits may
+   * include documents just below the floor (within float rounding error of it).
+   */
+  private Hits search(QuerySpec spec, int k, Map<String, Long> collectionMaxImpacts, int approximate, int queryCut,
+                      float h, double floor) throws IOException {
     checkHeapFactor(h);
     checkSpec(spec);
     if (approximate < 0 || queryCut < 0) {
@@ -281,10 +293,13 @@ public final class BatchSearcher implements Closeable {
     }
     Query direct = collectionMaxImpacts == null && spec.floatSafe
         ? PlainTerms.query(reader, spec, dense, h) : null;
-    if (direct != null) {
-      return plainTopK(direct, k); // no signed rewrite: the query is the plain one the branch below would pick
+    if (direct != null) { // no signed rewrite: the query is the plain one the branch below would pick
+      return plainTopK(direct, k, floatAtMost(floor));
     }
     boolean rerank = spec.rerank > 0 && !spec.windows.isEmpty();
+    if (rerank) {
+      floor = Double.NEGATIVE_INFINITY; // the first stage keeps its top n by first-stage scores, not final ones
+    }
     int n = rerank ? Math.max(k, spec.rerank) : k;
     Query q = searcher.rewrite(spec.firstStage(PositionalIndexer.FIELD, maxPayload, collectionMaxImpacts));
     if (!spec.floatSafe) {
@@ -295,11 +310,18 @@ public final class BatchSearcher implements Closeable {
     if (shift == 0 && collectionMaxImpacts == null && PlainTerms.integralBelowFloatLimit(reader, spec)) {
       // every score is an integer below 2^24: the float first phase is exact, nothing to rescore
       Query plain = PlainTerms.positiveQuery(spec, dense, h);
-      return plainTopK(plain != null ? plain : q, k);
+      return plainTopK(plain != null ? plain : q, k, floatAtMost(floor));
     }
     // float first phase: the top n plus every hit within float rounding error of the n-th, rescored in double
     int clauses = spec.terms.size() + spec.pairs.size() + spec.windows.size();
-    TopKCollector c = new TopKCollector(n, ids.idOrd, ids.ordToDoc, (clauses + 4) * 0x1p-22, shift);
+    double relErr = (clauses + 4) * 0x1p-22;
+    TopKCollector c = new TopKCollector(n, ids.idOrd, ids.ordToDoc, relErr, shift);
+    if (floor > Double.NEGATIVE_INFINITY) {
+      // in the collector's space (shift + score), lowered by twice the rounding margin its cut() allows between two
+      // documents' float scores: no document of exact score >= floor has a float score below it
+      double shifted = floor + shift;
+      c.setFloor(floatAtMost(shifted - 2 * relErr * (Math.abs(shifted) + shift)));
+    }
     searcher.search(q, c);
     int[] band = c.band();
     int[] top = c.sorted(new float[c.size()]);
@@ -323,9 +345,19 @@ public final class BatchSearcher implements Closeable {
     return ranked(docs, ExactScorer.score(reader, spec, docs), k); // windows included: they are part of the query
   }
 
-  /** The top k of a query whose float scores are exact integers (nothing to rescore), ties by docid. */
-  private Hits plainTopK(Query q, int k) throws IOException {
+  /** The largest float at most {@code x} (-&infin; stays -&infin;). */
+  private static float floatAtMost(double x) {
+    float f = (float) x;
+    return f > x ? Math.nextDown(f) : f;
+  }
+
+  /**
+   * The top k of a query whose float scores are exact integers (nothing to rescore), ties by docid; none below
+   * {@code floor}.
+   */
+  private Hits plainTopK(Query q, int k, float floor) throws IOException {
     TopKCollector c = new TopKCollector(k, ids.idOrd, ids.ordToDoc);
+    c.setFloor(floor);
     searcher.search(q, c);
     float[] fs = new float[c.size()];
     int[] docs = c.sorted(fs);
@@ -505,31 +537,8 @@ public final class BatchSearcher implements Closeable {
     checkK(k);
     checkHeapFactor(h);
     RunWriter.checkArgs(threads, "batch");
-    List<QuerySpec> specs = new ArrayList<>();
-    for (String line : specsJsonl.split("\n")) {
-      if (!line.isBlank()) {
-        QuerySpec spec = QuerySpec.parse(line, "");
-        checkSpec(spec);
-        specs.add(spec);
-      }
-    }
-    if (boundCounts.length != specs.size() || boundTerms.length != boundValues.length) {
-      throw new IllegalArgumentException(specs.size() + " specs, " + boundCounts.length + " bound counts, "
-          + boundTerms.length + " bound terms and " + boundValues.length + " values");
-    }
-    List<Map<String, Long>> bounds = new ArrayList<>(specs.size());
-    int at = 0;
-    for (int count : boundCounts) {
-      Map<String, Long> map = null;
-      if (count > 0) {
-        map = new HashMap<>(count * 2);
-        for (int j = at; j < at + count; j++) {
-          map.put(boundTerms[j], boundValues[j]);
-        }
-      }
-      bounds.add(map);
-      at += count;
-    }
+    List<QuerySpec> specs = parseBatch(specsJsonl, new BatchSearcher[] {this});
+    List<Map<String, Long>> bounds = batchBounds(specs.size(), boundCounts, boundTerms, boundValues);
     Hits[] hits = new Hits[specs.size()];
     if (threads == 1 || specs.size() < 2) {
       for (int i = 0; i < hits.length; i++) {
@@ -567,6 +576,44 @@ public final class BatchSearcher implements Closeable {
     return ShardHits.pack(hits, ids);
   }
 
+  /** The specs of a batch (JSONL text, one spec a line), each checked against every index of {@code shards}. */
+  private static List<QuerySpec> parseBatch(String specsJsonl, BatchSearcher[] shards) {
+    List<QuerySpec> specs = new ArrayList<>();
+    for (String line : specsJsonl.split("\n")) {
+      if (!line.isBlank()) {
+        QuerySpec spec = QuerySpec.parse(line, "");
+        for (BatchSearcher shard : shards) {
+          shard.checkSpec(spec);
+        }
+        specs.add(spec);
+      }
+    }
+    return specs;
+  }
+
+  /** Each spec's collection max impacts ({@link #searchBatch}'s layout; null: none). */
+  private static List<Map<String, Long>> batchBounds(int specs, int[] boundCounts, String[] boundTerms,
+                                                     long[] boundValues) {
+    if (boundCounts.length != specs || boundTerms.length != boundValues.length) {
+      throw new IllegalArgumentException(specs + " specs, " + boundCounts.length + " bound counts, "
+          + boundTerms.length + " bound terms and " + boundValues.length + " values");
+    }
+    List<Map<String, Long>> bounds = new ArrayList<>(specs);
+    int at = 0;
+    for (int count : boundCounts) {
+      Map<String, Long> map = null;
+      if (count > 0) {
+        map = new HashMap<>(count * 2);
+        for (int j = at; j < at + count; j++) {
+          map.put(boundTerms[j], boundValues[j]);
+        }
+      }
+      bounds.add(map);
+      at += count;
+    }
+    return bounds;
+  }
+
   /** The packed hits of one batch on several shards ({@link #searchShards}), and each shard's seconds. */
   public static final class ShardBatch {
     private final byte[][] packs;
@@ -584,13 +631,18 @@ public final class BatchSearcher implements Closeable {
   }
 
   /**
-   * {@link #searchBatch} of the same batch on several shards held by one process (one JVM for them all), the
-   * shards searched side by side on {@code threads} threads (each shard's batch on one; one shard: on them all).
+   * {@link #searchBatch} of the same batch on several shards held by one process (one JVM for them all). Exact
+   * search ({@code approximate} 0, {@code h} 1) of several shards carries each spec's threshold across them, as one
+   * index carries its collector's queue across its segments ({@link #searchCarried}); approximate search searches
+   * the shards side by side on {@code threads} threads (each shard's batch on one; one shard: on them all).
    */
   public static ShardBatch searchShards(BatchSearcher[] shards, String specsJsonl, int k, int[] boundCounts,
                                         String[] boundTerms, long[] boundValues, int approximate, int queryCut,
                                         float h, int threads) throws IOException {
     RunWriter.checkArgs(threads, "batch");
+    if (shards.length > 1 && approximate == 0 && checkHeapFactor(h) == 1f) {
+      return searchCarried(shards, specsJsonl, k, boundCounts, boundTerms, boundValues, threads);
+    }
     byte[][] packs = new byte[shards.length][];
     double[] seconds = new double[shards.length];
     java.util.concurrent.ExecutorService pool = threads == 1 || shards.length == 1 ? null
@@ -642,6 +694,111 @@ public final class BatchSearcher implements Closeable {
       }
     }
     return new ShardBatch(packs, seconds);
+  }
+
+  /**
+   * Exact search of a batch on several shards with a threshold carried across them: each spec searched on one thread
+   * (threads over the batch's specs), shard after shard, the largest first; once the shards searched return k hits
+   * together, their k-th best exact score F is the floor of the next shard's search (its documents below F cannot
+   * enter the collection's top k, which holds k documents of at least F; ties at F still compete), and the hits a
+   * later shard returns are those of at least F. The merged top k is the one of every shard's full top k.
+   */
+  private static ShardBatch searchCarried(BatchSearcher[] shards, String specsJsonl, int k, int[] boundCounts,
+                                          String[] boundTerms, long[] boundValues, int threads) throws IOException {
+    checkK(k);
+    List<QuerySpec> specs = parseBatch(specsJsonl, shards);
+    List<Map<String, Long>> bounds = batchBounds(specs.size(), boundCounts, boundTerms, boundValues);
+    Integer[] order = new Integer[shards.length]; // largest first (its k-th score is the highest floor), then by number
+    for (int i = 0; i < order.length; i++) {
+      order[i] = i;
+    }
+    Arrays.sort(order, (a, b) -> shards[a].reader.maxDoc() != shards[b].reader.maxDoc()
+        ? Integer.compare(shards[b].reader.maxDoc(), shards[a].reader.maxDoc()) : Integer.compare(a, b));
+    Hits[][] hits = new Hits[shards.length][specs.size()];
+    java.util.concurrent.atomic.AtomicLongArray nanos = new java.util.concurrent.atomic.AtomicLongArray(shards.length);
+    java.util.concurrent.ExecutorService pool = threads == 1 || specs.size() < 2 ? null
+        : java.util.concurrent.Executors.newFixedThreadPool(Math.min(threads, specs.size()), r -> {
+          Thread t = new Thread(r, "lsr-shards");
+          t.setDaemon(true);
+          return t;
+        });
+    try {
+      List<java.util.concurrent.Future<?>> futures = new ArrayList<>();
+      for (int i = 0; i < specs.size(); i++) {
+        final int q = i;
+        Runnable task = () -> {
+          QuerySpec spec = specs.get(q);
+          boolean carries = !(spec.rerank > 0 && !spec.windows.isEmpty()); // a rerank's final scores are no floor
+          double[] best = new double[0]; // the best k exact scores of the shards searched so far, descending
+          for (int s : order) {
+            long started = System.nanoTime();
+            double floor = carries && best.length == k ? best[k - 1] : Double.NEGATIVE_INFINITY;
+            try {
+              Hits found = shards[s].search(spec, k, bounds.get(q), 0, 0, 1f, floor);
+              hits[s][q] = atLeast(found, floor);
+            } catch (IOException e) {
+              throw new java.io.UncheckedIOException(e);
+            }
+            best = bestScores(best, hits[s][q].scores, k);
+            nanos.addAndGet(s, System.nanoTime() - started);
+          }
+        };
+        if (pool == null) {
+          task.run();
+        } else {
+          futures.add(pool.submit(task));
+        }
+      }
+      for (java.util.concurrent.Future<?> f : futures) {
+        f.get();
+      }
+    } catch (java.io.UncheckedIOException e) {
+      throw e.getCause();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted while searching a batch", e);
+    } catch (java.util.concurrent.ExecutionException e) {
+      Throwable c = e.getCause();
+      if (c instanceof java.io.UncheckedIOException) {
+        throw ((java.io.UncheckedIOException) c).getCause();
+      }
+      if (c instanceof RuntimeException) {
+        throw (RuntimeException) c;
+      }
+      throw new IOException(c);
+    } finally {
+      if (pool != null) {
+        pool.shutdownNow();
+      }
+    }
+    byte[][] packs = new byte[shards.length][];
+    double[] seconds = new double[shards.length];
+    for (int s = 0; s < shards.length; s++) {
+      packs[s] = ShardHits.pack(hits[s], shards[s].ids);
+      seconds[s] = nanos.get(s) / 1e9;
+    }
+    return new ShardBatch(packs, seconds);
+  }
+
+  /** The hits of at least {@code floor} (best first: a prefix). */
+  private static Hits atLeast(Hits hits, double floor) {
+    int m = 0;
+    while (m < hits.scores.length && hits.scores[m] >= floor) {
+      m++;
+    }
+    return m == hits.scores.length ? hits
+        : new Hits(Arrays.copyOf(hits.docs, m), Arrays.copyOf(hits.scores, m));
+  }
+
+  /** The best k of two descending score lists, descending. */
+  private static double[] bestScores(double[] a, double[] b, int k) {
+    double[] out = new double[Math.min(k, a.length + b.length)];
+    int i = 0;
+    int j = 0;
+    for (int o = 0; o < out.length; o++) {
+      out[o] = j >= b.length || (i < a.length && a[i] >= b[j]) ? a[i++] : b[j++];
+    }
+    return out;
   }
 
   /**

@@ -24,6 +24,7 @@ public final class TopKCollector implements Collector {
   private final int[] ordToDoc;
   private final LongHeap heap; // min-heap of the best keys so far; its top is the k-th best once full
   private float minSet = Float.NEGATIVE_INFINITY;
+  private float floor = Float.NEGATIVE_INFINITY; // no hit below it is collected ({@link #setFloor})
   private final double relErr;
   private final double shift;
   // hits that left or never entered the heap but were within float rounding error of the k-th when seen
@@ -53,6 +54,21 @@ public final class TopKCollector implements Collector {
     heap = new LongHeap(this.k);
     this.relErr = relErr;
     this.shift = shift;
+  }
+
+  /**
+   * Collects no hit scoring below {@code floor} (inclusive: a hit of exactly the floor is collected) and makes it the
+   * scorer's minimum competitive score from the start: the threshold carried from shards already searched (as one
+   * index's collector carries its queue across segments). Set before searching; the caller owns the margin that
+   * keeps it below the float score of every document it must not lose.
+   */
+  public void setFloor(float floor) {
+    this.floor = floor;
+  }
+
+  /** The scorer's minimum competitive score, given the k-th float score: never below the floor. */
+  private float competitive(float kth) {
+    return Math.max(cut(kth), floor);
   }
 
   /** Lowest float score that may still hold a document of the exact double top k, given the k-th float score. */
@@ -115,7 +131,9 @@ public final class TopKCollector implements Collector {
       public void setScorer(Scorable scorer) throws IOException {
         this.scorer = scorer;
         if (heap.size() == k) {
-          scorer.setMinCompetitiveScore(cut(scoreOf(heap.top())));
+          scorer.setMinCompetitiveScore(competitive(scoreOf(heap.top())));
+        } else if (floor > Float.NEGATIVE_INFINITY) {
+          scorer.setMinCompetitiveScore(floor);
         }
       }
 
@@ -123,6 +141,9 @@ public final class TopKCollector implements Collector {
       public void collect(int doc) throws IOException {
         // keys are distinct (the id rank is part of them): a key enters when it beats the k-th best
         float score = scorer.score();
+        if (score < floor) {
+          return; // (a scorer may hand out documents below its minimum competitive score)
+        }
         long key = key(score, idOrd[base + doc]);
         if (relErr != 0 && heap.size() == k) {
           long out = key > heap.top() ? heap.top() : key; // the key that leaves (or never enters) the heap
@@ -135,7 +156,7 @@ public final class TopKCollector implements Collector {
           float min = scoreOf(heap.top());
           if (min > minSet) {
             minSet = min;
-            scorer.setMinCompetitiveScore(cut(min));
+            scorer.setMinCompetitiveScore(competitive(min));
           }
         }
       }

@@ -255,18 +255,19 @@ public final class BatchSearcher implements Closeable {
   /** As above with this search's heap factor {@code h}, not the searcher's: threads sharing it may differ. */
   public Hits search(QuerySpec spec, int k, Map<String, Long> collectionMaxImpacts, int approximate, int queryCut,
                      float h) throws IOException {
-    return search(spec, k, collectionMaxImpacts, approximate, queryCut, h, Double.NEGATIVE_INFINITY);
+    return search(spec, k, collectionMaxImpacts, approximate, queryCut, h, null);
   }
 
   /**
-   * As above, exact search ({@code approximate} 0, {@code h} 1) on one shard of a collection skipping the documents
-   * whose exact score is below {@code floor} (inclusive: ties still compete), the k-th best exact score of shards
-   * already searched ({@link #searchShards}): they cannot enter the collection's top k. A floor of -&infin; is none;
-   * a window rerank, and a spec too small for float scores (every match scored in double), take none. The hits may
-   * include documents just below the floor (within float rounding error of it).
+   * As above, exact search ({@code approximate} 0, {@code h} 1) on one shard of a collection with the queue of the
+   * shards already searched ({@link #searchShards}): {@code carried}, the k best exact scores found there
+   * (descending; null or fewer than k: none), start the collector's queue ({@link TopKCollector#carry}), in its
+   * float score space and lowered by its rounding margin, so that it skips documents that cannot enter the
+   * collection's top k (ties with the k-th still compete). A window rerank, and a spec too small for float scores
+   * (every match scored in double), carry nothing. The hits may include documents below the carried k-th score.
    */
   private Hits search(QuerySpec spec, int k, Map<String, Long> collectionMaxImpacts, int approximate, int queryCut,
-                      float h, double floor) throws IOException {
+                      float h, double[] carried) throws IOException {
     checkHeapFactor(h);
     checkSpec(spec);
     if (approximate < 0 || queryCut < 0) {
@@ -294,11 +295,11 @@ public final class BatchSearcher implements Closeable {
     Query direct = collectionMaxImpacts == null && spec.floatSafe
         ? PlainTerms.query(reader, spec, dense, h) : null;
     if (direct != null) { // no signed rewrite: the query is the plain one the branch below would pick
-      return plainTopK(direct, k, floatAtMost(floor));
+      return plainTopK(direct, k, carried);
     }
     boolean rerank = spec.rerank > 0 && !spec.windows.isEmpty();
     if (rerank) {
-      floor = Double.NEGATIVE_INFINITY; // the first stage keeps its top n by first-stage scores, not final ones
+      carried = null; // the first stage keeps its top n by first-stage scores, not final ones
     }
     int n = rerank ? Math.max(k, spec.rerank) : k;
     Query q = searcher.rewrite(spec.firstStage(PositionalIndexer.FIELD, maxPayload, collectionMaxImpacts));
@@ -310,17 +311,21 @@ public final class BatchSearcher implements Closeable {
     if (shift == 0 && collectionMaxImpacts == null && PlainTerms.integralBelowFloatLimit(reader, spec)) {
       // every score is an integer below 2^24: the float first phase is exact, nothing to rescore
       Query plain = PlainTerms.positiveQuery(spec, dense, h);
-      return plainTopK(plain != null ? plain : q, k, floatAtMost(floor));
+      return plainTopK(plain != null ? plain : q, k, carried);
     }
     // float first phase: the top n plus every hit within float rounding error of the n-th, rescored in double
     int clauses = spec.terms.size() + spec.pairs.size() + spec.windows.size();
     double relErr = (clauses + 4) * 0x1p-22;
     TopKCollector c = new TopKCollector(n, ids.idOrd, ids.ordToDoc, relErr, shift);
-    if (floor > Double.NEGATIVE_INFINITY) {
+    if (carried != null) {
       // in the collector's space (shift + score), lowered by twice the rounding margin its cut() allows between two
-      // documents' float scores: no document of exact score >= floor has a float score below it
-      double shifted = floor + shift;
-      c.setFloor(floatAtMost(shifted - 2 * relErr * (Math.abs(shifted) + shift)));
+      // documents' float scores: below a document's float score, had it been scored here
+      float[] best = new float[carried.length];
+      for (int i = 0; i < best.length; i++) {
+        double shifted = carried[i] + shift;
+        best[i] = floatAtMost(shifted - 2 * relErr * (Math.abs(shifted) + shift));
+      }
+      c.carry(best, k);
     }
     searcher.search(q, c);
     int[] band = c.band();
@@ -352,12 +357,18 @@ public final class BatchSearcher implements Closeable {
   }
 
   /**
-   * The top k of a query whose float scores are exact integers (nothing to rescore), ties by docid; none below
-   * {@code floor}.
+   * The top k of a query whose float scores are exact integers (nothing to rescore), ties by docid; the queue
+   * started with the {@code carried} scores of shards searched before (null: none).
    */
-  private Hits plainTopK(Query q, int k, float floor) throws IOException {
+  private Hits plainTopK(Query q, int k, double[] carried) throws IOException {
     TopKCollector c = new TopKCollector(k, ids.idOrd, ids.ordToDoc);
-    c.setFloor(floor);
+    if (carried != null) {
+      float[] best = new float[carried.length];
+      for (int i = 0; i < best.length; i++) {
+        best[i] = floatAtMost(carried[i]);
+      }
+      c.carry(best, k);
+    }
     searcher.search(q, c);
     float[] fs = new float[c.size()];
     int[] docs = c.sorted(fs);
@@ -697,11 +708,12 @@ public final class BatchSearcher implements Closeable {
   }
 
   /**
-   * Exact search of a batch on several shards with a threshold carried across them: each spec searched on one thread
-   * (threads over the batch's specs), shard after shard, the largest first; once the shards searched return k hits
-   * together, their k-th best exact score F is the floor of the next shard's search (its documents below F cannot
-   * enter the collection's top k, which holds k documents of at least F; ties at F still compete), and the hits a
-   * later shard returns are those of at least F. The merged top k is the one of every shard's full top k.
+   * Exact search of a batch on several shards with each spec's queue carried across them: each spec searched on one
+   * thread (threads over the batch's specs), shard after shard, the largest first; once the shards searched return
+   * k hits together, their k best exact scores start the next shard's queue ({@link TopKCollector#carry}), so it
+   * skips what cannot enter the collection's top k, as one index skips across its segments: its k-th best F is a
+   * floor (the collection's top k holds k documents of at least F; ties at F still compete), and a later shard
+   * returns only its hits of at least F. The merged top k is the one of every shard's full top k.
    */
   private static ShardBatch searchCarried(BatchSearcher[] shards, String specsJsonl, int k, int[] boundCounts,
                                           String[] boundTerms, long[] boundValues, int threads) throws IOException {
@@ -732,10 +744,10 @@ public final class BatchSearcher implements Closeable {
           double[] best = new double[0]; // the best k exact scores of the shards searched so far, descending
           for (int s : order) {
             long started = System.nanoTime();
-            double floor = carries && best.length == k ? best[k - 1] : Double.NEGATIVE_INFINITY;
+            boolean full = carries && best.length == k;
             try {
-              Hits found = shards[s].search(spec, k, bounds.get(q), 0, 0, 1f, floor);
-              hits[s][q] = atLeast(found, floor);
+              Hits found = shards[s].search(spec, k, bounds.get(q), 0, 0, 1f, full ? best : null);
+              hits[s][q] = full ? atLeast(found, best[k - 1]) : found;
             } catch (IOException e) {
               throw new java.io.UncheckedIOException(e);
             }

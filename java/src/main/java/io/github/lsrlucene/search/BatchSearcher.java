@@ -551,39 +551,7 @@ public final class BatchSearcher implements Closeable {
     List<QuerySpec> specs = parseBatch(specsJsonl, new BatchSearcher[] {this});
     List<Map<String, Long>> bounds = batchBounds(specs.size(), boundCounts, boundTerms, boundValues);
     Hits[] hits = new Hits[specs.size()];
-    if (threads == 1 || specs.size() < 2) {
-      for (int i = 0; i < hits.length; i++) {
-        hits[i] = search(specs.get(i), k, bounds.get(i), approximate, queryCut, h);
-      }
-    } else {
-      java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads, r -> {
-        Thread t = new Thread(r, "lsr-shard-search");
-        t.setDaemon(true);
-        return t;
-      });
-      try {
-        List<java.util.concurrent.Future<Hits>> futures = new ArrayList<>();
-        for (int i = 0; i < hits.length; i++) {
-          QuerySpec spec = specs.get(i);
-          Map<String, Long> b = bounds.get(i);
-          futures.add(pool.submit(() -> search(spec, k, b, approximate, queryCut, h)));
-        }
-        for (int i = 0; i < hits.length; i++) {
-          hits[i] = futures.get(i).get();
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IOException("interrupted while searching a batch", e);
-      } catch (java.util.concurrent.ExecutionException e) {
-        Throwable c = e.getCause();
-        if (c instanceof RuntimeException) {
-          throw (RuntimeException) c;
-        }
-        throw c instanceof IOException ? (IOException) c : new IOException(c);
-      } finally {
-        pool.shutdownNow();
-      }
-    }
+    runEach(hits.length, threads, i -> hits[i] = search(specs.get(i), k, bounds.get(i), approximate, queryCut, h));
     return ShardHits.pack(hits, ids);
   }
 
@@ -656,54 +624,12 @@ public final class BatchSearcher implements Closeable {
     }
     byte[][] packs = new byte[shards.length][];
     double[] seconds = new double[shards.length];
-    java.util.concurrent.ExecutorService pool = threads == 1 || shards.length == 1 ? null
-        : java.util.concurrent.Executors.newFixedThreadPool(Math.min(threads, shards.length), r -> {
-          Thread t = new Thread(r, "lsr-shards");
-          t.setDaemon(true);
-          return t;
-        });
-    try {
-      List<java.util.concurrent.Future<?>> futures = new ArrayList<>();
-      for (int i = 0; i < shards.length; i++) {
-        final int s = i;
-        Runnable task = () -> {
-          long started = System.nanoTime();
-          try {
-            packs[s] = shards[s].searchBatch(specsJsonl, k, boundCounts, boundTerms, boundValues, approximate,
-                queryCut, h, shards.length == 1 ? threads : 1);
-          } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
-          }
-          seconds[s] = (System.nanoTime() - started) / 1e9;
-        };
-        if (pool == null) {
-          task.run();
-        } else {
-          futures.add(pool.submit(task));
-        }
-      }
-      for (java.util.concurrent.Future<?> f : futures) {
-        f.get();
-      }
-    } catch (java.io.UncheckedIOException e) {
-      throw e.getCause();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IOException("interrupted while searching a batch", e);
-    } catch (java.util.concurrent.ExecutionException e) {
-      Throwable c = e.getCause();
-      if (c instanceof java.io.UncheckedIOException) {
-        throw ((java.io.UncheckedIOException) c).getCause();
-      }
-      if (c instanceof RuntimeException) {
-        throw (RuntimeException) c;
-      }
-      throw new IOException(c);
-    } finally {
-      if (pool != null) {
-        pool.shutdownNow();
-      }
-    }
+    runEach(shards.length, threads, s -> {
+      long started = System.nanoTime();
+      packs[s] = shards[s].searchBatch(specsJsonl, k, boundCounts, boundTerms, boundValues, approximate, queryCut, h,
+          shards.length == 1 ? threads : 1);
+      seconds[s] = (System.nanoTime() - started) / 1e9;
+    });
     return new ShardBatch(packs, seconds);
   }
 
@@ -728,44 +654,65 @@ public final class BatchSearcher implements Closeable {
         ? Integer.compare(shards[b].reader.maxDoc(), shards[a].reader.maxDoc()) : Integer.compare(a, b));
     Hits[][] hits = new Hits[shards.length][specs.size()];
     java.util.concurrent.atomic.AtomicLongArray nanos = new java.util.concurrent.atomic.AtomicLongArray(shards.length);
-    java.util.concurrent.ExecutorService pool = threads == 1 || specs.size() < 2 ? null
-        : java.util.concurrent.Executors.newFixedThreadPool(Math.min(threads, specs.size()), r -> {
-          Thread t = new Thread(r, "lsr-shards");
+    runEach(specs.size(), threads, q -> {
+      QuerySpec spec = specs.get(q);
+      boolean carries = !(spec.rerank > 0 && !spec.windows.isEmpty()); // a rerank's final scores are no floor
+      double[] best = new double[0]; // the best k exact scores of the shards searched so far, descending
+      for (int s : order) {
+        long started = System.nanoTime();
+        boolean full = carries && best.length == k;
+        Hits found = shards[s].search(spec, k, bounds.get(q), 0, 0, 1f, full ? best : null);
+        hits[s][q] = full ? atLeast(found, best[k - 1]) : found;
+        best = bestScores(best, hits[s][q].scores, k);
+        nanos.addAndGet(s, System.nanoTime() - started);
+      }
+    });
+    byte[][] packs = new byte[shards.length][];
+    double[] seconds = new double[shards.length];
+    for (int s = 0; s < shards.length; s++) {
+      packs[s] = ShardHits.pack(hits[s], shards[s].ids);
+      seconds[s] = nanos.get(s) / 1e9;
+    }
+    return new ShardBatch(packs, seconds);
+  }
+
+  /** A task of {@link #runEach}. */
+  private interface NumberedTask {
+    void run(int i) throws IOException;
+  }
+
+  /**
+   * Runs {@code task} for 0 .. n - 1 on {@code threads} daemon threads (one thread or one task: on this one), and
+   * rethrows the first failure as the task threw it.
+   */
+  private static void runEach(int n, int threads, NumberedTask task) throws IOException {
+    if (threads == 1 || n < 2) {
+      for (int i = 0; i < n; i++) {
+        task.run(i);
+      }
+      return;
+    }
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(
+        Math.min(threads, n), r -> {
+          Thread t = new Thread(r, "lsr-shard-search");
           t.setDaemon(true);
           return t;
         });
     try {
       List<java.util.concurrent.Future<?>> futures = new ArrayList<>();
-      for (int i = 0; i < specs.size(); i++) {
-        final int q = i;
-        Runnable task = () -> {
-          QuerySpec spec = specs.get(q);
-          boolean carries = !(spec.rerank > 0 && !spec.windows.isEmpty()); // a rerank's final scores are no floor
-          double[] best = new double[0]; // the best k exact scores of the shards searched so far, descending
-          for (int s : order) {
-            long started = System.nanoTime();
-            boolean full = carries && best.length == k;
-            try {
-              Hits found = shards[s].search(spec, k, bounds.get(q), 0, 0, 1f, full ? best : null);
-              hits[s][q] = full ? atLeast(found, best[k - 1]) : found;
-            } catch (IOException e) {
-              throw new java.io.UncheckedIOException(e);
-            }
-            best = bestScores(best, hits[s][q].scores, k);
-            nanos.addAndGet(s, System.nanoTime() - started);
+      for (int i = 0; i < n; i++) {
+        final int at = i;
+        futures.add(pool.submit(() -> {
+          try {
+            task.run(at);
+          } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
           }
-        };
-        if (pool == null) {
-          task.run();
-        } else {
-          futures.add(pool.submit(task));
-        }
+        }));
       }
       for (java.util.concurrent.Future<?> f : futures) {
         f.get();
       }
-    } catch (java.io.UncheckedIOException e) {
-      throw e.getCause();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IOException("interrupted while searching a batch", e);
@@ -779,17 +726,8 @@ public final class BatchSearcher implements Closeable {
       }
       throw new IOException(c);
     } finally {
-      if (pool != null) {
-        pool.shutdownNow();
-      }
+      pool.shutdownNow();
     }
-    byte[][] packs = new byte[shards.length][];
-    double[] seconds = new double[shards.length];
-    for (int s = 0; s < shards.length; s++) {
-      packs[s] = ShardHits.pack(hits[s], shards[s].ids);
-      seconds[s] = nanos.get(s) / 1e9;
-    }
-    return new ShardBatch(packs, seconds);
   }
 
   /** The hits of at least {@code floor} (best first: a prefix). */

@@ -515,3 +515,68 @@ def test_resume_with_other_settings_is_refused(tmp_path):
     _State(tmp_path / "vectors", {"model": "splade-tiny", "max_length": 128})
     with pytest.raises(InputError, match="an interrupted run used max_length=128, this run 256"):
         _State(tmp_path / "vectors", {"model": "splade-tiny", "max_length": 256})
+
+
+# ---- the threshold carried across the shards one searcher holds (no cluster needed) -----------------------------
+def _tied_collection(root: Path) -> tuple[list[Path], Path]:
+    """Three shards (40, 30 and 20 documents, term ``a`` in {1, 2, 3}: many documents tie at each score, ``neg_a`` and
+    ``b`` for signed queries) and one index of them all. Of ``a`` = 3, the largest shard holds 13, the second 3 and
+    the last 7, whose ids sort first: documents tied with the largest shard's k-th score that rank before it."""
+    top = [lambda i: i % 3 == 2, lambda i: i % 10 == 0, lambda i: i % 3 == 0]  # which documents have a = 3
+    shards = []
+    everything = root / "all"
+    everything.mkdir()
+    for number, (size, prefix) in enumerate([(40, "z"), (30, "m"), (20, "c")]):
+        lines = [json.dumps({"id": f"{prefix}{i:03d}", "contents": "",
+                             "vector": {"a": 3 if top[number](i) else 1 + (i + number) % 2, "b": 1 + i % 2,
+                                        **({"neg_a": 2} if i % 5 == 0 and not top[number](i) else {})}}) + "\n"
+                 for i in range(size)]
+        folder = root / f"v{number}"
+        folder.mkdir()
+        (folder / "part-00000.jsonl").write_text("".join(lines))
+        (everything / f"part-{number:05d}.jsonl").write_text("".join(lines))
+        shards.append(root / f"shard{number}")
+        assert cli(["index", "--input", str(folder), "--index", str(shards[-1])]) == 0
+    assert cli(["index", "--input", str(everything), "--index", str(root / "one")]) == 0
+    return shards, root / "one"
+
+
+def test_later_shards_search_above_the_carried_floor_and_merge_as_one_index(tmp_path):
+    """search_shards on three indexes open in one process (as a searcher actor holds its node's shards), exact: the
+    merged top k equals one index's, ties at the k-th score included, for plain (integral), float-weighted and signed
+    (shifted by the collection's max impacts) specs; and a later shard returns fewer than k hits, only those of at
+    least the k-th best score of the shards searched before it (the floor), though it matches more than k."""
+    from lsr_lucene.search.spec_searcher import SpecSearcher, exact_hits, search_shards, unpack_hits
+
+    paths, one = _tied_collection(tmp_path)
+    specs = [{"qid": "plain", "terms": {"a": 1}}, {"qid": "sum", "terms": {"a": 2, "b": 1}},
+             {"qid": "float", "terms": {"a": 0.3, "b": 0.7}}, {"qid": "signed", "terms": {"a": 1, "b": -1}},
+             {"qid": "signed-float", "terms": {"a": 0.9, "b": -0.35}}]
+    searchers = [SpecSearcher(path) for path in paths]
+    try:
+        subtracted = {"neg_a", "b"}  # what the signed specs subtract (subtracted_terms)
+        bounds = [{t: max(s.max_impacts("contents", sorted(subtracted)).get(t, 0) for s in searchers)
+                   for t in sorted(subtracted)} if any(w < 0 for w in spec["terms"].values()) else {}
+                  for spec in specs]
+        jsonl = "\n".join(json.dumps(spec) for spec in specs)
+        with SpecSearcher(one) as alone:
+            for k in (5, 12):
+                for threads in (1, 2):
+                    packs, seconds = search_shards(searchers, jsonl, k, bounds, threads=threads)
+                    per_shard = [unpack_hits(pack) for pack in packs]
+                    assert len(seconds) == 3
+                    for row, spec in enumerate(specs):
+                        merged = merge_hits([lists[row] for lists in per_shard], k)
+                        expected = exact_hits(alone.search_columns(spec, k))
+                        assert [(d, e) for d, _, e in merged] == [(d, e) for d, _, e in expected], spec["qid"]
+                        first = per_shard[0][row]  # the largest shard, searched first: no floor
+                        assert len(first) == k
+                        for later in (1, 2):
+                            assert all(e >= first[-1][2] for _, _, e in per_shard[later][row])
+                    # shard 1 (30 documents, all matching "a") returns only what ties or beats shard 0's k-th
+                    assert len(per_shard[1][0]) < k
+                    ties = [h for h in per_shard[2][0] if h[2] == per_shard[0][0][-1][2]]
+                    assert ties  # documents tied with the floor still compete (and rank first by docid)
+    finally:
+        for searcher in searchers:
+            searcher.close()

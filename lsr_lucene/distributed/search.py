@@ -2,10 +2,14 @@
 
 Each :class:`ShardSearcher` actor keeps the shards its node built open in one JVM (``SpecSearcher`` over our
 ``BatchSearcher``: plain, signed, CPT-pair and window specs; one JVM start and warm-up per node, not per shard),
-searches a batch of specs on them side by side in one call and returns each shard's hits with their exact scores,
-packed in one bytes object per shard. The driver merges the shards' lists by score (descending), ties by docid
-(ascending), as Anserini and our one-index search order them, and writes the run with the scores as the one-index
-run prints them (in Java, batch by batch: no hit becomes a Python object).
+searches a batch of specs on them in one call and returns each shard's hits with their exact scores, packed in one
+bytes object per shard. Exact search carries each spec's queue from shard to shard, as one index carries it from
+segment to segment (BatchSearcher.searchShards): a later shard starts with the k best scores of those searched
+before, skips what cannot enter the collection's top k and returns only its hits of at least their k-th (ties
+included), so the node does about one index's work, not one top k from scratch per shard. The driver merges the
+shards' lists by score (descending), ties by docid (ascending), as Anserini and our one-index search order them,
+and writes the run with the scores as the one-index run prints them (in Java, batch by batch: no hit becomes a
+Python object).
 
 Why the merged run equals the one-index run: impact scores are sums of query weight × stored impact and
 use no collection statistics, so a document scores the same in its shard as in the whole collection, and
@@ -57,7 +61,8 @@ class Job(NamedTuple):
 
 class ShardSearcher:
     """Ray actor: the shards of a distributed index held by one node, open in this process's one JVM (one start, one
-    warm-up for them all); searches each batch of specs on every shard side by side, and rescores."""
+    warm-up for them all); searches each batch of specs on every shard (exact: each spec's queue carried from shard
+    to shard), and rescores."""
 
     def __init__(self, indexes: list[str], heap_factor: float = 1.0, threads: int | None = None):
         """``threads``: search threads (default: the cores of this searcher's machine)."""
@@ -246,6 +251,10 @@ class DistributedSearcher:
         self._asked: dict[str, set[str]] = {}  # field -> the terms whose max impacts were gathered
         self._negatives: dict[str, bool] = {}  # field -> whether some shard holds a neg_ term
         try:
+            # this process's JVM (runs are merged and written in Java: ShardHits.RunMerger) starts while they start
+            from lsr_lucene.jvm.classes import java_class
+
+            java_class("search.ShardHits$RunMerger")
             self.num_docs = sum(_ray_get([row[0].num_docs.remote() for row in self.actors]))  # indexes open or fail
             _ray_get([actor.num_docs.remote() for row in self.actors for actor in row[1:]])
         except BaseException:
@@ -458,7 +467,7 @@ class DistributedSearcher:
         jobs = self._jobs(specs, hits, timing)
         qids = [str(spec["qid"]) for spec in specs]
         counts: list[int] = []
-        merger_class = java_class("search.ShardHits$RunMerger")  # (starts the JVM, which java_errors needs first)
+        merger_class = java_class("search.ShardHits$RunMerger")  # (the JVM, which java_errors needs, is started)
         with java_errors(str(run)):
             merger = merger_class(str(run), tag)
 

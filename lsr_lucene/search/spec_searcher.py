@@ -308,10 +308,13 @@ def search_shards(searchers: Sequence[SpecSearcher], specs_jsonl: str, k: int, b
                   approximate: int = 0, query_cut: int = QUERY_CUT, heap_factor: float | None = None,
                   threads: int = 1) -> tuple[list[bytes], list[float]]:
     """Top k of every spec of ``specs_jsonl`` (JSON lines, checked by the caller) on several indexes open in this
-    process (the shards one searcher of a distributed index holds), side by side on ``threads`` threads in one JVM
-    call: each index's hits packed into one bytes object (Java's ShardHits layout; ``unpack_hits`` reads it), and
-    the seconds each took. ``bounds[i]``: the collection's max impacts of the terms spec i subtracts
-    (``search_exact``'s ``collection_max_impacts``); the rest as in ``SpecSearcher.search_hits``."""
+    process (the shards one searcher of a distributed index holds), on ``threads`` threads in one JVM call: each
+    index's hits packed into one bytes object (Java's ShardHits layout; ``unpack_hits`` reads it), and the seconds
+    each took. Exact search carries each spec's queue from index to index, largest first (BatchSearcher.searchShards):
+    a later index returns only its hits of at least the k-th best score of those before it, fewer than k, and the
+    merged top k is exact; approximate search searches each index side by side. ``bounds[i]``: the collection's max
+    impacts of the terms spec i subtracts (``search_exact``'s ``collection_max_impacts``); the rest as in
+    ``SpecSearcher.search_hits``."""
     if k <= 0:
         raise InputError(f"k must be positive, got {k}")
     approximate = max(searcher._check_approximate(approximate, query_cut) for searcher in searchers)

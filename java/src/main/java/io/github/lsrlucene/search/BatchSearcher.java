@@ -255,6 +255,19 @@ public final class BatchSearcher implements Closeable {
   /** As above with this search's heap factor {@code h}, not the searcher's: threads sharing it may differ. */
   public Hits search(QuerySpec spec, int k, Map<String, Long> collectionMaxImpacts, int approximate, int queryCut,
                      float h) throws IOException {
+    return search(spec, k, collectionMaxImpacts, approximate, queryCut, h, null);
+  }
+
+  /**
+   * As above, exact search ({@code approximate} 0, {@code h} 1) on one shard of a collection with the queue of the
+   * shards already searched ({@link #searchShards}): {@code carried}, the k best exact scores found there
+   * (descending; null or fewer than k: none), start the collector's queue ({@link TopKCollector#carry}), in its
+   * float score space and lowered by its rounding margin, so that it skips documents that cannot enter the
+   * collection's top k (ties with the k-th still compete). A window rerank, and a spec too small for float scores
+   * (every match scored in double), carry nothing. The hits may include documents below the carried k-th score.
+   */
+  private Hits search(QuerySpec spec, int k, Map<String, Long> collectionMaxImpacts, int approximate, int queryCut,
+                      float h, double[] carried) throws IOException {
     checkHeapFactor(h);
     checkSpec(spec);
     if (approximate < 0 || queryCut < 0) {
@@ -281,10 +294,13 @@ public final class BatchSearcher implements Closeable {
     }
     Query direct = collectionMaxImpacts == null && spec.floatSafe
         ? PlainTerms.query(reader, spec, dense, h) : null;
-    if (direct != null) {
-      return plainTopK(direct, k); // no signed rewrite: the query is the plain one the branch below would pick
+    if (direct != null) { // no signed rewrite: the query is the plain one the branch below would pick
+      return plainTopK(direct, k, carried);
     }
     boolean rerank = spec.rerank > 0 && !spec.windows.isEmpty();
+    if (rerank) {
+      carried = null; // the first stage keeps its top n by first-stage scores, not final ones
+    }
     int n = rerank ? Math.max(k, spec.rerank) : k;
     Query q = searcher.rewrite(spec.firstStage(PositionalIndexer.FIELD, maxPayload, collectionMaxImpacts));
     if (!spec.floatSafe) {
@@ -295,11 +311,22 @@ public final class BatchSearcher implements Closeable {
     if (shift == 0 && collectionMaxImpacts == null && PlainTerms.integralBelowFloatLimit(reader, spec)) {
       // every score is an integer below 2^24: the float first phase is exact, nothing to rescore
       Query plain = PlainTerms.positiveQuery(spec, dense, h);
-      return plainTopK(plain != null ? plain : q, k);
+      return plainTopK(plain != null ? plain : q, k, carried);
     }
     // float first phase: the top n plus every hit within float rounding error of the n-th, rescored in double
     int clauses = spec.terms.size() + spec.pairs.size() + spec.windows.size();
-    TopKCollector c = new TopKCollector(n, ids.idOrd, ids.ordToDoc, (clauses + 4) * 0x1p-22, shift);
+    double relErr = (clauses + 4) * 0x1p-22;
+    TopKCollector c = new TopKCollector(n, ids.idOrd, ids.ordToDoc, relErr, shift);
+    if (carried != null) {
+      // in the collector's space (shift + score), lowered by twice the rounding margin its cut() allows between two
+      // documents' float scores: below a document's float score, had it been scored here
+      float[] best = new float[carried.length];
+      for (int i = 0; i < best.length; i++) {
+        double shifted = carried[i] + shift;
+        best[i] = floatAtMost(shifted - 2 * relErr * (Math.abs(shifted) + shift));
+      }
+      c.carry(best, k);
+    }
     searcher.search(q, c);
     int[] band = c.band();
     int[] top = c.sorted(new float[c.size()]);
@@ -323,9 +350,25 @@ public final class BatchSearcher implements Closeable {
     return ranked(docs, ExactScorer.score(reader, spec, docs), k); // windows included: they are part of the query
   }
 
-  /** The top k of a query whose float scores are exact integers (nothing to rescore), ties by docid. */
-  private Hits plainTopK(Query q, int k) throws IOException {
+  /** The largest float at most {@code x} (-&infin; stays -&infin;). */
+  private static float floatAtMost(double x) {
+    float f = (float) x;
+    return f > x ? Math.nextDown(f) : f;
+  }
+
+  /**
+   * The top k of a query whose float scores are exact integers (nothing to rescore), ties by docid; the queue
+   * started with the {@code carried} scores of shards searched before (null: none).
+   */
+  private Hits plainTopK(Query q, int k, double[] carried) throws IOException {
     TopKCollector c = new TopKCollector(k, ids.idOrd, ids.ordToDoc);
+    if (carried != null) {
+      float[] best = new float[carried.length];
+      for (int i = 0; i < best.length; i++) {
+        best[i] = floatAtMost(carried[i]);
+      }
+      c.carry(best, k);
+    }
     searcher.search(q, c);
     float[] fs = new float[c.size()];
     int[] docs = c.sorted(fs);
@@ -505,19 +548,36 @@ public final class BatchSearcher implements Closeable {
     checkK(k);
     checkHeapFactor(h);
     RunWriter.checkArgs(threads, "batch");
+    List<QuerySpec> specs = parseBatch(specsJsonl, new BatchSearcher[] {this});
+    List<Map<String, Long>> bounds = batchBounds(specs.size(), boundCounts, boundTerms, boundValues);
+    Hits[] hits = new Hits[specs.size()];
+    runEach(hits.length, threads, i -> hits[i] = search(specs.get(i), k, bounds.get(i), approximate, queryCut, h));
+    return ShardHits.pack(hits, ids);
+  }
+
+  /** The specs of a batch (JSONL text, one spec a line), each checked against every index of {@code shards}. */
+  private static List<QuerySpec> parseBatch(String specsJsonl, BatchSearcher[] shards) {
     List<QuerySpec> specs = new ArrayList<>();
     for (String line : specsJsonl.split("\n")) {
       if (!line.isBlank()) {
         QuerySpec spec = QuerySpec.parse(line, "");
-        checkSpec(spec);
+        for (BatchSearcher shard : shards) {
+          shard.checkSpec(spec);
+        }
         specs.add(spec);
       }
     }
-    if (boundCounts.length != specs.size() || boundTerms.length != boundValues.length) {
-      throw new IllegalArgumentException(specs.size() + " specs, " + boundCounts.length + " bound counts, "
+    return specs;
+  }
+
+  /** Each spec's collection max impacts ({@link #searchBatch}'s layout; null: none). */
+  private static List<Map<String, Long>> batchBounds(int specs, int[] boundCounts, String[] boundTerms,
+                                                     long[] boundValues) {
+    if (boundCounts.length != specs || boundTerms.length != boundValues.length) {
+      throw new IllegalArgumentException(specs + " specs, " + boundCounts.length + " bound counts, "
           + boundTerms.length + " bound terms and " + boundValues.length + " values");
     }
-    List<Map<String, Long>> bounds = new ArrayList<>(specs.size());
+    List<Map<String, Long>> bounds = new ArrayList<>(specs);
     int at = 0;
     for (int count : boundCounts) {
       Map<String, Long> map = null;
@@ -530,41 +590,7 @@ public final class BatchSearcher implements Closeable {
       bounds.add(map);
       at += count;
     }
-    Hits[] hits = new Hits[specs.size()];
-    if (threads == 1 || specs.size() < 2) {
-      for (int i = 0; i < hits.length; i++) {
-        hits[i] = search(specs.get(i), k, bounds.get(i), approximate, queryCut, h);
-      }
-    } else {
-      java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads, r -> {
-        Thread t = new Thread(r, "lsr-shard-search");
-        t.setDaemon(true);
-        return t;
-      });
-      try {
-        List<java.util.concurrent.Future<Hits>> futures = new ArrayList<>();
-        for (int i = 0; i < hits.length; i++) {
-          QuerySpec spec = specs.get(i);
-          Map<String, Long> b = bounds.get(i);
-          futures.add(pool.submit(() -> search(spec, k, b, approximate, queryCut, h)));
-        }
-        for (int i = 0; i < hits.length; i++) {
-          hits[i] = futures.get(i).get();
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IOException("interrupted while searching a batch", e);
-      } catch (java.util.concurrent.ExecutionException e) {
-        Throwable c = e.getCause();
-        if (c instanceof RuntimeException) {
-          throw (RuntimeException) c;
-        }
-        throw c instanceof IOException ? (IOException) c : new IOException(c);
-      } finally {
-        pool.shutdownNow();
-      }
-    }
-    return ShardHits.pack(hits, ids);
+    return bounds;
   }
 
   /** The packed hits of one batch on several shards ({@link #searchShards}), and each shard's seconds. */
@@ -584,46 +610,109 @@ public final class BatchSearcher implements Closeable {
   }
 
   /**
-   * {@link #searchBatch} of the same batch on several shards held by one process (one JVM for them all), the
-   * shards searched side by side on {@code threads} threads (each shard's batch on one; one shard: on them all).
+   * {@link #searchBatch} of the same batch on several shards held by one process (one JVM for them all). Exact
+   * search ({@code approximate} 0, {@code h} 1) of several shards carries each spec's threshold across them, as one
+   * index carries its collector's queue across its segments ({@link #searchCarried}); approximate search searches
+   * the shards side by side on {@code threads} threads (each shard's batch on one; one shard: on them all).
    */
   public static ShardBatch searchShards(BatchSearcher[] shards, String specsJsonl, int k, int[] boundCounts,
                                         String[] boundTerms, long[] boundValues, int approximate, int queryCut,
                                         float h, int threads) throws IOException {
     RunWriter.checkArgs(threads, "batch");
+    if (shards.length > 1 && approximate == 0 && checkHeapFactor(h) == 1f) {
+      return searchCarried(shards, specsJsonl, k, boundCounts, boundTerms, boundValues, threads);
+    }
     byte[][] packs = new byte[shards.length][];
     double[] seconds = new double[shards.length];
-    java.util.concurrent.ExecutorService pool = threads == 1 || shards.length == 1 ? null
-        : java.util.concurrent.Executors.newFixedThreadPool(Math.min(threads, shards.length), r -> {
-          Thread t = new Thread(r, "lsr-shards");
+    runEach(shards.length, threads, s -> {
+      long started = System.nanoTime();
+      packs[s] = shards[s].searchBatch(specsJsonl, k, boundCounts, boundTerms, boundValues, approximate, queryCut, h,
+          shards.length == 1 ? threads : 1);
+      seconds[s] = (System.nanoTime() - started) / 1e9;
+    });
+    return new ShardBatch(packs, seconds);
+  }
+
+  /**
+   * Exact search of a batch on several shards with each spec's queue carried across them: each spec searched on one
+   * thread (threads over the batch's specs), shard after shard, the largest first; once the shards searched return
+   * k hits together, their k best exact scores start the next shard's queue ({@link TopKCollector#carry}), so it
+   * skips what cannot enter the collection's top k, as one index skips across its segments: its k-th best F is a
+   * floor (the collection's top k holds k documents of at least F; ties at F still compete), and a later shard
+   * returns only its hits of at least F. The merged top k is the one of every shard's full top k.
+   */
+  private static ShardBatch searchCarried(BatchSearcher[] shards, String specsJsonl, int k, int[] boundCounts,
+                                          String[] boundTerms, long[] boundValues, int threads) throws IOException {
+    checkK(k);
+    List<QuerySpec> specs = parseBatch(specsJsonl, shards);
+    List<Map<String, Long>> bounds = batchBounds(specs.size(), boundCounts, boundTerms, boundValues);
+    Integer[] order = new Integer[shards.length]; // largest first (its k-th score is the highest floor), then by number
+    for (int i = 0; i < order.length; i++) {
+      order[i] = i;
+    }
+    Arrays.sort(order, (a, b) -> shards[a].reader.maxDoc() != shards[b].reader.maxDoc()
+        ? Integer.compare(shards[b].reader.maxDoc(), shards[a].reader.maxDoc()) : Integer.compare(a, b));
+    Hits[][] hits = new Hits[shards.length][specs.size()];
+    java.util.concurrent.atomic.AtomicLongArray nanos = new java.util.concurrent.atomic.AtomicLongArray(shards.length);
+    runEach(specs.size(), threads, q -> {
+      QuerySpec spec = specs.get(q);
+      boolean carries = !(spec.rerank > 0 && !spec.windows.isEmpty()); // a rerank's final scores are no floor
+      double[] best = new double[0]; // the best k exact scores of the shards searched so far, descending
+      for (int s : order) {
+        long started = System.nanoTime();
+        boolean full = carries && best.length == k;
+        Hits found = shards[s].search(spec, k, bounds.get(q), 0, 0, 1f, full ? best : null);
+        hits[s][q] = full ? atLeast(found, best[k - 1]) : found;
+        best = bestScores(best, hits[s][q].scores, k);
+        nanos.addAndGet(s, System.nanoTime() - started);
+      }
+    });
+    byte[][] packs = new byte[shards.length][];
+    double[] seconds = new double[shards.length];
+    for (int s = 0; s < shards.length; s++) {
+      packs[s] = ShardHits.pack(hits[s], shards[s].ids);
+      seconds[s] = nanos.get(s) / 1e9;
+    }
+    return new ShardBatch(packs, seconds);
+  }
+
+  /** A task of {@link #runEach}. */
+  private interface NumberedTask {
+    void run(int i) throws IOException;
+  }
+
+  /**
+   * Runs {@code task} for 0 .. n - 1 on {@code threads} daemon threads (one thread or one task: on this one), and
+   * rethrows the first failure as the task threw it.
+   */
+  private static void runEach(int n, int threads, NumberedTask task) throws IOException {
+    if (threads == 1 || n < 2) {
+      for (int i = 0; i < n; i++) {
+        task.run(i);
+      }
+      return;
+    }
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(
+        Math.min(threads, n), r -> {
+          Thread t = new Thread(r, "lsr-shard-search");
           t.setDaemon(true);
           return t;
         });
     try {
       List<java.util.concurrent.Future<?>> futures = new ArrayList<>();
-      for (int i = 0; i < shards.length; i++) {
-        final int s = i;
-        Runnable task = () -> {
-          long started = System.nanoTime();
+      for (int i = 0; i < n; i++) {
+        final int at = i;
+        futures.add(pool.submit(() -> {
           try {
-            packs[s] = shards[s].searchBatch(specsJsonl, k, boundCounts, boundTerms, boundValues, approximate,
-                queryCut, h, shards.length == 1 ? threads : 1);
+            task.run(at);
           } catch (IOException e) {
             throw new java.io.UncheckedIOException(e);
           }
-          seconds[s] = (System.nanoTime() - started) / 1e9;
-        };
-        if (pool == null) {
-          task.run();
-        } else {
-          futures.add(pool.submit(task));
-        }
+        }));
       }
       for (java.util.concurrent.Future<?> f : futures) {
         f.get();
       }
-    } catch (java.io.UncheckedIOException e) {
-      throw e.getCause();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IOException("interrupted while searching a batch", e);
@@ -637,11 +726,29 @@ public final class BatchSearcher implements Closeable {
       }
       throw new IOException(c);
     } finally {
-      if (pool != null) {
-        pool.shutdownNow();
-      }
+      pool.shutdownNow();
     }
-    return new ShardBatch(packs, seconds);
+  }
+
+  /** The hits of at least {@code floor} (best first: a prefix). */
+  private static Hits atLeast(Hits hits, double floor) {
+    int m = 0;
+    while (m < hits.scores.length && hits.scores[m] >= floor) {
+      m++;
+    }
+    return m == hits.scores.length ? hits
+        : new Hits(Arrays.copyOf(hits.docs, m), Arrays.copyOf(hits.scores, m));
+  }
+
+  /** The best k of two descending score lists, descending. */
+  private static double[] bestScores(double[] a, double[] b, int k) {
+    double[] out = new double[Math.min(k, a.length + b.length)];
+    int i = 0;
+    int j = 0;
+    for (int o = 0; o < out.length; o++) {
+      out[o] = j >= b.length || (i < a.length && a[i] >= b[j]) ? a[i++] : b[j++];
+    }
+    return out;
   }
 
   /**

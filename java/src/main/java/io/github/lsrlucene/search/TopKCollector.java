@@ -24,6 +24,9 @@ public final class TopKCollector implements Collector {
   private final int[] ordToDoc;
   private final LongHeap heap; // min-heap of the best keys so far; its top is the k-th best once full
   private float minSet = Float.NEGATIVE_INFINITY;
+  private float floor = Float.NEGATIVE_INFINITY; // no hit below it is collected ({@link #carry})
+  private int placeholders = 0; // keys in the heap that stand for documents of shards searched before ({@link #carry})
+  private static final int PLACEHOLDER_ORD = Integer.MAX_VALUE;
   private final double relErr;
   private final double shift;
   // hits that left or never entered the heap but were within float rounding error of the k-th when seen
@@ -53,6 +56,37 @@ public final class TopKCollector implements Collector {
     heap = new LongHeap(this.k);
     this.relErr = relErr;
     this.shift = shift;
+  }
+
+  /**
+   * Starts the queue where shards already searched left it, as one index's collector carries its queue from segment
+   * to segment: {@code best}, descending, are lower bounds (in this collector's score space) of the float scores of
+   * the k best documents found before, the k-th of them a floor (inclusive: a hit of exactly the floor is collected,
+   * and a hit ties with those documents to its advantage). They stand in the queue as placeholders of no document,
+   * so its k-th score, the scorer's minimum competitive score from the start, rises as better hits push them out;
+   * {@link #sorted} and {@link #band} return documents only. With fewer than k best (k not reached) nothing is
+   * carried; a collector whose k was cut to its index's size keeps only the floor. Call before searching.
+   */
+  public void carry(float[] best, int requestedK) {
+    if (best.length < requestedK) {
+      return;
+    }
+    floor = best[requestedK - 1];
+    if (k == requestedK && heap.size() == 0) {
+      for (int i = 0; i < k; i++) {
+        heap.push(key(best[i], PLACEHOLDER_ORD));
+      }
+      placeholders = k;
+    }
+  }
+
+  private static boolean placeholder(long key) {
+    return (int) key == 0; // id rank Integer.MAX_VALUE: below every document's of the same score
+  }
+
+  /** The scorer's minimum competitive score, given the k-th float score: never below the floor. */
+  private float competitive(float kth) {
+    return Math.max(cut(kth), floor);
   }
 
   /** Lowest float score that may still hold a document of the exact double top k, given the k-th float score. */
@@ -115,7 +149,9 @@ public final class TopKCollector implements Collector {
       public void setScorer(Scorable scorer) throws IOException {
         this.scorer = scorer;
         if (heap.size() == k) {
-          scorer.setMinCompetitiveScore(cut(scoreOf(heap.top())));
+          scorer.setMinCompetitiveScore(competitive(scoreOf(heap.top())));
+        } else if (floor > Float.NEGATIVE_INFINITY) {
+          scorer.setMinCompetitiveScore(floor);
         }
       }
 
@@ -123,28 +159,35 @@ public final class TopKCollector implements Collector {
       public void collect(int doc) throws IOException {
         // keys are distinct (the id rank is part of them): a key enters when it beats the k-th best
         float score = scorer.score();
+        if (score < floor) {
+          return; // (a scorer may hand out documents below its minimum competitive score)
+        }
         long key = key(score, idOrd[base + doc]);
-        if (relErr != 0 && heap.size() == k) {
+        if (heap.size() == k) {
           long out = key > heap.top() ? heap.top() : key; // the key that leaves (or never enters) the heap
-          float os = scoreOf(out);
-          if (os >= cut(scoreOf(heap.top()))) { // the k-th only rises: band() filters by the final one
-            addBand(ordToDoc[ordOf(out)], os);
+          if (placeholder(out)) {
+            placeholders--;
+          } else if (relErr != 0) {
+            float os = scoreOf(out);
+            if (os >= cut(scoreOf(heap.top()))) { // the k-th only rises: band() filters by the final one
+              addBand(ordToDoc[ordOf(out)], os);
+            }
           }
         }
         if (heap.insertWithOverflow(key) && heap.size() == k) {
           float min = scoreOf(heap.top());
           if (min > minSet) {
             minSet = min;
-            scorer.setMinCompetitiveScore(cut(min));
+            scorer.setMinCompetitiveScore(competitive(min));
           }
         }
       }
     };
   }
 
-  /** Number of hits collected so far (at most k). */
+  /** Number of hits collected so far (at most k; placeholders of {@link #carry} not counted). */
   public int size() {
-    return heap.size();
+    return heap.size() - placeholders;
   }
 
   /**
@@ -168,12 +211,15 @@ public final class TopKCollector implements Collector {
 
   /** The hits best first (consumes the collector); returns global docids, and fills {@code outScores}. */
   public int[] sorted(float[] outScores) {
-    int[] out = new int[heap.size()];
-    for (int i = out.length - 1; i >= 0; i--) { // the heap pops the worst first
+    int[] out = new int[size()];
+    for (int i = out.length - 1; heap.size() > 0; ) { // the heap pops the worst first
       long key = heap.pop();
-      out[i] = ordToDoc[ordOf(key)];
-      outScores[i] = scoreOf(key);
+      if (!placeholder(key)) {
+        out[i] = ordToDoc[ordOf(key)];
+        outScores[i--] = scoreOf(key);
+      }
     }
+    placeholders = 0;
     return out;
   }
 }

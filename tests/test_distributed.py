@@ -577,6 +577,11 @@ def test_later_shards_search_above_the_carried_floor_and_merge_as_one_index(tmp_
                     assert len(per_shard[1][0]) < k
                     ties = [h for h in per_shard[2][0] if h[2] == per_shard[0][0][-1][2]]
                     assert ties  # documents tied with the floor still compete (and rank first by docid)
+            # a batch of fewer specs than threads (one query) is searched side by side: every shard its own top k
+            packs, _ = search_shards(searchers, json.dumps(specs[0]), 5, bounds[:1], threads=2)
+            single = [unpack_hits(pack)[0] for pack in packs]
+            assert [len(hits) for hits in single] == [5, 5, 5]
+            assert merge_hits(single, 5) == exact_hits(alone.search_columns(specs[0], 5))
     finally:
         for searcher in searchers:
             searcher.close()

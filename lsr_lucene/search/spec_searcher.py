@@ -312,9 +312,9 @@ def search_shards(searchers: Sequence[SpecSearcher], specs_jsonl: str, k: int, b
     index's hits packed into one bytes object (Java's ShardHits layout; ``unpack_hits`` reads it), and the seconds
     each took. Exact search carries each spec's queue from index to index, largest first (BatchSearcher.searchShards):
     a later index returns only its hits of at least the k-th best score of those before it, fewer than k, and the
-    merged top k is exact; approximate search searches each index side by side. ``bounds[i]``: the collection's max
-    impacts of the terms spec i subtracts (``search_exact``'s ``collection_max_impacts``); the rest as in
-    ``SpecSearcher.search_hits``."""
+    merged top k is exact; a batch of fewer specs than threads, and approximate search, search the indexes side by
+    side. ``bounds[i]``: the collection's max impacts of the terms spec i subtracts (``search_exact``'s
+    ``collection_max_impacts``); the rest as in ``SpecSearcher.search_hits``."""
     if k <= 0:
         raise InputError(f"k must be positive, got {k}")
     approximate = max(searcher._check_approximate(approximate, query_cut) for searcher in searchers)

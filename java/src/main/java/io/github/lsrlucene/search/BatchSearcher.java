@@ -619,7 +619,7 @@ public final class BatchSearcher implements Closeable {
                                         String[] boundTerms, long[] boundValues, int approximate, int queryCut,
                                         float h, int threads) throws IOException {
     RunWriter.checkArgs(threads, "batch");
-    if (shards.length > 1 && approximate == 0 && checkHeapFactor(h) == 1f) {
+    if (shards.length > 1 && approximate == 0 && checkHeapFactor(h) == 1f && specCount(specsJsonl) >= threads) {
       return searchCarried(shards, specsJsonl, k, boundCounts, boundTerms, boundValues, threads);
     }
     byte[][] packs = new byte[shards.length][];
@@ -633,8 +633,21 @@ public final class BatchSearcher implements Closeable {
     return new ShardBatch(packs, seconds);
   }
 
+  /** Number of specs (non-blank lines) of a JSONL batch. */
+  private static int specCount(String specsJsonl) {
+    int n = 0;
+    for (String line : specsJsonl.split("\n")) {
+      if (!line.isBlank()) {
+        n++;
+      }
+    }
+    return n;
+  }
+
   /**
-   * Exact search of a batch on several shards with each spec's queue carried across them: each spec searched on one
+   * Exact search of a batch on several shards with each spec's queue carried across them (a batch of at least as
+   * many specs as threads: one spec searched shard after shard is slower than its shards side by side on idle threads,
+   * so a smaller batch, a single query say, is searched side by side): each spec searched on one
    * thread (threads over the batch's specs), shard after shard, the largest first; once the shards searched return
    * k hits together, their k best exact scores start the next shard's queue ({@link TopKCollector#carry}), so it
    * skips what cannot enter the collection's top k, as one index skips across its segments: its k-th best F is a

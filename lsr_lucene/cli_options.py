@@ -12,21 +12,13 @@ from __future__ import annotations
 import argparse
 import copy
 import math
-import os
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from lsr_lucene.cores import available_cores
 from lsr_lucene.errors import InputError
 
 DEFAULT_HITS = 1000
-
-
-def available_cores() -> int:
-    """CPUs this process may run on (its affinity mask, e.g. a container's or taskset's share; else all)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
 
 
 # One policy for every verb's --threads: the cores available. Each verb keeps workers x inner threads within

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, NamedTuple, Sequence
 
+from lsr_lucene.cores import available_cores
 from lsr_lucene.distributed.cluster import RESTARTS, near, node_id
 from lsr_lucene.errors import InputError
 from lsr_lucene.io.ranking import ordered
@@ -70,8 +71,7 @@ class ShardSearcher:
 
         # (a restarted actor opens them again)
         self.searchers = [SpecSearcher(index, heap_factor=heap_factor) for index in indexes]
-        self.threads = threads or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                                   else os.cpu_count() or 1)
+        self.threads = threads or available_cores()
 
     def search(self, specs_jsonl: str, k: int, bounds: list[dict[str, int]], approximate: int, cut: int
                ) -> tuple[list[bytes], list[float], float]:

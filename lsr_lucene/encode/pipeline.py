@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
-import os
 import sys
 import time
 from collections import Counter
@@ -22,6 +21,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 import torch
 
+from lsr_lucene.cores import available_cores
 from lsr_lucene.encode import host_workers
 from lsr_lucene.errors import InputError
 
@@ -32,7 +32,7 @@ def default_workers(device: torch.device) -> int:
     """Worker processes for an encoder on ``device``: on a GPU every core but two (the launching thread and the
     main one), at least 2 and at most 8, when there are 4 cores or more (on an H100 with 16 cores, 8 workers encoded
     splade-tiny 7 % faster than 14: runs/encode/README.md); 0 (one-process path) on CPU, whose cores run the model."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cores = available_cores()
     if device.type != "cuda" or cores < 4:
         return 0
     return max(2, min(cores - 2, 8))

@@ -23,30 +23,20 @@ topics=$data/wiki2015/topics.nq-test.tsv
 mkdir -p "$out"
 # the first N passages as a vectors folder of links to the encoded shards (the benchmark reads the same ones)
 sample=$work/sample-$n
-if [ ! -d "$sample" ]; then
-  "${nice[@]}" python - "$work/vectors" "$sample" "$n" <<'EOF'
-import json, os, sys
+"${nice[@]}" python - "$work/vectors" "$sample" "$n" <<'EOF'
+import sys
 from pathlib import Path
-from lsr_lucene.bench.real import complete_shards
-files, have, _ = complete_shards(Path(sys.argv[1]))
-n, out, got = int(sys.argv[3]), Path(sys.argv[2]), 0
-tmp = out.with_name(f".{out.name}.tmp")
-tmp.mkdir(parents=True, exist_ok=True)
-for i, f in enumerate(files):
-    if got >= n:
-        break
-    got += sum(1 for _ in open(f))
-    os.symlink(f.resolve(), tmp / f"part-{i:05d}.jsonl")
-if got != n:
-    sys.exit(f"error: {sys.argv[1]}: the complete shards hold {have:,} passages; N must be a sum of whole shards "
-             f"up to that (got {got:,} for {n:,})")
-state = Path(sys.argv[1]).with_name(f".{Path(sys.argv[1]).name}.partial") / "progress.state"
-settings = json.loads(state.read_text())["settings"] if state.is_file() else \
-    json.loads((Path(sys.argv[1]) / "metadata.json").read_text())
-(tmp / "metadata.json").write_text(json.dumps({**settings, "documents": n}, indent=2) + "\n")  # model, scale
-tmp.rename(out)
+from lsr_lucene.bench.parts import first_parts, link_parts
+from lsr_lucene.cli import run_main
+
+
+def main(_) -> int:
+    link_parts(first_parts(sys.argv[1], int(sys.argv[3])), Path(sys.argv[2]))
+    return 0
+
+
+sys.exit(run_main(main))
 EOF
-fi
 # 1. as a user runs it: default index, then search (the benchmark's encoded topics: the first QUERIES of a seeded
 #    sample are written as a query vectors file)
 queries=$work/queries.topics.nq-test.splade-tiny.jsonl

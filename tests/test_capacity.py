@@ -3,15 +3,12 @@ nodes and build rounds as its model says, and the off-heap benchmark's ratio int
 synthetic numbers (the measurements themselves live in scripts/run_capacity.sh and runs/)."""
 from __future__ import annotations
 
-import json
 
 import numpy as np
 import pandas as pd
 import pytest
 from lsr_lucene.bench.capacity import Fit, Node, fit, merge_overhead_ms, shard_plan
-from lsr_lucene.bench.capacity_builds import sample
 from lsr_lucene.bench.dense_heap import per_document, ratio_interval, verdict
-from lsr_lucene.errors import InputError
 
 SIZES = [100_000, 300_000, 666_157]
 
@@ -83,19 +80,3 @@ def test_memory_per_document_uses_the_heap_growth_between_the_largest_sizes():
     memory = pd.DataFrame([{"docs": d, "layout": layout, "heap_before_open": 1000, "heap_after_search": h}
                            for d, h in ((100, 6000), (300, 8000)) for layout in ("none", "mapped")])
     assert per_document(indexes, memory) == {"docs": 300, "index": 30.0, "sidecar": 5.0, "heap": 10.0}
-
-
-def test_sample_links_the_first_finished_parts(tmp_path):
-    vectors = tmp_path / "partial"
-    vectors.mkdir()
-    for i in range(3):
-        (vectors / f"part-{i:05d}.jsonl").write_text("{}\n" * 2)
-    state = {"settings": {"dtype": "int8"}, "shards": [{"file": f"part-{i:05d}.jsonl", "documents": 2}
-                                                       for i in range(3)]}
-    (vectors / "progress.state").write_text(json.dumps(state))
-    folder = sample(vectors, 4, tmp_path / "vectors-4")
-    assert sorted(p.name for p in folder.iterdir()) == ["metadata.json", "part-00000.jsonl", "part-00001.jsonl"]
-    assert (folder / "part-00000.jsonl").is_symlink()
-    assert json.loads((folder / "metadata.json").read_text()) == {"dtype": "int8", "documents": 4}
-    with pytest.raises(InputError, match="not 3"):
-        sample(vectors, 3, tmp_path / "vectors-3")

@@ -21,55 +21,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from lsr_lucene.bench.parts import first_parts, link_parts
 from lsr_lucene.bench.scale_report import machine
 from lsr_lucene.errors import InputError
 from lsr_lucene.index.impact import index_size, read_index_metadata
 from lsr_lucene.io.output import atomic_output, write_text_atomic
-from lsr_lucene.io.vectors import METADATA, read_metadata
 
 ORDERS = ("natural", "bp")
-PROGRESS = "progress.state"  # lsr-lucene encode's record of the finished parts while it runs
-
-
-def finished_parts(vectors: Path) -> tuple[list[tuple[Path, int]], dict]:
-    """(part file, documents) of the finished parts in order, and the encoder's settings: from metadata.json of a
-    finished encoding, else from the running encoder's progress record; ({} settings when neither says)."""
-    if (vectors / PROGRESS).is_file() and not (vectors / METADATA).is_file():
-        state = json.loads((vectors / PROGRESS).read_text())
-        return [(vectors / s["file"], int(s["documents"])) for s in state["shards"]], state.get("settings", {})
-    parts = sorted(vectors.glob("part-*.jsonl"))
-    if not parts:
-        raise InputError(f"{vectors}: no part-*.jsonl files (an lsr-lucene encode output folder?)")
-    counts = []
-    for part in parts:
-        with part.open("rb") as f:
-            counts.append((part, sum(1 for _ in f)))
-    return counts, read_metadata(vectors)
-
-
-def sample(vectors: Path, docs: int, folder: Path) -> Path:
-    """``folder`` holding links to the first whole parts of ``vectors`` that make ``docs`` passages, and a
-    metadata.json with that count (made once)."""
-    if (folder / METADATA).is_file():
-        return folder
-    parts, settings = finished_parts(vectors)
-    chosen, have = [], 0
-    for part, count in parts:
-        if have >= docs:
-            break
-        chosen.append(part)
-        have += count
-    if have != docs:
-        raise InputError(f"{vectors}: the finished parts hold {have} passages up to there, not {docs} "
-                         "(a multiple of the part size, once encoded)")
-    folder.mkdir(parents=True, exist_ok=True)
-    for part in chosen:
-        link = folder / part.name
-        if not link.exists():
-            link.symlink_to(part.resolve())
-    metadata = {**read_metadata(vectors), **({} if (vectors / METADATA).is_file() else settings), "documents": docs}
-    write_text_atomic(folder / METADATA, json.dumps(metadata, indent=2) + "\n")
-    return folder
 
 
 def build(vectors: Path, docs: int, order: str, work: Path, threads: int) -> dict:
@@ -78,7 +36,7 @@ def build(vectors: Path, docs: int, order: str, work: Path, threads: int) -> dic
     record = work / f"index-{docs}-{order}.json"
     if index.is_dir() and record.is_file():
         return json.loads(record.read_text())
-    source = sample(vectors, docs, work / f"vectors-{docs}")
+    source = link_parts(first_parts(vectors, docs), work / f"vectors-{docs}")
     command = ["lsr-lucene", "index", "--input", str(source), "--index", str(index), "--threads", str(threads),
                *(["--reorder", "bp"] if order == "bp" else []), *(["--overwrite"] if index.exists() else [])]
     with tempfile.NamedTemporaryFile("r", suffix=".time") as timing:

@@ -23,48 +23,12 @@ import time
 from pathlib import Path
 
 from lsr_lucene import cli_options as opt
-from lsr_lucene.errors import InputError
+from lsr_lucene.bench.parts import first_parts, link_parts
 from lsr_lucene.io.output import write_text_atomic
 
 TIME_LINE = re.compile(r"^time: searchers started in ([\d.]+) s; search ([\d.]+) s", re.M)
 COLUMNS = ["docs", "k", "round", "setup", "shards", "command_s", "search_s", "searchers_start_s", "command_ratio",
            "search_ratio", "identical", "load", "breakdown"]
-
-
-def select_parts(vectors: Path, docs: int) -> tuple[list[Path], int]:
-    """The first part files of ``vectors`` holding ``docs`` passages (0: all), and their passage count; ``docs``
-    must end on a part's boundary (the parts are not cut: that would copy them)."""
-    parts = sorted(vectors.glob("part-*.jsonl"))
-    if not parts:
-        raise InputError(f"{vectors}: no part-*.jsonl vector files")
-    chosen, total = [], 0
-    for part in parts:
-        if docs and total >= docs:
-            break
-        with open(part, "rb") as f:
-            total += sum(1 for _ in f)
-        chosen.append(part)
-    if docs and total != docs:
-        raise InputError(f"{vectors}: the first parts hold {total} passages, not {docs}: give a count that ends on "
-                         "a part's boundary" + (" (not enough parts yet)" if total < docs else ""))
-    return chosen, total
-
-
-def link_collection(parts: list[Path], folder: Path) -> None:
-    """``folder`` holding links to ``parts`` (and the vectors' metadata.json when there is one), nothing else."""
-    folder.mkdir(parents=True, exist_ok=True)
-    wanted = {p.name: p.resolve() for p in parts}
-    meta = parts[0].parent / "metadata.json"
-    if meta.is_file():
-        wanted[meta.name] = meta.resolve()
-    for entry in folder.iterdir():
-        if entry.name not in wanted or not entry.is_symlink() or entry.resolve() != wanted[entry.name]:
-            entry.unlink()
-    for name, target in wanted.items():
-        if not (folder / name).is_symlink():
-            (folder / name).symlink_to(target)
-
-
 PAUSE = 5.0  # seconds between timed commands: a command's exit (Ray's processes stopping) not in the next one's time
 
 
@@ -231,11 +195,11 @@ def main(argv: list[str] | None = None) -> int:
     opt.add_number(parser, "--rounds", kind=opt.POSITIVE_INT, default=1, help="measurements of each k (default 1)")
     opt.add_threads(parser, help="cores given to every command")
     args = parser.parse_args(argv)
-    parts, docs = select_parts(args.vectors, args.docs)
+    parts = first_parts(args.vectors, args.docs)
+    docs = parts.documents
     work = args.work / str(docs)
-    collection = work / "vectors"
-    link_collection(parts, collection)
-    print(f"{docs} passages in {len(parts)} part files; indexes and runs under {work}", file=sys.stderr)
+    collection = link_parts(parts, work / "vectors")
+    print(f"{docs} passages in {len(parts.files)} part files; indexes and runs under {work}", file=sys.stderr)
     started_on = machine()
     built = build(args, collection, work)
     with ray_cluster(None, num_cpus=args.threads):  # the running instance the joining commands use

@@ -35,6 +35,7 @@ import pandas as pd
 
 from lsr_lucene.bench import real_approx, real_report
 from lsr_lucene.bench import scale_report as report
+from lsr_lucene.bench.parts import encoding
 from lsr_lucene.bench.real_corpus import write_shuffled
 from lsr_lucene.bench.scale import check_measure_args, measure
 from lsr_lucene.bench.scale_queries import KINDS, build_query_sets, sample_queries
@@ -43,7 +44,6 @@ from lsr_lucene.bench.synthetic import Collection, DOC_ID, save_arrays, write_sh
 from lsr_lucene.errors import InputError
 
 REAL_KINDS = tuple(k for k in KINDS if k != "window")  # window clauses need per-position weights: not encoded here
-PROGRESS, METADATA = "progress.state", "metadata.json"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -142,28 +142,12 @@ def encode_command(args) -> list[str]:
             "--batch-size", str(args.batch_size), "--dtype", "fp32", "--shard-size", "10000"]
 
 
-def complete_shards(vectors: Path) -> tuple[list[Path], int, bool]:
-    """(complete shard files in order, passages in them, whether the encoding finished) of a vectors directory,
-    finished or still being written (its ``.<name>.partial`` progress record)."""
-    if (vectors / METADATA).is_file():
-        from lsr_lucene.io.vectors import vector_files
-
-        files = vector_files(vectors)
-        meta = json.loads((vectors / METADATA).read_text())
-        return files, int(meta.get("documents", meta.get("count", 0)) or 0), True
-    partial = vectors.parent / f".{vectors.name}.partial"
-    progress = partial / PROGRESS
-    if not progress.is_file():
-        return [], 0, False
-    shards = json.loads(progress.read_text()).get("shards", [])
-    return [partial / s["file"] for s in shards], sum(int(s["documents"]) for s in shards), False
-
-
 def ensure_vectors(args, need: int) -> Path:
     """The vectors directory, holding at least ``need`` passages (encoding them first with ``--encode``)."""
     vectors = Path(args.vectors) if args.vectors else Path(args.work) / "vectors"
-    files, have, finished = complete_shards(vectors)
-    if have >= need or finished:
+    encoded = encoding(vectors)
+    have = encoded.documents
+    if have >= need or encoded.finished:
         return vectors
     if args.vectors is None and shuffled_path(args).is_file() is False:
         count = write_shuffled(args.corpus, shuffled_path(args), args.seed)
@@ -195,13 +179,13 @@ def load_collection(vectors: Path, n: int, seed: int) -> tuple[Collection, list[
     Streams into flat arrays (666k passages hold about 140M postings: no per-passage dicts are kept)."""
     from array import array
 
-    files, have, _ = complete_shards(vectors)
-    if have < n:
-        raise InputError(f"{vectors}: {have:,} passages encoded, {n:,} asked for")
+    encoded = encoding(vectors)
+    if encoded.documents < n:
+        raise InputError(f"{vectors}: {encoded.documents:,} passages encoded, {n:,} asked for")
     ids: list[str] = []
     vocab: dict[str, int] = {}
     terms, weights, lengths = array("i"), array("i"), array("q")
-    for doc_id, vector in _vector_rows(files, n):
+    for doc_id, vector in _vector_rows(encoded.files, n):
         ids.append(doc_id)
         kept = [(vocab.setdefault(t, len(vocab)), int(w)) for t, w in vector.items() if int(w)]
         terms.extend(t for t, _ in kept)
@@ -248,11 +232,7 @@ def prepare_collection(args, vectors: Path, n: int, work: Path) -> tuple[Collect
 
 
 def _scale(vectors: Path) -> float:
-    meta = vectors / METADATA
-    if meta.is_file():
-        return float(json.loads(meta.read_text()).get("scale", 100))
-    progress = vectors.parent / f".{vectors.name}.partial" / PROGRESS
-    return float(json.loads(progress.read_text()).get("settings", {}).get("scale", 100)) if progress.is_file() else 100.0
+    return float(encoding(vectors).settings.get("scale", 100))
 
 
 # ---- queries --------------------------------------------------------------------------------------------------

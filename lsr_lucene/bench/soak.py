@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from lsr_lucene import cli_options as opt
+from lsr_lucene.bench.parts import first_parts, link_parts
 from lsr_lucene.bench.serve import http_stack, percentile, read_response, start_server, stop_server
 from lsr_lucene.errors import InputError
 
@@ -71,43 +72,6 @@ def http_request(method: str, path: str, body: Optional[bytes], host: str) -> by
 
 
 # ---- the index: the first N passages of an encoding ----------------------------------------------------------
-def link_first(vectors: Path, docs: int, dest: Path) -> Path:
-    """A vectors folder of the first ``docs`` passages of an encoding (finished, or still being written: its
-    complete shards), as links to its shard files and a metadata.json of its settings; what ``lsr-lucene index``
-    reads."""
-    from lsr_lucene.bench.real import complete_shards
-    from lsr_lucene.io.output import atomic_output
-    from lsr_lucene.io.vectors import METADATA, PROGRESS
-
-    files, have, finished = complete_shards(vectors)
-    partial = vectors.parent / f".{vectors.name}.partial"
-    if finished:
-        meta = json.loads((vectors / METADATA).read_text())
-        sizes = [sum(1 for _ in open(f, "rb")) for f in files]
-    else:
-        progress = json.loads((partial / PROGRESS).read_text()) if (partial / PROGRESS).is_file() else {}
-        meta = dict(progress.get("settings", {}))
-        sizes = [int(s["documents"]) for s in progress.get("shards", [])]
-    chosen, total = [], 0
-    for file, size in zip(files, sizes):
-        if total >= docs:
-            break
-        chosen.append(file)
-        total += size
-    if total < docs:
-        raise InputError(f"{vectors}: {have:,} passages encoded (in complete shards) so far, {docs:,} needed")
-    if total != docs:
-        raise InputError(f"{vectors}: the first {docs:,} passages are not a whole number of its shards "
-                         f"({sizes[0]:,} passages each)")
-    with atomic_output(dest, directory=True) as tmp:
-        for file in chosen:
-            (tmp / file.name).symlink_to(file.resolve())
-        meta.update(documents=docs, files=[f.name for f in chosen], shards=len(chosen),
-                    source_vectors=str(vectors.resolve()))
-        (tmp / METADATA).write_text(json.dumps(meta, indent=2) + "\n")
-    return dest
-
-
 def ensure_index(index: Path, vectors: Optional[str], docs: Optional[int]) -> None:
     """``index``, built when missing by ``lsr-lucene index`` (its defaults: the dense-impacts sidecar) from the
     first ``docs`` passages of ``vectors``."""
@@ -115,9 +79,7 @@ def ensure_index(index: Path, vectors: Optional[str], docs: Optional[int]) -> No
         return
     if not vectors or not docs:
         raise InputError(f"{index}: no such index (give --vectors and --docs to build it)")
-    links = index.parent / f"{index.name}.vectors"
-    if not links.is_dir():
-        link_first(Path(vectors), docs, links)
+    links = link_parts(first_parts(vectors, docs), index.parent / f"{index.name}.vectors")
     subprocess.run([sys.executable, "-m", "lsr_lucene.index", "--input", str(links), "--index", str(index)],
                    check=True)
 

@@ -407,14 +407,8 @@ def write_report(out_dir: Path, setup: list[str], result: Soak, window: float, r
     return held
 
 
-def machine() -> str:
-    import torch
-
-    return (f"torch CPU capability {torch.backends.cpu.get_cpu_capability()}, {os.cpu_count()} cores, "
-            f"load average {os.getloadavg()[0]:.2f}")
-
-
 def main(argv: list[str] | None = None) -> int:
+    from lsr_lucene.bench.scale_report import machine
     from lsr_lucene.io.topics import read_topics
     from lsr_lucene.search.spec_searcher import SpecSearcher
 

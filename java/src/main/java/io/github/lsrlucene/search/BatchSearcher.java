@@ -297,7 +297,7 @@ public final class BatchSearcher implements Closeable {
     if (direct != null) { // no signed rewrite: the query is the plain one the branch below would pick
       return plainTopK(direct, k, carried);
     }
-    boolean rerank = spec.rerank > 0 && !spec.windows.isEmpty();
+    boolean rerank = spec.reranks();
     if (rerank) {
       carried = null; // the first stage keeps its top n by first-stage scores, not final ones
     }
@@ -340,7 +340,7 @@ public final class BatchSearcher implements Closeable {
    * exact first stage's top max(k, rerank) of a window rerank, which alone get the windows added).
    */
   private Hits rescored(QuerySpec spec, int[] docs, int k) throws IOException {
-    if (spec.rerank > 0 && !spec.windows.isEmpty()) {
+    if (spec.reranks()) {
       Hits pool = ranked(docs, ExactScorer.score(reader, spec, docs, false), Math.max(k, spec.rerank));
       double[] scores = pool.scores.clone();
       new WindowRescorer(PositionalIndexer.FIELD, spec.windows).addScores(reader, pool.docs,
@@ -545,11 +545,17 @@ public final class BatchSearcher implements Closeable {
    */
   public byte[] searchBatch(String specsJsonl, int k, int[] boundCounts, String[] boundTerms, long[] boundValues,
                             int approximate, int queryCut, float h, int threads) throws IOException {
-    checkK(k);
-    checkHeapFactor(h);
     RunWriter.checkArgs(threads, "batch");
     List<QuerySpec> specs = parseBatch(specsJsonl, new BatchSearcher[] {this});
-    List<Map<String, Long>> bounds = batchBounds(specs.size(), boundCounts, boundTerms, boundValues);
+    return searchParsed(specs, batchBounds(specs.size(), boundCounts, boundTerms, boundValues), k, approximate,
+        queryCut, h, threads);
+  }
+
+  /** {@link #searchBatch} of specs already parsed and checked against this index, with their bounds. */
+  private byte[] searchParsed(List<QuerySpec> specs, List<Map<String, Long>> bounds, int k, int approximate,
+                              int queryCut, float h, int threads) throws IOException {
+    checkK(k);
+    checkHeapFactor(h);
     Hits[] hits = new Hits[specs.size()];
     runEach(hits.length, threads, i -> hits[i] = search(specs.get(i), k, bounds.get(i), approximate, queryCut, h));
     return ShardHits.pack(hits, ids);
@@ -619,29 +625,19 @@ public final class BatchSearcher implements Closeable {
                                         String[] boundTerms, long[] boundValues, int approximate, int queryCut,
                                         float h, int threads) throws IOException {
     RunWriter.checkArgs(threads, "batch");
-    if (shards.length > 1 && approximate == 0 && checkHeapFactor(h) == 1f && specCount(specsJsonl) >= threads) {
-      return searchCarried(shards, specsJsonl, k, boundCounts, boundTerms, boundValues, threads);
+    List<QuerySpec> specs = parseBatch(specsJsonl, shards); // once for all shards, checked against each
+    List<Map<String, Long>> bounds = batchBounds(specs.size(), boundCounts, boundTerms, boundValues);
+    if (shards.length > 1 && approximate == 0 && checkHeapFactor(h) == 1f && specs.size() >= threads) {
+      return searchCarried(shards, specs, bounds, k, threads);
     }
     byte[][] packs = new byte[shards.length][];
     double[] seconds = new double[shards.length];
     runEach(shards.length, threads, s -> {
       long started = System.nanoTime();
-      packs[s] = shards[s].searchBatch(specsJsonl, k, boundCounts, boundTerms, boundValues, approximate, queryCut, h,
-          shards.length == 1 ? threads : 1);
+      packs[s] = shards[s].searchParsed(specs, bounds, k, approximate, queryCut, h, shards.length == 1 ? threads : 1);
       seconds[s] = (System.nanoTime() - started) / 1e9;
     });
     return new ShardBatch(packs, seconds);
-  }
-
-  /** Number of specs (non-blank lines) of a JSONL batch. */
-  private static int specCount(String specsJsonl) {
-    int n = 0;
-    for (String line : specsJsonl.split("\n")) {
-      if (!line.isBlank()) {
-        n++;
-      }
-    }
-    return n;
   }
 
   /**
@@ -654,11 +650,9 @@ public final class BatchSearcher implements Closeable {
    * floor (the collection's top k holds k documents of at least F; ties at F still compete), and a later shard
    * returns only its hits of at least F. The merged top k is the one of every shard's full top k.
    */
-  private static ShardBatch searchCarried(BatchSearcher[] shards, String specsJsonl, int k, int[] boundCounts,
-                                          String[] boundTerms, long[] boundValues, int threads) throws IOException {
+  private static ShardBatch searchCarried(BatchSearcher[] shards, List<QuerySpec> specs,
+                                          List<Map<String, Long>> bounds, int k, int threads) throws IOException {
     checkK(k);
-    List<QuerySpec> specs = parseBatch(specsJsonl, shards);
-    List<Map<String, Long>> bounds = batchBounds(specs.size(), boundCounts, boundTerms, boundValues);
     Integer[] order = new Integer[shards.length]; // largest first (its k-th score is the highest floor), then by number
     for (int i = 0; i < order.length; i++) {
       order[i] = i;
@@ -669,7 +663,7 @@ public final class BatchSearcher implements Closeable {
     java.util.concurrent.atomic.AtomicLongArray nanos = new java.util.concurrent.atomic.AtomicLongArray(shards.length);
     runEach(specs.size(), threads, q -> {
       QuerySpec spec = specs.get(q);
-      boolean carries = !(spec.rerank > 0 && !spec.windows.isEmpty()); // a rerank's final scores are no floor
+      boolean carries = !spec.reranks(); // a rerank's final scores are no floor
       double[] best = new double[0]; // the best k exact scores of the shards searched so far, descending
       for (int s : order) {
         long started = System.nanoTime();

@@ -387,6 +387,11 @@ public final class QuerySpec {
     return where == null || where.isEmpty() ? "query " + qid : "query " + qid + " (" + where + ")";
   }
 
+  /** Whether window clauses rescore the first stage's top {@link #rerank} (a two-phase search), not add to it. */
+  public boolean reranks() {
+    return rerank > 0 && !windows.isEmpty();
+  }
+
   /** The first-stage query: signed (or Anserini-style boolean) impact part, pairs, and windows when not reranking. */
   public Query firstStage(String windowField, float maxPayload) {
     return firstStage(windowField, maxPayload, null);

@@ -24,7 +24,7 @@ def _add_cluster_arguments(parser: argparse.ArgumentParser, workers_help: str) -
 
 def _encode_parser(sub) -> None:
     from lsr_lucene.encode.cli import add_dtype_arguments, add_vector_arguments
-    from lsr_lucene.encode.encoder import DEFAULT_BATCH_SIZE
+    from lsr_lucene.encode.choices import DEFAULT_BATCH_SIZE
 
     p = sub.add_parser("encode", help="encode a corpus into JsonVectorCollection shards with a pool of encoder actors")
     p.add_argument("--corpus", required=True,
@@ -91,8 +91,7 @@ def _search_parser(sub) -> None:
 
 def _specs(args: argparse.Namespace, encoder_settings: dict) -> list[dict]:
     """Query specs from --specs, --query-vectors or --topics (encoded like lsr-lucene search does)."""
-    from lsr_lucene.encode.precision import note_documents_precision
-    from lsr_lucene.search.impact import encode_topics, plain_specs
+    from lsr_lucene.search.impact import plain_specs
 
     if args.specs:
         from lsr_lucene.search.specs import read_query_specs
@@ -102,7 +101,9 @@ def _specs(args: argparse.Namespace, encoder_settings: dict) -> list[dict]:
         from lsr_lucene.io.topics import read_query_vectors
 
         return plain_specs(read_query_vectors(args.query_vectors))
+    from lsr_lucene.encode.precision import note_documents_precision
     from lsr_lucene.io.topics import read_topics
+    from lsr_lucene.search.impact import encode_topics
 
     topics = read_topics(args.topics)
     if not topics:

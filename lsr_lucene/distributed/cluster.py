@@ -24,8 +24,9 @@ RESTARTS = 3  # max_restarts of every actor, and max_task_retries of its calls
 LOCAL_SYSTEM_CONFIG = {"worker_niceness": 0}
 
 
-def _quiet_ray_data() -> None:
-    """Our own tqdm bars report progress: Ray Data's bars and per-dataset log lines are turned off."""
+def quiet_ray_data() -> None:
+    """Our own tqdm bars report progress: Ray Data's bars and per-dataset log lines are turned off (called where
+    Ray Data is used: importing it costs a command that does not use it over half a second)."""
     import ray.data
 
     if not is_verbose():  # its note that bars are disabled, too
@@ -126,7 +127,6 @@ def ray_cluster(address: str | None = None, num_cpus: int | None = None,
             where = f"the Ray cluster at {address}" if address else "a local Ray instance"
             raise SetupError(f"cannot connect to {where}: {first}") from None
         started = True
-    _quiet_ray_data()
     try:
         yield dict(ray.cluster_resources())
     finally:

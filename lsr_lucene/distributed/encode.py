@@ -206,6 +206,10 @@ def _encode_wave(wave: list[tuple[ShardPlan, list, list]], state: _State, actor_
     """Encode one group of shards with Ray Data (one row per shard, ``num_workers`` encoder actors)."""
     import ray.data
 
+    from lsr_lucene.distributed.cluster import quiet_ray_data
+
+    quiet_ray_data()
+
     rows = [{"shard": p.number, "payload": _payload(p, before, after)} for p, before, after in wave]
     plans = [p for p, _, _ in wave]
     by_number = {p.number: p for p in plans}

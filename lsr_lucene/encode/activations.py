@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import torch
 
-ACTIVATIONS = ("splade", "snrelu")
-POOLINGS = ("max", "absmax", "sum")
+from lsr_lucene.encode.choices import ACTIVATIONS, POOLINGS  # noqa: F401  (named here too: act.ACTIVATIONS)
 DEFAULT_EPSILON = 1.0
 
 

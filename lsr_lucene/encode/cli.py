@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import TYPE_CHECKING
 
 from lsr_lucene import cli_options as opt
-from lsr_lucene.encode import activations as act
-from lsr_lucene.encode.encoder import DEFAULT_BATCH_SIZE, SparseEncoder
-from lsr_lucene.encode.precision import DEFAULT, PRECISIONS
+from lsr_lucene.encode.choices import ACTIVATIONS, DEFAULT, DEFAULT_BATCH_SIZE, POOLINGS, PRECISIONS
 from lsr_lucene.errors import InputError
+
+if TYPE_CHECKING:
+    from lsr_lucene.encode.encoder import SparseEncoder
 
 
 def add_dtype_arguments(parser: argparse.ArgumentParser, bf16_alias: bool = False, int8: bool = False) -> None:
@@ -39,9 +41,9 @@ def add_vector_arguments(parser: argparse.ArgumentParser, device_help: str, chec
     opt.add_number(parser, "--scale", kind=opt.POSITIVE_NUMBER, default=DEFAULT_SCALE,
                    help="weights become round(w × scale)")
     opt.add_number(parser, "--shard-size", default=DEFAULT_SHARD_SIZE, help="documents per part-*.jsonl")
-    parser.add_argument("--activation", choices=act.ACTIVATIONS, default=None,
+    parser.add_argument("--activation", choices=ACTIVATIONS, default=None,
                         help="default: the model's lsr_lucene.json, else splade")
-    parser.add_argument("--pooling", choices=act.POOLINGS, default=None,
+    parser.add_argument("--pooling", choices=POOLINGS, default=None,
                         help="default: the model's lsr_lucene.json, else max")
     opt.add_number(parser, "--epsilon", kind=opt.NON_NEGATIVE_NUMBER, default=None,
                    help="SNReLU dead-zone half width (default: the model's)")
@@ -52,6 +54,8 @@ def add_vector_arguments(parser: argparse.ArgumentParser, device_help: str, chec
 
 
 def _encoder_from_args(args: argparse.Namespace) -> SparseEncoder:
+    from lsr_lucene.encode.encoder import SparseEncoder
+
     return SparseEncoder(model=args.model, max_length=args.max_length, query_max_length=args.query_max_length,
                          threads=args.threads, dtype=args.dtype, activation=args.activation,
                          pooling=args.pooling, epsilon=args.epsilon, device=args.device)

@@ -31,12 +31,12 @@ import torch
 from lsr_lucene.encode import activations as act
 from lsr_lucene.encode import negative_head as nh
 from lsr_lucene.encode import precision as prec
+from lsr_lucene.encode.choices import DEFAULT_BATCH_SIZE
 from lsr_lucene.encode.projection import SCREEN_BOUND, bf16_matmul_is_fast, swap_output_embeddings
 from lsr_lucene.errors import InputError, SetupError
 
 MODEL_CONFIG = "lsr_lucene.json"  # optional file in a model directory: activation, pooling, epsilon, negative_head
 DTYPES = prec.DTYPES  # resolved precisions (recorded in outputs); SparseEncoder also takes "auto"
-DEFAULT_BATCH_SIZE = 16
 # elements of one (positions × vocabulary chunk) logits block: small enough to stay in cache
 _BLOCK_ELEMENTS = 1 << 20
 _DEVICE_BLOCK_ELEMENTS = 1 << 27  # on a GPU: few, large products (256 MB of bf16 logits at most)

@@ -26,13 +26,9 @@ from typing import Callable, Mapping
 
 import torch
 
+from lsr_lucene.encode.choices import DEFAULT, DTYPES, PRECISIONS, QUERY_DTYPE  # noqa: F401  (named here too)
 from lsr_lucene.encode.projection import bf16_matmul_is_fast
 from lsr_lucene.errors import InputError
-
-PRECISIONS = ("auto", "fp32", "bf16", "int8")
-DTYPES = ("fp32", "bf16", "int8")
-DEFAULT = "fp32"  # documents, unless asked otherwise: vectors independent of the CPU's bf16 support
-QUERY_DTYPE = "fp32"  # queries, always: a query's vector must not depend on its batch
 TORCH_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 # torch.cpu.get_capabilities() keys of native bf16 arithmetic, reported by name
 NATIVE_BF16 = (("amx_bf16", "AMX_BF16"), ("avx512_bf16", "AVX512_BF16"))

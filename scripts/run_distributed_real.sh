@@ -11,7 +11,8 @@
 #   default work/wiki2015/queries.nq-test.jsonl), SHARDS (default 2,4), HITS (default 1000,10), ROUNDS (default 1),
 #   WORK (default work/distributed/wiki2015; indexes and runs in WORK/N), OUTPUT (default runs/distributed),
 #   REUSE (1: keep the indexes already built under WORK/N, for a rerun; default 1), REORDER (bp: BP order
-#   everywhere), THREADS (cores given to each command; default all)
+#   everywhere), THREADS (cores given to each command; default all), SETUPS (running, own or running,own: the
+#   distributed commands join a running Ray, start their own, or both; default running,own)
 # Writes: OUTPUT/wiki2015-N.md and OUTPUT/wiki2015-N.csv (wiki2015-N-bp.* with REORDER=bp)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,7 +24,7 @@ for f in "$VECTORS" "$QUERIES"; do
 done
 args=(--vectors "$VECTORS" --queries "$QUERIES" --docs "${1:-0}" --shards "${SHARDS:-2,4}" --hits "${HITS:-1000,10}"
       --rounds "${ROUNDS:-1}" --work "${WORK:-work/distributed/wiki2015}" --output "${OUTPUT:-runs/distributed}"
-      --threads "${THREADS:-$(nproc)}")
+      --threads "${THREADS:-$(nproc)}" --setups "${SETUPS:-running,own}")
 [ "${REUSE:-1}" = 1 ] && args+=(--reuse)
 [ -n "${REORDER:-}" ] && args+=(--reorder "$REORDER")
 python -m lsr_lucene.bench.distributed_real "${args[@]}"

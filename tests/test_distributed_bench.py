@@ -22,3 +22,12 @@ def test_answered_in_order_equals_parsing_the_run(tmp_path):
     assert answered_in_order(run, ["q1", "q2"]) == {"q2"}
     run.write_text("")
     assert answered_in_order(run, ["q1"]) == set()
+
+
+def test_summary_gives_each_rounds_ratio_and_their_median():
+    from lsr_lucene.bench.distributed_real import summary
+
+    rows = [{"k": 1000, "shards": 2, "setup": "running Ray", "command_ratio": ratio, "search_ratio": ratio - 0.1}
+            for ratio in (1.3, 1.1, 1.2)] + [{"k": 1000, "shards": 1, "setup": "one index", "command_ratio": 1.0}]
+    lines = summary(rows)
+    assert lines[2] == "| 1000 | running Ray | 2 | 1.30, 1.10, 1.20 | 1.20 | 1.10 |" and len(lines) == 3

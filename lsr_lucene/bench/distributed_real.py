@@ -30,6 +30,7 @@ TIME_LINE = re.compile(r"^time: searchers started in ([\d.]+) s; search ([\d.]+)
 COLUMNS = ["docs", "k", "round", "setup", "shards", "command_s", "search_s", "searchers_start_s", "command_ratio",
            "search_ratio", "identical", "load", "breakdown"]
 PAUSE = 5.0  # seconds between timed commands: a command's exit (Ray's processes stopping) not in the next one's time
+SETUPS = {"running": "running Ray", "own": "own Ray"}  # --setups names -> the report's
 
 
 def run(command: list[str], log: Path, pause: float = 0.0) -> tuple[float, str]:
@@ -106,8 +107,8 @@ def measure(args: argparse.Namespace, work: Path, docs: int, address: str) -> li
                          "identical": same(runs / f"single-{k}-alone.run", reference),
                          "load": os.getloadavg()[0]})
             for n in args.shards:
-                for setup, cluster in (("running Ray", ["--address", address]),
-                                       ("own Ray", ["--num-cpus", str(args.threads)])):
+                for setup, cluster in [(SETUPS[name], ["--address", address] if name == "running" else
+                                        ["--num-cpus", str(args.threads)]) for name in args.setups]:
                     name = f"shards-{n}-{k}-{'own' if setup == 'own Ray' else 'joined'}"
                     seconds, out = run(["lsr-lucene", "distributed", "search", "--index", str(work / f"shards-{n}"),
                                         "--query-vectors", str(args.queries), "--output", str(runs / f"{name}.run"),
@@ -152,6 +153,7 @@ def report(rows: list[dict], built: dict, args: argparse.Namespace, docs: int, m
     if built:
         lines += ["Built in this run: " + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in built.items()),
                   ""]
+    lines += ["Command ratios (distributed / one index, same k and round):", "", *summary(rows), ""]
     header = ["k", "round", "setup", "shards", "command s", "search s", "searchers start s", "rest s",
               "command ratio", "search ratio", "identical", "load"]
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
@@ -167,6 +169,31 @@ def report(rows: list[dict], built: dict, args: argparse.Namespace, docs: int, m
     lines += [f"- k={r['k']}, round {r['round']}, {r['shards']} shards, {r['setup']}: {r['breakdown']}"
               for r in rows if r.get("breakdown")]
     return "\n".join(lines) + "\n"
+
+
+def _setups(text: str) -> list[str]:
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names or any(name not in SETUPS for name in names):
+        raise argparse.ArgumentTypeError(f"expected running, own or running,own, got {text!r}")
+    return names
+
+
+def summary(rows: list[dict]) -> list[str]:
+    """Per k, shard count and setup: the command ratio of every round, and their median (the table's ratios are
+    each against the one index of the same round)."""
+    from statistics import median
+
+    keys = sorted({(r["k"], r["shards"], r["setup"]) for r in rows if r["setup"] != "one index"},
+                  key=lambda key: (-key[0], key[2] != "running Ray", key[1]))
+    lines = ["| k | setup | shards | command ratio by round | median | search ratio median |", "|---|---|---|---|---|---|"]
+    for k, shards, setup in keys:
+        mine = [r for r in rows if (r["k"], r["shards"], r["setup"]) == (k, shards, setup)]
+        ratios = [r["command_ratio"] for r in mine]
+        searches = [r["search_ratio"] for r in mine if r.get("search_ratio")]
+        search = f"{median(searches):.2f}" if searches else ""
+        lines.append(f"| {k} | {setup} | {shards} | {', '.join(f'{x:.2f}' for x in ratios)} | {median(ratios):.2f} | "
+                     f"{search} |")
+    return lines
 
 
 def _queries(args: argparse.Namespace) -> list[str]:
@@ -193,6 +220,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="writes OUTPUT/wiki2015-N.md and .csv (default runs/distributed)")
     parser.add_argument("--reuse", action="store_true", help="keep indexes already built under WORK/N")
     opt.add_number(parser, "--rounds", kind=opt.POSITIVE_INT, default=1, help="measurements of each k (default 1)")
+    parser.add_argument("--setups", type=_setups, default=list(SETUPS),
+                        help="distributed commands that join a running Ray (running), start their own (own), or both "
+                             "(default running,own)")
     opt.add_threads(parser, help="cores given to every command")
     args = parser.parse_args(argv)
     parts = first_parts(args.vectors, args.docs)

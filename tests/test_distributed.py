@@ -235,7 +235,6 @@ def test_distributed_run_equals_single_index_run(single, searcher, kind, hits, t
     timing = stats["timing"]  # queries travel in batches of 8 to every shard; where the time went is measured
     assert timing["batches"] == -(-len(specs) // 8) and len(timing["shard_busy_s"]) == 3
     assert len(timing["searcher_busy_s"]) == len(searcher.groups) == 1  # one node: one searcher holds all shards
-    assert 0 < timing["searcher_busy_s"][0] <= timing["wall_s"]  # its calls overlap (SEARCH_CALLS): counted once
     assert timing["round_trip_ms_max"] >= timing["round_trip_ms_mean"] >= timing["slowest_searcher_ms_mean"] > 0
 
 

@@ -77,16 +77,16 @@ class ShardSearcher:
         self.searchers = open_searchers(indexes, heap_factor, self.threads)
 
     def search(self, specs_jsonl: str, k: int, bounds: list[dict[str, int]], approximate: int, cut: int
-               ) -> tuple[list[bytes], list[float], tuple[float, float]]:
+               ) -> tuple[list[bytes], list[float], float]:
         """The top k of every spec of a batch (JSON lines) on each shard, ``bounds[i]`` the collection's max impacts
         of the terms spec i subtracts, in one JVM call: each shard's hits packed in one bytes object
-        (spec_searcher.search_shards), the seconds each shard searched, and when the call here started and ended
-        (this node's clock; the driver's timing breakdown: SearchTiming)."""
+        (spec_searcher.search_shards), the seconds each shard searched, and the seconds of the call here (the
+        driver's timing breakdown: SearchTiming)."""
         from lsr_lucene.search.spec_searcher import search_shards
 
-        started = time.time()
+        started = time.perf_counter()
         packs, seconds = search_shards(self.searchers, specs_jsonl, k, bounds, approximate, cut, threads=self.threads)
-        return packs, seconds, (started, time.time())
+        return packs, seconds, time.perf_counter() - started
 
     def rescore(self, shard: int, batch: list[tuple[str, list[str], list[float]]]) -> list[tuple[str, str, str]]:
         """On this searcher's ``shard``-th index, per (spec JSON, docids, first-stage scores): the scores with the
@@ -137,25 +137,18 @@ class SearchTiming:
 
     round_trips: list[float] = field(default_factory=list)
     slowest_searcher: list[float] = field(default_factory=list)
-    searcher_calls: list[list[tuple[float, float]]] = field(default_factory=list)  # per searcher: (start, end)
+    searcher_busy: list[float] = field(default_factory=list)
     shard_busy: list[float] = field(default_factory=list)
     prepare: float = 0.0
     bounds: float = 0.0
     fetch: float = 0.0
     merge: float = 0.0
 
-    def add_batch(self, sent: float, calls: list[tuple[float, float]], shard_seconds: list[float]) -> None:
-        """A batch's answers in: ``calls``, when each searcher's call started and ended."""
+    def add_batch(self, sent: float, searcher_seconds: list[float], shard_seconds: list[float]) -> None:
         self.round_trips.append(time.perf_counter() - sent)
-        self.slowest_searcher.append(max(end - start for start, end in calls))
-        self.searcher_calls = [held + [call] for held, call in zip(self.searcher_calls or [[] for _ in calls], calls)]
-        self.shard_busy = [a + b for a, b in zip(self.shard_busy or [0.0] * len(shard_seconds), shard_seconds)]
-
-    @property
-    def searcher_busy(self) -> list[float]:
-        """Per searcher, the seconds during which at least one of its calls ran (it searches SEARCH_CALLS batches
-        at once: overlapping calls count once)."""
-        return [_covered(calls) for calls in self.searcher_calls]
+        self.slowest_searcher.append(max(searcher_seconds))
+        self.searcher_busy = _added(self.searcher_busy, searcher_seconds)
+        self.shard_busy = _added(self.shard_busy, shard_seconds)
 
     def summary(self, wall: float, start: float = 0.0) -> dict:
         """The breakdown as numbers (seconds, ms per batch), ``wall`` the search's total seconds, ``start`` those
@@ -173,14 +166,8 @@ class SearchTiming:
                 "fetch_s": round(self.fetch, 3), "merge_s": round(self.merge, 3)}
 
 
-def _covered(intervals: list[tuple[float, float]]) -> float:
-    """The length of the union of (start, end) intervals."""
-    total, reach = 0.0, float("-inf")
-    for start, end in sorted(intervals):
-        if end > reach:
-            total += end - max(start, reach)
-            reach = end
-    return total
+def _added(totals: list[float], seconds: list[float]) -> list[float]:
+    return [a + b for a, b in zip(totals or [0.0] * len(seconds), seconds)]
 
 
 def timing_line(timing: dict) -> str:
@@ -376,7 +363,7 @@ class DistributedSearcher:
                 for group, (group_packs, group_seconds, _) in zip(self.groups, answers):
                     for shard, packed, seconds in zip(group, group_packs, group_seconds):
                         packs[shard], shard_seconds[shard] = packed, seconds
-                timing.add_batch(sent.pop(number), [call for _, _, call in answers], shard_seconds)
+                timing.add_batch(sent.pop(number), [seconds for _, _, seconds in answers], shard_seconds)
                 answered[number] = packs
                 while done in answered:
                     merging = time.perf_counter()

@@ -290,23 +290,3 @@ def test_docids_follow_the_input_order_for_any_threads(tmp_path):
         index.build_impact_index(tmp_path / "vectors", tmp_path / f"index{build}", threads=2)
         orders.append(_docid_order(tmp_path / f"index{build}"))
     assert orders[0] == orders[1] == ids
-
-
-def test_open_searchers_side_by_side_match_one_by_one(small_index, tmp_path):
-    """open_searchers (a distributed searcher's shards, opened on two threads) gives searchers equal to SpecSearcher's;
-    a folder that is no index among them fails as one InputError naming it."""
-    from lsr_lucene.search.spec_searcher import SpecSearcher, open_searchers
-
-    spec = {"qid": "q", "terms": {"apple": 1.0, "tart": 2.0}}
-    with SpecSearcher(small_index) as one:
-        expected = one.search_hits(spec, 3)
-    together = open_searchers([small_index, small_index], threads=2)
-    try:
-        assert [s.num_docs for s in together] == [4, 4]
-        assert [s.search_hits(spec, 3) for s in together] == [expected, expected]
-    finally:
-        for searcher in together:
-            searcher.close()
-    (tmp_path / "empty").mkdir()
-    with pytest.raises(InputError, match="empty"):
-        open_searchers([small_index, tmp_path / "empty"], threads=2)

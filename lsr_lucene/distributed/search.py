@@ -46,9 +46,6 @@ from lsr_lucene.search.specs import validate_spec
 
 QUERY_BATCH = 32  # queries per call to each shard actor
 IN_FLIGHT = 4  # query batches outstanding at a time (per replica)
-# batches one searcher searches at once: a batch ends on fewer threads than it started (its last queries, then its
-# hits packed on one), and a second batch searched beside it keeps the cores busy meanwhile
-SEARCH_CALLS = 2
 
 
 Hit = tuple[str, str, float]  # (docid, score as the run file writes it, exact score)
@@ -70,11 +67,11 @@ class ShardSearcher:
 
     def __init__(self, indexes: list[str], heap_factor: float = 1.0, threads: int | None = None):
         """``threads``: search threads (default: the cores of this searcher's machine)."""
-        from lsr_lucene.search.spec_searcher import open_searchers
+        from lsr_lucene.search.spec_searcher import SpecSearcher
 
-        self.threads = threads or available_cores()
         # (a restarted actor opens them again)
-        self.searchers = open_searchers(indexes, heap_factor, self.threads)
+        self.searchers = [SpecSearcher(index, heap_factor=heap_factor) for index in indexes]
+        self.threads = threads or available_cores()
 
     def search(self, specs_jsonl: str, k: int, bounds: list[dict[str, int]], approximate: int, cut: int
                ) -> tuple[list[bytes], list[float], float]:
@@ -244,8 +241,7 @@ class DistributedSearcher:
         # no CPU reserved: a searcher waits for queries most of the time, and reserving CPUs would leave a second
         # searcher (another run, a restarted actor) waiting for them forever. A group's first searcher runs on the
         # node that built its shards (while alive); further replicas, and groups of unknown node, are SPREAD
-        actor_class = ray.remote(num_cpus=0, max_restarts=RESTARTS, max_task_retries=RESTARTS,
-                                 max_concurrency=SEARCH_CALLS)(ShardSearcher)
+        actor_class = ray.remote(num_cpus=0, max_restarts=RESTARTS, max_task_retries=RESTARTS)(ShardSearcher)
         nodes = [manifest["shards"][group[0]].get("node") for group in self.groups]
         self.actors = [[actor_class.options(scheduling_strategy=near(node, "SPREAD") if r == 0 else "SPREAD").remote(
                             [self.shards[i] for i in group], self.heap_factor, threads)

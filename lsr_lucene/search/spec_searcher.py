@@ -65,28 +65,19 @@ def java_heap_factor(value: float) -> float:
     return float(f)
 
 
-def _require_impact_index(index_dir: str) -> None:
-    """One error unless ``index_dir`` is an impact index (a BM25 index would give a wrong run)."""
-    from lsr_lucene.index.kind import IMPACT, require_index_kind
-
-    require_index_kind(index_dir, IMPACT, "impact search")
-
-
 class SpecSearcher:
     """Batch searcher over an Anserini impact index (plus positional sidecar when present), by query specs."""
 
-    def __init__(self, index_dir: str | Path, dense_impacts: bool = True, heap_factor: float = 1.0, *,
-                 opened=None):
+    def __init__(self, index_dir: str | Path, dense_impacts: bool = True, heap_factor: float = 1.0):
         """``dense_impacts`` False leaves the index's dense-impacts sidecar unused (exact search on postings alone,
-        as without the sidecar: a benchmark's baseline). ``heap_factor``: see the property. ``opened``: the Java
-        searcher of ``index_dir``, already open (:func:`open_searchers`)."""
+        as without the sidecar: a benchmark's baseline). ``heap_factor``: see the property."""
+        from lsr_lucene.index.kind import IMPACT, require_index_kind
+
         self.index_dir = str(index_dir)
-        if opened is None:
-            _require_impact_index(self.index_dir)
-            cls = java_class("search.BatchSearcher")
-            with java_errors(self.index_dir):
-                opened = cls(self.index_dir, bool(dense_impacts))
-        self._java = opened
+        require_index_kind(self.index_dir, IMPACT, "impact search")  # a BM25 index would give a wrong run
+        cls = java_class("search.BatchSearcher")
+        with java_errors(self.index_dir):
+            self._java = cls(self.index_dir, bool(dense_impacts))
         self._docids: list[str] | None = None
         self._docid_array: np.ndarray | bool | None = None  # numpy copy of the ids (False: too large to keep)
         self._ids_lock = threading.Lock()  # threads sharing a searcher read the ids once
@@ -311,20 +302,6 @@ def exact_hits(columns: Sequence[str]) -> list[tuple[str, str, float]]:
     if not docids:
         return []
     return list(zip(docids.split("\n"), shown.split("\n"), map(float, exact.split("\n"))))
-
-
-def open_searchers(index_dirs: Sequence[str | Path], heap_factor: float = 1.0, threads: int = 1
-                   ) -> list[SpecSearcher]:
-    """Several impact indexes opened side by side on ``threads`` threads in one JVM call (BatchSearcher.openAll):
-    the shards one distributed searcher holds, whose ids, read at open, would otherwise be read one shard after
-    another."""
-    dirs = [str(index_dir) for index_dir in index_dirs]
-    for index_dir in dirs:
-        _require_impact_index(index_dir)
-    cls = java_class("search.BatchSearcher")  # (the JVM started, before java_errors imports jnius)
-    with java_errors():  # (Java's messages name the index that failed)
-        opened = cls.openAll(dirs, True, int(threads))
-    return [SpecSearcher(index_dir, heap_factor=heap_factor, opened=java) for index_dir, java in zip(dirs, opened)]
 
 
 def search_shards(searchers: Sequence[SpecSearcher], specs_jsonl: str, k: int, bounds: Sequence[Mapping[str, int]],

@@ -599,30 +599,6 @@ public final class BatchSearcher implements Closeable {
     return bounds;
   }
 
-  /**
-   * Opens several indexes (the shards one process holds) on up to {@code threads} threads: reading each one's
-   * external ids is most of an open, and the shards' ids are read side by side. A failure closes those opened.
-   */
-  public static BatchSearcher[] openAll(String[] indexDirs, boolean denseImpacts, int threads) throws IOException {
-    RunWriter.checkArgs(threads, "open");
-    BatchSearcher[] opened = new BatchSearcher[indexDirs.length];
-    try {
-      runEach(indexDirs.length, threads, i -> opened[i] = new BatchSearcher(indexDirs[i], denseImpacts));
-    } catch (IOException | RuntimeException e) {
-      for (BatchSearcher searcher : opened) {
-        if (searcher != null) {
-          try {
-            searcher.close();
-          } catch (IOException suppressed) {
-            e.addSuppressed(suppressed);
-          }
-        }
-      }
-      throw e;
-    }
-    return opened;
-  }
-
   /** The packed hits of one batch on several shards ({@link #searchShards}), and each shard's seconds. */
   public static final class ShardBatch {
     private final byte[][] packs;

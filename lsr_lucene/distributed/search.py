@@ -44,8 +44,8 @@ from lsr_lucene.io.vectors import NEG_PREFIX
 from lsr_lucene.search.spec_searcher import exact_hits, unpack_hits
 from lsr_lucene.search.specs import validate_spec
 
-# queries per call to each searcher actor: its threads share out a batch and wait for its last query, whose
-# wait cost about 6 ms per call on 2 threads (10 % of a search at k=10 in calls of 32; wiki2015 666k, NQ)
+# queries per call to each searcher actor: its threads share out a batch and wait for the batch's last query,
+# about 6 ms a call on 2 threads (10 % of a search at k=10 in calls of 32; wiki2015 666k, NQ)
 QUERY_BATCH = 256
 IN_FLIGHT = 4  # query batches outstanding at a time (per replica)
 

@@ -318,14 +318,7 @@ public final class BatchSearcher implements Closeable {
     double relErr = (clauses + 4) * 0x1p-22;
     TopKCollector c = new TopKCollector(n, ids.idOrd, ids.ordToDoc, relErr, shift);
     if (carried != null) {
-      // in the collector's space (shift + score), lowered by twice the rounding margin its cut() allows between two
-      // documents' float scores: below a document's float score, had it been scored here
-      float[] best = new float[carried.length];
-      for (int i = 0; i < best.length; i++) {
-        double shifted = carried[i] + shift;
-        best[i] = floatAtMost(shifted - 2 * relErr * (Math.abs(shifted) + shift));
-      }
-      c.carry(best, k);
+      c.carry(carriedFloats(carried, shift, relErr), k);
     }
     searcher.search(q, c);
     int[] band = c.band();
@@ -350,6 +343,20 @@ public final class BatchSearcher implements Closeable {
     return ranked(docs, ExactScorer.score(reader, spec, docs), k); // windows included: they are part of the query
   }
 
+  /**
+   * The carried exact scores in a collector's float space (shift + score), each lowered by twice the rounding margin
+   * {@code relErr} its cut() allows between two documents' float scores: below a document's float score, had it
+   * been scored here ({@link TopKCollector#carry}).
+   */
+  private static float[] carriedFloats(double[] carried, double shift, double relErr) {
+    float[] best = new float[carried.length];
+    for (int i = 0; i < best.length; i++) {
+      double shifted = carried[i] + shift;
+      best[i] = floatAtMost(shifted - 2 * relErr * (Math.abs(shifted) + shift));
+    }
+    return best;
+  }
+
   /** The largest float at most {@code x} (-&infin; stays -&infin;). */
   private static float floatAtMost(double x) {
     float f = (float) x;
@@ -363,11 +370,7 @@ public final class BatchSearcher implements Closeable {
   private Hits plainTopK(Query q, int k, double[] carried) throws IOException {
     TopKCollector c = new TopKCollector(k, ids.idOrd, ids.ordToDoc);
     if (carried != null) {
-      float[] best = new float[carried.length];
-      for (int i = 0; i < best.length; i++) {
-        best[i] = floatAtMost(carried[i]);
-      }
-      c.carry(best, k);
+      c.carry(carriedFloats(carried, 0, 0), k); // exact integer scores: no shift, no rounding margin
     }
     searcher.search(q, c);
     float[] fs = new float[c.size()];

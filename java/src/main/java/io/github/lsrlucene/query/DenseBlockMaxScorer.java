@@ -23,11 +23,11 @@ import org.apache.lucene.util.BytesRef;
  *
  * <p>A window's bound is the largest of its blocks' dense bounds (the query's dense terms' block maxima from the
  * sidecar times their weights) plus its other (sparse) terms' block-max impacts; the windows of largest bound are
- * scored first, so that the threshold is high when the others are visited in docid order, and a window whose bound
- * cannot reach it is skipped untouched. In a scored window the sparse terms' postings, a small share of the query's,
- * are decoded into the window's score array, and each block's exact largest sparse sum is read from it; only the
- * blocks whose sparse sum plus dense bound can reach the threshold get their dense rows summed in (array loops) and
- * are collected.
+ * scored first, so that the threshold is high when the others are visited in docid order (unless the collector
+ * hands a threshold already), and a window whose bound cannot reach it is skipped untouched. In a scored window the
+ * sparse terms' postings, a small share of the query's, are decoded into the window's score array, and each block's
+ * exact largest sparse sum is read from it; only the blocks whose sparse sum plus dense bound can reach the threshold
+ * get their dense rows summed in (array loops) and are collected.
  *
  * <p>{@code heapFactor} h &lt; 1 makes it approximate, as BMP's and Seismic's parameter of the kind: windows and
  * blocks are pruned against threshold / h, so documents that could only just enter the top k may be missed; every
@@ -102,14 +102,16 @@ final class DenseBlockMaxScorer extends BulkScorer {
     long cost = 0;
     for (int i = 0; i < terms.length; i++) {
       DenseImpacts.Row row = di.row(ctx, field, terms[i]);
-      BytesRef bytes = new BytesRef(terms[i]);
       if (row != null) {
         rows.add(row.heap);
         offsets.add(row.offset);
         maxima.add(row.maxima);
         dw.add(weights[i]);
         cost += ctx.reader().maxDoc();
-      } else if (te.seekExact(bytes)) {
+        continue;
+      }
+      BytesRef bytes = new BytesRef(terms[i]); // a sparse term's postings are looked up
+      if (te.seekExact(bytes)) {
         st.add(bytes);
         ss.add(te.termState());
         sw.add(weights[i]);
@@ -139,7 +141,9 @@ final class DenseBlockMaxScorer extends BulkScorer {
     long[] bounds = windowBounds(min, end, w0, windows);
     int first = Math.min(FIRST_WINDOWS, windows);
     boolean[] done = new boolean[windows];
-    if (first < windows) {
+    // a collector that hands a threshold already (a queue carried from earlier segments or shards) needs no best
+    // windows first: one pass over the postings in docid order costs less than two (4 wiki2015 shards, k=10: -11%)
+    if (first < windows && !(hit.threshold > 0)) {
       long[] keys = new long[windows]; // bound, then window: the largest keys are the windows of largest bound
       for (int w = 0; w < windows; w++) {
         keys[w] = (bounds[w] << 20) | w;

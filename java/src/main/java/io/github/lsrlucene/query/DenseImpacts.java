@@ -65,14 +65,14 @@ public final class DenseImpacts implements Closeable {
     }
   }
 
-  private final Map<String, Row>[] leaves; // per leaf ord: field + '\0' + term -> its row
+  private final Map<String, Map<String, Row>>[] leaves; // per leaf ord: field -> term -> its row
   private final int[] maxDocs;
   private final Directory dir; // the mapped sidecar folder, open while rows are read from it (null on the heap)
   private final List<IndexInput> inputs; // the mapped files by leaf ord, closed with this
   /** Why the sidecar is not used (stale or unreadable), null when it is. */
   public final String problem;
 
-  private DenseImpacts(Map<String, Row>[] leaves, int[] maxDocs, Directory dir, List<IndexInput> inputs,
+  private DenseImpacts(Map<String, Map<String, Row>>[] leaves, int[] maxDocs, Directory dir, List<IndexInput> inputs,
                        String problem) {
     this.leaves = leaves;
     this.maxDocs = maxDocs;
@@ -101,7 +101,7 @@ public final class DenseImpacts implements Closeable {
       return null;
     }
     List<LeafReaderContext> ctxs = main.leaves();
-    Map<String, Row>[] leaves = new Map[ctxs.size()];
+    Map<String, Map<String, Row>>[] leaves = new Map[ctxs.size()];
     int[] maxDocs = new int[ctxs.size()];
     Directory dir = new MMapDirectory(path);
     List<IndexInput> inputs = new ArrayList<>();
@@ -119,7 +119,7 @@ public final class DenseImpacts implements Closeable {
         }
         IndexInput file = dir.openInput(name, IOContext.READ);
         inputs.add(file);
-        Map<String, Row> terms = new HashMap<>();
+        Map<String, Map<String, Row>> terms = new HashMap<>();
         // one sequential pass through a checksummed clone: header, keys, block maxima, footer
         try (ChecksumIndexInput in = new BufferedChecksumIndexInput(file.clone())) {
           CodecUtil.checkIndexHeader(in, CODEC, VERSION, VERSION, seg.getSegmentInfo().info.getId(), "");
@@ -142,7 +142,12 @@ public final class DenseImpacts implements Closeable {
                 System.arraycopy(chunk, 0, heap, from, len);
               }
             }
-            terms.put(key, new Row(onHeap ? -1 : at, heap, maxima));
+            int split = key.indexOf('\u0000'); // the key(field, term) the indexer wrote
+            if (split < 0) {
+              return unusable(name + ": a row key without its field");
+            }
+            terms.computeIfAbsent(key.substring(0, split), f -> new HashMap<>())
+                .put(key.substring(split + 1), new Row(onHeap ? -1 : at, heap, maxima));
           }
           CodecUtil.checkFooter(in);
         } catch (CorruptIndexException | EOFException e) {
@@ -183,7 +188,8 @@ public final class DenseImpacts implements Closeable {
     if (problem != null || ctx.ord >= leaves.length || maxDocs[ctx.ord] != ctx.reader().maxDoc()) {
       return null;
     }
-    return leaves[ctx.ord].get(key(field, term));
+    Map<String, Row> rows = leaves[ctx.ord].get(field);
+    return rows == null ? null : rows.get(term);
   }
 
   /**
@@ -202,8 +208,11 @@ public final class DenseImpacts implements Closeable {
   /** Number of dense terms over all segments. */
   public int terms() {
     int n = 0;
-    for (Map<String, Row> m : leaves == null ? List.<Map<String, Row>>of() : Arrays.asList(leaves)) {
-      n += m.size();
+    for (Map<String, Map<String, Row>> leaf : leaves == null ? List.<Map<String, Map<String, Row>>>of()
+        : Arrays.asList(leaves)) {
+      for (Map<String, Row> rows : leaf.values()) {
+        n += rows.size();
+      }
     }
     return n;
   }

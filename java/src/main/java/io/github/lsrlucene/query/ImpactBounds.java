@@ -15,20 +15,28 @@ import org.apache.lucene.index.Terms;
 import org.apache.lucene.index.TermsEnum;
 import org.apache.lucene.search.DocIdSetIterator;
 import org.apache.lucene.util.BytesRef;
+import org.apache.lucene.util.StringHelper;
 
 /**
  * Exact maximum impact (term frequency) of a term, per segment or over a whole index.
  * Read from the postings' skip-level impacts; short postings lists, whose impacts Lucene does not
- * record, are scanned. Results are cached per segment core (or reader) in concurrent maps, dropped when it
- * closes: no lock is taken on the search path.
+ * record, are scanned. Results are cached per segment core (or reader) and field in concurrent maps keyed by the
+ * term itself (a query's term strings, hashed once, serve every shard and segment), dropped when the segment closes:
+ * no lock is taken on the search path.
  */
 public final class ImpactBounds {
-  private static final ConcurrentHashMap<Object, Map<String, Long>> CACHE = new ConcurrentHashMap<>();
+  private static final ConcurrentHashMap<Object, Map<String, FieldBounds>> CACHE = new ConcurrentHashMap<>();
+
+  /** One field's cached bounds in one segment, and whether the field holds any {@code neg_} term there. */
+  private static final class FieldBounds {
+    final Map<String, Long> max = new ConcurrentHashMap<>();
+    volatile Boolean signed; // null until first asked
+  }
 
   private ImpactBounds() {}
 
   /** The cache of one segment core (a ParallelLeafReader has none: its reader's), null when it has neither. */
-  private static Map<String, Long> cacheFor(LeafReader reader) {
+  private static Map<String, FieldBounds> cacheFor(LeafReader reader) {
     IndexReader.CacheHelper helper = reader.getCoreCacheHelper();
     if (helper == null) {
       helper = reader.getReaderCacheHelper();
@@ -37,11 +45,11 @@ public final class ImpactBounds {
       return null;
     }
     IndexReader.CacheKey key = helper.getKey();
-    Map<String, Long> cache = CACHE.get(key);
+    Map<String, FieldBounds> cache = CACHE.get(key);
     if (cache != null) {
       return cache;
     }
-    Map<String, Long> fresh = new ConcurrentHashMap<>();
+    Map<String, FieldBounds> fresh = new ConcurrentHashMap<>();
     cache = CACHE.putIfAbsent(key, fresh);
     if (cache == null) {
       helper.addClosedListener(CACHE::remove); // entries live as long as the segment, not the JVM
@@ -50,20 +58,54 @@ public final class ImpactBounds {
     return cache;
   }
 
+  /** The cached bounds of {@code field} in one segment; null when the segment has no cache. */
+  private static FieldBounds boundsFor(LeafReader reader, String field) {
+    Map<String, FieldBounds> cache = cacheFor(reader);
+    return cache == null ? null : cache.computeIfAbsent(field, f -> new FieldBounds());
+  }
+
   /** Largest freq of {@code term} in {@code field} over one segment; 0 when absent. */
   public static long maxFreq(LeafReader reader, String field, String term) throws IOException {
-    Map<String, Long> cache = cacheFor(reader);
-    if (cache == null) {
+    FieldBounds bounds = boundsFor(reader, field);
+    if (bounds == null) {
       return computeMaxFreq(reader, field, term);
     }
-    String key = field + '\u0000' + term;
-    Long hit = cache.get(key);
+    Long hit = bounds.max.get(term);
     if (hit != null) {
       return hit;
     }
     long max = computeMaxFreq(reader, field, term);
-    cache.put(key, max);
+    bounds.max.put(term, max);
     return max;
+  }
+
+  /**
+   * Largest freq of {@code term}'s {@code neg_} twin in {@code field} over one segment; 0 when absent, found without
+   * a term lookup when the field holds no {@code neg_} term in the segment at all (an index of positive weights).
+   */
+  public static long negMaxFreq(LeafReader reader, String field, String term) throws IOException {
+    FieldBounds bounds = boundsFor(reader, field);
+    if (bounds != null) {
+      Boolean signed = bounds.signed;
+      if (signed == null) {
+        bounds.signed = signed = hasTermWithPrefix(reader, field, SignedImpactQuery.NEG_PREFIX);
+      }
+      if (!signed) {
+        return 0;
+      }
+    }
+    return maxFreq(reader, field, SignedImpactQuery.NEG_PREFIX + term);
+  }
+
+  /** Whether {@code field} holds a term starting with {@code prefix} in one segment. */
+  private static boolean hasTermWithPrefix(LeafReader reader, String field, String prefix) throws IOException {
+    Terms terms = reader.terms(field);
+    if (terms == null) {
+      return false;
+    }
+    BytesRef p = new BytesRef(prefix);
+    TermsEnum te = terms.iterator();
+    return te.seekCeil(p) != TermsEnum.SeekStatus.END && StringHelper.startsWith(te.term(), p);
   }
 
   /**
@@ -93,6 +135,24 @@ public final class ImpactBounds {
     long max = 0;
     for (LeafReaderContext ctx : reader.leaves()) {
       max = Math.max(max, maxFreq(ctx.reader(), field, term));
+    }
+    return max;
+  }
+
+  /** Largest freq of {@code term} or its {@code neg_} twin over all segments of {@code reader}; 0 when absent. */
+  public static long signedMaxFreq(IndexReader reader, String field, String term) throws IOException {
+    long max = 0;
+    for (LeafReaderContext ctx : reader.leaves()) {
+      max = Math.max(max, Math.max(maxFreq(ctx.reader(), field, term), negMaxFreq(ctx.reader(), field, term)));
+    }
+    return max;
+  }
+
+  /** Largest freq of {@code term}'s {@code neg_} twin over all segments of {@code reader}; 0 when absent. */
+  public static long negMaxFreq(IndexReader reader, String field, String term) throws IOException {
+    long max = 0;
+    for (LeafReaderContext ctx : reader.leaves()) {
+      max = Math.max(max, negMaxFreq(ctx.reader(), field, term));
     }
     return max;
   }

@@ -456,9 +456,7 @@ public final class BatchSearcher implements Closeable {
     List<Map.Entry<String, Double>> terms = new ArrayList<>(spec.exactTerms.entrySet());
     Map<String, Double> bound = new HashMap<>();
     for (Map.Entry<String, Double> e : terms) {
-      long max = Math.max(ImpactBounds.maxFreq(reader, spec.field, e.getKey()),
-          ImpactBounds.maxFreq(reader, spec.field, SignedImpactQuery.NEG_PREFIX + e.getKey()));
-      bound.put(e.getKey(), Math.abs(e.getValue()) * max);
+      bound.put(e.getKey(), Math.abs(e.getValue()) * ImpactBounds.signedMaxFreq(reader, spec.field, e.getKey()));
     }
     terms.sort((a, b) -> Double.compare(bound.get(b.getKey()), bound.get(a.getKey())));
     String[] t = new String[cut];

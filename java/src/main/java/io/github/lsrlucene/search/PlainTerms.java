@@ -3,7 +3,6 @@ package io.github.lsrlucene.search;
 import io.github.lsrlucene.query.DenseImpacts;
 import io.github.lsrlucene.query.ImpactBounds;
 import io.github.lsrlucene.query.ImpactMaxScoreQuery;
-import io.github.lsrlucene.query.SignedImpactQuery;
 import java.io.IOException;
 import java.util.Map;
 import org.apache.lucene.index.IndexReader;
@@ -31,9 +30,7 @@ final class PlainTerms {
       if (w != Math.rint(w)) {
         return false;
       }
-      long max = Math.max(ImpactBounds.maxFreq(reader, spec.field, e.getKey()),
-          ImpactBounds.maxFreq(reader, spec.field, SignedImpactQuery.NEG_PREFIX + e.getKey()));
-      bound += w * max;
+      bound += w * ImpactBounds.signedMaxFreq(reader, spec.field, e.getKey());
       if (bound >= 0x1p24) {
         return false;
       }
@@ -52,7 +49,7 @@ final class PlainTerms {
     }
     if (!spec.booleanMode) {
       for (String term : spec.exactTerms.keySet()) {
-        if (ImpactBounds.maxFreq(reader, spec.field, SignedImpactQuery.NEG_PREFIX + term) > 0) {
+        if (ImpactBounds.negMaxFreq(reader, spec.field, term) > 0) {
           return null;
         }
       }

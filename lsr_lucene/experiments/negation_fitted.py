@@ -1,8 +1,9 @@
 """A fitted penalty for the negation default, evaluated in nested folds (issue 49): does a small linear model over
 the signals the default already computes separate wanted from excluded passages better than the hand-set rule?
 
-Score of a candidate among a row's best ``TOP`` (the default's order below them):
-``s·default + w·z``, z the :data:`~lsr_lucene.experiments.negation_features.FEATURES` standardised on the training
+Score of a candidate among a row's best ``TOP`` (the default's order below them): ``s·d + w·z``, d the default's
+score min-max scaled over the row's cached candidates, z the
+:data:`~lsr_lucene.experiments.negation_features.FEATURES` standardised on the training
 rows. (s, w) minimise a pairwise logistic loss, the wanted passage against each other kept candidate (half of a row's
 weight) and against each excluded passage (the other half), plus (α/2)·|w|² (s is not penalised, so a large α gives
 back the default's order). Everything is fitted inside the folds: in each outer group fold of the tuning part (the
@@ -43,10 +44,18 @@ class Model:
             return {}
         default = np.array([c[2] for c in candidates], dtype=float)
         z = (np.array([c[FIRST:] for c in candidates], dtype=float) - self.mean) / self.scale
-        fitted = self.s * default + z @ self.w
+        fitted = self.s * row_scaled(candidates) + z @ self.w
         top = np.arange(len(candidates)) < reorderable(candidates)
         lift = default.max() + 1.0 - (fitted[top].min() if top.any() else 0.0)
         return {str(c[0]): float(fitted[k] + lift if top[k] else default[k]) for k, c in enumerate(candidates)}
+
+
+def row_scaled(candidates: Sequence[Sequence]) -> np.ndarray:
+    """The default's scores min-max scaled over a row's cached candidates (same order; a row the parser left
+    unfused carries raw sparse dot products in the thousands, a fused one scores near [0, 1])."""
+    default = np.array([c[2] for c in candidates], dtype=float)
+    span = default.max() - default.min() if len(default) else 0.0
+    return (default - default.min()) / span if span > 0 else np.zeros(len(default))
 
 
 def reorderable(candidates: Sequence[Sequence]) -> int:
@@ -75,7 +84,7 @@ def _pairs(rows: Sequence[Mapping]) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     Δdefault, Δ raw features, weight, and all cached candidates' raw features (for the standardisation)."""
     dd, dx, wt, every = [], [], [], []
     for row in rows:
-        cands = row["candidates"]
+        cands = [[*c[:2], d, *c[FIRST:]] for c, d in zip(row["candidates"], row_scaled(row["candidates"]))]
         every += [c[FIRST:] for c in cands]
         pos = next((c for c in cands[:reorderable(cands)] if c[0] == row["pos"]), None)
         if pos is None:  # not retrieved, or below the cut: no model can lift it

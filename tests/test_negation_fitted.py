@@ -8,10 +8,42 @@ import random
 import numpy as np
 import pytest
 
-from lsr_lucene.compose.operations import FusionPlan, VectorPlan, fuse
+from lsr_lucene.compose.backends import ExactBackend
+from lsr_lucene.compose.compositions import parse_topics
+from lsr_lucene.compose.execute import compose, execute
+from lsr_lucene.compose.operations import FusionPlan, Settings, VectorPlan, fuse
 from lsr_lucene.errors import InputError
 from lsr_lucene.experiments import negation_fitted as fitted
-from lsr_lucene.experiments.negation_features import FEATURES, gated_node, kept_docs, node_features
+from lsr_lucene.experiments import negation_nested as nested
+from lsr_lucene.experiments.negation_features import FEATURES, gated_node, kept_docs, node_features, row_features
+
+DOCS = {"green": {"tea": 150, "green": 120, "caffeine": 60}, "herbal": {"tea": 140, "herbal": 110},
+        "black": {"tea": 130, "caffeine": 110}, "coffee": {"coffee": 160, "caffeine": 140},
+        "cats": {"cats": 150, "pets": 50}}
+ATOMS = {"tea": {"tea": 1.5, "drink": 0.2}, "caffeine": {"caffeine": 1.4, "coffee": 0.3},
+         "cats": {"cats": 1.6}, "coffee": {"coffee": 1.2}}
+COSINES = {"tea": {"green": 0.7, "herbal": 0.6, "black": 0.65, "coffee": 0.2, "cats": 0.0},
+           "caffeine": {"green": 0.3, "herbal": 0.1, "black": 0.5, "coffee": 0.8, "cats": 0.0},
+           "coffee": {"green": 0.6, "herbal": 0.0, "black": 0.2, "coffee": 0.9, "cats": 0.0}}
+
+
+class FakeEncoder:
+    """Hand-made query vectors (what CachedQueryEncoder gives compose), with the cache the writer keeps."""
+
+    cache: dict = {}
+
+    def encode(self, texts):
+        return [dict(ATOMS[t]) for t in texts]
+
+
+class FakeDense:
+    """Hand-made dense cosines of texts, and of documents with each other (one-hot: 1 with itself)."""
+
+    def scores(self, texts, candidates):
+        return [{d: COSINES[t][d] for d in candidates} for t in texts]
+
+    def similar(self, doc, candidates):
+        return {d: float(d == doc) for d in candidates}
 
 
 def test_node_features_are_the_values_the_default_fused():
@@ -25,6 +57,35 @@ def test_node_features_are_the_values_the_default_fused():
     assert feats["d1"] == pytest.approx([1.0, 0.0, 1 / 3, 0.3, 0.0, 0.0])
     assert feats["d3"] == pytest.approx([0.0, 0.0, 1.0, 0.0, 1.0, 0.0])
     assert fused["d3"] == pytest.approx(0.0)  # Â 0, so the floor keeps it at 0
+
+
+def test_row_features_are_the_default_run_and_its_fused_signals(tmp_path, monkeypatch):
+    """On a hand-made corpus: each candidate's cached default score is its score in the default's own run, the
+    signals are its fused node's, B's dense cosine the largest over B's items, and a row the parser leaves unfused
+    keeps its run's scores with zero signals."""
+    backend = ExactBackend(DOCS.items())
+    monkeypatch.setattr(nested, "open_corpus", lambda *a, **k: (backend, 100, FakeDense()))
+    monkeypatch.setattr(nested, "query_encoder", lambda *a, **k: (FakeEncoder(), tmp_path / "cache.json"))
+    rows = [{"id": "q1", "query": "tea without caffeine", "pos_id": "herbal", "neg_ids": ["black"], "corpus": "c"},
+            {"id": "q2", "query": "tea, excluding caffeine or coffee", "pos_id": "herbal", "neg_ids": ["green"],
+             "corpus": "c"},
+            {"id": "q3", "query": "cats", "pos_id": "cats", "neg_ids": [], "corpus": "c"}]
+    got = {r["id"]: r for r in row_features(rows, {"c": tmp_path / "corpus.jsonl"}, tmp_path, top=2)}
+    comps = parse_topics({r["id"]: r["query"] for r in rows})
+    run = execute([c.qid for c in comps], compose(comps, Settings(dense=True), FakeEncoder()), backend, 100, 1000,
+                  dense=FakeDense())
+    for qid, row in got.items():
+        assert [(c[0], c[2]) for c in row["candidates"][:2]] == run[qid][:2]
+        assert row["outcome"] == list(nested.row_outcome(dict(run[qid]), row["pos"], row["negs"]))
+    q1 = {c[0]: c[3:] for c in got["q1"]["candidates"]}
+    assert [c[:2] for c in got["q1"]["candidates"]] == [["green", 0], ["black", 1], ["herbal", 2]]  # pos after the cut
+    assert q1["green"][:2] == [1.0, COSINES["tea"]["green"]]  # tops A's sparse leg; A's dense cosine
+    assert q1["black"][2] == pytest.approx(110 * 1.4 / (140 * 1.4 + 160 * 0.3))  # coffee tops B's leg
+    assert q1["black"][4] == 0.0 and q1["herbal"][2:4] == [0.0, COSINES["caffeine"]["herbal"]]
+    q2 = {c[0]: c[3:] for c in got["q2"]["candidates"]}
+    # B's dense cosine: the largest over its two items (caffeine's for black, coffee's for green)
+    assert q2["black"][3] == COSINES["caffeine"]["black"] and q2["green"][3] == COSINES["coffee"]["green"]
+    assert all(c[3:] == [0.0] * len(FEATURES) for c in got["q3"]["candidates"])
 
 
 def test_gated_node_is_the_outermost_gated_not():
@@ -90,6 +151,19 @@ def test_fit_learns_to_penalise_the_feature_that_marks_the_excluded_passage():
     assert model.w[0] < 0 and model.s > 0
     assert all(fitted.outcome(r, model) == (1, 1) for r in rows)
     assert sum(fitted.outcome(r, None) == (1, 1) for r in rows) == 20
+
+
+def test_rows_the_parser_left_unfused_do_not_swamp_the_fit():
+    """An unfused row carries raw dot products (hundreds of thousands): the default's score is scaled per row, so
+    such rows neither drive s to 0 nor change what the fused rows learn."""
+    rows = _separable(40)
+    raw = [_row([3e5, 2e5, 1e5], [0.0, 0.0, 0.0], rid=f"u{k}") if k % 2 else _row([2e5, 3e5, 1e5], [0.0, 0.0, 0.0],
+                                                                                     rid=f"u{k}") for k in range(6)]
+    model = fitted.fit(rows + raw, 0.01)
+    assert model.s > 0.5 * fitted.fit(rows, 0.01).s
+    assert all(fitted.outcome(r, model) == (1, 1) for r in rows)
+    assert [fitted.outcome(r, model) for r in raw] == [fitted.outcome(r, None) for r in raw]
+    np.testing.assert_allclose(fitted.row_scaled(raw[0]["candidates"]), [1.0, 0.5, 0.0])
 
 
 def test_strong_l2_shrinks_towards_the_default():

@@ -1,6 +1,8 @@
-"""Per-candidate signals of the negation default (issue 49, the fitted penalty): for every row of the nested
-experiment, the default's fused score and a few signals it already computes on its best candidates, cached once so
-that fitting and nested selection (:mod:`lsr_lucene.experiments.negation_fitted`) run in seconds.
+"""The negation default's per-candidate signals, cached for the fitted penalty (issue 49).
+
+For every row of the nested experiment: the default's fused score and a few signals it already computes on its best
+candidates, cached once so that fitting and nested selection (:mod:`lsr_lucene.experiments.negation_fitted`) run in
+seconds.
 
 The default is run as the product runs it (:func:`~lsr_lucene.compose.execute.execute` with its traces); its fused
 not node is re-fused from those traces with a record (:class:`~lsr_lucene.compose.operations.FusedNode`), so every
@@ -121,26 +123,22 @@ def read_features(path: Path) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """CLI: ``--excluir DIR --boolq DIR --wiki FILE --work W --output FILE``: the rows of the nested experiment
+    """CLI: ``--excluir DIR --boolq DIR [--wiki FILE] --work W --output FILE``: the rows of the nested experiment
     (:func:`~lsr_lucene.experiments.negation_nested.load_rows`) and their candidates' signals, as JSON lines."""
     import argparse
 
-    from lsr_lucene.experiments.negation_nested import load_rows
+    from lsr_lucene.experiments.negation_nested import load_rows, row_arguments
     from lsr_lucene.io.output import refuse_existing
 
     parser = argparse.ArgumentParser(prog="python -m lsr_lucene.experiments.negation_features",
                                      description=__doc__.splitlines()[0])
-    parser.add_argument("--excluir", required=True, type=Path, help="ExcluIR folder (corpus.jsonl, dev.jsonl)")
-    parser.add_argument("--boolq", required=True, type=Path, help="BoolQuestions NOT folder (corpus.jsonl, dev.jsonl)")
-    parser.add_argument("--wiki", type=Path, help="wiki2015 passages.jsonl.xz (the wiki-article pairs)")
-    parser.add_argument("--work", required=True, type=Path, help="cache of corpus and query vectors")
-    parser.add_argument("--model", default="splade-tiny")
+    row_arguments(parser)
     parser.add_argument("--top", type=int, default=TOP, help=f"candidates kept per row (default {TOP})")
     parser.add_argument("--output", required=True, type=Path, help="the JSON-lines cache to write")
     parser.add_argument("--overwrite", action="store_true")
     args = parser.parse_args(argv)
     refuse_existing(args.output, args.overwrite)
-    rows, corpora = load_rows(args.excluir, args.boolq, args.wiki, args.work)
+    rows, corpora = load_rows(args.excluir, args.boolq, args.wiki, args.work, args.limit)
     write_features(args.output, rows, row_features(rows, corpora, args.work, args.model, top=args.top))
     return 0
 

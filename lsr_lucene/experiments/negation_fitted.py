@@ -1,16 +1,16 @@
-"""A fitted penalty for the negation default, evaluated in nested folds (issue 49): does a small linear model over
-the signals the default already computes separate wanted from excluded passages better than the hand-set rule?
+"""A fitted penalty for the negation default, evaluated in nested folds (issue 49).
 
-Score of a candidate among a row's best ``TOP`` (the default's order below them): ``s·d + w·z``, d the default's
-score min-max scaled over the row's cached candidates, z the
-:data:`~lsr_lucene.experiments.negation_features.FEATURES` standardised on the training
-rows. (s, w) minimise a pairwise logistic loss, the wanted passage against each other kept candidate (half of a row's
-weight) and against each excluded passage (the other half), plus (α/2)·|w|² (s is not penalised, so a large α gives
-back the default's order). Everything is fitted inside the folds: in each outer group fold of the tuning part (the
-folds and groups of :mod:`lsr_lucene.experiments.negation_nested`), each α of ``ALPHAS`` is cross-fitted over the inner
-folds, and the existing rule (:func:`~lsr_lucene.experiments.negation_nested.choose`) picks between the default and
-the fitted models; the pick is refitted on the outer-training rows and scores the outer-test rows. The held-out third
-is scored once, at the end, by the default and by the model fitted on the whole tuning part.
+Does a small linear model over the signals the default already computes separate wanted from excluded passages better
+than the hand-set rule? A candidate among a row's best ``TOP`` scores ``s·d + w·z`` (below them, the default's order
+stays): d the default's score min-max scaled over the row's cached candidates, z the
+:data:`~lsr_lucene.experiments.negation_features.FEATURES` standardised on the training rows. (s, w) minimise a
+pairwise logistic loss, the wanted passage against each other cached candidate (half of a row's weight) and against
+each excluded passage (the other half), plus (α/2)·|w|² (s is not penalised, so a large α gives back the default's
+order). Everything is fitted inside the folds: in each outer group fold of the tuning part (the folds and groups of
+:mod:`lsr_lucene.experiments.negation_nested`), each α of ``ALPHAS`` is cross-fitted over the inner folds, and the
+existing rule (:func:`~lsr_lucene.experiments.negation_nested.choose`) picks between the default and the fitted
+models; the pick is refitted on the outer-training rows and scores the outer-test rows. The held-out third is scored
+once, at the end, by the default and by the model fitted on the whole tuning part.
 """
 from __future__ import annotations
 
@@ -38,8 +38,8 @@ class Model:
     w: np.ndarray
 
     def scores(self, candidates: Sequence[Sequence]) -> dict[str, float]:
-        """``{doc: score}`` of a row's cached candidates: ``s·default + w·z`` for the ``TOP`` kept first (rank below
-        the cut), placed above the rest, which keep the default's scores (so the default's order beneath)."""
+        """``{doc: score}`` of a row's cached candidates: the :func:`reorderable` ones score ``s·d + w·z`` shifted
+        above every other, which keep the default's scores (and order)."""
         if not candidates:
             return {}
         default = np.array([c[2] for c in candidates], dtype=float)
@@ -52,7 +52,7 @@ class Model:
 
 def row_scaled(candidates: Sequence[Sequence]) -> np.ndarray:
     """The default's scores min-max scaled over a row's cached candidates (same order; a row the parser left
-    unfused carries raw sparse dot products in the thousands, a fused one scores near [0, 1])."""
+    unfused carries raw sparse dot products in the hundreds of thousands, a fused one scores near [0, 1])."""
     default = np.array([c[2] for c in candidates], dtype=float)
     span = default.max() - default.min() if len(default) else 0.0
     return (default - default.min()) / span if span > 0 else np.zeros(len(default))
@@ -103,7 +103,7 @@ def _pairs(rows: Sequence[Mapping]) -> tuple[np.ndarray, np.ndarray, np.ndarray,
 
 def fit(rows: Sequence[Mapping], alpha: float) -> Model:
     """(s, w) minimising the weighted pairwise logistic loss (mean over rows) plus (α/2)·|w|², features
-    standardised on ``rows``' kept candidates (a constant feature gets spread 1)."""
+    standardised on ``rows``' cached candidates (a constant feature gets spread 1)."""
     from scipy.optimize import minimize
 
     dd, dx, wt, every = _pairs(rows)
@@ -140,11 +140,13 @@ def crossfit(rows: Sequence[Mapping], groups: Sequence[str], folds: int, alpha: 
 
 def select(rows: Sequence[Mapping], groups: Sequence[str], folds: int = INNER_FOLDS) -> tuple[str, float]:
     """The selection on ``rows``: the default or ``fitted α`` by :func:`choose` over cross-fitted inner folds, and
-    the α a fitted model would use (the best inner mean among ``ALPHAS``, whatever :func:`choose` picked)."""
+    the α a fitted model uses (the chosen one's; when the default was chosen, the best inner mean among ``ALPHAS``,
+    ties to the smaller)."""
+    names = {f"fitted α {a:g}": a for a in ALPHAS}
     score = {DEFAULT: [sum(outcome(r, None)) / 2 for r in rows]}
-    score |= {f"fitted α {a:g}": crossfit(rows, groups, folds, a) for a in ALPHAS}
-    best = max(ALPHAS, key=lambda a: (np.mean(score[f"fitted α {a:g}"]), -a))
-    return choose(score, groups, folds), best
+    score |= {name: crossfit(rows, groups, folds, a) for name, a in names.items()}
+    picked = choose(score, groups, folds)
+    return picked, names.get(picked, max(ALPHAS, key=lambda a: (np.mean(score[f"fitted α {a:g}"]), -a)))
 
 
 def nested_fitted(rows: Sequence[Mapping], outer: int = OUTER_FOLDS) -> dict:

@@ -302,6 +302,16 @@ def markdown(result: dict, preamble: str) -> str:
         table("held-out"), ""])
 
 
+def row_arguments(parser) -> None:
+    """The options that name the rows (:func:`load_rows`) and the vectors' cache, shared by the experiments on them."""
+    parser.add_argument("--excluir", required=True, type=Path, help="ExcluIR folder (corpus.jsonl, dev.jsonl)")
+    parser.add_argument("--boolq", required=True, type=Path, help="BoolQuestions NOT folder (corpus.jsonl, dev.jsonl)")
+    parser.add_argument("--wiki", type=Path, help="wiki2015 passages.jsonl.xz (the wiki-article pairs)")
+    parser.add_argument("--work", required=True, type=Path, help="cache of corpus and query vectors")
+    parser.add_argument("--model", default="splade-tiny")
+    parser.add_argument("--limit", type=int, default=200, help="hard pairs per source at most (default 200)")
+
+
 def main(argv: list[str] | None = None) -> int:
     """CLI: ``--excluir DIR --boolq DIR [--wiki FILE] --work W --output STEM``: writes STEM.md, STEM.csv (every
     row's outcomes) and the hard pairs (``--pairs``)."""
@@ -315,12 +325,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m lsr_lucene.experiments.negation_nested",
                                      description=__doc__.splitlines()[0])
-    parser.add_argument("--excluir", required=True, type=Path, help="ExcluIR folder (corpus.jsonl, dev.jsonl)")
-    parser.add_argument("--boolq", required=True, type=Path, help="BoolQuestions NOT folder (corpus.jsonl, dev.jsonl)")
-    parser.add_argument("--wiki", type=Path, help="wiki2015 passages.jsonl.xz (the wiki-article pairs)")
-    parser.add_argument("--work", required=True, type=Path, help="cache of corpus and query vectors")
-    parser.add_argument("--model", default="splade-tiny")
-    parser.add_argument("--limit", type=int, default=200, help="hard pairs per source at most (default 200)")
+    row_arguments(parser)
     parser.add_argument("--pairs", type=Path, help="also write the hard pairs here (JSONL)")
     parser.add_argument("--output", required=True, type=Path, help="stem: writes STEM.md and STEM.csv")
     parser.add_argument("--overwrite", action="store_true")

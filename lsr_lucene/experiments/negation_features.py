@@ -50,9 +50,8 @@ def kept_docs(run: Sequence[tuple[str, float]], pos: str, negs: Sequence[str], t
 def row_features(rows: Sequence[Mapping], corpora: Mapping[str, Path], work: Path, model: str = "splade-tiny",
                  threads: int = 1, top: int = TOP) -> list[dict]:
     """Per row: its id, wanted and excluded passages, the default's (R@1, RR) ``outcome`` on its whole run, and
-    ``candidates``: ``[doc, rank, default score, *FEATURES]``
-    for :func:`kept_docs` (rank 0-based in the default's run; a row whose plan has no gated not node keeps
-    the default's scores and all-zero features)."""
+    ``candidates``: ``[doc, rank, default score, *FEATURES]`` for :func:`kept_docs` (rank 0-based in the default's
+    run; a row whose plan has no gated not node keeps the default's scores and all-zero features)."""
     from lsr_lucene.compose.compositions import parse_topics
     from lsr_lucene.compose.execute import compose, execute
     from lsr_lucene.compose.operations import FusionPlan, Settings, fuse
@@ -97,7 +96,8 @@ def row_features(rows: Sequence[Mapping], corpora: Mapping[str, Path], work: Pat
 
 
 def _b_texts(plan, path: str) -> list[str]:
-    """B's leaf texts of the fused node at ``path`` ("" the root, "A", "A.B", ...)."""
+    """B's leaf texts of the fused node at ``path`` ("" the root, "A", "A.B", ...): the texts its absence rule
+    reads, which the default always sets on a gated not node."""
     for step in [p for p in path.split(".") if p]:
         plan = plan.a if step == "A" else plan.b
     return list(plan.absence_texts)

@@ -130,20 +130,13 @@ def load_rows(excluir: Path, boolq: Path, wiki: Path | None, work: Path, limit: 
 def score_rows(rows: Sequence[Mapping], corpora: Mapping[str, Path], work: Path, model: str = "splade-tiny",
                threads: int = 1) -> dict[str, list[tuple[int, int]]]:
     """``{setting: per-row (R@1, RR)}`` for plain search and every candidate, exact dot products over each corpus."""
-    from lsr_lucene.compose.backends import ExactBackend
     from lsr_lucene.compose.compositions import parse_topics
-    from lsr_lucene.compose.dense_leg import DenseLeg
     from lsr_lucene.compose.execute import compose, execute
     from lsr_lucene.compose.operations import Settings
-    from lsr_lucene.compose.query_encoder import CachedQueryEncoder
-    from lsr_lucene.experiments.contrastive_configs import make_encoders
-    from lsr_lucene.experiments.contrastive_runs import read_query_cache, write_query_cache
-    from lsr_lucene.experiments.excluir import ensure_vectors
-    from lsr_lucene.experiments.negation_harm import ensure_dense
+    from lsr_lucene.experiments.contrastive_runs import write_query_cache
     from lsr_lucene.progress import progress_bar
 
-    cache_path = work / f"query-vectors-{Path(model).name}.json"
-    encoder = CachedQueryEncoder(make_encoders(model, ("full",), threads=threads)["full"], read_query_cache(cache_path))
+    encoder, cache_path = query_encoder(work, model, threads)
     settings = {PLAIN: Settings(operation="vanilla")} | {c: Settings(**o) for c, o in CANDIDATES.items()}
     out: dict[str, list[tuple[int, int]]] = {name: [(0, 0)] * len(rows) for name in settings}
     jobs = [(key, name) for key in corpora for name in settings]
@@ -153,11 +146,7 @@ def score_rows(rows: Sequence[Mapping], corpora: Mapping[str, Path], work: Path,
         if not idx:
             continue
         if key not in loaded:
-            slug = work / ("negation_wiki" if key == "wiki" else corpora[key].parent.resolve().name)
-            vectors = ensure_vectors(corpora[key], slug, model, threads)
-            backend = ExactBackend(vectors)
-            loaded[key] = (backend, json.loads((vectors / "metadata.json").read_text()).get("scale") or 100,
-                           DenseLeg(ensure_dense(corpora[key], slug / "dense", threads), backend.n))
+            loaded[key] = open_corpus(key, corpora[key], work, model, threads)
         backend, scale, leg = loaded[key]
         comps = parse_topics({rows[i]["id"]: rows[i]["query"] for i in idx})
         plans = compose(comps, settings[name], encoder)
@@ -166,6 +155,31 @@ def score_rows(rows: Sequence[Mapping], corpora: Mapping[str, Path], work: Path,
             out[name][i] = row_outcome(dict(run.get(rows[i]["id"], [])), rows[i]["pos_id"], rows[i]["neg_ids"])
     write_query_cache(cache_path, encoder.cache)
     return out
+
+
+def query_encoder(work: Path, model: str = "splade-tiny", threads: int = 1):
+    """The sparse query encoder with its cache of encodings (``work/query-vectors-<model>.json``), and that path."""
+    from lsr_lucene.compose.query_encoder import CachedQueryEncoder
+    from lsr_lucene.experiments.contrastive_configs import make_encoders
+    from lsr_lucene.experiments.contrastive_runs import read_query_cache
+
+    cache_path = work / f"query-vectors-{Path(model).name}.json"
+    return CachedQueryEncoder(make_encoders(model, ("full",), threads=threads)["full"],
+                              read_query_cache(cache_path)), cache_path
+
+
+def open_corpus(key: str, corpus: Path, work: Path, model: str = "splade-tiny", threads: int = 1) -> tuple:
+    """(exact backend, quantisation scale, dense leg) of one corpus, encoded into ``work`` unless cached there."""
+    from lsr_lucene.compose.backends import ExactBackend
+    from lsr_lucene.compose.dense_leg import DenseLeg
+    from lsr_lucene.experiments.excluir import ensure_vectors
+    from lsr_lucene.experiments.negation_harm import ensure_dense
+
+    slug = work / ("negation_wiki" if key == "wiki" else corpus.parent.resolve().name)
+    vectors = ensure_vectors(corpus, slug, model, threads)
+    backend = ExactBackend(vectors)
+    return (backend, json.loads((vectors / "metadata.json").read_text()).get("scale") or 100,
+            DenseLeg(ensure_dense(corpus, slug / "dense", threads), backend.n))
 
 
 ISSUE_HELD_OUT = {  # issue 49's held-out test figures of the default (R@1, RR), as the issue states them
@@ -288,6 +302,16 @@ def markdown(result: dict, preamble: str) -> str:
         table("held-out"), ""])
 
 
+def row_arguments(parser) -> None:
+    """The options that name the rows (:func:`load_rows`) and the vectors' cache, shared by the experiments on them."""
+    parser.add_argument("--excluir", required=True, type=Path, help="ExcluIR folder (corpus.jsonl, dev.jsonl)")
+    parser.add_argument("--boolq", required=True, type=Path, help="BoolQuestions NOT folder (corpus.jsonl, dev.jsonl)")
+    parser.add_argument("--wiki", type=Path, help="wiki2015 passages.jsonl.xz (the wiki-article pairs)")
+    parser.add_argument("--work", required=True, type=Path, help="cache of corpus and query vectors")
+    parser.add_argument("--model", default="splade-tiny")
+    parser.add_argument("--limit", type=int, default=200, help="hard pairs per source at most (default 200)")
+
+
 def main(argv: list[str] | None = None) -> int:
     """CLI: ``--excluir DIR --boolq DIR [--wiki FILE] --work W --output STEM``: writes STEM.md, STEM.csv (every
     row's outcomes) and the hard pairs (``--pairs``)."""
@@ -301,12 +325,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m lsr_lucene.experiments.negation_nested",
                                      description=__doc__.splitlines()[0])
-    parser.add_argument("--excluir", required=True, type=Path, help="ExcluIR folder (corpus.jsonl, dev.jsonl)")
-    parser.add_argument("--boolq", required=True, type=Path, help="BoolQuestions NOT folder (corpus.jsonl, dev.jsonl)")
-    parser.add_argument("--wiki", type=Path, help="wiki2015 passages.jsonl.xz (the wiki-article pairs)")
-    parser.add_argument("--work", required=True, type=Path, help="cache of corpus and query vectors")
-    parser.add_argument("--model", default="splade-tiny")
-    parser.add_argument("--limit", type=int, default=200, help="hard pairs per source at most (default 200)")
+    row_arguments(parser)
     parser.add_argument("--pairs", type=Path, help="also write the hard pairs here (JSONL)")
     parser.add_argument("--output", required=True, type=Path, help="stem: writes STEM.md and STEM.csv")
     parser.add_argument("--overwrite", action="store_true")

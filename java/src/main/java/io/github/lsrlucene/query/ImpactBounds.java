@@ -130,31 +130,33 @@ public final class ImpactBounds {
     return max;
   }
 
-  /** Largest freq of {@code term} over all segments of {@code reader}; 0 when absent. */
-  public static long maxFreq(IndexReader reader, String field, String term) throws IOException {
+  /** A bound of one segment. */
+  private interface SegmentBound {
+    long of(LeafReader segment) throws IOException;
+  }
+
+  /** The largest of {@code bound} over all segments of {@code reader}; 0 when it has none. */
+  private static long largest(IndexReader reader, SegmentBound bound) throws IOException {
     long max = 0;
     for (LeafReaderContext ctx : reader.leaves()) {
-      max = Math.max(max, maxFreq(ctx.reader(), field, term));
+      max = Math.max(max, bound.of(ctx.reader()));
     }
     return max;
+  }
+
+  /** Largest freq of {@code term} over all segments of {@code reader}; 0 when absent. */
+  public static long maxFreq(IndexReader reader, String field, String term) throws IOException {
+    return largest(reader, segment -> maxFreq(segment, field, term));
   }
 
   /** Largest freq of {@code term} or its {@code neg_} twin over all segments of {@code reader}; 0 when absent. */
   public static long signedMaxFreq(IndexReader reader, String field, String term) throws IOException {
-    long max = 0;
-    for (LeafReaderContext ctx : reader.leaves()) {
-      max = Math.max(max, Math.max(maxFreq(ctx.reader(), field, term), negMaxFreq(ctx.reader(), field, term)));
-    }
-    return max;
+    return largest(reader, segment -> Math.max(maxFreq(segment, field, term), negMaxFreq(segment, field, term)));
   }
 
   /** Largest freq of {@code term}'s {@code neg_} twin over all segments of {@code reader}; 0 when absent. */
   public static long negMaxFreq(IndexReader reader, String field, String term) throws IOException {
-    long max = 0;
-    for (LeafReaderContext ctx : reader.leaves()) {
-      max = Math.max(max, negMaxFreq(ctx.reader(), field, term));
-    }
-    return max;
+    return largest(reader, segment -> negMaxFreq(segment, field, term));
   }
 
   private static long computeMaxFreq(LeafReader reader, String field, String term) throws IOException {

@@ -188,7 +188,7 @@ def report(rows: Sequence[Mapping]) -> dict:
     """The figures: ``check`` (cache against the default's runs), ``nested`` and ``differences`` (outer folds of
     the tuning part), ``choices``, ``final`` (choice, α, model on the whole tuning part), ``held-out`` (scored
     once), and ``per_row`` outcomes."""
-    from lsr_lucene.experiments.negation_nested import _figure, by_source
+    from lsr_lucene.experiments.negation_nested import by_source, figure_of
 
     tune = [r for r in rows if r["part"] == "tune"]
     test = [r for r in rows if r["part"] != "tune"]
@@ -201,8 +201,7 @@ def report(rows: Sequence[Mapping]) -> dict:
     nested_rows, differences = [], []
     for src, idx in by_source(tune, range(len(tune))).items():
         for name, values in settings.items():
-            nested_rows.append({"rows": src, "setting": name, **_figure([values[i][0] for i in idx],
-                                                                        [values[i][1] for i in idx])})
+            nested_rows.append({"rows": src, "setting": name, **figure_of(values, idx)})
         for name in list(settings)[:2]:
             differences.append({"rows": src, "setting − default": name,
                                 **paired([settings[name][i] for i in idx], [res["default"][i] for i in idx])})
@@ -213,8 +212,7 @@ def report(rows: Sequence[Mapping]) -> dict:
     held = []
     for src, idx in by_source(test, range(len(test))).items():
         for name, values in (("default", held_default), (f"fitted α {alpha:g} (all tuning rows)", held_fitted)):
-            held.append({"rows": src, "setting": name, **_figure([values[i][0] for i in idx],
-                                                                 [values[i][1] for i in idx])})
+            held.append({"rows": src, "setting": name, **figure_of(values, idx)})
     per_row = []
     for k, r in enumerate(tune):
         per_row.append({"id": r["id"], "source": r["source"], "group": r["group"], "part": "tune",
@@ -247,10 +245,7 @@ def markdown(result: Mapping, preamble: str) -> str:
     import pandas as pd
 
     from lsr_lucene.eval.trec import to_markdown
-
-    def table(key: str) -> str:
-        frame = pd.DataFrame(result[key])
-        return to_markdown(frame.drop(columns=[c for c in ("_ci",) if c in frame]).set_index("rows"), ".3f")
+    from lsr_lucene.experiments.negation_nested import figure_table
 
     final = result["final"]
     choices = [f"outer fold {k + 1} ({c['rows']} rows): chose **{c['chose']}** (a fitted model would use α "
@@ -261,12 +256,12 @@ def markdown(result: Mapping, preamble: str) -> str:
         "## Nested folds: the fitted penalty on unseen template families (tuning part)",
         "\n".join(f"- {line}" for line in choices) + f"\n- on the whole tuning part: **{final['chose']}** (α "
         f"{final['α']:g}: {weights_line(final['model'])})",
-        table("nested"),
+        figure_table(result["nested"]),
         "Paired differences from the default on the same rows (outer folds; SE: standard error of the per-row "
         "differences of (R@1 + RR)/2):",
         to_markdown(pd.DataFrame(result["differences"]).set_index("rows"), ".4f"),
         "## Held-out part (one row in three by hash, fixed before any run), scored once",
-        table("held-out"), ""])
+        figure_table(result["held-out"]), ""])
 
 
 def main(argv: list[str] | None = None) -> int:

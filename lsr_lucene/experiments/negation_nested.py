@@ -196,6 +196,20 @@ def _figure(r1: Sequence[int], rr: Sequence[int]) -> dict:
             "RR 95% CI": f"{lo2:.3f}–{hi2:.3f}", "_ci": ((lo1, hi1), (lo2, hi2))}
 
 
+def figure_of(outcomes: Mapping[int, tuple[int, int]] | Sequence[tuple[int, int]], idx: Sequence[int]) -> dict:
+    """:func:`_figure` of rows ``idx``, from each row's (R@1, RR) outcome."""
+    return _figure([outcomes[i][0] for i in idx], [outcomes[i][1] for i in idx])
+
+
+def figure_table(rows: Sequence[Mapping]) -> str:
+    """Markdown of table rows made with :func:`_figure` (their intervals as numbers left out), indexed by ``rows``."""
+    import pandas as pd
+
+    from lsr_lucene.eval.trec import to_markdown
+
+    return to_markdown(pd.DataFrame(rows).drop(columns="_ci").set_index("rows"), ".3f")
+
+
 def by_source(rows: Sequence[Mapping], idx: Sequence[int]) -> dict[str, list[int]]:
     """Row indices per source, then the first three generated sources together, the two harder ones together, and
     all rows."""
@@ -220,7 +234,7 @@ def report(rows: Sequence[Mapping], outcomes: Mapping[str, Sequence[tuple[int, i
     test = [i for i, r in enumerate(rows) if held_out(r["id"])]
 
     def fig(name: str, idx: Sequence[int]) -> dict:
-        return _figure([outcomes[name][i][0] for i in idx], [outcomes[name][i][1] for i in idx])
+        return figure_of(outcomes[name], idx)
 
     score = {c: [sum(outcomes[c][i]) / 2 for i in tune] for c in CANDIDATES}
     groups = [group_of(rows[i]) for i in tune]
@@ -230,8 +244,7 @@ def report(rows: Sequence[Mapping], outcomes: Mapping[str, Sequence[tuple[int, i
     for src, idx in by_source(rows, tune).items():
         difficulty += [{"rows": src, "setting": name, **fig(name, idx)} for name in outcomes]
         nested_rows.append({"rows": src, "setting": "selection procedure (outer folds)",
-                            **_figure([outcomes[picked[i]][i][0] for i in idx],
-                                      [outcomes[picked[i]][i][1] for i in idx])})
+                            **figure_of({i: outcomes[picked[i]][i] for i in idx}, idx)})
         nested_rows.append({"rows": src, "setting": "default, no selection", **fig("default", idx)})
     final = choose(score, groups, OUTER_FOLDS)
     held = [{"rows": src, "setting": name, **fig(name, idx)} for src, idx in by_source(rows, test).items()
@@ -284,9 +297,6 @@ def markdown(result: dict, preamble: str) -> str:
 
     from lsr_lucene.eval.trec import to_markdown
 
-    def table(key: str) -> str:
-        return to_markdown(pd.DataFrame(result[key]).drop(columns="_ci").set_index("rows"), ".3f")
-
     return "\n\n".join([
         preamble,
         "## The estimate against the issue's held-out test figures (the default, the README's path)",
@@ -295,11 +305,11 @@ def markdown(result: dict, preamble: str) -> str:
         to_markdown(pd.DataFrame(result["compare"]).set_index("interval")),
         "## Nested folds: the selection procedure on unseen template families",
         "\n".join(f"- {line}" for line in result["choices"]) + f"\n- on the whole tuning part: **{result['final']}**",
-        table("nested"),
+        figure_table(result["nested"]),
         "## How hard the rows are: every setting on the tuning part",
-        table("difficulty"),
+        figure_table(result["difficulty"]),
         "## Held-out part (one row in three by hash, fixed before any run), scored once",
-        table("held-out"), ""])
+        figure_table(result["held-out"]), ""])
 
 
 def row_arguments(parser) -> None:

@@ -12,8 +12,9 @@
 #   WORK (default work/distributed/wiki2015; indexes and runs in WORK/N), OUTPUT (default runs/distributed),
 #   REUSE (1: keep the indexes already built under WORK/N, for a rerun; default 1), REORDER (bp: BP order
 #   everywhere), THREADS (cores given to each command; default all), SETUPS (running, own or running,own: the
-#   distributed commands join a running Ray, start their own, or both; default running,own)
-# Writes: OUTPUT/wiki2015-N.md and OUTPUT/wiki2015-N.csv (wiki2015-N-bp.* with REORDER=bp)
+#   distributed commands join a running Ray, start their own, or both; default running,own), TOPICS (the
+#   questions' texts, e.g. ../shared/data/wiki2015/topics.nq-test.tsv: every command encodes them, a user's path)
+# Writes: OUTPUT/wiki2015-N.md and OUTPUT/wiki2015-N.csv (wiki2015-N-bp.* with REORDER=bp, -topics with TOPICS)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -27,4 +28,5 @@ args=(--vectors "$VECTORS" --queries "$QUERIES" --docs "${1:-0}" --shards "${SHA
       --threads "${THREADS:-$(nproc)}" --setups "${SETUPS:-running,own}")
 [ "${REUSE:-1}" = 1 ] && args+=(--reuse)
 [ -n "${REORDER:-}" ] && args+=(--reorder "$REORDER")
+[ -n "${TOPICS:-}" ] && args+=(--topics "$TOPICS")
 python -m lsr_lucene.bench.distributed_real "${args[@]}"

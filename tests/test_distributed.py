@@ -247,6 +247,20 @@ def test_cli_search_equals_lsr_lucene_search(single, distributed, tmp_path, caps
     assert "time: " in capsys.readouterr().out  # the timing breakdown line
 
 
+def test_cli_search_of_topics_encodes_them_while_the_searchers_start(single, distributed, tmp_path, capsys):
+    """`distributed search --topics` encodes the queries as `lsr-lucene search` does, while its searchers start (their
+    process, JVM and shards): the time line says how much of their start it still waited for."""
+    assert cli(["search", "--index", str(single / "index"), "--topics", str(single / "topics.tsv"),
+                "--output", str(tmp_path / "single.run")]) == 0
+    capsys.readouterr()
+    assert cli(["distributed", "search", "--index", str(distributed / "index"), "--topics",
+                str(single / "topics.tsv"), "--output", str(tmp_path / "dist.run")]) == 0
+    assert (tmp_path / "dist.run").read_bytes() == (tmp_path / "single.run").read_bytes()
+    started, waited = map(float, re.search(r"searchers started in ([\d.]+) s \(([\d.]+) s of it waited for\)",
+                                           capsys.readouterr().out).groups())
+    assert 0 <= waited <= started
+
+
 def test_bp_shards_are_built_as_index_builds_them_and_search_as_one_index(single, local_ray, tmp_path):
     """``distributed index --reorder bp --seed 0``: each shard is what ``lsr-lucene index --reorder bp --seed 0``
     builds of its vectors (same docid order, the dense-impacts sidecar ``auto`` chooses); the exact distributed runs
@@ -544,8 +558,8 @@ def _tied_collection(root: Path) -> tuple[list[Path], Path]:
 def test_later_shards_search_above_the_carried_floor_and_merge_as_one_index(tmp_path):
     """search_shards on three indexes open in one process (as a searcher actor holds its node's shards), exact: the
     merged top k equals one index's, ties at the k-th score included, for plain (integral), float-weighted and signed
-    (shifted by the collection's max impacts) specs; and a later shard returns fewer than k hits, only those of at
-    least the k-th best score of the shards searched before it (the floor), though it matches more than k."""
+    (shifted by the collection's max impacts) specs; and every shard returns only its hits of at least the node's
+    k-th best score (ties at it still compete), so a shard that matches more than k returns fewer."""
     from lsr_lucene.search.spec_searcher import SpecSearcher, exact_hits, search_shards, unpack_hits
 
     paths, one = _tied_collection(tmp_path)
@@ -569,13 +583,11 @@ def test_later_shards_search_above_the_carried_floor_and_merge_as_one_index(tmp_
                         merged = merge_hits([lists[row] for lists in per_shard], k)
                         expected = exact_hits(alone.search_columns(spec, k))
                         assert [(d, e) for d, _, e in merged] == [(d, e) for d, _, e in expected], spec["qid"]
-                        first = per_shard[0][row]  # the largest shard, searched first: no floor
-                        assert len(first) == k
-                        for later in (1, 2):
-                            assert all(e >= first[-1][2] for _, _, e in per_shard[later][row])
-                    # shard 1 (30 documents, all matching "a") returns only what ties or beats shard 0's k-th
+                        floor = expected[-1][2]  # the node's (here the collection's) k-th best score
+                        assert all(e >= floor for lists in per_shard for _, _, e in lists[row]), spec["qid"]
+                    # shard 1 (30 documents, all matching "a") returns only what ties or beats the k-th best
                     assert len(per_shard[1][0]) < k
-                    ties = [h for h in per_shard[2][0] if h[2] == per_shard[0][0][-1][2]]
+                    ties = [h for h in per_shard[2][0] if h[2] == exact_hits(alone.search_columns(specs[0], k))[-1][2]]
                     assert ties  # documents tied with the floor still compete (and rank first by docid)
             # a batch of fewer specs than threads (one query) is searched side by side: every shard its own top k
             packs, _ = search_shards(searchers, json.dumps(specs[0]), 5, bounds[:1], threads=2)

@@ -10,7 +10,9 @@ from lsr_lucene.search.impact import answered_in_order
 
 def test_time_line_is_read():
     line = "time: searchers started in 1.63 s; search 20.76 s, 1.61 s of it beyond the busiest searcher's, ..."
-    assert TIME_LINE.search("x\n" + line).groups() == ("1.63", "20.76")
+    assert TIME_LINE.search("x\n" + line).groups() == ("1.63", None, "20.76")
+    line = "time: searchers started in 2.41 s (2.20 s of it waited for); search 11.46 s, 0.23 s of it beyond ..."
+    assert TIME_LINE.search(line).groups() == ("2.41", "2.20", "11.46")
 
 
 def test_answered_in_order_equals_parsing_the_run(tmp_path):

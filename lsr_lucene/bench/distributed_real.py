@@ -26,7 +26,9 @@ from lsr_lucene import cli_options as opt
 from lsr_lucene.bench.parts import first_parts, link_parts
 from lsr_lucene.io.output import write_text_atomic
 
-TIME_LINE = re.compile(r"^time: searchers started in ([\d.]+) s; search ([\d.]+) s", re.M)
+# the searchers' start, the part of it the command waited for (they start while the queries are read), the search
+TIME_LINE = re.compile(r"^time: searchers started in ([\d.]+) s(?: \(([\d.]+) s of it waited for\))?; "
+                       r"search ([\d.]+) s", re.M)
 COLUMNS = ["docs", "k", "round", "setup", "shards", "command_s", "search_s", "searchers_start_s", "command_ratio",
            "search_ratio", "identical", "load", "breakdown"]
 PAUSE = 5.0  # seconds between timed commands: a command's exit (Ray's processes stopping) not in the next one's time
@@ -89,14 +91,16 @@ def same(a: Path, b: Path) -> bool:
 
 def measure(args: argparse.Namespace, work: Path, docs: int, address: str) -> list[dict]:
     """Every timed command of every k and round (see the module docstring)."""
-    runs = work / "runs"
+    runs = work / ("runs-topics" if args.topics else "runs")
     runs.mkdir(exist_ok=True)
+    # what every timed command reads: the encoded queries, or (--topics) their texts, which each command encodes
+    queries = ["--topics", str(args.topics)] if args.topics else ["--query-vectors", str(args.queries)]
     rows = []
     for k in args.hits:
         for number in range(1, args.rounds + 1):
             reference = runs / f"single-{k}.run"
-            whole, _ = run(["lsr-lucene", "search", "--index", str(work / "single"), "--query-vectors",
-                            str(args.queries), "--output", str(reference), "--hits", str(k), "--threads",
+            whole, _ = run(["lsr-lucene", "search", "--index", str(work / "single"), *queries,
+                            "--output", str(reference), "--hits", str(k), "--threads",
                             str(args.threads), "--overwrite"], runs / f"single-{k}.log", PAUSE)
             alone = float(run([sys.executable, "-c", "from lsr_lucene.bench.distributed_real import search_alone; "
                                f"print(search_alone({str(work / 'single')!r}, {str(args.queries)!r}, "
@@ -111,13 +115,13 @@ def measure(args: argparse.Namespace, work: Path, docs: int, address: str) -> li
                                         ["--num-cpus", str(args.threads)]) for name in args.setups]:
                     name = f"shards-{n}-{k}-{'own' if setup == 'own Ray' else 'joined'}"
                     seconds, out = run(["lsr-lucene", "distributed", "search", "--index", str(work / f"shards-{n}"),
-                                        "--query-vectors", str(args.queries), "--output", str(runs / f"{name}.run"),
+                                        *queries, "--output", str(runs / f"{name}.run"),
                                         "--hits", str(k), "--threads", str(args.threads), "--overwrite",
                                         *cluster], runs / f"{name}.log", PAUSE)
                     timing = TIME_LINE.search(out)
                     rows.append({**base, "setup": setup, "shards": n, "command_s": seconds,
-                                 "search_s": float(timing.group(2)) if timing else None,
-                                 "searchers_start_s": float(timing.group(1)) if timing else None,
+                                 "search_s": float(timing.group(3)) if timing else None,
+                                 "searchers_start_s": float(timing.group(2) or timing.group(1)) if timing else None,
                                  "identical": same(runs / f"{name}.run", reference), "load": os.getloadavg()[0],
                                  "breakdown": next((line for line in out.splitlines() if line.startswith("time:")),
                                                    "")})
@@ -140,11 +144,16 @@ def report(rows: list[dict], built: dict, args: argparse.Namespace, docs: int, m
              "dense-impacts sidecar `auto` on the "
              f"one index and on every shard{', BP order everywhere' if args.reorder else ''}.", "",
              f"Command: `{command}`", "",
+             *([f"Queries: every command reads the texts of `{args.topics}` and encodes them (the model the index "
+                "records, on the driver's CPU); `search_s` of the one index still reads the encoded queries.", ""]
+               if args.topics else []),
              "`command_s`: wall time of the whole command (process start to exit: imports, Ray start or join, "
              "searcher actors with their JVMs and shards, queries read, search, run written, shutdown). "
              "`search_s`: the search alone (one index: SpecSearcher.search_to_run on the open index, the call "
              "`lsr-lucene search` makes; distributed: DistributedSearcher.search_to_run with its searchers started, "
-             "as the command's `time:` line reports it). `rest`: the command's time outside both (process start, "
+             "as the command's `time:` line reports it). `searchers start s`: the part of the searchers' start "
+             "(processes, JVMs, shards opened) the distributed command waited for; they start while it reads the "
+             "queries. `rest`: the command's time outside these (process start, "
              "imports, JVM start and index open of the one index, Ray's start or join and shutdown, queries read). "
              "Ratios: against the one index of the same k and round. "
              "`own Ray`: the command starts a local Ray instance and stops it; `running Ray`: it joins one already "
@@ -207,6 +216,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = opt.Parser(prog="python -m lsr_lucene.bench.distributed_real", description=__doc__.splitlines()[0])
     parser.add_argument("--vectors", type=Path, required=True, help="folder of encoded part-*.jsonl files")
     parser.add_argument("--queries", type=Path, required=True, help="encoded queries (JSONL {id, vector})")
+    parser.add_argument("--topics", type=Path,
+                        help="the same queries' texts (TSV): every command encodes them (`--topics`, a user's path) "
+                             "instead of reading --queries, which the search-alone baseline still reads; writes "
+                             "wiki2015-N-topics.*")
     opt.add_number(parser, "--docs", kind=opt.NON_NEGATIVE_INT, default=0,
                    help="the first N passages (whole part files; default 0: all)")
     parser.add_argument("--shards", type=lambda t: [int(x) for x in t.split(",")], default=[2, 4],
@@ -238,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = measure(args, work, docs, ray.get_runtime_context().gcs_address)
     command = " ".join(["python -m lsr_lucene.bench.distributed_real", *(argv if argv is not None else sys.argv[1:])])
     args.output.mkdir(parents=True, exist_ok=True)
-    stem = args.output / f"wiki2015-{docs}{'-bp' if args.reorder else ''}"
+    stem = args.output / f"wiki2015-{docs}{'-bp' if args.reorder else ''}{'-topics' if args.topics else ''}"
     write_text_atomic(stem.with_suffix(".md"), report(rows, built, args, docs, started_on, command))
     with open(stem.with_suffix(".csv.tmp"), "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")

@@ -158,17 +158,18 @@ def _run(args: argparse.Namespace, resources: dict) -> str:
         return (f"wrote {len(manifest['shards'])} shard indexes ({manifest['documents']} documents) and "
                 f"{Path(args.index) / 'shards.json'}")
     from lsr_lucene.distributed.index import read_manifest
-    from lsr_lucene.distributed.search import distributed_search, timing_line
+    from lsr_lucene.distributed.search import DistributedSearcher, timing_line
     from lsr_lucene.io.output import refuse_existing
     from lsr_lucene.search.impact import report_unanswered
 
     refuse_existing(args.output, args.overwrite)
     manifest = read_manifest(args.index)
-    specs = _specs(args, manifest.get("encoder", {}))
-    stats = distributed_search(args.index, specs, args.output, hits=args.hits, replicas=args.num_workers,
-                               tag=args.run_tag, overwrite=args.overwrite, batch_size=args.batch_size,
-                               approximate=args.approximate, query_cut=args.query_cut, heap_factor=args.heap_factor,
-                               threads=args.threads)
+    # the searchers start (processes, JVMs, shards) while the queries are read or encoded here
+    with DistributedSearcher(args.index, args.num_workers, args.approximate, args.query_cut, args.heap_factor,
+                             args.threads, wait=False) as searcher:
+        specs = _specs(args, manifest.get("encoder", {}))
+        stats = searcher.search_to_run(specs, args.output, hits=args.hits, tag=args.run_tag,
+                                       overwrite=args.overwrite, batch_size=args.batch_size)
     report_unanswered(stats["unanswered"], stats["queries"])
     print(timing_line(stats["timing"]))
     return (f"wrote {args.output} ({stats['answered']} queries with hits; {stats['shards']} shards, "

@@ -41,10 +41,13 @@ def quiet_ray_options() -> dict:
     """``ray.init`` options, and environment read by Ray's C++ core, that keep a successful command quiet unless
     ``-v``: Ray's Python warnings (token authentication note ...), the core worker's log lines on stderr (an actor
     restart note printed as an error line) and the workers' own output are shown only when verbose; failures
-    still reach the command as exceptions."""
+    still reach the command as exceptions. Quiet, the driver reports no task events either."""
     if is_verbose():
         return {"logging_level": logging.WARNING, "log_to_driver": True, "configure_logging": True}
     os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "fatal")  # read by the core worker when ray.init starts it
+    # this process's task events (`ray list tasks`, the dashboard's task view) are not reported: flushing them held
+    # every command's exit 0.25 s (ray.shutdown); -v, or the variable set, keeps them
+    os.environ.setdefault("RAY_task_events_report_interval_ms", "0")
     for name in ("ray", "ray.data"):
         logging.getLogger(name).setLevel(logging.ERROR)
     return {"logging_level": logging.ERROR, "log_to_driver": False, "configure_logging": True}

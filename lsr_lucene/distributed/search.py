@@ -149,12 +149,14 @@ class SearchTiming:
         self.searcher_busy = _added(self.searcher_busy, searcher_seconds)
         self.shard_busy = _added(self.shard_busy, shard_seconds)
 
-    def summary(self, wall: float, start: float = 0.0) -> dict:
+    def summary(self, wall: float, start: float = 0.0, waited: float | None = None) -> dict:
         """The breakdown as numbers (seconds, ms per batch), ``wall`` the search's total seconds, ``start`` those
-        of starting the searchers (their processes, JVMs and open shards) before it."""
+        of starting the searchers (their processes, JVMs and open shards) before it, ``waited`` the part of them
+        the search waited for (default: all; the rest went by while the queries were read or encoded)."""
         trips = sorted(self.round_trips) or [0.0]
         slowest = sum(self.slowest_searcher) / max(len(self.slowest_searcher), 1)
         return {"batches": len(self.round_trips), "wall_s": round(wall, 3), "start_s": round(start, 3),
+                "start_waited_s": round(start if waited is None else waited, 3),
                 "round_trip_ms_mean": round(1e3 * sum(trips) / len(trips), 2),
                 "round_trip_ms_p50": round(1e3 * trips[len(trips) // 2], 2),
                 "round_trip_ms_max": round(1e3 * trips[-1], 2),
@@ -175,7 +177,9 @@ def timing_line(timing: dict) -> str:
     searchers = ", ".join(f"{b:.2f}" for b in timing["searcher_busy_s"])
     shards = ", ".join(f"{b:.2f}" for b in timing["shard_busy_s"])
     beyond = timing["wall_s"] - max(timing["searcher_busy_s"], default=0.0)
-    return (f"time: searchers started in {timing.get('start_s', 0.0):.2f} s; search {timing['wall_s']:.2f} s, "
+    start, waited = timing.get("start_s", 0.0), timing.get("start_waited_s", timing.get("start_s", 0.0))
+    return (f"time: searchers started in {start:.2f} s ({waited:.2f} s of it waited for); search "
+            f"{timing['wall_s']:.2f} s, "
             f"{beyond:.2f} s of it beyond the busiest searcher's, for {timing['batches']} batches; per batch round "
             f"trip {timing['round_trip_ms_mean']:.1f} ms mean (p50 {timing['round_trip_ms_p50']:.1f}, max "
             f"{timing['round_trip_ms_max']:.1f}), the slowest searcher's call {timing['slowest_searcher_ms_mean']:.1f} "
@@ -217,11 +221,13 @@ class DistributedSearcher:
     (the node that built them), with ``replicas`` copies, each holding that node's shards in one JVM."""
 
     def __init__(self, index: str | Path, replicas: int = 1, approximate: int = 0, query_cut: int | None = None,
-                 heap_factor: float = 1.0, threads: int | None = None):
+                 heap_factor: float = 1.0, threads: int | None = None, wait: bool = True):
         """``approximate``, ``query_cut``: 0 exact search; N > 0 approximate search on each shard
         (SpecSearcher.search_hits). ``heap_factor`` H < 1: each shard's searcher prunes against threshold / H
         (SpecSearcher.heap_factor); the merged run keeps the promise, since the collection's exact k-th score is at
-        least each shard's. ``threads``: search threads of each searcher actor (default: its machine's cores)."""
+        least each shard's. ``threads``: search threads of each searcher actor (default: its machine's cores).
+        ``wait`` False returns as soon as the searchers are asked to start, so that the caller can read or encode
+        its queries meanwhile; the first search waits for them (``ready``)."""
         from lsr_lucene.search.spec_searcher import QUERY_CUT, check_heap_factor
 
         import ray
@@ -252,17 +258,33 @@ class DistributedSearcher:
         self._max_impacts: dict[str, dict[str, int]] = {}  # field -> the collection's max impact of each term
         self._asked: dict[str, set[str]] = {}  # field -> the terms whose max impacts were gathered
         self._negatives: dict[str, bool] = {}  # field -> whether some shard holds a neg_ term
+        self._started = started
+        self._opening: list | None = [actor.num_docs.remote() for row in self.actors for actor in row]
+        self.num_docs = 0
+        self.open_seconds = 0.0  # from asking the searchers to start to each one's JVM and shards open
+        self.waited_seconds = 0.0  # of it, the part ``ready`` waited for (the rest went by while the caller worked)
+        if wait:
+            self.ready()
+
+    def ready(self) -> None:
+        """Waits until every searcher has its shards open (an index that fails to open fails here); at once after
+        the first call. Every search calls it first."""
+        if self._opening is None:
+            return
+        waiting = time.perf_counter()
         try:
             # this process's JVM (runs are merged and written in Java: ShardHits.RunMerger) starts while they start
             from lsr_lucene.jvm.classes import java_class
 
             java_class("search.ShardHits$RunMerger")
-            self.num_docs = sum(_ray_get([row[0].num_docs.remote() for row in self.actors]))  # indexes open or fail
-            _ray_get([actor.num_docs.remote() for row in self.actors for actor in row[1:]])
+            counts = _ray_get(self._opening)  # indexes open or fail
         except BaseException:
             self.close()
             raise
-        self.open_seconds = time.perf_counter() - started  # actors started, each with its JVM and shards open
+        self.num_docs = sum(counts[::self.replicas])  # each group's first replica
+        self._opening = None
+        done = time.perf_counter()
+        self.open_seconds, self.waited_seconds = done - self._started, done - waiting
 
     def _jobs(self, specs: Sequence[dict], hits: int, timing: SearchTiming) -> list[Job]:
         """(spec JSON, k, the collection's max impacts of the terms it subtracts) of every spec, checked first: a bad
@@ -295,6 +317,7 @@ class DistributedSearcher:
         Specs with window ``rerank`` then get their second phase (the windows added to the collection's first-stage
         top N). ``timing`` collects where the time goes (SearchTiming).
         """
+        self.ready()
         timing = SearchTiming() if timing is None else timing
         jobs = self._jobs(specs, hits, timing)
         rerank_at = [i for i, spec in enumerate(specs) if reranks(spec)]
@@ -439,6 +462,7 @@ class DistributedSearcher:
         from lsr_lucene.io.output import atomic_output, refuse_existing
 
         refuse_existing(output, overwrite)
+        self.ready()
         searchable = [s for s in specs if s.get("terms") or s.get("pairs") or s.get("windows")]
         timing = SearchTiming()
         started = time.perf_counter()
@@ -455,7 +479,7 @@ class DistributedSearcher:
         answered = {spec["qid"] for spec, count in zip(searchable, counts) if count}
         return {"queries": len(specs), "answered": len(answered), "shards": len(self.shards),
                 "replicas": self.replicas, "seconds": round(seconds, 3),
-                "timing": timing.summary(seconds, self.open_seconds),
+                "timing": timing.summary(seconds, self.open_seconds, self.waited_seconds),
                 "qps": round(len(searchable) / seconds, 2) if seconds else None,
                 "unanswered": [spec["qid"] for spec in specs if spec["qid"] not in answered]}
 

@@ -649,7 +649,9 @@ public final class BatchSearcher implements Closeable {
    * k hits together, their k best exact scores start the next shard's queue ({@link TopKCollector#carry}), so it
    * skips what cannot enter the collection's top k, as one index skips across its segments: its k-th best F is a
    * floor (the collection's top k holds k documents of at least F; ties at F still compete), and a later shard
-   * returns only its hits of at least F. The merged top k is the one of every shard's full top k.
+   * returns only its hits of at least F. Once every shard is searched, each returns only its hits of at least the
+   * node's k-th best score (the earlier shards' lists cut too): at k=1,000 on 4 shards about half what they found.
+   * The merged top k is the one of every shard's full top k.
    */
   private static ShardBatch searchCarried(BatchSearcher[] shards, List<QuerySpec> specs,
                                           List<Map<String, Long>> bounds, int k, int threads) throws IOException {
@@ -673,6 +675,11 @@ public final class BatchSearcher implements Closeable {
         hits[s][q] = full ? atLeast(found, best[k - 1]) : found;
         best = bestScores(best, hits[s][q].scores, k);
         nanos.addAndGet(s, System.nanoTime() - started);
+      }
+      if (carries && best.length == k) { // the node's k-th best: a hit below it is not in the collection's top k
+        for (int s : order) {
+          hits[s][q] = atLeast(hits[s][q], best[k - 1]);
+        }
       }
     });
     byte[][] packs = new byte[shards.length][];

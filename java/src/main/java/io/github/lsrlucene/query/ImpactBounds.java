@@ -98,7 +98,7 @@ public final class ImpactBounds {
   }
 
   /** Whether {@code field} holds a term starting with {@code prefix} in one segment. */
-  private static boolean hasTermWithPrefix(LeafReader reader, String field, String prefix) throws IOException {
+  public static boolean hasTermWithPrefix(LeafReader reader, String field, String prefix) throws IOException {
     Terms terms = reader.terms(field);
     if (terms == null) {
       return false;

@@ -829,14 +829,8 @@ public final class BatchSearcher implements Closeable {
    * positive query weights subtract nothing, and a distributed search need not ask for their max impacts).
    */
   public boolean hasTermWithPrefix(String field, String prefix) throws IOException {
-    BytesRef p = new BytesRef(prefix);
     for (LeafReaderContext ctx : reader.leaves()) {
-      Terms terms = ctx.reader().terms(field);
-      if (terms == null) {
-        continue;
-      }
-      TermsEnum te = terms.iterator();
-      if (te.seekCeil(p) != TermsEnum.SeekStatus.END && org.apache.lucene.util.StringHelper.startsWith(te.term(), p)) {
+      if (ImpactBounds.hasTermWithPrefix(ctx.reader(), field, prefix)) {
         return true;
       }
     }

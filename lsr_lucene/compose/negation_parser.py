@@ -9,11 +9,13 @@ Rules (no model, no network; regular expressions over the text, linear in its le
 
 1. Cues: exclusion phrases (``besides``, ``apart from``, ``aside from``, ``other than``, ``except (for)``,
    ``excluding``/``exclude``, ``with the exception of``, ``in addition to``, ``rather than``, ``unlike``,
-   ``leaving out``, ``not including``, ``without (mentioning …)``, ``but not``, ``that are not``,
+   ``leaving out``/``leaving aside``/``setting aside``, ``not including``, ``not counting``, ``without (mentioning …)``,
+   ``with no mention of``, ``with nothing about``, ``mentioning neither … nor``, ``but not``, ``that are not``,
    ``(please) do not / don't (mention|include|…)``, ``not interested in``, ``refrain from``, ``avoiding``,
    ``ignoring``, ``not only … but also``), general negation (``not``, ``no``, ``never``, ``…n't``,
    ``cannot``) and conjunction (``that are also``, ``which are also``, ``and also``). Cues inside quotes
-   are ignored (titles such as "They Shoot Horses, Don't They?").
+   are ignored (titles such as "They Shoot Horses, Don't They?"). Split verbs are joined first ("leaving X out (of
+   it)", "setting X aside", "with X left out" -> "leaving out X", "setting aside X").
 2. Each candidate is judged by :func:`lsr_lucene.compose.intent_model.decide` (exclusion intent or ordinary negation:
    statements of fact, hedges, idioms, numbering, titles …); a rejected candidate is reported with its reason
    and skipped. The left-most cue that fires wins (at one position, the longest). If it opens the sentence
@@ -58,7 +60,7 @@ _CUES: list[tuple[str, str, str]] = [
     ("not only", "not", r"not\s+only"),
     ("with the exception of", "not", r"with\s+the\s+exception\s+of"),
     ("except", "not", r"except(?:\s+for)?"),
-    ("excluding", "not", r"ex+clu+d+(?:e|es|ed|ing)|exclusive\s+of"),
+    ("excluding", "not", r"ex+clu+d+(?:e|es|ed|ing)|exclusive\s+of|(?:not|without)\s+counting"),
     ("other than", "not", r"other\s+than"),
     ("rather than", "not", r"rather\s+than|instead\s+of"),
     ("besides", "not", r"besides|beside"),
@@ -66,14 +68,16 @@ _CUES: list[tuple[str, str, str]] = [
     ("aside from", "not", r"aside\s+from"),
     ("in addition to", "not", r"in\s+addition\s+to"),
     ("unlike", "not", r"unlike"),
-    ("leaving out", "not", r"leav\w*\s+out|omitt?\w*|skipp?\w*|disregard\w*|ignor\w*|avoid\w*"
-                           r"|refrain\w*\s+from|steer\w*\s+clear\s+of|set\w*\s+aside"),
+    ("leaving out", "not", r"leav\w*\s+(?:out|aside)|omitt?\w*|skipp?\w*|disregard\w*|ignor\w*|avoid\w*"
+                           r"|refrain\w*\s+from|steer\w*\s+clear\s+of|(?:set|put|putt|lay|lai)\w*\s+aside"),
     ("unrelated to", "not", r"unrelated\s+to"),
     ("not to mention", "not", r"not\s+to\s+mention"),
     ("not interested in", "not", r"(?:(?:i|we)\s+(?:am|are)\s+|(?:i'm|we're)\s+|am\s+|'m\s+)?not\s+interested\s+in"
                                              r"(?:\s+hearing\s+about)?"),
     ("don't mention", "not", rf"(?:please\s+)?{_DONT}\s+(?:\w+\s+)?(?:to\s+)?(?:{_VERBS})"),
-    ("without", "not", r"without"),
+    ("without", "not", r"without|with\s+(?:no|nothing)(?:\s+(?:mentions?|discussion|details?|information|info|coverage"
+                       r"|references?|word|talk))?\s+(?:of|about|on|regarding|concerning)"
+                       r"|(?:mention\w*|includ\w*|cover\w*|discuss\w*)(?=\s+neither\b)"),
     ("but not", "not", r"but\s+not|and\s+not|or\s+not"),
     ("that are not", "not", r"(?:that|which|who)\s+(?:are|is|were|was|do|does|did)\s+not"),
     ("no", "generic", r"no|none\s+of|nor|neither"),
@@ -128,9 +132,19 @@ _TRANSLATE = str.maketrans({"？": "?", "，": ",", "；": ";", "！": "!", "’
 
 
 
+# a split exclusion verb joined up, so the cue comes before what it excludes: "leaving X out (of it)" -> "leaving out
+# X", "setting X aside" -> "setting aside X", "with X left out" -> "leaving out X"
+_SPLIT_LEAVE = re.compile(r"\b(leav(?:e|es|ing)|(?:set|put|lay)(?:s|ting|ing)?)\s+([^,;?!.]{1,80}?)\s+(out|aside)"
+                          r"(?:\s+of\s+(?:it|this|that|account|consideration))?(?=\s*(?:[,;?!.]|$))", re.IGNORECASE)
+_LEFT_OUT = re.compile(r"\bwith\s+([^,;?!.]{1,80}?)\s+left\s+(?:out|aside)\b", re.IGNORECASE)
+
+
 def normalise(text: str) -> str:
-    """Unify full-width punctuation and apostrophes and collapse white space."""
-    return _SPACE_RE.sub(" ", text.translate(_TRANSLATE)).strip()
+    """Unify full-width punctuation and apostrophes, collapse white space, and join split "leave X out" phrases."""
+    text = _SPACE_RE.sub(" ", text.translate(_TRANSLATE)).strip()
+    text = _SPLIT_LEAVE.sub(lambda m: m.group(0) if m.group(3).lower() == "out" and not m.group(1).lower().startswith(
+        "leav") else f"{m.group(1)} {m.group(3)} {m.group(2)}", text)  # "put X out" puts it out, it leaves nothing out
+    return _LEFT_OUT.sub(lambda m: f"leaving out {m.group(1)}", text)
 
 
 def _protected(text: str) -> list[bool]:
@@ -237,10 +251,15 @@ def _boundary(text: str, start: int, protected: list[bool], commas: str = "claus
 
 def _prefix_end(text: str, start: int, protected: list[bool]) -> int:
     """End of a sentence-opening cue clause: the last comma before the sentence end that opens a new
-    clause ("Apart from X, who was born here, what else …"), else the first comma, else the sentence end."""
+    clause ("Apart from X, who was born here, what else …"; not one before "and/or/but …", which coordinates a second
+    question with A's), else the first comma, else the sentence end."""
     end = _boundary(text, start, protected, commas="none")
     commas = [i for i in range(start, end) if text[i] == "," and not protected[i] and not _number_comma(text, i)]
     clause = [i for i in commas if _clause_comma(text, i)]
+    # ", and which …" after an earlier clause comma coordinates a second question with A's: B ends at the earlier one
+    opening = [i for i in clause if text[i + 1:].split(None, 1)[0].lower() not in _LIST_JOINERS]
+    if opening:
+        return opening[-1]
     if clause:
         return clause[-1]
     if commas:

@@ -151,3 +151,16 @@ def test_other_wordings_of_exclusion(text, a, b):
                                   "She was leaving the party early."])
 def test_look_alikes_of_those_wordings_stay_atomic(text):
     assert parse(text).tree == text
+
+
+@pytest.mark.parametrize("text, a, b", [
+    # ", not the X" after a question that names a film or a poem is an exclusion, not negation inside its title
+    ("What is the plot of the film The Birds, not the short story it adapts?", "What is the plot of the film The Birds?",
+     "short story it adapts"),
+    # a second cue after the first's B: the comma before it stays with A, so A's own exclusion is read too
+    ("Which languages does she speak besides English, leaving out the dialects of her hometown?",
+     Node("not", "Which languages does she speak?", "dialects of her hometown"), "English"),
+])
+def test_appended_and_chained_exclusions(text, a, b):
+    tree = parse(text).tree
+    assert isinstance(tree, Node) and tree.op == "not" and (tree.a, tree.b) == (a, b)

@@ -364,8 +364,8 @@ def _split(text: str, start: int, end: int, label: str, kind: str, matches,
     stop = _boundary(text, end, protected, commas="clause")
     for s, e, index in matches:  # a later exclusion cue (one that would fire) also ends B
         if end < s < stop and _CUES[index][1] == "not" and decide(text, s, e, _CUES[index][0], "not").fire:
-            comma = re.search(r",\s*$", text[end:s])  # "… besides X, leaving out Y?": the comma stays with A's cue
-            stop = end + comma.start() if comma else s
+            trail = re.search(r",\s*$", text[end:s])  # "… besides X, leaving out Y?": the comma stays with A's cue
+            stop = end + trail.start() if trail else s
             break
     clause = _NEW_CLAUSE.search(text, end, stop)
     if clause:

@@ -23,7 +23,7 @@ import warnings
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from lsr_lucene.errors import InputError
+from lsr_lucene.errors import InputError, LsrError
 
 SETS = {"ExcluIR dev": "excluir", "BoolQuestions dev": "boolq"}  # nested.csv's source -> chunk prefix
 CHOICES = ("X", "Y", "tie")
@@ -215,13 +215,15 @@ def report(audit: Sequence[Mapping], outcomes: Sequence[Mapping], setting: str =
     return "\n".join(lines), table
 
 
-def _write_csv(path: Path, rows: Sequence[Mapping]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", newline="", encoding="utf-8") as f:
+def write_rows(path: Path, rows: Sequence[Mapping], overwrite: bool = False) -> None:
+    """Rows as a CSV through a temporary file renamed when complete (refused if ``path`` exists, unless
+    ``overwrite``)."""
+    from lsr_lucene.io.output import atomic_output
+
+    with atomic_output(path, overwrite) as tmp, open(tmp, "w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    tmp.replace(path)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -245,30 +247,21 @@ def main(argv: list[str] | None = None) -> int:
         step.add_argument("--overwrite", action="store_true", help="replace existing outputs")
     args = parser.parse_args(argv)
     try:
-        targets = ([args.output.with_suffix(".md"), args.output.with_suffix(".csv")] if args.step == "report"
-                   else [args.output] if args.step == "merge" else [])
-        if args.step == "report" and args.audit.resolve() in {t.resolve() for t in targets}:
-            raise InputError(f"{args.audit}: --output would overwrite the audit it reads; choose another stem")
-        for target in targets:
-            if target.exists() and not args.overwrite:
-                raise InputError(f"{target} exists; pass --overwrite to replace it")
         if args.step == "report":
-            from lsr_lucene.eval.trec import to_markdown
-
             import pandas as pd
 
+            from lsr_lucene.eval.trec import table_paths, write_table
+
+            if args.audit.resolve() in {p.resolve() for p in table_paths(args.output)}:
+                raise InputError(f"{args.audit}: --output would overwrite the audit it reads; choose another stem")
             with open(args.audit, newline="", encoding="utf-8") as f:
                 audit = list(csv.DictReader(f))
             with open(args.outcomes, newline="", encoding="utf-8") as f:
                 outcomes = list(csv.DictReader(f))
             summary, table = report(audit, outcomes)
-            _write_csv(args.output.with_suffix(".csv"), table)
-            md = args.output.with_suffix(".md")
-            md.with_name(md.name + ".tmp").write_text(
-                f"# Label audit of the dev sets, and the default per consensus label\n\n{summary}\n\n"
-                + to_markdown(pd.DataFrame(table).set_index(["set", "part", "consensus"]), ".3f") + "\n",
-                encoding="utf-8")
-            md.with_name(md.name + ".tmp").replace(md)
+            _, md = write_table(pd.DataFrame(table).set_index(["set", "part", "consensus"]), args.output,
+                                args.overwrite, ".3f", preamble="# Label audit of the dev sets, and the default per "
+                                                                f"consensus label\n\n{summary}\n\n")
             print(f"wrote {md}", file=sys.stderr)
             return 0
         folders = {"ExcluIR dev": args.excluir, "BoolQuestions dev": args.boolq}
@@ -276,9 +269,9 @@ def main(argv: list[str] | None = None) -> int:
             for path in prepare(folders, args.output):
                 print(f"wrote {path}", file=sys.stderr)
         else:
-            _write_csv(args.output, merge(args.annotations, folders))
+            write_rows(args.output, merge(args.annotations, folders), args.overwrite)
             print(f"wrote {args.output}", file=sys.stderr)
-    except (InputError, OSError) as exc:
+    except (LsrError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0

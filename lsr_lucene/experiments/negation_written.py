@@ -111,38 +111,35 @@ def main(argv: list[str] | None = None) -> int:
     for step in (sc, tb):
         step.add_argument("--overwrite", action="store_true", help="replace existing outputs")
     args = parser.parse_args(argv)
+    from lsr_lucene.errors import LsrError
+
     try:
-        targets = [args.output] if args.step == "score" else [args.output.with_suffix(s) for s in (".md", ".csv")]
-        for target in targets:
-            if target.exists() and not args.overwrite:
-                raise ValueError(f"{target} exists; pass --overwrite to replace it")
         if args.step == "score":
+            from lsr_lucene.io.output import atomic_output, refuse_existing
+
+            refuse_existing(args.output, args.overwrite)
             rows = score(read_pairs(args.pairs), {"ExcluIR": args.excluir, "BoolQuestions": args.boolq}, args.work,
                          args.model)
-            tmp = args.output.with_name(args.output.name + ".tmp")
-            with open(tmp, "w", newline="", encoding="utf-8") as f:
+            with atomic_output(args.output, args.overwrite) as tmp, open(tmp, "w", newline="", encoding="utf-8") as f:
                 writer = csv.DictWriter(f, fieldnames=list(rows[0]))
                 writer.writeheader()
                 writer.writerows(rows)
-            tmp.replace(args.output)
             print(f"wrote {args.output}", file=sys.stderr)
             return 0
         import pandas as pd
 
-        from lsr_lucene.eval.trec import to_markdown
+        from lsr_lucene.eval.trec import write_table
 
         scored = {}
         for spec in args.scored:
             label, _, path = spec.partition("=")
             with open(path, newline="", encoding="utf-8") as f:
                 scored[label] = list(csv.DictReader(f))
-        frame = pd.DataFrame(table(scored))
-        frame.to_csv(args.output.with_suffix(".csv"), index=False)
-        args.output.with_suffix(".md").write_text(
-            "# Written exclusion requests: the default per code, set and benchmark\n\n"
-            + to_markdown(frame.set_index(["code", "set", "benchmark"]), ".3f") + "\n", encoding="utf-8")
-        print(f"wrote {args.output.with_suffix('.md')}", file=sys.stderr)
-    except (ValueError, OSError) as exc:
+        _, md = write_table(pd.DataFrame(table(scored)).set_index(["code", "set", "benchmark"]), args.output,
+                            args.overwrite, ".3f",
+                            preamble="# Written exclusion requests: the default per code, set and benchmark\n\n")
+        print(f"wrote {md}", file=sys.stderr)
+    except (ValueError, LsrError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0

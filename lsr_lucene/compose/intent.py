@@ -322,8 +322,8 @@ def _generic(text: str, start: int, end: int, cue: str, before: list[str], after
             return Intent(True, f"exclusion: contrastive '{before[j]} … {cue}' in a {sk}")
     if _RHETORICAL.search(text[max(0, start - 20):end + 20]):
         return Intent(False, "rhetorical negation ('it is not likely that …'), part of the question")
-    appended = cue == "not" and text[:start].rstrip().endswith(",") and re.match(
-        r"(?:the|a|an|his|her|its|their|any)\b", after)  # "…the film The Fog, not the orchestrators …": no title
+    appended = cue == "not" and text[:start].rstrip().endswith(",") and bool(re.match(
+        r"(?:the|a|an|his|her|its|their|any)\b", after))  # "…the film The Fog, not the orchestrators …": no title
     if sk != "statement" and _TITLE_QUESTION.search(text[slice(*_sentence(text, start))]) and not appended and \
             (prev in _PERSON or prev in _AUX_SET or not before or re.match(r"\w+n't", cue) or cue in ("never", "no")):
         return Intent(False, "negation inside a title, lyric or quotation (a name to match, not to exclude)")

@@ -134,17 +134,25 @@ _TRANSLATE = str.maketrans({"？": "?", "，": ",", "；": ";", "！": "!", "’
 
 # a split exclusion verb joined up, so the cue comes before what it excludes: "leaving X out (of it)" -> "leaving out
 # X", "setting X aside" -> "setting aside X", "with X left out" -> "leaving out X"
-_SPLIT_LEAVE = re.compile(r"\b(leav(?:e|es|ing)|(?:set|put|lay)(?:s|ting|ing)?)\s+([^,;?!.]{1,80}?)\s+(out|aside)"
-                          r"(?:\s+of\s+(?:it|this|that|account|consideration))?(?=\s*(?:[,;?!.]|$))", re.IGNORECASE)
+_SPLIT_LEAVE = re.compile(r"\b(leav(?:e|es|ing)|(?:set|put)(?:s|ting)?|lay(?:s|ing)?)\s+([^,;?!.]{1,80}?)\s+"
+                          r"(out|aside)(?:\s+of\s+(?:it|this|that|account|consideration))?(?=\s*(?:[,;?!.]|$))",
+                          re.IGNORECASE)
 _LEFT_OUT = re.compile(r"\bwith\s+([^,;?!.]{1,80}?)\s+left\s+(?:out|aside)\b", re.IGNORECASE)
 
 
 def normalise(text: str) -> str:
     """Unify full-width punctuation and apostrophes, collapse white space, and join split "leave X out" phrases."""
     text = _SPACE_RE.sub(" ", text.translate(_TRANSLATE)).strip()
-    text = _SPLIT_LEAVE.sub(lambda m: m.group(0) if m.group(3).lower() == "out" and not m.group(1).lower().startswith(
-        "leav") else f"{m.group(1)} {m.group(3)} {m.group(2)}", text)  # "put X out" puts it out, it leaves nothing out
+    text = _SPLIT_LEAVE.sub(_join_split_verb, text)
     return _LEFT_OUT.sub(lambda m: f"leaving out {m.group(1)}", text)
+
+
+def _join_split_verb(m: re.Match) -> str:
+    """"leaving X out" -> "leaving out X", "setting X aside" -> "setting aside X"; "put X out" stays (it puts out)."""
+    verb, words, particle = m.group(1), m.group(2), m.group(3)
+    if particle.lower() == "out" and not verb.lower().startswith("leav"):
+        return m.group(0)
+    return f"{verb} {particle} {words}"
 
 
 def _protected(text: str) -> list[bool]:
@@ -256,7 +264,6 @@ def _prefix_end(text: str, start: int, protected: list[bool]) -> int:
     end = _boundary(text, start, protected, commas="none")
     commas = [i for i in range(start, end) if text[i] == "," and not protected[i] and not _number_comma(text, i)]
     clause = [i for i in commas if _clause_comma(text, i)]
-    # ", and which …" after an earlier clause comma coordinates a second question with A's: B ends at the earlier one
     opening = [i for i in clause if text[i + 1:].split(None, 1)[0].lower() not in _LIST_JOINERS]
     if opening:
         return opening[-1]

@@ -70,7 +70,7 @@ _CUES: list[tuple[str, str, str]] = [
     ("in addition to", "not", r"in\s+addition\s+to"),
     ("unlike", "not", r"unlike"),
     ("leaving out", "not", r"leav\w*\s+(?:out|aside)|omitt?\w*|skipp?\w*|disregard\w*|ignor\w*|avoid\w*"
-                           r"|refrain\w*\s+from|steer\w*\s+clear\s+of|(?:set|put|putt|lay|lai)\w*\s+aside"),
+                           r"|refrain\w*\s+from|steer\w*\s+clear\s+of|(?:set|put|lay|lai)\w*\s+aside"),
     ("unrelated to", "not", r"unrelated\s+to"),
     ("not to mention", "not", r"not\s+to\s+mention"),
     ("not interested in", "not", r"(?:(?:i|we)\s+(?:am|are)\s+|(?:i'm|we're)\s+|am\s+|'m\s+)?not\s+interested\s+in"
@@ -188,9 +188,18 @@ def _sentence_end(text: str, i: int) -> bool:
     return True
 
 
+_WORDS_AFTER = re.compile(r"\s*([\w']+)(?:\s+([\w']+))?")  # the one or two words after a comma
+
+
+def _word_after(text: str, i: int) -> str:
+    """The word right after the comma at ``i``, lower case ("" when none)."""
+    m = _WORDS_AFTER.match(text, i + 1)
+    return m.group(1).lower() if m else ""
+
+
 def _clause_comma(text: str, i: int) -> bool:
     """Whether the comma at ``i`` is followed by a word that opens a new clause."""
-    m = re.match(r"\s*([\w']+)(?:\s+([\w']+))?", text[i + 1:])
+    m = _WORDS_AFTER.match(text, i + 1)
     if not m or m.group(1).lower() not in _CLAUSE_START:
         return False
     if m.group(1).lower() in _LIST_JOINERS:  # ", or Z" ends a list; ", and what …" opens a clause
@@ -237,7 +246,7 @@ def _prefix_end(text: str, start: int, protected: list[bool]) -> int:
     end = _boundary(text, start, protected, commas="none")
     commas = [i for i in range(start, end) if text[i] == "," and not protected[i] and not _number_comma(text, i)]
     clause = [i for i in commas if _clause_comma(text, i)]
-    opening = [i for i in clause if text[i + 1:].split(None, 1)[0].lower() not in _LIST_JOINERS]
+    opening = [i for i in clause if _word_after(text, i) not in _LIST_JOINERS]
     if opening:
         return opening[-1]
     if clause:

@@ -157,16 +157,15 @@ def merge(annotations: Path, folders: Mapping[str, Path]) -> list[dict]:
             by_annotator.append(merged)
         for row in blind_rows(folder):
             qid = row["id"]
-            got = [a.get(qid) for a in by_annotator]
-            if None in got:
-                raise InputError(f"{annotations}: no judgement of {source} row {qid} by annotator "
-                                 f"{'ab'[got.index(None)]}")
-            a, b = (label_of(g["choice"], qid) for g in got)  # type: ignore[index]
+            for who, judged in zip("ab", by_annotator):
+                if qid not in judged:
+                    raise InputError(f"{annotations}: no judgement of {source} row {qid} by annotator {who}")
+            first, second = (judged[qid] for judged in by_annotator)
+            a, b = label_of(first["choice"], qid), label_of(second["choice"], qid)
             rows.append({"set": source, "id": qid, "a": a, "b": b, "consensus": consensus(a, b),
-                         "exclusion stated": "/".join(g["exclusion_stated"] for g in got),  # type: ignore[index]
-                         "excluded (a)": got[0]["excluded"],  # type: ignore[index]
-                         "a reason": unblind(got[0]["reason"], qid),  # type: ignore[index]
-                         "b reason": unblind(got[1]["reason"], qid)})  # type: ignore[index]
+                         "exclusion stated": f"{first['exclusion_stated']}/{second['exclusion_stated']}",
+                         "excluded (a)": first["excluded"], "a reason": unblind(first["reason"], qid),
+                         "b reason": unblind(second["reason"], qid)})
     return rows
 
 
@@ -191,7 +190,7 @@ def report(audit: Sequence[Mapping], outcomes: Sequence[Mapping], setting: str =
         if not rows:
             continue
         agree = sum(r["a"] == r["b"] for r in rows)
-        with warnings.catch_warnings():  # one label only: kappa is undefined (nan), said as such below
+        with warnings.catch_warnings():  # one label only: kappa is undefined and printed as nan
             warnings.simplefilter("ignore")
             kappa = cohen_kappa_score([r["a"] for r in rows], [r["b"] for r in rows])
         lines.append(f"- {source}: {len(rows)} rows, the annotators agree on {agree} ({agree / len(rows):.1%}), "

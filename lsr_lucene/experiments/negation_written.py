@@ -6,7 +6,8 @@ one per pair, by separate writer sessions that saw only the two passages, the wa
 questions for style and the instruction to vary the wording (``runs/negation/written_pairs.md``), on the passage
 pairs of the two corpora that no dev row uses: BoolQuestions' 216 (wanted 2k, excluded 2k+1, as its dev rows
 are) and ExcluIR's adjacent pairs (roles by a hash). Rows carry their ``set``: ``replica`` and ``fresh-1`` were
-read while the parser was changed (tuning); ``fresh-2`` was written after the last change and scored once.
+read while the parser was changed (tuning); ``fresh-2``, ``overlap`` and ``broad`` (everything but the exclusion
+fits both passages) were written after the last change and scored once.
 
 ``score``: every row's R@1 / RR under the default (dense leg) of the lsr_lucene on the import path, so an older
 tree can be scored with this file copied in (``scripts/run_negation_written.sh``). That is why it opens corpora and

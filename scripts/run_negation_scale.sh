@@ -3,7 +3,7 @@
 # passages added (ExcluIR 1,980 and BoolQuestions 646 passages; users search millions), on the dev rows and the
 # written rows -> runs/negation/scale.{md,csv} (R@1 / RR with 95% bootstrap intervals, plain search beside, and on the
 # rows where A alone prefers the excluded passage).
-# Usage: nice scripts/run_negation_scale.sh   (encoding 20,000 distractors takes ~12 minutes on 2 cores, once)
+# Usage: nice scripts/run_negation_scale.sh   (encoding 20,000 distractors: ~15 minutes on 2 cores, once; scoring ~5)
 # Environment: DATA (default ../shared/data), SIZE (default 20000).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)

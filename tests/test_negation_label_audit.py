@@ -47,6 +47,21 @@ def test_blind_rows_hide_the_labels_and_map_back(tmp_path):
         assert audit.label_of("tie", r["id"]) == "tie"
 
 
+def test_prepare_writes_chunks_and_refuses_an_existing_folder(tmp_path):
+    """prepare writes both sets' chunks and the rubric; a second run refuses the folder unless --overwrite."""
+    ex = _folder(tmp_path, "ex", [{"id": str(i), "query": f"q{i}"} for i in range(5)])
+    bq = _folder(tmp_path, "bq", [{"id": f"b{i}", "query": f"q{i}"} for i in range(3)])
+    out = tmp_path / "chunks"
+    paths = audit.prepare({"ExcluIR dev": ex, "BoolQuestions dev": bq}, out)
+    assert sorted(p.name for p in out.iterdir()) == ["RUBRIC.md", "boolq-1.jsonl", "boolq-2.jsonl", "excluir-1.jsonl",
+                                                     "excluir-2.jsonl"]
+    assert sum(len(p.read_text().splitlines()) for p in paths) == 8
+    (out / "excluir-1.jsonl").write_text("annotated by hand")
+    args = ["prepare", "--excluir", str(ex), "--boolq", str(bq), "--output", str(out)]
+    assert audit.main(args) == 2 and (out / "excluir-1.jsonl").read_text() == "annotated by hand"
+    assert audit.main(args + ["--overwrite"]) == 0 and (out / "excluir-1.jsonl").read_text().startswith("{")
+
+
 def test_merge_and_report(tmp_path):
     """One annotator always picks the wanted passage, the other picks the excluded one on row 0 and a tie on row 1:
     those two rows are disputed; the report counts agreement and gives the default's figures per consensus label."""

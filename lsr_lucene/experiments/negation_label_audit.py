@@ -93,20 +93,24 @@ def blind_rows(folder: Path) -> list[dict]:
     return rows
 
 
-def prepare(folders: Mapping[str, Path], output: Path, parts: int = 2) -> list[Path]:
-    """Write each set's blind rows in ``parts`` chunks (``<prefix>-<i>.jsonl``) and the rubric (``RUBRIC.md``)."""
-    output.mkdir(parents=True, exist_ok=True)
-    written = []
-    for source, folder in folders.items():
-        rows = blind_rows(folder)
-        size = -(-len(rows) // parts)
-        for i in range(parts):
-            path = output / f"{SETS[source]}-{i + 1}.jsonl"
-            path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows[i * size:(i + 1) * size]),
-                            encoding="utf-8")
-            written.append(path)
-    (output / "RUBRIC.md").write_text(RUBRIC, encoding="utf-8")
-    return written
+def prepare(folders: Mapping[str, Path], output: Path, parts: int = 2, overwrite: bool = False) -> list[Path]:
+    """Write the folder ``output``: each set's blind rows in ``parts`` chunks (``<prefix>-<i>.jsonl``) and the rubric
+    (``RUBRIC.md``), through a temporary folder; an existing folder is refused unless ``overwrite``."""
+    from lsr_lucene.io.output import atomic_output
+
+    names = []
+    with atomic_output(output, overwrite, directory=True) as tmp:
+        for source, folder in folders.items():
+            rows = blind_rows(folder)
+            size = -(-len(rows) // parts)
+            for i in range(parts):
+                name = f"{SETS[source]}-{i + 1}.jsonl"
+                chunk = rows[i * size:(i + 1) * size]
+                (tmp / name).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in chunk),
+                                        encoding="utf-8")
+                names.append(name)
+        (tmp / "RUBRIC.md").write_text(RUBRIC, encoding="utf-8")
+    return [output / name for name in names]
 
 
 def read_annotations(path: Path) -> dict[str, dict]:
@@ -265,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         folders = {"ExcluIR dev": args.excluir, "BoolQuestions dev": args.boolq}
         if args.step == "prepare":
-            for path in prepare(folders, args.output):
+            for path in prepare(folders, args.output, overwrite=args.overwrite):
                 print(f"wrote {path}", file=sys.stderr)
         else:
             write_rows(args.output, merge(args.annotations, folders), args.overwrite)

@@ -218,17 +218,6 @@ def report(audit: Sequence[Mapping], outcomes: Sequence[Mapping], setting: str =
     return "\n".join(lines), table
 
 
-def write_rows(path: Path, rows: Sequence[Mapping], overwrite: bool = False) -> None:
-    """Rows as a CSV through a temporary file renamed when complete (refused if ``path`` exists, unless
-    ``overwrite``)."""
-    from lsr_lucene.io.output import atomic_output
-
-    with atomic_output(path, overwrite) as tmp, open(tmp, "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-
-
 def main(argv: list[str] | None = None) -> int:
     """CLI: ``prepare --excluir DIR --boolq DIR --output DIR``; ``merge ... --annotations DIR --output CSV``;
     ``report --audit CSV --outcomes nested.csv --output STEM`` (STEM.md, STEM.csv)."""
@@ -272,7 +261,9 @@ def main(argv: list[str] | None = None) -> int:
             for path in prepare(folders, args.output, overwrite=args.overwrite):
                 print(f"wrote {path}", file=sys.stderr)
         else:
-            write_rows(args.output, merge(args.annotations, folders), args.overwrite)
+            from lsr_lucene.io.output import write_csv_rows
+
+            write_csv_rows(args.output, merge(args.annotations, folders), args.overwrite)
             print(f"wrote {args.output}", file=sys.stderr)
     except (LsrError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)

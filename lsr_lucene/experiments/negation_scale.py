@@ -208,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
         step.add_argument("--overwrite", action="store_true", help="replace existing outputs")
     args = parser.parse_args(argv)
     from lsr_lucene.errors import LsrError
-    from lsr_lucene.io.output import atomic_output, refuse_existing
+    from lsr_lucene.io.output import atomic_output, refuse_existing, write_csv_rows
 
     try:
         if args.step == "distractors":
@@ -219,11 +219,8 @@ def main(argv: list[str] | None = None) -> int:
                 Path(tmp).write_text("".join(json.dumps(p) + "\n" for p in picked), encoding="utf-8")
         elif args.step == "score":
             refuse_existing(args.output, args.overwrite)
-            rows = score(load_rows(args.data, args.written), args.data, args.extra, args.work, args.model)
-            with atomic_output(args.output, args.overwrite) as tmp, open(tmp, "w", newline="", encoding="utf-8") as f:
-                writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-                writer.writeheader()
-                writer.writerows(rows)
+            write_csv_rows(args.output, score(load_rows(args.data, args.written), args.data, args.extra, args.work,
+                                              args.model), args.overwrite)
         else:
             import pandas as pd
 

@@ -11,9 +11,9 @@ fits both passages) were written after the last change and scored once.
 
 ``score``: every row's R@1 / RR under the default (dense leg) of the lsr_lucene on the import path, so an older
 tree can be scored with this file copied in (``scripts/run_negation_written.sh``). That is why it opens corpora and
-the query encoder itself instead of calling ``negation_nested.open_corpus`` / ``query_encoder``: 240ec7a, the code
-issue 49 measured, has no ``negation_nested``. ``table``: R@1 and RR with 95%
-bootstrap intervals per code, set and benchmark from several ``score`` outputs.
+the query encoder itself instead of calling ``negation_nested.open_corpus`` / ``query_encoder``, and writes its CSV
+itself instead of calling ``io.output.write_csv_rows``: 240ec7a, the code issue 49 measured, has neither.
+``table``: R@1 and RR with 95% bootstrap intervals per code, set and benchmark from several ``score`` outputs.
 """
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import orjson
 
@@ -221,6 +221,17 @@ def write_text_atomic(path: str | Path, text: str | bytes) -> None:
         out.discard()
         raise
     out.commit()
+
+
+def write_csv_rows(path: str | Path, rows: Sequence[Mapping], overwrite: bool = False) -> None:
+    """Rows (dicts with the first row's keys) as a CSV with a header, through a temporary file renamed when
+    complete; an existing ``path`` is refused unless ``overwrite``."""
+    import csv
+
+    with atomic_output(path, overwrite) as tmp, open(tmp, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
 
 
 def update_json(path: str | Path, change: Callable[[dict], dict]) -> dict:

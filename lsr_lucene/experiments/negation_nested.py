@@ -170,16 +170,20 @@ def query_encoder(work: Path, model: str = "splade-tiny", threads: int = 1):
 
 def open_corpus(key: str, corpus: Path, work: Path, model: str = "splade-tiny", threads: int = 1) -> tuple:
     """(exact backend, quantisation scale, dense leg) of one corpus, encoded into ``work`` unless cached there."""
-    from lsr_lucene.compose.backends import ExactBackend
-    from lsr_lucene.compose.dense_leg import DenseLeg
     from lsr_lucene.experiments.excluir import ensure_vectors
     from lsr_lucene.experiments.negation_harm import ensure_dense
 
     slug = work / ("negation_wiki" if key == "wiki" else corpus.parent.resolve().name)
-    vectors = ensure_vectors(corpus, slug, model, threads)
+    return open_encoded(ensure_vectors(corpus, slug, model, threads), ensure_dense(corpus, slug / "dense", threads))
+
+
+def open_encoded(vectors: Path, dense: Path) -> tuple:
+    """(exact backend, quantisation scale, dense leg) of an encoded corpus: its vectors and dense embeddings folders."""
+    from lsr_lucene.compose.backends import ExactBackend
+    from lsr_lucene.compose.dense_leg import DenseLeg
+
     backend = ExactBackend(vectors)
-    return (backend, json.loads((vectors / "metadata.json").read_text()).get("scale") or 100,
-            DenseLeg(ensure_dense(corpus, slug / "dense", threads), backend.n))
+    return backend, json.loads((vectors / "metadata.json").read_text()).get("scale") or 100, DenseLeg(dense, backend.n)
 
 
 ISSUE_HELD_OUT = {  # issue 49's held-out test figures of the default (R@1, RR), as the issue states them

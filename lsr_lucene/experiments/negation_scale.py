@@ -82,11 +82,10 @@ def padded(corpus: Path, extra: Path | None, work: Path, model: str, threads: in
     encodings (each cached in ``work``) joined in a folder of links, the embeddings concatenated."""
     import numpy as np
 
-    from lsr_lucene.compose.backends import ExactBackend
-    from lsr_lucene.compose.dense_leg import DenseLeg
     from lsr_lucene.dense.store import read_embeddings, write_embeddings
     from lsr_lucene.experiments.excluir import ensure_vectors
     from lsr_lucene.experiments.negation_harm import ensure_dense
+    from lsr_lucene.experiments.negation_nested import open_encoded
     from lsr_lucene.io.vectors import vector_files
 
     base = work / corpus.parent.resolve().name
@@ -108,9 +107,7 @@ def padded(corpus: Path, extra: Path | None, work: Path, model: str, threads: in
             write_embeddings(joined / "dense", one.docids + two.docids, np.concatenate([one.vectors, two.vectors]),
                              dict(one.metadata), overwrite=True)
         vectors, dense = joined / "vectors", joined / "dense"
-    backend = ExactBackend(vectors)
-    scale = json.loads((vectors / "metadata.json").read_text()).get("scale") or 100
-    return backend, scale, DenseLeg(dense, backend.n)
+    return open_encoded(vectors, dense)
 
 
 def score(rows: Sequence[Mapping], data: Path, extra: Path | None, work: Path, model: str = "splade-tiny",

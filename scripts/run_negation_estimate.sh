@@ -10,8 +10,10 @@
 # candidate settings chosen inside inner group folds, the procedure scored on outer folds, the held-out third scored
 # once -> runs/negation/nested.{md,csv}, hard_pairs.jsonl. Set NESTED_ONLY=1 to run this step alone. Vectors are cached in work/<benchmark>/ (as run_negation_harm.sh
 # makes them).
-# Usage: nice scripts/run_negation_estimate.sh   (about 30 minutes on 2 busy cores once the corpora are encoded)
-# Environment: DATA (default ../shared/data), MODEL (default splade-tiny), BEFORE (default 240ec7a).
+# Usage: nice scripts/run_negation_estimate.sh   (about 40 minutes on 2 busy cores once the corpora and the
+#        distractors are encoded)
+# Environment: DATA (default ../shared/data), MODEL (default splade-tiny), BEFORE (default 240ec7a),
+#              SIZE (distractors, default 20000).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -21,8 +23,14 @@ before=${BEFORE:-240ec7a}
 out=runs/negation
 mkdir -p "$out" work
 args=(--excluir "$data/excluir" --boolq "$data/boolquestions_not" --work "$here/work" --model "$model" --overwrite)
+# the nested selection scores every ExcluIR / BoolQuestions row also with SIZE wiki2015 distractors added to its corpus
+# (the draw of scripts/run_negation_scale.sh, made here when missing)
+pad=work/negation_scale/distractors-${SIZE:-20000}.jsonl
+mkdir -p work/negation_scale
+[ -f "$pad" ] || python -m lsr_lucene.experiments.negation_scale distractors --wiki "$data/wiki2015/passages.jsonl.xz" \
+  --data "$data" --size "${SIZE:-20000}" --output "$pad"
 python -m lsr_lucene.experiments.negation_nested "${args[@]}" --wiki "$data/wiki2015/passages.jsonl.xz" \
-  --pairs "$out/hard_pairs.jsonl" --output "$out/nested"
+  --pairs "$out/hard_pairs.jsonl" --pad "$pad" --output "$out/nested"
 [ -n "${NESTED_ONLY:-}" ] && exit 0
 python -m lsr_lucene.experiments.negation_estimate "${args[@]}" --label "$(git rev-parse --short HEAD)" \
   --pairs "$out/generated_pairs.jsonl" --output "$out/estimate"

@@ -239,3 +239,30 @@ def test_compositions_given_as_a_folder_or_a_pipe_say_so(tmp_path):
     os.mkfifo(tmp_path / "fifo")
     with pytest.raises(InputError, match=r"fifo: not a regular file \(a pipe"):
         read_compositions(tmp_path / "fifo")
+
+
+def test_the_dense_leg_adds_its_own_candidates_that_the_index_holds():
+    """A document neither splade leg matches enters the fused ranking when the dense leg ranks it (issue 49: at scale
+    the wanted passage fell out of A's sparse hits); a dense hit the index lacks is left out."""
+    from lsr_lucene.compose.backends import ExactBackend
+    from lsr_lucene.compose.execute import execute
+    from lsr_lucene.compose.operations import FusionPlan, VectorPlan
+
+    backend = ExactBackend([("d1", {"tea": 2.0}), ("d2", {"caffeine": 3.0}), ("d3", {"herbal": 1.0})])
+
+    class Dense:  # the DenseLeg calls execute makes: its own top documents, and cosines of A's text
+        def __init__(self, top):
+            self.top = top
+
+        def search(self, texts, k):
+            return [self.top[:k] for _ in texts]
+
+        def scores(self, texts, candidates):
+            return [{d: 0.9 if d == "d3" else 0.1 for d in candidates} for _ in texts]
+
+    plan = FusionPlan("not", True, 0.7, VectorPlan({"tea": 1.0}), VectorPlan({"caffeine": 1.0}), gate=0.9,
+                      dense_text="tea", dense_weight=1.0)
+    ranked = dict(execute(["q"], [plan], backend, 1, hits=10, dense=Dense(["d3", "ghost"]))["q"])
+    assert "d3" in ranked and "ghost" not in ranked and ranked["d3"] > ranked["d2"]
+    alone = dict(execute(["q"], [plan], backend, 1, hits=10, dense=Dense([]))["q"])
+    assert "d3" not in alone and set(alone) == {"d1", "d2"}

@@ -82,13 +82,17 @@ def test_dense_default_equals_the_formula(tiny):
             traces: dict = {}
             comp = composition(query, "q")
             sparse.rank([comp], sparse.plans([comp]), 40, traces=traces)
-            cand = list(traces["q"][0])
+            # candidates: the splade legs' hits and the dense leg's own top documents (its top 1,000: every one of
+            # the 40), where a leg that does not match a document scores 0
+            cand = sorted(set(traces["q"][0]) | set(emb.docids))
+            legs = [{d: leg.get(d, 0.0) for d in cand} for leg in traces["q"][:2]]
+            assert len(cand) > len(traces["q"][0])  # the dense leg adds candidates (else this could not fail)
             q = encoder.encode_queries([a_text])[0].astype(np.float64)
             rows = {d: i for i, d in enumerate(emb.docids)}
             vectors = {d: np.asarray(emb.vectors[rows[d]], dtype=np.float32).astype(np.float64) for d in cand}
             cos = {d: float(vectors[d] @ q) for d in cand}
             for searcher, docs in ((dense, vectors), (plain_blend, None)):  # with and without the neighbour term
-                want = expected_scores(traces["q"], cos, docs)
+                want = expected_scores(legs, cos, docs)
                 want_order = sorted(want, key=lambda d: (-round(want[d], 6), d))[:10]
                 got = searcher.search(query, k=10)
                 assert [h.docid for h in got] == want_order, query

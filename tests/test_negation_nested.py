@@ -174,3 +174,22 @@ def test_report_scores_the_held_out_part_once_and_compares_with_the_issue():
     assert cells == {"above"} and "BoolQuestions test RR 0.866" in result["compare"][0]  # every interval is 1.000
     page = nested.markdown(result, "# title")
     assert page.startswith("# title") and "| all |" in page
+
+
+def test_padded_outcomes_enter_the_selection_and_every_table():
+    rows = [{"id": f"q{i}", "source": "ExcluIR dev" if i % 2 else "boolq-siblings",
+             "family": "" if i % 2 else "single-aspect"} for i in range(60)]
+    names = (nested.PLAIN, *nested.CANDIDATES)
+    outcomes = {name: [(1, 1)] * 60 for name in names}
+    # over the padded corpora the default loses every row the others win; the even rows were not scored there
+    padded = {name: [None if i % 2 == 0 else (0, 0) if name == "default" else (1, 1) for i in range(60)]
+              for name in names}
+    assert nested.report(rows, outcomes)["final"] == "default"
+    result = nested.report(rows, outcomes, padded, "+pad")
+    assert result["final"] != "default"
+    held = {(r["rows"], r["corpus"]): r["queries"] for r in result["held-out"] if r["setting"] == "default"}
+    assert held[("all", "benchmark")] == sum(held_out(r["id"]) for r in rows)
+    assert held[("all", "+pad")] == sum(held_out(r["id"]) for i, r in enumerate(rows) if i % 2)
+    assert any(r["corpus"] == "+pad" for r in result["nested"])
+    table = nested.row_table(rows, outcomes, padded, "+pad")
+    assert table.loc["q1", "default R@1 +pad"] == 0 and table.loc["q0", "default R@1"] == 1

@@ -76,6 +76,12 @@ class LuceneBackend:
 
         return as_written(self.searcher.score(spec, list(docids))) if docids else []
 
+    def known(self, docids: Sequence[str]) -> list[str]:
+        """The docids the index holds, in the order given (a dense folder also keeps the empty documents that the
+        impact index skips)."""
+        lucene = list(self.searcher._java.luceneDocids(list(docids))) if docids else []
+        return [d for d, n in zip(docids, lucene) if n >= 0]
+
     def texts(self, docids: Sequence[str]) -> dict[str, str | None]:
         """The stored text of each docid (the ``contents`` of its raw field; None when the index stores none)."""
         from lsr_lucene.search.impact_searcher import contents_of
@@ -188,6 +194,10 @@ class ExactBackend:
         """Exact scores of ``spec`` for ``docids`` (unknown docids score 0)."""
         scores, _ = self._scores(spec)
         return [float(scores[self.row[d]]) if d in self.row else 0.0 for d in docids]
+
+    def known(self, docids: Sequence[str]) -> list[str]:
+        """The docids the vectors hold, in the order given."""
+        return [d for d in docids if d in self.row]
 
     def texts(self, docids: Sequence[str]) -> dict[str, str | None]:
         """The text of each docid as encoded (the vectors' ``contents``, read once when first asked; none when the

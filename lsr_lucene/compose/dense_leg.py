@@ -5,15 +5,17 @@ and each candidate's cosine with the best A match d* (the candidate on top of th
 feedback that lifts the documents most like d*, which is often the very document that carries B and pays the penalty
 (:func:`blend`; runs/negation/leg_fusion.md).
 
-Only the candidates of a fused query (the splade legs' hits) are scored, by exact dot products with their stored
-unit vectors; queries are encoded in fp32 one token length per batch (``DenseEncoder.encode_queries``), so a
-query's cosines do not depend on the queries searched with it.
+The candidates of a fused query are the splade legs' hits and the dense leg's own top documents for A's text (an
+exact flat search of the folder, :meth:`DenseLeg.search`: issue 49, a wanted passage that A's sparse leg misses in a
+large collection); they are scored by exact dot products with their stored unit vectors. Queries are encoded in
+fp32 one token length per batch (``DenseEncoder.encode_queries``), so a query's cosines do not depend on the queries
+searched with it.
 """
 from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from lsr_lucene.compose.scaling import minmax
 from lsr_lucene.dense.leg import DENSE_DIR  # the sidecar folder inside an impact index (index --dense)
@@ -61,6 +63,7 @@ class DenseLeg:
         self.row = {d: i for i, d in enumerate(self.embeddings.docids)}
         self.threads = threads or 1
         self._encoder = None
+        self._flat: Any = None  # the exact flat searcher over every embedding (made on first :meth:`search`)
         self._lock = threading.Lock()  # one encoder (and tokenizer: not thread-safe) shared by a server's requests
 
     @property
@@ -99,6 +102,20 @@ class DenseLeg:
         block = np.asarray(self.embeddings.vectors[np.asarray(rows, dtype=np.int64)], dtype=np.float32)
         values = (block.astype(np.float64) @ queries.astype(np.float64).T).T
         return [dict(zip(candidates, row.tolist())) for row in values]
+
+    def search(self, texts: Sequence[str], k: int) -> list[list[str]]:
+        """Per text, the ``k`` documents of highest cosine in the whole folder (exact, ties by docid): the dense
+        leg's own candidates, so a wanted document that neither splade leg retrieves can still be ranked."""
+        from lsr_lucene.dense.search import FlatSearcher
+
+        if not texts or k <= 0:
+            return [[] for _ in texts]
+        with self._lock:
+            queries = self._load().encode_queries(list(texts))
+            if self._flat is None:
+                self._flat = FlatSearcher(self.embeddings, self.threads)
+            flat = self._flat
+        return [[doc for doc, _ in hits] for hits in flat.search(queries, k)]
 
     def similar(self, doc: str, candidates: Sequence[str]) -> dict[str, float]:
         """``{candidate: cosine with document doc}`` (exact float64 dot products of the stored unit vectors)."""

@@ -6,10 +6,11 @@ fused leaf form the candidates, every leaf gets its exact score on every candida
 one 4× deeper search when its list was cut, else by exact scoring; a leaf that does not match a candidate
 scores 0 there), the scores are fused (score(A) − λ·score(B), ·, +; min-max normalised per child over the
 candidates for fusion-scaled) and the best ``hits`` are kept. A node with a dense leg (the `default` when the
-index has one, :mod:`lsr_lucene.compose.dense_leg`) also gets the dense cosine of A's text on every candidate; a
-fusion-gated node reads the stored texts of candidates that match both legs for B stated absent
-(:mod:`lsr_lucene.compose.absence`, through the backend's ``texts``). A
-composed vector with no positive weight matches no document: that query gets no hits and a warning.
+index has one, :mod:`lsr_lucene.compose.dense_leg`) also gets the dense cosine of A's text on every candidate, and
+the dense leg's own top ``fusion_depth`` documents for A's text join the candidates; a fusion-gated node reads the
+stored texts of candidates that match both legs for B stated absent (:mod:`lsr_lucene.compose.absence`, through the
+backend's ``texts``). A composed vector with no positive weight matches no document: that query gets no hits and a
+warning.
 """
 from __future__ import annotations
 
@@ -101,24 +102,46 @@ def execute(qids: Sequence[str], plans: Sequence[Plan], backend, scale: float, h
     results.update(backend.search_many(direct, hits, threads))
     if fused:
         leaf_hits = backend.search_many(leaf_specs, fusion_depth, threads)
+        extra = dense_candidates({qid: plan for qid, plan, _ in fused}, dense, backend, fusion_depth)
         for qid, plan, specs in fused:
             results[qid] = _fused_ranking(qid, plan, specs, leaf_hits, backend, hits, fusion_depth, warn, traces,
-                                          dense)
+                                          dense, extra.get(qid, ()))
     return {qid: results.get(qid, []) for qid in qids}
 
 
+def dense_candidates(plans: Mapping[str, FusionPlan], dense, backend, depth: int) -> dict[str, list[str]]:
+    """Per fused query with a dense leg, the dense leg's own top ``depth`` documents for each of its dense texts
+    (one batch), those the index holds: candidates beside the splade legs' hits, so that a document A's sparse
+    leg misses in a large collection can still be ranked (issue 49: at scale the wanted passage fell out of A's
+    1,000 sparse hits)."""
+    wanted = {qid: [text for kind, text in plan_inputs(plan) if kind == "dense"] for qid, plan in plans.items()}
+    texts = list(dict.fromkeys(t for ts in wanted.values() for t in ts))
+    if dense is None or not texts:
+        return {}
+    found = dict(zip(texts, dense.search(texts, depth)))
+    out = {}
+    for qid, ts in wanted.items():
+        docs = list(dict.fromkeys(d for t in ts for d in found[t]))
+        if docs:
+            out[qid] = backend.known(docs)
+    return out
+
+
 def _fused_ranking(qid: str, plan: FusionPlan, specs: Sequence[dict | None], leaf_hits: Mapping, backend,
-                   hits: int, depth: int, warn=None, traces: dict | None = None, dense=None
-                   ) -> list[tuple[str, float]]:
-    """Candidates = union of the leaves' hits; every leaf's exact score on every candidate; fused; best ``hits``.
+                   hits: int, depth: int, warn=None, traces: dict | None = None, dense=None,
+                   extra: Sequence[str] = ()) -> list[tuple[str, float]]:
+    """Candidates = union of the leaves' hits and ``extra`` (the dense leg's own, :func:`dense_candidates`); every
+    leaf's exact score on every candidate; fused; best ``hits``.
 
     A leaf's own hits carry its exact scores (as a run file writes them, as ``backend.score``'s). When candidates
     are missing from a leaf's hits and its list was cut at ``depth``, the leaf is searched once more ``DEEPEN``
-    times deeper; candidates still missing are scored exactly (``backend.score``), unless the leaf's list is
-    complete (shorter than asked for) and the leaf has no negative weight: then they do not match the leaf and
-    score exactly 0 there.
+    times deeper (only for the other leaves' hits: the dense leg's candidates are scored exactly, not worth a deeper
+    search); candidates still missing are scored exactly (``backend.score``), unless the leaf's list is complete
+    (shorter than asked for) and the leaf has no negative weight: then they do not match the leaf and score exactly
+    0 there.
     """
-    candidates = sorted({doc for s in specs if s is not None for doc, _ in leaf_hits.get(s["qid"], [])})
+    hit = {doc for s in specs if s is not None for doc, _ in leaf_hits.get(s["qid"], [])}
+    candidates = sorted(hit | set(extra))
     if not candidates:
         if warn:
             warn(qid, "no fused part matches any document")
@@ -131,7 +154,7 @@ def _fused_ranking(qid: str, plan: FusionPlan, specs: Sequence[dict | None], lea
         own = dict(leaf_hits.get(s["qid"], []))
         asked = depth
         missing = [d for d in candidates if d not in own]
-        if missing and len(own) >= asked and spec_matches(s):
+        if any(d in hit for d in missing) and len(own) >= asked and spec_matches(s):
             asked = depth * DEEPEN
             own = dict(backend.search(s, asked))
             missing = [d for d in candidates if d not in own]
@@ -160,4 +183,5 @@ def run_one(qid: str, plan: Plan, backend, scale: float, hits: int = 1000,
         return backend.search(spec, hits) if spec is not None and spec_matches(spec) else []
     specs = [make_spec(f"{qid}#{i}", vec, scale) for i, vec in enumerate(plan_vectors(plan))]
     leaf_hits = {s["qid"]: backend.search(s, fusion_depth) for s in specs if s is not None and spec_matches(s)}
-    return _fused_ranking(qid, plan, specs, leaf_hits, backend, hits, fusion_depth, dense=dense)
+    extra = dense_candidates({qid: plan}, dense, backend, fusion_depth).get(qid, ())
+    return _fused_ranking(qid, plan, specs, leaf_hits, backend, hits, fusion_depth, dense=dense, extra=extra)

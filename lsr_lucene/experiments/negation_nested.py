@@ -9,7 +9,9 @@ scored on every row once. The selection procedure — inner group folds, the can
 differences — is run inside outer group folds of the tuning part; its outer-fold outcomes, concatenated, estimate
 what the procedure scores on unseen requests (bootstrap 95% interval). Groups are template families per source
 (dev rows: a hash bucket per set), so paraphrases of one template never straddle a fold. The held-out part is
-scored once, at the end, for the default and for the procedure's final choice.
+scored once, at the end, for the default and for the procedure's final choice. With ``--pad`` (distractor passages,
+:mod:`lsr_lucene.experiments.negation_scale`) every ExcluIR and BoolQuestions row is also scored with them added to its
+corpus, and a row's selection score is the mean over both corpora: a setting must hold in a larger collection too.
 """
 from __future__ import annotations
 
@@ -128,25 +130,30 @@ def load_rows(excluir: Path, boolq: Path, wiki: Path | None, work: Path, limit: 
 
 
 def score_rows(rows: Sequence[Mapping], corpora: Mapping[str, Path], work: Path, model: str = "splade-tiny",
-               threads: int = 1) -> dict[str, list[tuple[int, int]]]:
-    """``{setting: per-row (R@1, RR)}`` for plain search and every candidate, exact dot products over each corpus."""
+               threads: int = 1, pad: Path | None = None) -> dict[str, list[tuple[int, int] | None]]:
+    """``{setting: per-row (R@1, RR)}`` for plain search and every candidate, exact dot products over each corpus;
+    with ``pad`` (distractor passages), over each benchmark corpus with them added
+    (:func:`lsr_lucene.experiments.negation_scale.padded`), the wiki rows left out (None)."""
     from lsr_lucene.compose.compositions import parse_topics
     from lsr_lucene.compose.execute import compose, execute
     from lsr_lucene.compose.operations import Settings
     from lsr_lucene.experiments.contrastive_runs import write_query_cache
+    from lsr_lucene.experiments.negation_scale import padded
     from lsr_lucene.progress import progress_bar
 
     encoder, cache_path = query_encoder(work, model, threads)
     settings = {PLAIN: Settings(operation="vanilla")} | {c: Settings(**o) for c, o in CANDIDATES.items()}
-    out: dict[str, list[tuple[int, int]]] = {name: [(0, 0)] * len(rows) for name in settings}
-    jobs = [(key, name) for key in corpora for name in settings]
+    out: dict[str, list[tuple[int, int] | None]] = {name: [None] * len(rows) for name in settings}
+    keys = [key for key in corpora if pad is None or key != "wiki"]  # the distractors are wiki2015 passages too
+    jobs = [(key, name) for key in keys for name in settings]
     loaded: dict = {}
     for key, name in progress_bar(jobs, desc="settings x corpora", unit="run"):
         idx = [i for i, r in enumerate(rows) if r["corpus"] == key]
         if not idx:
             continue
         if key not in loaded:
-            loaded[key] = open_corpus(key, corpora[key], work, model, threads)
+            loaded[key] = open_corpus(key, corpora[key], work, model, threads) if pad is None else \
+                padded(corpora[key], pad, work, model, threads)
         backend, scale, leg = loaded[key]
         comps = parse_topics({rows[i]["id"]: rows[i]["query"] for i in idx})
         plans = compose(comps, settings[name], encoder)
@@ -228,38 +235,53 @@ def by_source(rows: Sequence[Mapping], idx: Sequence[int]) -> dict[str, list[int
     return out
 
 
-def report(rows: Sequence[Mapping], outcomes: Mapping[str, Sequence[tuple[int, int]]]) -> dict:
+def report(rows: Sequence[Mapping], outcomes: Mapping[str, Sequence[tuple[int, int] | None]],
+           padded: Mapping[str, Sequence[tuple[int, int] | None]] | None = None, pad_label: str = "+distractors"
+           ) -> dict:
     """The nested-fold figures: ``difficulty`` (every setting on the tuning part), ``nested`` (the procedure's
     outer-fold estimate beside the default's), ``held-out`` (the default and the final choice, scored once) as
-    lists of table rows, ``choices`` per outer fold, the ``final`` choice, and ``compare`` lines."""
+    lists of table rows, ``choices`` per outer fold, the ``final`` choice, and ``compare`` lines. ``padded``: the
+    same outcomes over the corpora with distractors (None for a row not scored there); a row's selection score is
+    then the mean of its (R@1 + RR) / 2 over both corpora, and every table has both (column ``corpus``)."""
     from lsr_lucene.experiments.negation_harm import held_out
 
     tune = [i for i, r in enumerate(rows) if not held_out(r["id"])]
     test = [i for i, r in enumerate(rows) if held_out(r["id"])]
+    conditions = {"benchmark": outcomes} | ({pad_label: padded} if padded is not None else {})
 
-    def fig(name: str, idx: Sequence[int]) -> dict:
-        return figure_of(outcomes[name], idx)
+    def scored(cond: str, idx: Sequence[int]) -> list[int]:
+        return [i for i in idx if conditions[cond][PLAIN][i] is not None]
 
-    score = {c: [sum(outcomes[c][i]) / 2 for i in tune] for c in CANDIDATES}
+    def fig(cond: str, name: str, idx: Sequence[int]) -> dict:
+        return figure_of(conditions[cond][name], idx)  # type: ignore[arg-type]  # rows of ``scored``: no None
+
+    def row_score(c: str, i: int) -> float:
+        values = [sum(o[c][i]) / 2 for o in conditions.values() if o[c][i] is not None]  # type: ignore[arg-type]
+        return sum(values) / len(values)
+
+    score = {c: [row_score(c, i) for i in tune] for c in CANDIDATES}
     groups = [group_of(rows[i]) for i in tune]
     where, chosen = nested(score, groups)
     picked = {i: chosen[where[k]] for k, i in enumerate(tune)}  # row -> the setting its outer fold chose
-    difficulty, nested_rows = [], []
-    for src, idx in by_source(rows, tune).items():
-        difficulty += [{"rows": src, "setting": name, **fig(name, idx)} for name in outcomes]
-        nested_rows.append({"rows": src, "setting": "selection procedure (outer folds)",
-                            **figure_of({i: outcomes[picked[i]][i] for i in idx}, idx)})
-        nested_rows.append({"rows": src, "setting": "default, no selection", **fig("default", idx)})
+    difficulty, nested_rows, held = [], [], []
     final = choose(score, groups, OUTER_FOLDS)
-    held = [{"rows": src, "setting": name, **fig(name, idx)} for src, idx in by_source(rows, test).items()
-            for name in dict.fromkeys((PLAIN, "default", final))]
+    for cond, got in conditions.items():
+        for src, idx in by_source(rows, scored(cond, tune)).items():
+            difficulty += [{"rows": src, "corpus": cond, "setting": name, **fig(cond, name, idx)} for name in got]
+            nested_rows.append({"rows": src, "corpus": cond, "setting": "selection procedure (outer folds)",
+                                **figure_of({i: got[picked[i]][i] for i in idx}, idx)})  # type: ignore[misc]
+            nested_rows.append({"rows": src, "corpus": cond, "setting": "default, no selection",
+                                **fig(cond, "default", idx)})
+        held += [{"rows": src, "corpus": cond, "setting": name, **fig(cond, name, idx)}
+                 for src, idx in by_source(rows, scored(cond, test)).items()
+                 for name in dict.fromkeys((PLAIN, "default", final))]
     choices = [f"outer fold {k + 1} ({len(f)} rows; held out: {', '.join(sorted({groups[i] for i in f}))}): "
                f"chose **{chosen[k]}**" for k, f in enumerate(group_folds(groups, OUTER_FOLDS))]
     every = sorted(tune + test)
-    spans = [(f"default, all rows: {src}", fig("default", idx)["_ci"])
-             for src, idx in by_source(rows, every).items() if src != "all"]
-    spans += [(f"selection procedure, outer folds: {r['rows']}", r["_ci"]) for r in nested_rows
-              if r["setting"].startswith("selection")]
+    spans = [(f"default, all rows{'' if cond == 'benchmark' else ', ' + cond}: {src}", fig(cond, "default", idx)["_ci"])
+             for cond in conditions for src, idx in by_source(rows, scored(cond, every)).items() if src != "all"]
+    spans += [(f"selection procedure, outer folds{'' if r['corpus'] == 'benchmark' else ', ' + r['corpus']}: "
+               f"{r['rows']}", r["_ci"]) for r in nested_rows if r["setting"].startswith("selection")]
     return {"difficulty": difficulty, "nested": nested_rows, "held-out": held, "choices": choices, "final": final,
             "compare": compare(spans)}
 
@@ -279,8 +301,10 @@ def compare(spans: Sequence[tuple[str, tuple]]) -> list[dict]:
     return out
 
 
-def row_table(rows: Sequence[Mapping], outcomes: Mapping[str, Sequence[tuple[int, int]]]):
-    """DataFrame, one line per row: its source, family, fold group, part and every setting's R@1 and RR."""
+def row_table(rows: Sequence[Mapping], outcomes: Mapping[str, Sequence[tuple[int, int] | None]],
+              padded: Mapping[str, Sequence[tuple[int, int] | None]] | None = None, pad_label: str = "+distractors"):
+    """DataFrame, one line per row: its source, family, fold group, part and every setting's R@1 and RR (with
+    ``padded``, also over the corpora with distractors: columns ending in ``pad_label``, empty where not scored)."""
     import pandas as pd
 
     from lsr_lucene.experiments.negation_harm import held_out
@@ -289,8 +313,9 @@ def row_table(rows: Sequence[Mapping], outcomes: Mapping[str, Sequence[tuple[int
     for i, row in enumerate(rows):
         record = {"id": row["id"], "source": row["source"], "family": row.get("family", ""), "group": group_of(row),
                   "part": "held-out" if held_out(row["id"]) else "tune"}
-        for name, values in outcomes.items():
-            record[f"{name} R@1"], record[f"{name} RR"] = values[i]
+        for suffix, got in (("", outcomes), (f" {pad_label}", padded or {})):
+            for name, values in got.items():
+                record[f"{name} R@1{suffix}"], record[f"{name} RR{suffix}"] = values[i] or (None, None)
         records.append(record)
     return pd.DataFrame(records).set_index("id")
 
@@ -341,6 +366,9 @@ def main(argv: list[str] | None = None) -> int:
                                      description=__doc__.splitlines()[0])
     row_arguments(parser)
     parser.add_argument("--pairs", type=Path, help="also write the hard pairs here (JSONL)")
+    parser.add_argument("--pad", type=Path, help="distractor passages (JSONL; negation_scale distractors): every "
+                        "ExcluIR and BoolQuestions row is also scored with them added to its corpus, and the "
+                        "selection scores both")
     parser.add_argument("--output", required=True, type=Path, help="stem: writes STEM.md and STEM.csv")
     parser.add_argument("--overwrite", action="store_true")
     args = parser.parse_args(argv)
@@ -350,7 +378,9 @@ def main(argv: list[str] | None = None) -> int:
             refuse_existing(path, args.overwrite)
     rows, corpora = load_rows(args.excluir, args.boolq, args.wiki, args.work, args.limit)
     outcomes = score_rows(rows, corpora, args.work, args.model)
-    result = report(rows, outcomes)
+    padded = score_rows(rows, corpora, args.work, args.model, pad=args.pad) if args.pad else None
+    label = f"+{args.pad.stem}" if args.pad else "+distractors"
+    result = report(rows, outcomes, padded, label)
     counts = ", ".join(f"{src} {len(idx)}" for src, idx in by_source(rows, range(len(rows))).items())
     preamble = (f"# Negation default: nested-fold estimate (issue 49)\n\n"
                 f"Command: `python -m lsr_lucene.experiments.negation_nested {shlex.join(argv or sys.argv[1:])}` "
@@ -360,9 +390,13 @@ def main(argv: list[str] | None = None) -> int:
                 "passage ranks first, for RR when it scores strictly above every excluded passage (a hard row may "
                 "exclude two). Candidates: " + "; ".join(f"{c} ({o})" for c, o in CANDIDATES.items()) +
                 ". Plain search: the whole request as one sparse query. Intervals: 2,000 bootstrap resamplings of "
-                "the rows (seed 0). Every row's outcomes: the .csv beside this page.")
+                "the rows (seed 0). Every row's outcomes: the .csv beside this page." + (
+                    f"\n\nCorpus `{label}`: each benchmark corpus with the passages of `{args.pad}` added "
+                    "(lsr_lucene/experiments/negation_scale.py; the wiki rows, drawn from wiki2015 themselves, are "
+                    "scored on their own corpus only). A row's selection score is the mean of its (R@1 + RR) / 2 "
+                    "over the benchmark corpus and the padded one." if args.pad else ""))
     write_text_atomic(md, markdown(result, preamble))
-    write_text_atomic(csv, row_table(rows, outcomes).to_csv())
+    write_text_atomic(csv, row_table(rows, outcomes, padded, label).to_csv())
     if args.pairs:
         pairs = [{k: v for k, v in r.items() if k != "corpus"} for r in rows if r.get("family")]
         write_text_atomic(args.pairs, "".join(json.dumps(r) + "\n" for r in pairs))

@@ -68,7 +68,8 @@ def test_dense_default_equals_the_formula(tiny):
     # the blend's formula alone: documents that state B absent (compose/absence.py) are tested in test_negation_absence
     with ComposeSearcher(root / "index", absence=False) as dense, \
             ComposeSearcher(root / "index", dense="none", absence=False) as sparse, \
-            ComposeSearcher(root / "index", neighbour_weight=0, absence=False) as plain_blend:
+            ComposeSearcher(root / "index", neighbour_weight=0, absence=False) as plain_blend, \
+            ComposeSearcher(root / "index", absence=False, dense_depth=0) as own_hits_only:
         assert dense.dense_path == root / "index" / "dense" and sparse.dense_path is None
         assert dense.settings.dense_leg() and dense.settings.lam_for("fusion-gated") == 0.7
         assert sparse.settings.lam_for("fusion-gated") == 1.0
@@ -97,6 +98,11 @@ def test_dense_default_equals_the_formula(tiny):
                 got = searcher.search(query, k=10)
                 assert [h.docid for h in got] == want_order, query
                 assert [h.score for h in got] == pytest.approx([want[d] for d in want_order], abs=1e-6)
+            sparse_cand = list(traces["q"][0])  # --dense-depth 0: the splade legs' hits only, as before issue 49
+            want = expected_scores(traces["q"], {d: cos[d] for d in sparse_cand},
+                                   {d: vectors[d] for d in sparse_cand})
+            want_order = sorted(want, key=lambda d: (-round(want[d], 6), d))[:10]
+            assert [h.docid for h in own_hits_only.search(query, k=10)] == want_order, query
             changed += [h.docid for h in got] != [h.docid for h in sparse.search(query, k=10)]
             moved += [(h.docid, round(h.score, 6)) for h in dense.search(query, k=10)] != \
                 [(h.docid, round(h.score, 6)) for h in got]

@@ -75,12 +75,14 @@ def composed_specs(qids: Sequence[str], plans: Sequence[Plan], scale: float) -> 
 
 def execute(qids: Sequence[str], plans: Sequence[Plan], backend, scale: float, hits: int = 1000,
             fusion_depth: int = DEFAULT_FUSION_DEPTH, warn=None,
-            traces: dict | None = None, dense=None, threads: int | None = None) -> dict[str, list[tuple[str, float]]]:
+            traces: dict | None = None, dense=None, threads: int | None = None,
+            dense_depth: int | None = None) -> dict[str, list[tuple[str, float]]]:
     """Ranked (doc, score) lists for every plan: one batch search of the vector plans, fusion otherwise.
 
     ``traces``, when given, receives for every fused query its leaves' scores over the candidates (in
     :func:`plan_inputs` order, dense cosines included): what ``--explain`` needs to show both legs' scores.
-    ``dense``: the :class:`~lsr_lucene.compose.dense_leg.DenseLeg` that plans with a dense leg need.
+    ``dense``: the :class:`~lsr_lucene.compose.dense_leg.DenseLeg` that plans with a dense leg need;
+    ``dense_depth``: how many of its own nearest documents join the candidates (None: ``fusion_depth``; 0: none).
     ``threads``: the batch searches' threads (default: the backend's own; 1 searches in memory, no files)."""
     results: dict[str, list[tuple[str, float]]] = {}
     direct: list[dict] = []
@@ -102,7 +104,8 @@ def execute(qids: Sequence[str], plans: Sequence[Plan], backend, scale: float, h
     results.update(backend.search_many(direct, hits, threads))
     if fused:
         leaf_hits = backend.search_many(leaf_specs, fusion_depth, threads)
-        extra = dense_candidates({qid: plan for qid, plan, _ in fused}, dense, backend, fusion_depth)
+        extra = dense_candidates({qid: plan for qid, plan, _ in fused}, dense, backend,
+                                 fusion_depth if dense_depth is None else dense_depth)
         for qid, plan, specs in fused:
             results[qid] = _fused_ranking(qid, plan, specs, leaf_hits, backend, hits, fusion_depth, warn, traces,
                                           dense, extra.get(qid, ()))
@@ -116,7 +119,7 @@ def dense_candidates(plans: Mapping[str, FusionPlan], dense, backend, depth: int
     1,000 sparse hits)."""
     wanted = {qid: [text for kind, text in plan_inputs(plan) if kind == "dense"] for qid, plan in plans.items()}
     texts = list(dict.fromkeys(t for ts in wanted.values() for t in ts))
-    if dense is None or not texts:
+    if dense is None or not texts or depth <= 0:
         return {}
     found = dict(zip(texts, dense.search(texts, depth)))
     out = {}
@@ -176,12 +179,14 @@ def _fused_ranking(qid: str, plan: FusionPlan, specs: Sequence[dict | None], lea
 
 
 def run_one(qid: str, plan: Plan, backend, scale: float, hits: int = 1000,
-            fusion_depth: int = DEFAULT_FUSION_DEPTH, dense=None) -> list[tuple[str, float]]:
+            fusion_depth: int = DEFAULT_FUSION_DEPTH, dense=None, dense_depth: int | None = None
+            ) -> list[tuple[str, float]]:
     """Ranked hits of one plan with single-query calls (what an interactive search does; used for latency)."""
     if isinstance(plan, VectorPlan):
         spec = make_spec(qid, plan.vector, scale)
         return backend.search(spec, hits) if spec is not None and spec_matches(spec) else []
     specs = [make_spec(f"{qid}#{i}", vec, scale) for i, vec in enumerate(plan_vectors(plan))]
     leaf_hits = {s["qid"]: backend.search(s, fusion_depth) for s in specs if s is not None and spec_matches(s)}
-    extra = dense_candidates({qid: plan}, dense, backend, fusion_depth).get(qid, ())
+    extra = dense_candidates({qid: plan}, dense, backend,
+                             fusion_depth if dense_depth is None else dense_depth).get(qid, ())
     return _fused_ranking(qid, plan, specs, leaf_hits, backend, hits, fusion_depth, dense=dense, extra=extra)

@@ -42,7 +42,7 @@ class ComposeSearcher:
                  no_term_weights: bool = False, scale: float | None = None, query_max_length: int | None = None,
                  threads: int | None = None, vectors: str | Path | None = None, dense: str | Path | None = "auto",
                  dense_weight: float = DEFAULT_DENSE_WEIGHT, neighbour_weight: float = DEFAULT_NEIGHBOUR_WEIGHT,
-                 searcher: Any = None, absence: bool = True):
+                 searcher: Any = None, absence: bool = True, dense_depth: int | None = None):
         """Options as ``lsr-lucene compose`` has them, with its defaults: ``operation`` for every node type it
         applies to, ``not_op`` / ``and_op`` / ``or_op`` per node type; ``depth`` (``--fusion-depth``): hits per
         fused leaf that form the candidates; ``lam`` (λ), ``gate`` (fusion-gated), ``top_pairs`` / ``pair_weight``
@@ -55,6 +55,8 @@ class ComposeSearcher:
         (``--dense-weight``): w of the blend (0: off); ``neighbour_weight`` (``--neighbour-weight``): v of the
         cosine with the best A match (0: off). ``absence``: the default's fused not nodes waive the penalty of
         candidates whose stored text states B absent (:mod:`lsr_lucene.compose.absence`; False: off).
+        ``dense_depth`` (``--dense-depth``): how many of the dense leg's own nearest documents to A's text join a
+        negated query's candidates (None: ``depth``; 0: none; an exact scan of the embeddings per query batch).
         ``searcher``: an open ``SpecSearcher`` over ``index_dir`` to share (e.g. an ``ImpactSearcher``'s, as the
         server does) instead of opening the index again; searched exactly and left open by :meth:`close`."""
         from lsr_lucene.compose.dense_leg import dense_location
@@ -66,6 +68,9 @@ class ComposeSearcher:
             raise InputError("no_expansion and no_term_weights are two different ablations; choose one")
         if int(depth) < 1:
             raise InputError(f"depth (--fusion-depth) must be >= 1, got {depth}")
+        if dense_depth is not None and int(dense_depth) < 0:
+            raise InputError(f"dense_depth (--dense-depth) must be >= 0, got {dense_depth}")
+        self.dense_depth = None if dense_depth is None else int(dense_depth)
         self.index_dir = str(index_dir)
         self.dense_path = dense_location(index_dir, dense)
         self.settings = Settings.of(operation, not_op, and_op, or_op, lam=lam, top_pairs=int(top_pairs),
@@ -184,7 +189,7 @@ class ComposeSearcher:
         qids = [c.qid for c in compositions]
         needs_dense = any(kind == "dense" for plan in plans for kind, _ in plan_inputs(plan))
         return execute(qids, plans, self.backend, self.scale, int(k), self.depth, warn, traces,
-                       self.dense_leg if needs_dense else None, threads=int(threads))
+                       self.dense_leg if needs_dense else None, threads=int(threads), dense_depth=self.dense_depth)
 
     # ---------------------------------------------------------------------------------------------- Pyserini API
 

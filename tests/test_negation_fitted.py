@@ -45,6 +45,9 @@ class FakeDense:
     def similar(self, doc, candidates):
         return {d: float(d == doc) for d in candidates}
 
+    def search(self, texts, k):  # no candidates of its own: the splade legs' hits are the candidates
+        return [[] for _ in texts]
+
 
 def test_node_features_are_the_values_the_default_fused():
     """A gated not node's record gives Â and B̂ min-max scaled, the gated penalty, and the B cosines passed in."""

@@ -133,12 +133,11 @@ def score_rows(rows: Sequence[Mapping], corpora: Mapping[str, Path], work: Path,
                threads: int = 1, pad: Path | None = None) -> dict[str, list[tuple[int, int] | None]]:
     """``{setting: per-row (R@1, RR)}`` for plain search and every candidate, exact dot products over each corpus;
     with ``pad`` (distractor passages), over each benchmark corpus with them added
-    (:func:`lsr_lucene.experiments.negation_scale.padded`), the wiki rows left out (None)."""
+    (:func:`padded`), the wiki rows left out (None)."""
     from lsr_lucene.compose.compositions import parse_topics
     from lsr_lucene.compose.execute import compose, execute
     from lsr_lucene.compose.operations import Settings
     from lsr_lucene.experiments.contrastive_runs import write_query_cache
-    from lsr_lucene.experiments.negation_scale import padded
     from lsr_lucene.progress import progress_bar
 
     encoder, cache_path = query_encoder(work, model, threads)
@@ -191,6 +190,38 @@ def open_encoded(vectors: Path, dense: Path) -> tuple:
 
     backend = ExactBackend(vectors)
     return backend, json.loads((vectors / "metadata.json").read_text()).get("scale") or 100, DenseLeg(dense, backend.n)
+
+
+def padded(corpus: Path, extra: Path | None, work: Path, model: str, threads: int) -> tuple:
+    """(exact backend, scale, dense leg) of ``corpus`` alone, or with the passages of ``extra`` added: the two
+    encodings (each cached in ``work``) joined in a folder of links, the embeddings concatenated."""
+    import numpy as np
+
+    from lsr_lucene.dense.store import read_embeddings, write_embeddings
+    from lsr_lucene.experiments.excluir import ensure_vectors
+    from lsr_lucene.experiments.negation_harm import ensure_dense
+    from lsr_lucene.io.vectors import vector_files
+
+    base = work / corpus.parent.resolve().name
+    vectors, dense = ensure_vectors(corpus, base, model, threads), ensure_dense(corpus, base / "dense", threads)
+    if extra is not None:
+        more = work / "negation_scale" / extra.stem
+        more_vectors = ensure_vectors(extra, more, model, threads)
+        more_dense = ensure_dense(extra, more / "dense", threads)
+        joined = work / "negation_scale" / f"{base.name}+{extra.stem}"
+        if not (joined / "dense" / "metadata.json").is_file():
+            (joined / "vectors").mkdir(parents=True, exist_ok=True)
+            (joined / "vectors" / "metadata.json").write_text((vectors / "metadata.json").read_text())
+            for tag, folder in (("a", vectors), ("b", more_vectors)):
+                for file in vector_files(folder):
+                    link = joined / "vectors" / f"{tag}-{file.name}"
+                    if not link.exists():
+                        link.symlink_to(file.resolve())
+            one, two = read_embeddings(dense), read_embeddings(more_dense)
+            write_embeddings(joined / "dense", one.docids + two.docids, np.concatenate([one.vectors, two.vectors]),
+                             dict(one.metadata), overwrite=True)
+        vectors, dense = joined / "vectors", joined / "dense"
+    return open_encoded(vectors, dense)
 
 
 ISSUE_HELD_OUT = {  # issue 49's held-out test figures of the default (R@1, RR), as the issue states them

@@ -77,39 +77,6 @@ def load_rows(data: Path, written: Path | None) -> list[dict]:
     return rows
 
 
-def padded(corpus: Path, extra: Path | None, work: Path, model: str, threads: int) -> tuple:
-    """(exact backend, scale, dense leg) of ``corpus`` alone, or with the passages of ``extra`` added: the two
-    encodings (each cached in ``work``) joined in a folder of links, the embeddings concatenated."""
-    import numpy as np
-
-    from lsr_lucene.dense.store import read_embeddings, write_embeddings
-    from lsr_lucene.experiments.excluir import ensure_vectors
-    from lsr_lucene.experiments.negation_harm import ensure_dense
-    from lsr_lucene.experiments.negation_nested import open_encoded
-    from lsr_lucene.io.vectors import vector_files
-
-    base = work / corpus.parent.resolve().name
-    vectors, dense = ensure_vectors(corpus, base, model, threads), ensure_dense(corpus, base / "dense", threads)
-    if extra is not None:
-        more = work / "negation_scale" / extra.stem
-        more_vectors = ensure_vectors(extra, more, model, threads)
-        more_dense = ensure_dense(extra, more / "dense", threads)
-        joined = work / "negation_scale" / f"{base.name}+{extra.stem}"
-        if not (joined / "dense" / "metadata.json").is_file():
-            (joined / "vectors").mkdir(parents=True, exist_ok=True)
-            (joined / "vectors" / "metadata.json").write_text((vectors / "metadata.json").read_text())
-            for tag, folder in (("a", vectors), ("b", more_vectors)):
-                for file in vector_files(folder):
-                    link = joined / "vectors" / f"{tag}-{file.name}"
-                    if not link.exists():
-                        link.symlink_to(file.resolve())
-            one, two = read_embeddings(dense), read_embeddings(more_dense)
-            write_embeddings(joined / "dense", one.docids + two.docids, np.concatenate([one.vectors, two.vectors]),
-                             dict(one.metadata), overwrite=True)
-        vectors, dense = joined / "vectors", joined / "dense"
-    return open_encoded(vectors, dense)
-
-
 def score(rows: Sequence[Mapping], data: Path, extra: Path | None, work: Path, model: str = "splade-tiny",
           threads: int = 2) -> list[dict]:
     """Per row and corpus (the benchmark's alone, and with ``extra`` when given): plain search's and the default's
@@ -120,7 +87,7 @@ def score(rows: Sequence[Mapping], data: Path, extra: Path | None, work: Path, m
     from lsr_lucene.compose.operations import FusionPlan, Settings, fuse
     from lsr_lucene.eval.contrastive_metrics import excluir_outcome
     from lsr_lucene.experiments.contrastive_runs import write_query_cache
-    from lsr_lucene.experiments.negation_nested import query_encoder
+    from lsr_lucene.experiments.negation_nested import padded, query_encoder
 
     encoder, cache_path = query_encoder(work, model, threads)
     default = Settings(dense=True)

@@ -147,8 +147,36 @@ def test_other_wordings_of_exclusion(text, a, b):
     assert isinstance(tree, Node) and tree.op == "not" and (tree.a, tree.b) == (a, b)
 
 
+@pytest.mark.parametrize("text, a, b", [
+    # the asker's own follow-up sentence after the question says what to leave out (issue 49: written `broad` rows)
+    ("Which films star Tom Hanks? I'm not looking for his early TV work.", "Which films star Tom Hanks?.",
+     "his early TV work"),
+    ("Who painted the Sistine Chapel ceiling? I'm not after his sculptures or his poems.",
+     "Who painted the Sistine Chapel ceiling?.", union("his sculptures", "his poems")),
+])
+def test_first_person_exclusions_after_the_question(text, a, b):
+    tree = parse(text).tree
+    assert isinstance(tree, Node) and tree.op == "not" and (tree.a, tree.b) == (a, b)
+
+
+def test_i_dont_need_after_the_question_is_an_exclusion_to_the_rules():
+    """The rules read "I don't need X" after the question as an exclusion (the intent model then weighs it), and the
+    same words as the question itself as part of the text."""
+    from lsr_lucene.compose.intent import rule_decision
+
+    def verdict(text: str) -> bool:
+        start = text.index("don't need")
+        return rule_decision(text, start, start + len("don't need"), "don't mention", "not").fire
+
+    assert verdict("Which bands did Dave Grohl play in? I don't need his biography.")
+    assert not verdict("I don't need a prescription for ibuprofen?")
+
+
 @pytest.mark.parametrize("text", ["How do firefighters put a grease fire out?", "He left the keys out of reach.",
-                                  "She was leaving the party early."])
+                                  "She was leaving the party early.",
+                                  # a need or a search stated as the question itself, not after it
+                                  "I don't need a prescription for ibuprofen?",
+                                  "Why am I not looking for a job anymore?"])
 def test_look_alikes_of_those_wordings_stay_atomic(text):
     assert parse(text).tree == text
 

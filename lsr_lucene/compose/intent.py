@@ -206,7 +206,7 @@ def rule_decision(text: str, start: int, end: int, label: str, kind: str) -> Int
     if label == "leaving out":
         return _leaving_out(cue, before, after, sk, text, start)
     if label == "don't mention":
-        return _dont_mention(cue, before, after, sk)
+        return _dont_mention(cue, before, after, sk, text, start)
     if label == "without":
         if _REQUEST_OBJ.match(after):
             return Intent(True, "exclusion: 'without' + what not to mention")
@@ -270,13 +270,18 @@ def _leaving_out(cue: str, before: list[str], after: str, sk: str, text: str, st
     return Intent(False, f"'{cue}' describes an action in the text, not a request to leave something out")
 
 
-def _dont_mention(cue: str, before: list[str], after: str, sk: str) -> Intent:
-    """"(please) don't mention / include / want to hear about …"."""
+def _dont_mention(cue: str, before: list[str], after: str, sk: str, text: str = "", start: int = 0) -> Intent:
+    """"(please) don't mention / include / want to hear about …"; "I don't need / want X" said after the question
+    (its own sentence) leaves X out."""
     words = cue.split()
     verb = words[-1]
     if words and words[-1] == "to":
         verb = words[-2]
     if re.match(r"(?:want|need|care)", verb):
+        follows_question = text[:_sentence(text, start)[0]].rstrip().endswith(("?", "？"))
+        if follows_question and before and set(before) <= {"i", "we", "but", "and", "also", "just", "really"} \
+                and before[-1] in ("i", "we", "really", "just"):
+            return Intent(True, f"exclusion: '{cue} …' after the question says what to leave out")
         if not re.match(r"(?:to\s+)?(?:hear|know|read|see|learn|get|find|be\s+told|have)?\s*(?:\w+\s+)?"
                         r"(?:about|of|information|details|anything|any|stuff|mention|results?|articles?|documents?)\b",
                         after, re.IGNORECASE) and not re.match(r"(?:anything|any|information|details|to\s+hear)\b",

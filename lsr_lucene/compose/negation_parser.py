@@ -11,7 +11,8 @@ Rules (no model, no network; regular expressions over the text, linear in its le
    ``excluding``/``exclude``, ``with the exception of``, ``in addition to``, ``rather than``, ``unlike``,
    ``leaving out``/``leaving aside``/``setting aside``, ``not including``, ``not counting``, ``without (mentioning …)``,
    ``with no mention of``, ``with nothing about``, ``mentioning neither … nor``, ``but not``, ``that are not``,
-   ``(please) do not / don't (mention|include|…)``, ``not interested in``, ``refrain from``, ``avoiding``,
+   ``(please) do not / don't (mention|include|…)``, ``not interested in``, ``I'm not after / looking for / asking
+   about`` and ``I don't need / want`` in a sentence after the question, ``refrain from``, ``avoiding``,
    ``ignoring``, ``not only … but also``), general negation (``not``, ``no``, ``never``, ``…n't``,
    ``cannot``) and conjunction (``that are also``, ``which are also``, ``and also``). Cues inside quotes
    are ignored (titles such as "They Shoot Horses, Don't They?"). Split verbs are joined first ("leaving X out (of
@@ -74,7 +75,9 @@ _CUES: list[tuple[str, str, str]] = [
     ("unrelated to", "not", r"unrelated\s+to"),
     ("not to mention", "not", r"not\s+to\s+mention"),
     ("not interested in", "not", r"(?:(?:i|we)\s+(?:am|are)\s+|(?:i'm|we're)\s+|am\s+|'m\s+)?not\s+interested\s+in"
-                                             r"(?:\s+hearing\s+about)?"),
+                                             r"(?:\s+hearing\s+about)?"
+                                             r"|(?:(?:i|we)\s+(?:am|are)|i'm|we're)\s+not\s+(?:after|looking\s+for"
+                                             r"|asking\s+(?:about|for)|seeking|searching\s+for)"),
     ("don't mention", "not", rf"(?:please\s+)?{_DONT}\s+(?:\w+\s+)?(?:to\s+)?(?:{_VERBS})"),
     ("without", "not", r"without|with\s+(?:no|nothing)(?:\s+(?:mentions?|discussion|details?|information|info|coverage"
                        r"|references?|word|talk))?\s+(?:of|about|on|regarding|concerning)"

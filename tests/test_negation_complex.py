@@ -172,6 +172,18 @@ def test_i_dont_need_after_the_question_is_an_exclusion_to_the_rules():
     assert not verdict("I don't need a prescription for ibuprofen?")
 
 
+@pytest.mark.parametrize("text, a, b", [
+    # an initial's period ends no sentence for the intent rules either (they split sentences as the parser does)
+    ("Leaving out John W. Geary's career, what in Kansas is named after him?", "what in Kansas is named after him?",
+     "John W. Geary's career"),
+    ("Tell me about George H. W. Bush but not his time as CIA director.", "Tell me about George H. W. Bush.",
+     "his time as CIA director"),
+])
+def test_initials_do_not_split_the_sentence_the_cue_is_judged_in(text, a, b):
+    tree = parse(text).tree
+    assert isinstance(tree, Node) and tree.op == "not" and (tree.a, tree.b) == (a, b)
+
+
 @pytest.mark.parametrize("text", ["How do firefighters put a grease fire out?", "He left the keys out of reach.",
                                   "She was leaving the party early.",
                                   # a need or a search stated as the question itself, not after it

@@ -24,6 +24,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from lsr_lucene.compose.query_text import sentence_end
+
 AUX = ("is are was were be been am do does did has have had can could will would shall should may might must "
        "isn't aren't wasn't weren't don't doesn't didn't hasn't haven't hadn't can't couldn't won't wouldn't "
        "shouldn't mustn't cannot ain't 's 're").split()
@@ -96,12 +98,15 @@ def _after(text: str, end: int) -> str:
 
 
 def _sentence(text: str, start: int) -> tuple[int, int]:
-    """Span of the sentence around ``start`` (split at ``?``, ``!``, ``;`` and a period before a space)."""
+    """Span of the sentence around ``start`` (split at ``?``, ``!``, ``;`` and a period before a space that ends a
+    sentence: not an initial or an abbreviation, as the parser splits, "John W. Geary")."""
     begin = max(text.rfind(ch, 0, start) for ch in "?!;")
     for m in re.finditer(r"\.\s+(?=[A-Z\"“])", text[:start]):
-        begin = max(begin, m.start())
+        if sentence_end(text, m.start()):
+            begin = max(begin, m.start())
     stops = [i for i in (text.find(ch, start) for ch in "?!;") if i >= 0]
-    after = re.search(r"\.\s+[A-Z\"“]", text[start:])
+    after = next((m for m in re.finditer(r"\.\s+[A-Z\"“]", text[start:]) if sentence_end(text, start + m.start())),
+                 None)
     if after:
         stops.append(start + after.start())
     end = min(stops) + 1 if stops else len(text)

@@ -45,7 +45,7 @@ from typing import Iterable
 
 from lsr_lucene.compose.intent_model import decide
 from lsr_lucene.compose.parse_report import Cue, CueDecision, Parse, ParseReport  # noqa: F401 (re-exported)
-from lsr_lucene.compose.query_text import normalise  # noqa: F401 (re-exported)
+from lsr_lucene.compose.query_text import normalise, sentence_end  # noqa: F401 (normalise re-exported)
 from lsr_lucene.compose.tree import Node, Tree, format_tree
 
 # ---------------------------------------------------------------------------------------------- cues
@@ -125,8 +125,6 @@ describe explain share thank thanks also as especially particularly focusing inc
 besides apart aside other rather not let's let
 """.split())
 _QUOTE_PAIRS = {'"': '"', "“": "”", "«": "»", "(": ")", "[": "]"}
-_ABBREV = set("jr sr dr mr mrs ms st mt ft vs etc inc ltd co corp no vol fig gen gov sen rep prof rev lt col capt sgt "
-              "u.s u.k e.g i.e a.m p.m approx dept est".split())
 _NEW_CLAUSE = re.compile(r"\s+(?:[Aa]nd|[Bb]ut)\s+(?=(?:what|which|who|whom|whose|how|where|when|why|can|could|would|"
                          r"please|tell|list|give|provide|describe|explain|is|are|was|were|did|does|do)\b)")
 
@@ -179,18 +177,6 @@ def _cue_matches(text: str, protected: list[bool]) -> list[tuple[int, int, int]]
     return found
 
 
-def _sentence_end(text: str, i: int) -> bool:
-    """Whether the period at ``i`` ends a sentence (not an abbreviation, initial or decimal point)."""
-    if i + 1 < len(text) and not text[i + 1].isspace():
-        return False
-    word = re.search(r"([\w.]+)$", text[:i])
-    if word:
-        w = word.group(1).lower()
-        if len(w) == 1 or w in _ABBREV or "." in w:
-            return False
-    return True
-
-
 _WORDS_AFTER = re.compile(r"\s*([\w']+)(?:\s+([\w']+))?")  # the one or two words after a comma
 
 
@@ -237,7 +223,7 @@ def _boundary(text: str, start: int, protected: list[bool], commas: str = "claus
         if ch == "," and not _number_comma(text, i):
             if commas == "any" or (commas == "clause" and _clause_comma(text, i)):
                 return i
-        if ch == "." and _sentence_end(text, i):
+        if ch == "." and sentence_end(text, i):
             return i
     return len(text)
 
@@ -263,7 +249,7 @@ def _at_sentence_start(text: str, start: int) -> bool:
     """Whether only transparent words (please, but, note:) separate ``start`` from a sentence start."""
     before = text[:start]
     cut = max(before.rfind(ch) for ch in "?!;")
-    period = [m.end() for m in re.finditer(r"\.\s", before) if _sentence_end(before, m.start())]
+    period = [m.end() for m in re.finditer(r"\.\s", before) if sentence_end(before, m.start())]
     if period:
         cut = max(cut, period[-1] - 1)
     head = before[cut + 1:].strip().lower()
@@ -437,7 +423,7 @@ def _sentence_head(text: str, start: int) -> str:
     """Text of the current sentence before ``start``."""
     before = text[:start]
     cut = max(before.rfind(ch) for ch in "?!;")
-    ends = [i for i, ch in enumerate(before) if ch == "." and _sentence_end(before, i)]  # not "George H. W. Bush"
+    ends = [i for i, ch in enumerate(before) if ch == "." and sentence_end(before, i)]  # not "George H. W. Bush"
     return before[max([cut, *ends]) + 1:]
 
 

@@ -1,5 +1,6 @@
 """A query's text as the negation parser reads it: punctuation and apostrophes unified, white space collapsed, and
-split exclusion verbs joined so that the cue comes before what it excludes ("leaving X out" -> "leaving out X")."""
+split exclusion verbs joined so that the cue comes before what it excludes ("leaving X out" -> "leaving out X"); and
+where its sentences end (the parser and the intent rules split alike)."""
 from __future__ import annotations
 
 import re
@@ -29,3 +30,20 @@ def _join_split_verb(m: re.Match) -> str:
     if particle.lower() == "out" and not verb.lower().startswith("leav"):
         return m.group(0)
     return f"{verb} {particle} {words}"
+
+
+# words whose period ends no sentence (with initials and decimal points: sentence_end)
+ABBREVIATIONS = set("jr sr dr mr mrs ms st mt ft vs etc inc ltd co corp no vol fig gen gov sen rep prof rev lt col "
+                    "capt sgt u.s u.k e.g i.e a.m p.m approx dept est".split())
+
+
+def sentence_end(text: str, i: int) -> bool:
+    """Whether the period at ``i`` ends a sentence (not an abbreviation, initial or decimal point)."""
+    if i + 1 < len(text) and not text[i + 1].isspace():
+        return False
+    word = re.search(r"([\w.]+)$", text[:i])
+    if word:
+        w = word.group(1).lower()
+        if len(w) == 1 or w in ABBREVIATIONS or "." in w:
+            return False
+    return True

@@ -171,3 +171,19 @@ def test_dense_folder_of_another_corpus_is_one_error_line(tiny, tmp_path):
             [(h.docid, h.score) for h in t.search(QUERIES[0], k=5)]
     with pytest.raises(InputError, match="no such dense embeddings folder"):
         ComposeSearcher(root / "sparse", dense=tmp_path / "missing")
+
+
+def test_a_query_text_is_encoded_once_for_its_candidates_and_its_cosines(tiny):
+    """execute asks the dense leg for its own candidates and then for the cosines of the same A text: one encoding,
+    and the memo gives the same cosines as a fresh leg."""
+    from lsr_lucene.compose.dense_leg import DenseLeg
+
+    leg = DenseLeg(tiny["root"] / "index" / "dense")
+    calls: list = []
+    original = leg.encoder.encode_queries
+    leg.encoder.encode_queries = lambda texts, *a, **k: calls.append(list(texts)) or original(texts, *a, **k)
+    top = leg.search(["herbal tea"], 5)[0]
+    cosines = leg.scores(["herbal tea"], top)[0]
+    assert calls == [["herbal tea"]]
+    assert cosines == DenseLeg(tiny["root"] / "index" / "dense").scores(["herbal tea"], top)[0]
+    assert [d for d, _ in sorted(cosines.items(), key=lambda kv: (-kv[1], kv[0]))] == top

@@ -22,6 +22,10 @@ from lsr_lucene.dense.leg import DENSE_DIR  # the sidecar folder inside an impac
 from lsr_lucene.errors import InputError
 
 AUTO, NONE = "auto", "none"
+# dense query encodings a DenseLeg keeps: a negated query's A text is encoded once for the dense leg's own candidates
+# (DenseLeg.search) and read again for the cosines (DenseLeg.scores); exact, since an encoding does not depend on the
+# queries it is batched with
+QUERY_MEMO = 1024
 
 
 def dense_location(index_dir: str | Path, dense: str | Path | None = AUTO) -> Path | None:
@@ -64,6 +68,7 @@ class DenseLeg:
         self.threads = threads or 1
         self._encoder = None
         self._flat: Any = None  # the exact flat searcher over every embedding (made on first :meth:`search`)
+        self._memo: dict[str, Any] = {}  # text -> its encoding, the QUERY_MEMO latest (insertion order)
         self._lock = threading.Lock()  # one encoder (and tokenizer: not thread-safe) shared by a server's requests
 
     @property
@@ -85,6 +90,19 @@ class DenseLeg:
                                  f"{meta.get('model')} gives {self._encoder.dim}")
         return self._encoder
 
+    def _queries(self, texts: Sequence[str]):
+        """The encodings of ``texts`` (rows in order), those not in the memo encoded in one batch; call under the
+        lock."""
+        import numpy as np
+
+        missing = [t for t in dict.fromkeys(texts) if t not in self._memo]
+        if missing:
+            self._memo.update(zip(missing, self._load().encode_queries(missing)))
+        out = np.stack([self._memo[t] for t in texts])
+        for text in list(self._memo)[:max(0, len(self._memo) - QUERY_MEMO)]:
+            del self._memo[text]
+        return out
+
     def scores(self, texts: Sequence[str], candidates: Sequence[str]) -> list[dict[str, float]]:
         """Per text, ``{docid: cosine}`` over ``candidates`` (InputError naming a candidate the folder lacks)."""
         import numpy as np
@@ -98,7 +116,7 @@ class DenseLeg:
         if not texts:
             return []
         with self._lock:
-            queries = self._load().encode_queries(list(texts))
+            queries = self._queries(texts)
         block = np.asarray(self.embeddings.vectors[np.asarray(rows, dtype=np.int64)], dtype=np.float32)
         values = (block.astype(np.float64) @ queries.astype(np.float64).T).T
         return [dict(zip(candidates, row.tolist())) for row in values]
@@ -111,7 +129,7 @@ class DenseLeg:
         if not texts or k <= 0:
             return [[] for _ in texts]
         with self._lock:
-            queries = self._load().encode_queries(list(texts))
+            queries = self._queries(texts)
             if self._flat is None:
                 self._flat = FlatSearcher(self.embeddings, self.threads)
             flat = self._flat

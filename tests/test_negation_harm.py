@@ -1,7 +1,9 @@
 """The do-no-harm experiment of issue 36: per-set table of plain vs compose, fired topics apart, seeded parts."""
 from __future__ import annotations
 
+import json
 import math
+import os
 
 import pytest
 
@@ -51,3 +53,19 @@ def test_cli_writes_the_table_and_refuses_to_overwrite(tmp_path):
         negation_harm.main(args)
     with pytest.raises(Exception, match="expected NAME=TOPICS"):
         negation_harm.main(["harm", "--set", "toy=missing", "--output", str(tmp_path / "x")])
+
+
+def test_each_dense_model_has_its_own_cache_and_a_stale_one_is_refused(tmp_path):
+    slug = tmp_path / "excluir"
+    assert negation_harm.dense_folder(slug, None) == slug / "dense" == negation_harm.dense_folder(slug, "all-minilm-l6-v2")
+    assert negation_harm.dense_folder(slug, "/models/all-mpnet-base-v2") == slug / "dense-all-mpnet-base-v2"
+    folder = slug / "dense"
+    folder.mkdir(parents=True)
+    (folder / "metadata.json").write_text('{"model": "/models/all-mpnet-base-v2"}')
+    with pytest.raises(Exception, match="embeddings by /models/all-mpnet-base-v2, not all-minilm-l6-v2"):
+        negation_harm.ensure_dense(tmp_path / "corpus.jsonl", folder)
+    assert negation_harm.ensure_dense(tmp_path / "corpus.jsonl", folder, model="/models/all-mpnet-base-v2") == folder
+    local = tmp_path / "models" / "mpnet"  # a local model folder is recorded by its absolute path
+    local.mkdir(parents=True)
+    (folder / "metadata.json").write_text(json.dumps({"model": str(local)}))
+    assert negation_harm.ensure_dense(tmp_path / "corpus.jsonl", folder, model=os.path.relpath(local)) == folder

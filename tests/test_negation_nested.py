@@ -2,6 +2,7 @@
 corpora and synthetic outcomes (no model)."""
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -193,3 +194,15 @@ def test_padded_outcomes_enter_the_selection_and_every_table():
     assert any(r["corpus"] == "+pad" for r in result["nested"])
     table = nested.row_table(rows, outcomes, padded, "+pad")
     assert table.loc["q1", "default R@1 +pad"] == 0 and table.loc["q0", "default R@1"] == 1
+
+
+def test_a_joined_corpus_counts_both_parts(tmp_path):
+    first, second = tmp_path / "a", tmp_path / "b"
+    for folder, docs, postings in ((first, 3, 30), (second, 5, 40)):
+        folder.mkdir()
+        (folder / "metadata.json").write_text(json.dumps({"model": "splade-tiny", "scale": 100, "documents": docs,
+                                                          "postings": postings, "source": folder.name, "shards": 1}))
+    meta = nested.joined_metadata(first, second, ["a-part-00000.jsonl", "b-part-00000.jsonl"])
+    assert (meta["documents"], meta["postings"], meta["shards"], meta["source"]) == (8, 70, 2, "a + b")
+    assert (meta["model"], meta["scale"], meta["files"]) == ("splade-tiny", 100, ["a-part-00000.jsonl",
+                                                                                  "b-part-00000.jsonl"])

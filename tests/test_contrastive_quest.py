@@ -8,8 +8,8 @@ import pytest
 from lsr_lucene.compose.compositions import read_compositions
 from lsr_lucene.compose.tree import Node
 from lsr_lucene.errors import InputError
-from lsr_lucene.experiments.quest_collection import convert, evaluate_runs, templates_of
-from lsr_lucene.experiments.quest_queries import build_tree, read_quest_documents, read_quest_queries, template_tree
+from scripts.negation.quest_collection import convert, evaluate_runs, templates_of
+from scripts.negation.quest_queries import build_tree, read_quest_documents, read_quest_queries, template_tree
 
 ROWS = [
     {"query": "Birds of Colombia that aren't from Venezuela", "docs": ["Andean condor", "Toucan"],

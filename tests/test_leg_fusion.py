@@ -10,7 +10,7 @@ import pytest
 from lsr_lucene.compose.dense_leg import blend
 from lsr_lucene.compose.operations import FusionPlan, Settings, VectorPlan, build_plan, fuse, plan_inputs
 from lsr_lucene.compose.tree import Node
-from lsr_lucene.experiments.leg_fusion import DEFAULT, PREVIOUS, score
+from scripts.negation.leg_fusion import DEFAULT, PREVIOUS, score
 
 DOCS = [f"d{i}" for i in range(8)]
 

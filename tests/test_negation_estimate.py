@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from lsr_lucene.experiments.negation_estimate import TEMPLATES, bootstrap, generate_pairs, outcomes
+from scripts.negation.negation_estimate import TEMPLATES, bootstrap, generate_pairs, outcomes
 
 
 def test_generated_pairs_name_the_excluded_passage_and_skip_dev_passages(tmp_path):

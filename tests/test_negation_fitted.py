@@ -13,9 +13,9 @@ from lsr_lucene.compose.compositions import parse_topics
 from lsr_lucene.compose.execute import compose, execute
 from lsr_lucene.compose.operations import FusionPlan, Settings, VectorPlan, fuse
 from lsr_lucene.errors import InputError
-from lsr_lucene.experiments import negation_fitted as fitted
-from lsr_lucene.experiments import negation_nested as nested
-from lsr_lucene.experiments.negation_features import FEATURES, gated_node, kept_docs, node_features, row_features
+from scripts.negation import negation_fitted as fitted
+from scripts.negation import negation_nested as nested
+from scripts.negation.negation_features import FEATURES, gated_node, kept_docs, node_features, row_features
 
 DOCS = {"green": {"tea": 150, "green": 120, "caffeine": 60}, "herbal": {"tea": 140, "herbal": 110},
         "black": {"tea": 130, "caffeine": 110}, "coffee": {"coffee": 160, "caffeine": 140},

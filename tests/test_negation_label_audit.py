@@ -7,7 +7,7 @@ import json
 import pytest
 
 from lsr_lucene.errors import InputError
-from lsr_lucene.experiments import negation_label_audit as audit
+from scripts.negation import negation_label_audit as audit
 
 FIELDS = list(audit.ANNOTATION_FIELDS)
 

@@ -9,9 +9,9 @@ import pytest
 
 from lsr_lucene.compose.negation_parser import parse
 from lsr_lucene.compose.tree import Node
-from lsr_lucene.experiments import negation_hard_pairs as hard
-from lsr_lucene.experiments import negation_nested as nested
-from lsr_lucene.experiments.negation_harm import held_out
+from scripts.negation import negation_hard_pairs as hard
+from scripts.negation import negation_nested as nested
+from scripts.negation.negation_harm import held_out
 
 SLOTS = {"t": "strep throat", "a": "penicillin dosage", "x": "rheumatic fever", "y": "swollen tonsils"}
 

@@ -6,7 +6,7 @@ import math
 from lsr_lucene.compose.compositions import Composition
 from lsr_lucene.compose.operations import FusionPlan, VectorPlan, fuse
 from lsr_lucene.compose.tree import Node
-from lsr_lucene.experiments.positive_leg import MemoryBM25, fused_run, negative_text, positive_text
+from scripts.negation.positive_leg import MemoryBM25, fused_run, negative_text, positive_text
 
 
 def test_bm25_matches_the_formula_by_hand():
@@ -59,7 +59,7 @@ def test_fused_run_passes_the_defaults_absence_input_through():
 
 
 def test_with_positive_replaces_the_a_side_down_the_not_nodes():
-    from lsr_lucene.experiments.positive_leg import with_positive
+    from scripts.negation.positive_leg import with_positive
 
     tree = Node("not", Node("not", "films", "cartoons"), "musicals")
     assert with_positive(tree, lambda a: "Q") == Node("not", Node("not", "Q", "cartoons"), "musicals")

@@ -206,3 +206,10 @@ def test_a_joined_corpus_counts_both_parts(tmp_path):
     assert (meta["documents"], meta["postings"], meta["shards"], meta["source"]) == (8, 70, 2, "a + b")
     assert (meta["model"], meta["scale"], meta["files"]) == ("splade-tiny", 100, ["a-part-00000.jsonl",
                                                                                   "b-part-00000.jsonl"])
+
+
+def test_bootstrap_interval():
+    """(Moved from the retired generated-pairs estimate's tests, issue 66.)"""
+    mean, low, high = nested.bootstrap([1] * 80 + [0] * 20)
+    assert mean == 0.8 and 0.7 < low < 0.8 < high < 0.9
+    assert nested.bootstrap([1, 1, 1]) == (1.0, 1.0, 1.0)

@@ -1,6 +1,6 @@
 """Hard generated exclusion pairs (issue 49): requests shaped like the held-out misses, from passages of one topic.
 
-The generated pairs of :mod:`scripts.negation.negation_estimate` were too easy (the wanted passage's own title
+The generated pairs of issue 49 (runs/negation/estimate.md, retired) were too easy (the wanted passage's own title
 in the request). Here the wanted and the excluded passages share the request's topic, so plain search cannot tell
 them apart; only the excluded items can:
 

@@ -243,10 +243,18 @@ ISSUE_HELD_OUT = {  # issue 49's held-out test figures of the default (R@1, RR),
     "ExcluIR dev": (0.860, 0.920), "BoolQuestions dev": (0.792, 0.866)}
 
 
+def bootstrap(values: Sequence[int], resamples: int = 2000, seed: int = 0) -> tuple[float, float, float]:
+    """(mean, 2.5th, 97.5th percentile) of the mean over ``resamples`` resamplings of the rows with replacement."""
+    import numpy as np
+
+    data = np.asarray(values, dtype=float)
+    rng = np.random.default_rng(seed)
+    means = data[rng.integers(0, len(data), size=(resamples, len(data)))].mean(axis=1)
+    return float(data.mean()), float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
+
+
 def _figure(r1: Sequence[int], rr: Sequence[int]) -> dict:
     """Queries, R@1 and RR with their 95% bootstrap intervals (``_ci``: the bounds as numbers)."""
-    from scripts.negation.negation_estimate import bootstrap
-
     m1, lo1, hi1 = bootstrap(r1)
     m2, lo2, hi2 = bootstrap(rr)
     return {"queries": len(r1), "R@1": round(m1, 3), "R@1 95% CI": f"{lo1:.3f}–{hi1:.3f}", "RR": round(m2, 3),

@@ -1,7 +1,6 @@
-"""The negation default's neighbour term (issue 36, item 2) and the leg-fusion experiment's formula: compose's
-``fuse`` on a gated not node with a dense leg equals Â' = minmax(Â + w·minmax(cos) + v·minmax(cos(·, d*))) computed
-by hand (d* the top of Â + w·minmax(cos), ties to the smallest docid), and the experiment's numpy ``score`` equals
-compose's fuse, so that its tables measure the formula compose runs."""
+"""The negation default's neighbour term (issue 36, item 2): compose's ``fuse`` on a gated not node with a dense leg
+equals Â' = minmax(Â + w·minmax(cos) + v·minmax(cos(·, d*))) computed by hand (d* the top of Â + w·minmax(cos),
+ties to the smallest docid). (Moved from the retired leg-fusion experiment's tests, issue 66.)"""
 from __future__ import annotations
 
 import numpy as np
@@ -10,7 +9,6 @@ import pytest
 from lsr_lucene.compose.dense_leg import blend
 from lsr_lucene.compose.operations import FusionPlan, Settings, VectorPlan, build_plan, fuse, plan_inputs
 from lsr_lucene.compose.tree import Node
-from scripts.negation.leg_fusion import DEFAULT, PREVIOUS, score
 
 DOCS = [f"d{i}" for i in range(8)]
 
@@ -81,13 +79,3 @@ def test_settings_give_the_neighbour_input_only_with_a_dense_leg():
     assert [k for k, _ in plan_inputs(build_plan(tree, Settings(), vectors))] == ["vector", "vector", "absence"]
     assert [k for k, _ in plan_inputs(build_plan(tree, Settings(absence=False), vectors))] == ["vector", "vector"]
     assert "best-match neighbour leg v 1" in Settings(dense=True).describe()
-
-
-def test_experiment_score_equals_compose_fuse():
-    a, b, cos, matrix = data(7)
-    c = {"A": np.array([a[d] for d in DOCS]), "B": np.array([mm(b)[d] for d in DOCS]),
-         "cos A": np.array([cos[d] for d in DOCS]), "matrix": matrix, "rows": np.arange(len(DOCS))}
-    fused = fuse(plan(DEFAULT["wn"]), [a, b, cos, Table(matrix)])
-    assert score(c, DEFAULT) == pytest.approx(np.array([fused[d] for d in DOCS]), abs=1e-12)
-    previous = fuse(plan(0.0), [a, b, cos])
-    assert score(c, PREVIOUS) == pytest.approx(np.array([previous[d] for d in DOCS]), abs=1e-12)

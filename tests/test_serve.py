@@ -23,6 +23,8 @@ import pytest
 
 from lsr_lucene.io.runs import read_hits
 
+pytestmark = pytest.mark.slow  # starts servers (-m 'not slow' skips it)
+
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "lsr_lucene" / "data" / "demo"
 HITS = 10

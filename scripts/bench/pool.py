@@ -14,13 +14,14 @@ from pathlib import Path
 
 import numpy as np
 
+from lsr_lucene.demo import DEMO_DATA
 from lsr_lucene.errors import InputError
 from lsr_lucene.io.output import atomic_output, open_jsonl
 
 DEFAULT_POOL = ("scifact", "npl", "cisi", "cacm", "med", "cranfield", "excluir")
 TOPIC_FILES = ("topics.tsv", "topics.train.tsv", "queries.jsonl", "dev.jsonl")
 QUERY_TOKENS = 64  # query WordPieces kept for window clauses (as bench.queries)
-DEMO_DIR = Path(__file__).resolve().parents[1] / "data" / "demo"  # the shipped demo collection
+DEMO_DIR = DEMO_DATA  # the shipped demo collection, in the installed package
 
 
 @dataclass(frozen=True)

@@ -22,11 +22,12 @@ import re
 import sys
 from pathlib import Path
 
+import lsr_lucene
 from scripts.negation.negation_harm import held_out
 from lsr_lucene.io.output import atomic_output
 from lsr_lucene.io.topics import read_topics
 
-WRITTEN = Path(__file__).resolve().parents[1] / "data" / "negation_intent" / "written.tsv"
+WRITTEN = Path(lsr_lucene.__file__).resolve().parent / "data" / "negation_intent" / "written.tsv"  # the package's
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"  # ../shared/data beside the checkout
 COLUMNS = ("query", "label", "category", "family", "split", "source")
 SEED = 50

@@ -11,7 +11,9 @@ import argparse
 import tempfile
 from pathlib import Path
 
-DEMO = Path(__file__).resolve().parents[1] / "data" / "demo"
+from lsr_lucene.demo import DEMO_DATA
+
+DEMO = DEMO_DATA  # the shipped demo collection, in the installed package
 METRICS = ("nDCG@10", "RR@10")
 NAMES = ["BM25", "SPLADE", "BM25>>SPLADE", "compose"]
 

@@ -19,9 +19,17 @@ scored=()
 for code in ${CODES:-240ec7a 5c0bd99 d517a4e}; do
   tree=work/negation_written/$code
   rm -rf "$tree" && mkdir -p "$tree"
-  git archive "$code" lsr_lucene | tar -x -C "$tree"
-  cp scripts/negation/negation_written.py "$tree/scripts/negation/"
-  (cd "$tree" && PYTHONPATH=. python -m scripts.negation.negation_written score "${args[@]}" \
+  if git cat-file -e "$code:scripts/negation" 2>/dev/null; then  # the studies beside the package (issue 66 on)
+    git archive "$code" lsr_lucene scripts | tar -x -C "$tree"
+    cp scripts/negation/negation_written.py "$tree/scripts/negation/"
+    module=scripts.negation.negation_written
+  else  # before issue 66 the studies were lsr_lucene.experiments: this checkout's scorer joins them there
+    git archive "$code" lsr_lucene | tar -x -C "$tree"
+    sed 's/\bscripts\.negation\b/lsr_lucene.experiments/g' scripts/negation/negation_written.py \
+      > "$tree/lsr_lucene/experiments/negation_written.py"
+    module=lsr_lucene.experiments.negation_written
+  fi
+  (cd "$tree" && PYTHONPATH=. python -m "$module" score "${args[@]}" \
     --output "$here/work/negation_written/$code.csv" --overwrite)
   scored+=(--scored "$code=work/negation_written/$code.csv")
 done

@@ -1,7 +1,7 @@
-"""Explicit query syntax (issue 50): grammar, opt-in, errors, and the same trees and hits as JSON compositions in
-the CLI and ComposeSearcher (the server and PyTerrier tests are in test_serve.py and test_pyterrier.py)."""
+"""Explicit query syntax (issue 50): grammar, opt-in, errors, and its strict exclusions (issue 65) in the CLI and
+ComposeSearcher (the server and PyTerrier tests are in test_serve.py and test_pyterrier.py; exactness in
+test_strict_exclusion.py)."""
 from __future__ import annotations
-
 
 import pytest
 

@@ -92,3 +92,53 @@ def test_an_index_without_the_text_field_says_what_to_run(demo, tmp_path, capsys
     assert "text field (explicit exclusions): 298 of 298 documents" in capsys.readouterr().out
     with ComposeSearcher(index) as searcher, ComposeSearcher(demo / "index") as built:
         assert [h.docid for h in searcher.search(QUERIES["py"], k=5)] == [h.docid for h in built.search(QUERIES["py"])][:5]
+
+
+@pytest.fixture(scope="module")
+def worded(tmp_path_factory):
+    """4,000 synthetic documents whose text is their terms as words (plus a word of no vector): t1, in nearly half
+    of them with impacts up to 300, fills the unfiltered top k; a dense-impacts sidecar takes the frequent terms."""
+    import json
+
+    import numpy as np
+
+    from lsr_lucene.index.dense_impacts import build_dense_impacts
+    from lsr_lucene.index.impact import build_impact_index
+
+    rng = np.random.default_rng(65)
+    rows, texts = [], []
+    for _ in range(4000):
+        row = {f"t{j}": int(rng.integers(1, 300 if j == 1 else 8)) for j in range(12) if rng.random() < 0.9 / (1 + j)}
+        row = row or {"t11": 1}
+        rows.append(row)
+        texts.append(" ".join(list(row) + (["hot dogs"] if rng.random() < 0.3 else ["dogs hot"])))
+    root = tmp_path_factory.mktemp("worded")
+    (root / "vectors").mkdir()
+    (root / "vectors" / "part-00000.jsonl").write_text("".join(
+        json.dumps({"id": f"d{i:05d}", "contents": t, "vector": r}) + "\n" for i, (t, r) in enumerate(zip(texts, rows))))
+    build_impact_index(root / "vectors", root / "index", threads=1)
+    build_dense_impacts(root / "index", 0.2)
+    return root, {f"d{i:05d}": t for i, t in enumerate(texts)}
+
+
+@pytest.mark.parametrize("terms, pairs", [
+    ({"t1": 3, "t2": 1, "t5": 2}, []),  # integral: the plain query's exact float path
+    ({"t1": 2.5, "t3": 0.75, "t0": 1.25}, []),  # float first phase and a rescored band
+    ({"t1": 2, "t0": -1, "t4": 1}, []),  # signed: the shifted query
+    ({"t1": 1, "t2": 1}, [["t1", "t3", 2.0]]),  # a CPT pair
+])
+def test_the_filter_keeps_the_exact_top_k_when_the_excluded_documents_fill_the_top(worded, terms, pairs):
+    from lsr_lucene.compose.backends import ExactBackend
+    from lsr_lucene.search.spec_searcher import SpecSearcher
+
+    root, texts = worded
+    spec = {"qid": "q", "terms": terms, **({"pairs": pairs} if pairs else {})}
+    every = ExactBackend(root / "vectors").search(spec, 10_000)
+    for exclude in ({"text": "t1"}, {"text": "hot dogs"}, {"or": [{"text": "t1"}, {"text": "t2"}]}):
+        kept = [(d, s) for d, s in every if not expression_matches(texts[d], exclude)]
+        assert len(kept) < len(every) and {d for d, _ in every[:10]} - {d for d, _ in kept}  # may leave nothing
+        with SpecSearcher(str(root / "index")) as searcher:
+            for k in (1, 10, 100, len(kept) + 50):
+                got = [(d, float(s)) for d, s in searcher.search({**spec, "exclude": exclude}, k)]
+                assert [d for d, _ in got] == [d for d, _ in kept[:k]], (exclude, k)
+                assert [s for _, s in got] == pytest.approx([s for _, s in kept[:k]], abs=5e-7)  # as the run writes

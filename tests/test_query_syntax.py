@@ -56,10 +56,15 @@ def test_malformed_queries_name_the_query(query, why):
     assert "query q7" in str(err.value)
 
 
-def test_explain_names_the_operators():
+def test_explain_names_the_strict_filter():
+    """Issue 65 item 5: the -word / NOT form shows as what it is (a strict filter on the text field), not as a cue."""
     lines = parse_syntax("films NOT (dogs OR cats)").lines()
-    assert lines[0].startswith("cue 'NOT'") and "A='films' B='(dogs OR cats)'" in lines[0]
-    assert lines[1].startswith("cue 'OR'") and "A='dogs' B='cats'" in lines[1]
+    assert lines[0].startswith("NOT (explicit query syntax): a strict filter on the text field") and \
+        "contains (dogs OR cats) is removed from the results of 'films'" in lines[0]
+    assert lines[1].startswith("OR (explicit query syntax)") and "'dogs' OR 'cats'" in lines[1]
+    assert "ranks 'films', then removes inside the search every document matching (dogs OR cats)" in lines[2]
+    assert "EnglishAnalyzer" in lines[2] and not any("cue" in line or " at 0" in line for line in lines)
+    assert 'contains "hot dogs"' in parse_syntax('films -"hot dogs"').lines()[0]
 
 
 def test_cli_and_searcher_remove_the_excluded_documents(demo, tmp_path, capsys):

@@ -80,7 +80,9 @@ def written(expression: Mapping) -> str:
     if op == "text":
         return f'"{value}"' if " " in value.strip() else value
     if op == "any":
-        return "any of " + repr(value)
+        return f"any word of {value!r}"
     if op == "not":
-        return f"NOT ({written(value)})"
+        return f"NOT {written(value)}"
+    if len(value) == 1:
+        return written(value[0])
     return "(" + f" {op.upper()} ".join(written(v) for v in value) + ")"

@@ -3,7 +3,9 @@ document whose text contains them, inside the search: each run equals a brute-fo
 texts applied to the unfiltered exact ranking, at every k (one larger than what remains), through every path."""
 from __future__ import annotations
 
+import re
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +21,7 @@ QUERIES = {
     "or": "coffee OR tea -milk",
     "and": "cats AND dogs -training",
 }
+DEMO = Path(__file__).resolve().parents[1] / "lsr_lucene" / "data" / "demo"
 KS = (3, 10, 400)  # 400: more than the demo's 298 documents, so more than what remains
 
 
@@ -142,3 +145,24 @@ def test_the_filter_keeps_the_exact_top_k_when_the_excluded_documents_fill_the_t
                 got = [(d, float(s)) for d, s in searcher.search({**spec, "exclude": exclude}, k)]
                 assert [d for d, _ in got] == [d for d, _ in kept[:k]], (exclude, k)
                 assert [s for _, s in got] == pytest.approx([s for _, s in kept[:k]], abs=5e-7)  # as the run writes
+
+
+def test_explain_says_how_many_were_removed_and_which_of_the_top(demo, capsys):
+    """Issue 65 item 5: compose --explain names the filter, how many documents it removed, and per would-be top
+    document whether it was removed or where it ranks now."""
+    from lsr_lucene.compose.cli import main
+
+    assert main(["--index", str(demo / "index"), "--query", QUERIES["py"], "--hits", "5", "--explain",
+                 "--output", "-"]) == 0
+    out = capsys.readouterr()
+    text = out.out + out.err
+    with_python = sum(text_contains(t, "python") for t in _corpus_texts())
+    assert f"strict filter (explicit syntax): removed the {with_python} documents whose text matches python" in text
+    assert re.search(r"\n    \d+\. \S+ [\d.]+: removed \(its text matches\)\n", text) and ": kept, rank 1\n" in text
+
+
+def _corpus_texts() -> list[str]:
+    import json
+
+    lines = (DEMO / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
+    return [" ".join(str(v) for k, v in json.loads(line).items() if k not in ("_id", "id")) for line in lines]

@@ -14,7 +14,7 @@ Natural-language exclusions ("tea but not milk") and JSON compositions stay soft
 """
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from lsr_lucene.compose.tree import Node, Tree, leaves
 
@@ -72,6 +72,27 @@ def kept_candidates(candidates: Mapping[str, list[str]], exclude: Mapping[str, M
         out[qid] = docs if not expression or not docs else [
             d for d, gone in zip(docs, backend.excluded(expression, docs)) if not gone]
     return out
+
+
+def filter_report(searcher, comp, plan, ranked: Sequence[tuple[str, float]], top: int) -> list[str]:
+    """``--explain`` lines of a query's strict filter: how many documents it removed, and the would-be top ``top``
+    (the same plan searched without it), each marked removed or with its rank in ``ranked``; [] without a filter."""
+    from lsr_lucene.compose.compositions import Composition
+
+    if not comp.exclude or top <= 0:
+        return []
+    backend = searcher.backend
+    unfiltered = Composition(comp.qid, comp.tree, comp.text)
+    would = searcher.rank([unfiltered], [plan], top)[comp.qid]
+    gone = backend.excluded(comp.exclude, [d for d, _ in would])
+    rank = {d: r for r, (d, _) in enumerate(ranked, 1)}
+    lines = [f"strict filter (explicit syntax): removed the {backend.excluded_count(comp.exclude):,} documents whose "
+             f"text matches {written(comp.exclude)}; the top {len(would)} without it:"]
+    for r, ((doc, score), removed) in enumerate(zip(would, gone), 1):
+        where = "removed (its text matches)" if removed else f"kept, rank {rank[doc]}" if doc in rank else \
+            f"kept, below the {len(ranked)} hits asked for"
+        lines.append(f"  {r}. {doc} {score:.6f}: {where}")
+    return lines
 
 
 def written(expression: Mapping) -> str:

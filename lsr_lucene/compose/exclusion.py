@@ -74,6 +74,22 @@ def kept_candidates(candidates: Mapping[str, list[str]], exclude: Mapping[str, M
     return out
 
 
+def syntax_specs(topics: Mapping[str, str], encoder, scale: float) -> list[dict]:
+    """The query spec of each topic in the explicit syntax (its ranked tree composed by the default vector operations,
+    its exclusions as ``exclude``), as ``compose --write-specs`` writes it: what a search of specs alone (distributed
+    search) needs."""
+    from lsr_lucene.compose.compositions import parse_topics
+    from lsr_lucene.compose.execute import compose, composed_specs, require_single_specs
+    from lsr_lucene.compose.operations import Settings
+    from lsr_lucene.compose.query_encoder import QueryEncoder
+
+    comps = parse_topics(topics)
+    settings = Settings.of()
+    require_single_specs(comps, settings)
+    plans = compose(comps, settings, QueryEncoder(mode="full", encoder=encoder))
+    return composed_specs([c.qid for c in comps], plans, scale, {c.qid: c.exclude for c in comps})
+
+
 def filter_report(searcher, comp, plan, ranked: Sequence[tuple[str, float]], top: int) -> list[str]:
     """``--explain`` lines of a query's strict filter: how many documents it removed, and the would-be top ``top``
     (the same plan searched without it), each marked removed or with its rank in ``ranked``; [] without a filter."""

@@ -196,6 +196,7 @@ def run_one(qid: str, plan: Plan, backend, scale: float, hits: int = 1000,
         return backend.search(spec, hits) if spec is not None and spec_matches(spec) else []
     specs = [with_exclusion(make_spec(f"{qid}#{i}", vec, scale), exclude) for i, vec in enumerate(plan_vectors(plan))]
     leaf_hits = {s["qid"]: backend.search(s, fusion_depth) for s in specs if s is not None and spec_matches(s)}
-    extra = dense_candidates({qid: plan}, dense, backend, fusion_depth if dense_depth is None else dense_depth)
-    extra = kept_candidates(extra, {qid: exclude}, backend).get(qid, ())
+    extra = kept_candidates(dense_candidates({qid: plan}, dense, backend,
+                                             fusion_depth if dense_depth is None else dense_depth),
+                            {qid: exclude}, backend).get(qid, [])
     return _fused_ranking(qid, plan, specs, leaf_hits, backend, hits, fusion_depth, dense=dense, extra=extra)

@@ -40,14 +40,7 @@ class SyntaxReport(ParseReport):
     def lines(self) -> list[str]:
         from lsr_lucene.compose.exclusion import split_exclusions, written as filter_written
 
-        out = []
-        for c in self.fired:
-            if c.kind == "not":
-                out.append(f"{c.cue} (explicit query syntax): a strict filter on the text field, not a penalty: every "
-                           f"document whose text contains {c.b} is removed from the results of {c.a!r}")
-            else:
-                out.append(f"{c.cue} (explicit query syntax): {c.a!r} {c.cue} {c.b!r}, combined by the {c.kind!r} "
-                           "node's operation")
+        out = _operator_lines(self.tree)
         kept, exclude = split_exclusions(self.tree)
         if exclude is not None:
             out.append(f"explicit query syntax: ranks {written(kept, False)!r}, then removes inside the search every "
@@ -58,6 +51,23 @@ class SyntaxReport(ParseReport):
 def uses_syntax(text: str) -> bool:
     """Whether ``text`` opts in to the explicit syntax (an upper-case NOT/AND/OR word or a ``-``-prefixed word)."""
     return bool(_OPERATOR.search(text))
+
+
+def _operator_lines(tree: Tree, excluded: bool = False) -> list[str]:
+    """One line per operator of a syntax tree, outermost first, saying what it does where it stands."""
+    if isinstance(tree, str):
+        return []
+    op = tree.op.upper()
+    if tree.op == "not":
+        line = (f"NOT (explicit query syntax): a strict filter on the text field, not a penalty: every document whose "
+                f"text contains {written(tree.b)} is removed from the results of {written(tree.a, excluded)!r}")
+    elif excluded:
+        line = (f"{op} (explicit query syntax): inside an excluded part, documents containing {written(tree.a)} "
+                f"{op.lower()} {written(tree.b)} are removed")
+    else:
+        line = (f"{op} (explicit query syntax): {written(tree.a, False)!r} {op} {written(tree.b, False)!r}, ranked "
+                f"by the {tree.op!r} node's operation")
+    return [line] + _operator_lines(tree.a, excluded) + _operator_lines(tree.b, excluded or tree.op == "not")
 
 
 def _tokens(text: str, where: str) -> list[tuple[str, str]]:

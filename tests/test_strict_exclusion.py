@@ -166,3 +166,21 @@ def _corpus_texts() -> list[str]:
 
     lines = (DEMO / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
     return [" ".join(str(v) for k, v in json.loads(line).items() if k not in ("_id", "id")) for line in lines]
+
+
+def test_written_specs_carry_the_filter_and_search_as_compose(demo, tmp_path):
+    """compose --write-specs writes the filter as "exclude"; search --specs then gives compose's run."""
+    from lsr_lucene.compose.cli import main as compose_main
+    from lsr_lucene.io.runs import read_hits
+    from lsr_lucene.search.cli import main as search_main
+    from lsr_lucene.search.specs import read_query_specs
+
+    topics = tmp_path / "topics.tsv"
+    topics.write_text("".join(f"{q}\t{t}\n" for q, t in QUERIES.items()))
+    assert compose_main(["--index", str(demo / "index"), "--topics", str(topics), "--hits", "10",
+                         "--write-specs", str(tmp_path / "specs.jsonl"), "--output", str(tmp_path / "c.run")]) == 0
+    specs = read_query_specs(tmp_path / "specs.jsonl")
+    assert {s["qid"]: s["exclude"] for s in specs} == {c.qid: c.exclude for c in parse_topics(QUERIES)}
+    assert search_main(["--index", str(demo / "index"), "--specs", str(tmp_path / "specs.jsonl"), "--hits", "10",
+                        "--output", str(tmp_path / "s.run")]) == 0
+    assert read_hits(tmp_path / "s.run") == read_hits(tmp_path / "c.run")

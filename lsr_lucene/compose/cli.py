@@ -41,7 +41,7 @@ from pathlib import Path
 
 from lsr_lucene import cli_options as opt
 from lsr_lucene.compose.compositions import Composition, parse_topics, read_compositions
-from lsr_lucene.compose.exclusion import filter_report
+from lsr_lucene.compose.strict import filter_report
 from lsr_lucene.compose.execute import DEFAULT_FUSION_DEPTH, composed_specs, require_single_specs
 from lsr_lucene.compose.dense_leg import MissingDenseLegWarning, missing_note
 from lsr_lucene.compose.explain import explain_docs, explain_query
@@ -204,8 +204,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.write_specs:
             from lsr_lucene.search.specs import save_query_specs
 
-            n = save_query_specs(composed_specs([c.qid for c in comps], plans, searcher.scale), args.write_specs,
-                                 args.overwrite)
+            n = save_query_specs(composed_specs([c.qid for c in comps], plans, searcher.scale,
+                                                {c.qid: c.exclude for c in comps}), args.write_specs, args.overwrite)
             print(f"wrote {args.write_specs} ({n} query specs)", file=sys.stderr)
 
         def warn(qid: str, why: str) -> None:

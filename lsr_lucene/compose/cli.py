@@ -19,7 +19,8 @@ nesting allowed; a plain string ``query`` is one atomic query; ``text``, when gi
 encodes), from a topics file or ``--query`` texts parsed with the cue parser
 (:mod:`lsr_lucene.compose.negation_parser`) or, when a text opts in with an upper-case NOT/AND/OR or a ``-term``,
 read by the explicit query syntax (:mod:`lsr_lucene.compose.query_syntax`: ``films -dogs -cats``, ``films NOT
-(dogs OR cats)``; docs/negation.md), or from ``--composition`` JSON on the command line.
+(dogs OR cats)``, whose exclusions are strict: every document whose text contains dogs or cats is removed inside the
+search; docs/negation.md), or from ``--composition`` JSON on the command line.
 
 Encoder ablations (paper Table 3), applied to every encoded text: ``--no-expansion`` keeps only the
 query's own WordPiece tokens with their learned weights; ``--no-term-weights`` gives each of the

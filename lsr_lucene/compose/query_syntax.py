@@ -11,7 +11,9 @@ Grammar (upper-case operators; lower-case not/and/or are ordinary words)::
 Words and phrases next to each other form one text (searched as one encoded query); ``-item`` excludes one word,
 quoted phrase or bracketed group; ``NOT`` excludes the words up to the next operator or bracket (``films NOT about
 dogs`` excludes "about dogs"). A sequence's exclusions form one union: ``films -dogs -cats`` = ``films NOT (dogs OR
-cats)`` = not(films, or(dogs, cats)). A bracketed group next to words needs an operator between them.
+cats)`` = not(films, or(dogs, cats)). A bracketed group next to words needs an operator between them. The
+exclusions are strict (issue 65, :mod:`lsr_lucene.compose.exclusion`): every document whose text contains an
+excluded word or phrase is removed inside the search, as Lucene's MUST_NOT removes it.
 
 Opt-in (predictable, no flag): a query uses this syntax when it has an upper-case ``NOT``, ``AND`` or ``OR`` word, or
 a word that starts with ``-`` after a space or at the start and goes on with a letter, a quote or a bracket

@@ -184,3 +184,15 @@ def test_written_specs_carry_the_filter_and_search_as_compose(demo, tmp_path):
     assert search_main(["--index", str(demo / "index"), "--specs", str(tmp_path / "specs.jsonl"), "--hits", "10",
                         "--output", str(tmp_path / "s.run")]) == 0
     assert read_hits(tmp_path / "s.run") == read_hits(tmp_path / "c.run")
+
+
+def test_reorder_carries_the_text_field(demo, tmp_path):
+    """A BP-reordered index has its text field rebuilt in the new docid order: the same filtered hits."""
+    from lsr_lucene.compose import ComposeSearcher
+    from lsr_lucene.index.impact import reorder_impact_index
+
+    reorder_impact_index(demo / "index", tmp_path / "bp", seed=1)
+    assert (tmp_path / "bp" / "text").is_dir()
+    comps = parse_topics(QUERIES)
+    with ComposeSearcher(demo / "index") as natural, ComposeSearcher(tmp_path / "bp") as reordered:
+        assert reordered.rank(comps, reordered.plans(comps), 10) == natural.rank(comps, natural.plans(comps), 10)

@@ -8,7 +8,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.nio.file.StandardCopyOption;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.lucene.document.BinaryDocValuesField;
@@ -155,10 +154,7 @@ public final class TextIndexer {
           w.commit();
         }
       }
-      if (Files.exists(out)) {
-        PositionalIndexer.deleteTree(out);
-      }
-      Files.move(tmp, out, StandardCopyOption.ATOMIC_MOVE);
+      PositionalIndexer.install(tmp, out);
     } catch (IOException | RuntimeException e) {
       PositionalIndexer.deleteTree(tmp);
       throw e;

@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
                 seconds[i] += time.perf_counter() - t
         removed = searcher.backend.excluded_count(excluded[0].exclude)
     size = index_size(index)
-    print(f"CPU capability {torch.backends.cpu.get_cpu_capability()}; {text['documents']:,} documents")
+    print(f"CPU capability {torch.backends.cpu.get_cpu_capability()}; {text['documents']:,} documents\n")
     print("| measure | value |\n|:---|---:|")
     print(f"| impact index (stored vectors included), MB | {(size - text['size_bytes']) / 1e6:.1f} |")
     print(f"| text field ({TEXT_DIR}/), MB | {text['size_bytes'] / 1e6:.1f} |")

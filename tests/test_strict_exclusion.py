@@ -49,6 +49,7 @@ def test_the_analyser_folds_case_plurals_and_possessives():
 
 def test_every_run_is_the_brute_force_filter_at_every_k(demo):
     from lsr_lucene.compose import ComposeSearcher
+    from lsr_lucene.compose.execute import execute
 
     comps = parse_topics(QUERIES)
     assert all(c.exclude for c in comps)
@@ -60,6 +61,8 @@ def test_every_run_is_the_brute_force_filter_at_every_k(demo):
             for threads in (1, 2):  # in memory, and one JVM batch through a run file
                 got = searcher.rank(comps, searcher.plans(comps), k, threads=threads)
                 assert got == want, (k, threads)
+            # the filter travels with the plans: compose + execute without ComposeSearcher drop nothing
+            assert execute([c.qid for c in comps], searcher.plans(comps), searcher.backend, searcher.scale, k) == want
         assert len(got["py"]) < 400 and len(got["py"]) == len(want["py"])  # everything that remains, no more
         texts = searcher.backend.texts([d for d, _ in got["py"]])
         assert not any(text_contains(t, "python") for t in texts.values())

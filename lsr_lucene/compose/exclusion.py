@@ -14,6 +14,7 @@ Natural-language exclusions ("tea but not milk") and JSON compositions stay soft
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Mapping
 
 from lsr_lucene.compose.tree import Node, Tree, leaves
@@ -54,6 +55,36 @@ def _either(x: Expression | None, y: Expression | None) -> Expression | None:
     if x is None or y is None:
         return x if y is None else y
     return {"or": [x, y]}
+
+
+_FILTERED: dict[type, type] = {}  # plan class -> its subclass that also carries ``exclude``
+
+
+def filtered(plan, expression: Mapping | None):
+    """``plan`` carrying its query's strict filter as ``plan.exclude`` (a subclass of the plan's own dataclass), which
+    ``execute`` applies to every spec of the plan: the filter travels with the plan, so no caller of compose and
+    execute can drop it; the plan itself without a filter."""
+    if not expression:
+        return plan
+    base = unfiltered(plan).__class__
+    cls = _FILTERED.get(base)
+    if cls is None:
+        cls = _FILTERED[base] = dataclasses.make_dataclass(
+            f"Filtered{base.__name__}", [("exclude", dict, dataclasses.field(default=None))], bases=(base,))
+    return cls(**{f.name: getattr(plan, f.name) for f in dataclasses.fields(base)}, exclude=dict(expression))
+
+
+def unfiltered(plan):
+    """The plan without its strict filter (what ``--explain`` searches to name the documents the filter removed)."""
+    if type(plan) not in _FILTERED.values():
+        return plan
+    base = type(plan).__mro__[1]
+    return base(**{f.name: getattr(plan, f.name) for f in dataclasses.fields(base)})
+
+
+def plan_exclusion(plan) -> dict | None:
+    """The strict filter a plan carries (None: none)."""
+    return getattr(plan, "exclude", None)
 
 
 def with_exclusion(spec: dict | None, expression: Mapping | None) -> dict | None:

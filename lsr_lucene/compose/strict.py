@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 from lsr_lucene.compose.compositions import Composition, parse_topics
-from lsr_lucene.compose.exclusion import written
+from lsr_lucene.compose.exclusion import unfiltered, written
 from lsr_lucene.compose.execute import compose, composed_specs, require_single_specs
 from lsr_lucene.compose.operations import Settings
 from lsr_lucene.compose.query_encoder import QueryEncoder
@@ -28,8 +28,8 @@ def filter_report(searcher, comp, plan, ranked: Sequence[tuple[str, float]], top
     if not comp.exclude or top <= 0:
         return []
     backend = searcher.backend
-    unfiltered = Composition(comp.qid, comp.tree, comp.text)
-    would = searcher.rank([unfiltered], [plan], top)[comp.qid]
+    unfiltered_comp = Composition(comp.qid, comp.tree, comp.text)
+    would = searcher.rank([unfiltered_comp], [unfiltered(plan)], top)[comp.qid]
     gone = backend.excluded(comp.exclude, [d for d, _ in would])
     rank = {d: r for r, (d, _) in enumerate(ranked, 1)}
     lines = [f"strict filter (explicit syntax): removed the {backend.excluded_count(comp.exclude):,} documents whose "

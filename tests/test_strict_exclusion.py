@@ -199,3 +199,25 @@ def test_reorder_carries_the_text_field(demo, tmp_path):
     comps = parse_topics(QUERIES)
     with ComposeSearcher(demo / "index") as natural, ComposeSearcher(tmp_path / "bp") as reordered:
         assert reordered.rank(comps, reordered.plans(comps), 10) == natural.rank(comps, natural.plans(comps), 10)
+
+
+def test_a_composition_line_gives_the_filter_as_exclude(demo, tmp_path):
+    """compositions JSONL and ComposeSearcher dicts take "exclude" (a word, a list, or a filter): the syntax's run."""
+    import json
+
+    from lsr_lucene.compose import ComposeSearcher
+    from lsr_lucene.compose.compositions import read_compositions
+
+    lines = [{"id": "tea", "query": "tea", "exclude": ["caffeine", "milk"]},
+             {"id": "phrase", "query": "tea", "exclude": {"text": "green tea"}}]
+    path = tmp_path / "c.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    comps = read_compositions(path)
+    assert [c.exclude for c in comps] == [c.exclude for c in parse_topics({"tea": QUERIES["tea"],
+                                                                            "phrase": QUERIES["phrase"]})]
+    with ComposeSearcher(demo / "index") as searcher:
+        assert [h.docid for h in searcher.search({"query": "tea", "exclude": "caffeine"}, k=5)] == \
+            [h.docid for h in searcher.search("tea -caffeine", k=5)]
+        path.write_text(json.dumps({"id": "x", "query": "tea", "exclude": {"near": "milk"}}) + "\n")
+        with pytest.raises(InputError, match=r"c.jsonl:1: query x: \"exclude\""):
+            read_compositions(path)

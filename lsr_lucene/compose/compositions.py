@@ -1,9 +1,10 @@
 """Composed queries as input: compositions from JSONL files, and from natural-language topics via the cue parser.
 
-A compositions file has one JSON object a line, ``{"id", "query": {"op": "not", "a": "...", "b": "..."},
-"text"?}`` (nesting allowed; a plain string ``query`` is one atomic query; ``text``, when given, is what
-``vanilla`` encodes). Empty atomic texts, duplicate ids and trees deeper than 32 levels are input errors
-naming the file and line.
+A compositions file has one JSON object a line, ``{"id", "query": {"op": "not", "a": "...", "b": "..."}, "text"?,
+"exclude"?}`` (nesting allowed; a plain string ``query`` is one atomic query; ``text``, when given, is what
+``vanilla`` encodes; ``exclude``, a strict filter as the explicit syntax's ``-word`` makes one: a word or phrase, a
+list of them, or a filter expression of :mod:`lsr_lucene.search.text_filter`). Empty atomic texts, duplicate ids and
+trees deeper than 32 levels are input errors naming the file and line.
 """
 from __future__ import annotations
 
@@ -62,10 +63,19 @@ def read_compositions(path: str | Path) -> list[Composition]:
             text = obj.get("text")
             if text is not None and (not isinstance(text, str) or not text.strip()):
                 raise InputError(f"{where}: query {qid}: \"text\" must be a non-empty string")
-            out.append(Composition(qid, tree, text))
+            out.append(Composition(qid, tree, text, _exclusion(obj, f"{where}: query {qid}")))
     if not out:
         raise InputError(f"{path}: no compositions (empty file?)")
     return out
+
+
+def _exclusion(obj: Mapping, where: str) -> dict | None:
+    """The strict filter a compositions line gives (``"exclude"``: a word, phrase, list of them or filter), or None."""
+    if obj.get("exclude") is None:
+        return None
+    from lsr_lucene.compose.exclusion import read_exclusion
+
+    return read_exclusion(obj["exclude"], where)
 
 
 def parse_topics(topics: Mapping[str, str]) -> list[Composition]:

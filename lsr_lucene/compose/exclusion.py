@@ -37,6 +37,19 @@ def split_exclusions(tree: Tree) -> tuple[Tree, Expression | None]:
     return Node("or", a, b), {"and": [_either(removed_a, _lacks(a)), _either(removed_b, _lacks(b))]}
 
 
+def read_exclusion(value, where: str) -> Expression:
+    """A strict filter as a compositions line or a composition dict gives it (``"exclude"``): a word or phrase, a
+    list of them (any one removes), or a filter expression; InputError naming ``where`` otherwise."""
+    from lsr_lucene.search.specs import check_exclude
+
+    if isinstance(value, str):
+        value = {"text": value}
+    elif isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        value = {"or": [{"text": v} for v in value]} if len(value) > 1 else {"text": value[0]}
+    check_exclude(value, f"{where}: \"exclude\"")
+    return dict(value)
+
+
 def contains(tree: Tree) -> Expression:
     """The documents whose text holds an excluded part: a leaf as a phrase (one word: that word), or/and/not."""
     if isinstance(tree, str):

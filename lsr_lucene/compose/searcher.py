@@ -248,17 +248,21 @@ class ComposeSearcher:
 
 def composition(query: str | Mapping, qid: str) -> Composition:
     """A composition from a text (parsed with the cue parser, as ``compose --topics`` does) or a JSON tree
-    ``{"op", "a", "b"}`` (or a compositions line ``{"query": tree, "text"?}``), as ``compose --queries`` reads it."""
+    ``{"op", "a", "b"}`` (or a compositions line ``{"query": tree, "text"?, "exclude"?}``), as ``compose --queries``
+    reads it."""
     if isinstance(query, str):
         if not query.strip():
             raise InputError(f"query {qid}: empty query")
         return parse_topics({qid: query})[0]
     if isinstance(query, Mapping):
+        from lsr_lucene.compose.exclusion import read_exclusion
+
         if "query" in query:
             text = query.get("text")
             if text is not None and (not isinstance(text, str) or not text.strip()):
                 raise InputError(f"query {qid}: \"text\" must be a non-empty string")
-            return Composition(qid, tree_from_json(query["query"], f"query {qid}"), text)
+            exclude = None if query.get("exclude") is None else read_exclusion(query["exclude"], f"query {qid}")
+            return Composition(qid, tree_from_json(query["query"], f"query {qid}"), text, exclude)
         return Composition(qid, tree_from_json(dict(query), f"query {qid}"))
     raise InputError(f"query {qid}: expected a text or a composition tree (dict), got {type(query).__name__}")
 

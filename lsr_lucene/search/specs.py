@@ -120,7 +120,7 @@ def validate_spec(spec: Mapping, where: str | None = None) -> None:
         raise InputError(f"{label}: absolute term and pair weights sum to {total:.3g}, over "
                          f"{MAX_QUERY_WEIGHT_SUM:.3g}: weight x impact would overflow Lucene's float scores")
     if spec.get("exclude") is not None:
-        _check_exclude(spec["exclude"], f"{label}: 'exclude'")
+        check_exclude(spec["exclude"], f"{label}: 'exclude'")
     rerank = spec.get("rerank", 0)
     if not isinstance(rerank, int) or isinstance(rerank, bool) or rerank < 0:
         raise InputError(f"{label}: 'rerank' must be a non-negative integer, got {rerank!r}")
@@ -128,7 +128,7 @@ def validate_spec(spec: Mapping, where: str | None = None) -> None:
         raise InputError(f"{label}: no non-zero term or pair weight")
 
 
-def _check_exclude(e, where: str) -> None:
+def check_exclude(e, where: str) -> None:
     """InputError unless ``e`` is a text filter expression: {"text"|"any": str}, {"or"|"and": [..]}, {"not": e}."""
     if not isinstance(e, Mapping) or len(e) != 1:
         raise InputError(f"{where} must be one of {{\"text\"|\"any\": str}}, {{\"or\"|\"and\": [..]}}, "
@@ -138,10 +138,10 @@ def _check_exclude(e, where: str) -> None:
         return
     if op in ("or", "and") and isinstance(value, list) and value:
         for x in value:
-            _check_exclude(x, where)
+            check_exclude(x, where)
         return
     if op == "not":
-        _check_exclude(value, where)
+        check_exclude(value, where)
         return
     raise InputError(f"{where}: bad text filter {e!r}")
 

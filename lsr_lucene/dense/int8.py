@@ -9,20 +9,23 @@ Attention products, softmax, LayerNorm and GELU stay in fp32.
 from __future__ import annotations
 
 import copy
+import threading
 
 import torch
 
 from lsr_lucene.encode.int8 import int8_product
 
 _QMAX = 127
-_ROWS = 8  # the int8 kernels take whole groups of 8 rows: a product's rows are padded with zeros to a multiple
+_LAST = threading.local()  # per thread: (input, int8 rows, scales) of the latest shared-input Int8Linear call
+SHARED = ("attention.self.query", "attention.self.key", "attention.self.value")
 
 
 class Int8Linear(torch.nn.Module):
     """``x @ W.T + b`` with W int8 (per output channel) and x int8 per row, accumulated in int32."""
 
-    def __init__(self, linear: torch.nn.Linear):
+    def __init__(self, linear: torch.nn.Linear, shared_input: bool = False):
         super().__init__()
+        self.shared_input = shared_input  # attention's query, key and value: the same input, quantised once
         weight = linear.weight.detach().float()
         self.weight_scales = weight.abs().amax(dim=1).clamp_min(1e-12) / _QMAX
         self.weight_t = torch.round(weight / self.weight_scales[:, None]).clamp_(-_QMAX, _QMAX).to(torch.int8).T
@@ -32,19 +35,28 @@ class Int8Linear(torch.nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         shape = x.shape
-        rows = x.reshape(-1, shape[-1]).float()
-        # max |x| per row (amax and amin: a tenth of the time of vector_norm's inf norm on CPU); |round(x / (max|x| /
-        # 127))| <= 127, so no clamp is needed
-        scales = torch.maximum(rows.amax(dim=1, keepdim=True), rows.amin(dim=1, keepdim=True).neg_())
-        scales = scales.clamp_min_(1e-12).div_(_QMAX)
-        quantised = rows.div(scales).round_().to(torch.int8)
-        count = quantised.shape[0]
-        if count % _ROWS:
-            quantised = torch.cat([quantised, quantised.new_zeros(_ROWS - count % _ROWS, quantised.shape[1])])
-        out = int8_product(quantised, self.weight_t)[:count].float().mul_(scales)
+        quantised, scales = _quantised_rows(x, self.shared_input)
+        out = int8_product(quantised, self.weight_t).float().mul_(scales)
         out = torch.addcmul(self.bias, out, self.weight_scales) if self.bias is not None else out.mul_(
             self.weight_scales)
         return out.reshape(*shape[:-1], self.out_features)
+
+
+def _quantised_rows(x: torch.Tensor, shared: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """x's rows as int8 with one scale each; with ``shared``, the thread's last shared input is reused when x is
+    that very tensor (attention's query, key and value layers read the same hidden states, unchanged in between)."""
+    last = getattr(_LAST, "entry", None) if shared else None
+    if last is not None and last[0] is x:
+        return last[1], last[2]
+    rows = x.reshape(-1, x.shape[-1]).float()
+    # max |x| per row (amax and amin: a tenth of the time of vector_norm's inf norm on CPU); |round(x / (max|x| /
+    # 127))| <= 127, so no clamp is needed
+    scales = torch.maximum(rows.amax(dim=1, keepdim=True), rows.amin(dim=1, keepdim=True).neg_())
+    scales = scales.clamp_min_(1e-12).div_(_QMAX)
+    quantised = rows.div(scales).round_().to(torch.int8)
+    if shared:
+        _LAST.entry = (x, quantised, scales)
+    return quantised, scales
 
 
 def int8_transformer(net: torch.nn.Module) -> torch.nn.Module:
@@ -52,6 +64,7 @@ def int8_transformer(net: torch.nn.Module) -> torch.nn.Module:
     quantised = copy.deepcopy(net).eval()
     for name, module in list(quantised.named_modules()):
         for child_name, child in list(module.named_children()):
-            if isinstance(child, torch.nn.Linear) and "pooler" not in f"{name}.{child_name}":
-                setattr(module, child_name, Int8Linear(child))
+            path = f"{name}.{child_name}"
+            if isinstance(child, torch.nn.Linear) and "pooler" not in path:
+                setattr(module, child_name, Int8Linear(child, path.endswith(SHARED)))
     return quantised

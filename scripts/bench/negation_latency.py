@@ -48,6 +48,24 @@ class StageTimer:
         setattr(owner, name, timed)
 
 
+def blas_scoring(leg) -> None:
+    """Give ``leg`` the BLAS products of DenseLeg.scores / similar before cf0d39e (same values, the old cost)."""
+    def scores(texts, candidates):
+        rows = np.asarray([leg.row[d] for d in candidates], dtype=np.int64)
+        with leg._lock:
+            queries = leg._queries(texts)
+        block = np.asarray(leg.embeddings.vectors[rows], dtype=np.float32)
+        values = (block.astype(np.float64) @ queries.astype(np.float64).T).T
+        return [dict(zip(candidates, row.tolist())) for row in values]
+
+    def similar(doc, candidates):
+        rows = np.asarray([leg.row[d] for d in candidates], dtype=np.int64)
+        block = np.asarray(leg.embeddings.vectors[rows], dtype=np.float32).astype(np.float64)
+        target = np.asarray(leg.embeddings.vectors[leg.row[doc]], dtype=np.float32).astype(np.float64)
+        return dict(zip(candidates, (block @ target).tolist()))
+    leg.scores, leg.similar = scores, similar
+
+
 def negated_queries(topics: dict[str, str], words: int = 3) -> dict[str, str]:
     """'A but not B' per topic: A the topic, B the first ``words`` words of the next topic."""
     qids = list(topics)
@@ -71,6 +89,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, required=True)
     parser.add_argument("--queries", type=int, default=0, help="the first N topics (0: all)")
     parser.add_argument("-k", type=int, default=10)
+    parser.add_argument("--reference", help="the leg whose top k the others are compared with (default: the first)")
+    parser.add_argument("--blas-scoring", action="append", default=[],
+                        help="a leg that scores with BLAS products as DenseLeg did before cf0d39e (the code before)")
     args = parser.parse_args(argv)
     topics = read_topics(args.topics)
     queries = negated_queries({q: topics[q] for q in list(topics)[:args.queries or None]})
@@ -82,6 +103,8 @@ def main(argv: list[str] | None = None) -> int:
     runs: dict[str, dict[str, list[str]]] = {name: {} for name in ["plain", *legs]}
     totals: dict[str, list[float]] = {name: [] for name in ["plain", *legs]}
     stage_rows: dict[str, list[dict[str, float]]] = {name: [] for name in legs}
+    for name in args.blas_scoring:
+        blas_scoring(searchers[name].dense_leg)
     for s in searchers.values():  # warm-up: models, JVM, the dense index; then each searcher's parts are timed
         s.search(next(iter(queries.values())), args.k)
         timer.wrap(s.query_encoder, "encode", "sparse query encoding")
@@ -113,8 +136,8 @@ def main(argv: list[str] | None = None) -> int:
                 row["fusion and the rest"] = total - sum(row.values())
                 stage_rows[name].append(row)
             runs[name][qid] = [h.docid for h in hits]
-    reference = list(legs)[0]
-    lines = [f"| stage (p50 / mean ms) | " + " | ".join(legs) + " |", "|---|" + "---:|" * len(legs)]
+    reference = args.reference or list(legs)[0]
+    lines = ["| stage (p50 / mean ms) | " + " | ".join(legs) + " |", "|---|" + "---:|" * len(legs)]
     for stage in STAGES:
         cells = []
         for name in legs:
@@ -124,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     plain_p50 = np.median(totals["plain"]) * 1e3
     lines.append("| **negated query, total** | " + " | ".join(
         f"**{np.median(totals[n]) * 1e3:.2f}** / {np.mean(totals[n]) * 1e3:.2f}" for n in legs) + " |")
-    lines.append(f"| plain exact search of the same text (p50 / mean) | " + " | ".join(
+    lines.append("| plain exact search of the same text (p50 / mean) | " + " | ".join(
         f"{plain_p50:.2f} / {np.mean(totals['plain']) * 1e3:.2f}" for _ in legs) + " |")
     lines.append("| **negated p50 / plain p50** | " + " | ".join(
         f"**{np.median(totals[n]) * 1e3 / plain_p50:.2f}**" for n in legs) + " |")
@@ -132,7 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     lines.append(f"| top {args.k} the same as {reference}'s | " + " | ".join(
         f"{same[n]}/{len(queries)}" for n in legs) + " |")
     meta = {n: Path(f) for n, f in legs.items()}
-    text = (f"# A negated query by stage ({Path(args.index).name}: {searchers[reference].backend.n if hasattr(searchers[reference].backend, 'n') else ''} documents)\n\n"
+    documents = len(searchers[reference].dense_leg.embeddings.docids)
+    text = (f"# A negated query by stage ({args.index}: {documents:,} documents)\n\n"
             f"CPU capability {capability_string()}, {os.cpu_count()} cores shared with other work (1-minute load "
             f"{os.getloadavg()[0]:.1f} at the end); one thread, one query at a time, {len(queries)} queries, k={args.k}, "
             f"every engine in turn per query (rotated). Legs: " + "; ".join(

@@ -23,7 +23,7 @@ from lsr_lucene.errors import InputError
 
 DEFAULT_MAX_LENGTH = 256  # all-MiniLM-L6-v2's max_seq_length
 DEFAULT_BATCH_SIZE = 32
-DEFAULT_DTYPE = "int8"  # documents (and then queries) of a new dense leg: runs/dense/encode_speed.md
+DEFAULT_DTYPE = "int8"  # documents (and then queries) of a new dense leg: runs/dense/encode_speed_*.md
 DTYPES = ("int8", "fp32", "bf16", "auto")
 
 

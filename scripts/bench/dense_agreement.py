@@ -1,5 +1,6 @@
-"""The int8 dense leg against the fp32 one (issue 68 item 2): per benchmark of the ExcluIR layout (ExcluIR,
-BoolQuestions NOT), the document cosines between the two encodings, the dense top-k overlap of the queries, and the
+"""The int8 dense leg against the fp32 one, and its approximate index against its exact scan (issue 68).
+
+Per benchmark of the ExcluIR layout (ExcluIR, BoolQuestions NOT), the document cosines between the two encodings, the dense top-k overlap of the queries, and the
 negation default's figures (R@1, MRR@10, RR) with each leg, with the queries whose ranking changes.
 
 ``python -m scripts.bench.dense_agreement --work work/agreement --output runs/dense/agreement.md
@@ -60,6 +61,9 @@ def compare(benchmark: Path, work: Path, threads: int, encoder) -> list[dict]:
     from lsr_lucene.compose.dense_leg import DenseLeg
     from lsr_lucene.compose.execute import compose, execute
     from lsr_lucene.compose.operations import Settings
+    from lsr_lucene.dense.ann import ann_path
+    from lsr_lucene.dense.leg import add_ann
+    from lsr_lucene.dense.search import FlatSearcher
     from lsr_lucene.eval.contrastive_metrics import excluir_metrics, read_excluir
 
     rows = read_excluir(benchmark / "dev.jsonl")
@@ -73,6 +77,7 @@ def compare(benchmark: Path, work: Path, threads: int, encoder) -> list[dict]:
     out, reference = [], None
     for dtype in PRECISIONS:
         leg = DenseLeg(dense_leg(benchmark / "corpus.jsonl", slug, dtype, threads), backend.n)
+        leg._flat = FlatSearcher(leg.embeddings, 1)  # exact dense candidates (the approximate index: below)
         run = execute(qids, compose(comps, Settings(dense=True), encoder), backend, scale, 1000, dense=leg)
         top10, top100 = leg.search(texts, 10), leg.search(texts, 100)
         figures = excluir_metrics({q: dict(r) for q, r in run.items()}, rows)
@@ -94,6 +99,20 @@ def compare(benchmark: Path, work: Path, threads: int, encoder) -> list[dict]:
             for k in COLUMNS:
                 row[f"Δ{k}"] = round(row[k] - next(r[k] for r in out if r["leg"] == "fp32"), 4)
         out.append(row)
+        if dtype == PRECISIONS[-1]:  # the default leg with its approximate index against its exact scan
+            if not ann_path(leg.path).is_file():
+                add_ann(leg.path, threads)
+            approximate = DenseLeg(leg.path, backend.n)
+            ann_run = execute(qids, compose(comps, Settings(dense=True), encoder), backend, scale, 1000,
+                              dense=approximate)
+            ann_figures = excluir_metrics({q: dict(r) for q, r in ann_run.items()}, rows)
+            out.append({"benchmark": benchmark.name, "leg": f"{dtype} + approximate index", "queries": len(rows),
+                        **{k: round(ann_figures[k], 4) for k in COLUMNS},
+                        "dense top-10 / top-100 overlap": "against the exact scan: " + " / ".join(
+                            f"{overlap(approximate.search(texts, k), exact):.3f}" for k, exact in
+                            ((10, top10), (100, top100))),
+                        "default's top 1 changed": changed(ann_run, run, qids, 1),
+                        "default's top 10 changed": changed(ann_run, run, qids, 10)})
     return out
 
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -63,13 +65,13 @@ def main(argv: list[str] | None = None) -> int:
             ivf.nprobe = probes
             return ivf.search(q, fetch)[1][0][:k]
 
-        settings = {"exact flat scan (FlatSearcher)": lambda q, k=k: exact.search(q, k)}
+        settings: dict[str, Any] = {"exact flat scan (FlatSearcher)": lambda q, k=k: exact.search(q, k)}
         settings.update({f"HNSW M={ann.NEIGHBOURS}, efSearch {f:g}x(k+16)"
                          f"{' (the default)' if f == ann.EF_FACTOR else ''}": (lambda q, f=f: hnsw_search(q, f))
                          for f in (1.0, 2.0, 4.0)})
         settings.update({f"IVF-Flat {lists} lists, nprobe {p}": (lambda q, p=p: ivf_search(q, p)) for p in (8, 16, 32)})
-        seconds = {name: [] for name in settings}
-        found = {name: [] for name in settings}
+        seconds: dict[str, list[float]] = {name: [] for name in settings}
+        found: dict[str, list[float]] = {name: [] for name in settings}
         names = list(settings)
         for number, query in enumerate(queries):
             q = query[None, :]
@@ -89,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
             f"CPU capability {capability_string()}, {os.cpu_count()} cores shared with other work (1-minute load "
             f"{os.getloadavg()[0]:.1f} at the end); Faiss with one thread, one query at a time, settings in turn per "
             f"query (rotated). Build: HNSW {hnsw_build:.1f} s, IVF {ivf_build:.1f} s.\n"
-            f"`python -m scripts.bench.dense_ann {' '.join(argv or [])}`\n\n" + "\n".join(lines) + "\n")
+            f"`python -m scripts.bench.dense_ann {' '.join(sys.argv[1:] if argv is None else argv)}`\n\n" + "\n".join(lines) + "\n")
     with atomic_output(args.output, overwrite=True) as tmp:
         Path(tmp).write_text(text, encoding="utf-8")
     print(text)

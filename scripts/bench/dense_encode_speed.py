@@ -12,7 +12,9 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from functools import partial
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -41,11 +43,12 @@ def main(argv: list[str] | None = None) -> int:
     docs = list(read_corpus(args.corpus))
     texts = [d.contents for d in (docs[:args.documents] if args.documents else docs)]
     sparse_encoder = SparseEncoder(max_length=args.max_length, threads=args.threads)
-    encoders = {"sparse (splade-tiny)": lambda chunk: sparse_encoder.encode_documents_quantised(
-        chunk, DEFAULT_SCALE, SPARSE_BATCH)}
+    encoders: dict[str, Callable[[list[str]], object]] = {
+        "sparse (splade-tiny)": lambda chunk: sparse_encoder.encode_documents_quantised(chunk, DEFAULT_SCALE,
+                                                                                        SPARSE_BATCH)}
     for dtype in args.dtype or ["int8", "fp32"]:
-        dense = DenseEncoder(max_length=args.max_length, threads=args.threads, dtype=dtype)
-        encoders[f"dense {dtype}"] = lambda chunk, e=dense: e.encode(chunk, DEFAULT_BATCH_SIZE)
+        encoders[f"dense {dtype}"] = partial(DenseEncoder(max_length=args.max_length, threads=args.threads,
+                                                          dtype=dtype).encode, batch_size=DEFAULT_BATCH_SIZE)
     for encode in encoders.values():  # warm-up: first calls allocate and pick kernels
         encode(texts[:64])
     seconds: dict[str, list[float]] = {name: [] for name in encoders}

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -161,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{os.getloadavg()[0]:.1f} at the end); one thread, one query at a time, {len(queries)} queries, k={args.k}, "
             f"every engine in turn per query (rotated). Legs: " + "; ".join(
                 f"{n} = {f}{' (approximate index)' if (f / 'ann.faiss').is_file() else ' (exact scan)'}"
-                for n, f in meta.items()) + ".\n`python -m scripts.bench.negation_latency " + " ".join(argv or []) +
+                for n, f in meta.items()) + ".\n`python -m scripts.bench.negation_latency " + " ".join(sys.argv[1:] if argv is None else argv) +
             "`\n\n" + "\n".join(lines) + "\n")
     with atomic_output(args.output, overwrite=True) as tmp:
         Path(tmp).write_text(text, encoding="utf-8")

@@ -18,7 +18,7 @@ import numpy as np
 from lsr_lucene.dense.search import DECIMALS, TIE_MARGIN, _faiss
 from lsr_lucene.dense.store import Embeddings
 from lsr_lucene.errors import InputError
-from lsr_lucene.io.output import atomic_output
+from lsr_lucene.io.output import atomic_output, write_text_atomic
 
 ANN_INDEX, ANN_META = "ann.faiss", "ann.json"
 NEIGHBOURS = 32  # HNSW M: links per node
@@ -49,8 +49,7 @@ def build_ann(folder: str | Path, embeddings: Embeddings, threads: int | None = 
                 "count": len(embeddings.docids), "seconds": round(time.perf_counter() - started, 2)}
     with atomic_output(Path(folder) / ANN_INDEX, overwrite) as tmp:
         faiss.write_index(index, str(tmp))
-    with atomic_output(Path(folder) / ANN_META, overwrite=True) as tmp:
-        Path(tmp).write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+    write_text_atomic(Path(folder) / ANN_META, json.dumps(settings, indent=2) + "\n")
     return settings
 
 

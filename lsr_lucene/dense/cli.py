@@ -28,7 +28,7 @@ def add_dense_dtype(parser: argparse.ArgumentParser) -> None:
     """``--dtype`` of the dense leg's documents (queries follow: int8 for int8, else fp32)."""
     parser.add_argument("--dtype", choices=DTYPES, default=DEFAULT_DTYPE, help=(
         "precision of the dense documents: int8 (default; CPU: int8 Linear layers, per-token scales, queries in int8 "
-        "too; 1.7x the sparse encoding's time on NPL, 3.7x on Cranfield, against 4.2x and 5.7x in fp32; mean cosine "
+        "too; 1.8x the sparse encoding's time on NPL, 3.7x on Cranfield, against 4.2x and 5.7x in fp32; mean cosine "
         "with fp32 0.9975: runs/dense/), fp32, bf16 or auto (fp32 or bf16, the faster; queries in fp32)"))
 
 

@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
                              "writes them) and their approximate HNSW index (ann.faiss) for a negated query's dense "
                              "candidates; their text: --corpus, else the vectors' (encode keeps it), else the "
                              "corpus the vectors record. A second encoding of every document: measured on 2 shared "
-                             "cores, 1.7x the sparse encoding's time on NPL abstracts and 3.7x on Cranfield's longer "
+                             "cores, 1.8x the sparse encoding's time on NPL abstracts and 3.7x on Cranfield's longer "
                              "ones (fp32: 4.2x and 5.7x; runs/dense/). On an index whose dense leg predates the "
                              "approximate index, adds only that")
     parser.add_argument("--corpus", help="with --dense: the documents' text (JSONL/TSV, BEIR folder or irds:<id>)")

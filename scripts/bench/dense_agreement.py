@@ -1,7 +1,8 @@
 """The int8 dense leg against the fp32 one, and its approximate index against its exact scan (issue 68).
 
-Per benchmark of the ExcluIR layout (ExcluIR, BoolQuestions NOT), the document cosines between the two encodings, the dense top-k overlap of the queries, and the
-negation default's figures (R@1, MRR@10, RR) with each leg, with the queries whose ranking changes.
+Per benchmark of the ExcluIR layout (ExcluIR, BoolQuestions NOT): the document cosines between the two encodings,
+the dense top-k overlap of the queries, and the negation default's figures (R@1, MRR@10, RR) with each leg, with
+the queries whose ranking changes.
 
 ``python -m scripts.bench.dense_agreement --work work/agreement --output runs/dense/agreement.md
 [--benchmark ../shared/data/excluir ...]``: encodings are cached under ``--work`` (sparse vectors once, a dense leg
@@ -122,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     from lsr_lucene.eval.trec import to_markdown
     from lsr_lucene.compose.query_encoder import QueryEncoder
     from lsr_lucene.encode.precision import capability_string
-    from lsr_lucene.io.output import atomic_output
+    from lsr_lucene.io.output import write_text_atomic
 
     parser = argparse.ArgumentParser(prog="python -m scripts.bench.dense_agreement", description=__doc__.splitlines()[0])
     parser.add_argument("--benchmark", action="append", help="ExcluIR-layout folder (corpus.jsonl, dev.jsonl)")
@@ -135,8 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     table = to_markdown(pd.DataFrame(rows).fillna("").set_index("benchmark"))
     text = (f"# The int8 dense leg against fp32 (dev sets, the negation default)\n\nCPU capability "
             f"{capability_string()}; `python -m scripts.bench.dense_agreement`.\n\n{table}\n")
-    with atomic_output(args.output, overwrite=True) as tmp:
-        Path(tmp).write_text(text, encoding="utf-8")
+    write_text_atomic(args.output, text)
     print(text)
     return 0
 

@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     from lsr_lucene.dense import ann
     from lsr_lucene.dense.search import TIE_MARGIN, FlatSearcher
     from lsr_lucene.encode.precision import capability_string
-    from lsr_lucene.io.output import atomic_output
+    from lsr_lucene.io.output import write_text_atomic
     from lsr_lucene.io.topics import read_topics
 
     parser = argparse.ArgumentParser(prog="python -m scripts.bench.dense_ann", description=__doc__.splitlines()[0])
@@ -92,8 +92,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{os.getloadavg()[0]:.1f} at the end); Faiss with one thread, one query at a time, settings in turn per "
             f"query (rotated). Build: HNSW {hnsw_build:.1f} s, IVF {ivf_build:.1f} s.\n"
             f"`python -m scripts.bench.dense_ann {' '.join(sys.argv[1:] if argv is None else argv)}`\n\n" + "\n".join(lines) + "\n")
-    with atomic_output(args.output, overwrite=True) as tmp:
-        Path(tmp).write_text(text, encoding="utf-8")
+    write_text_atomic(args.output, text)
     print(text)
     return 0
 

@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     from lsr_lucene.encode.encoder import SparseEncoder
     from lsr_lucene.encode.precision import capability_string
     from lsr_lucene.io.corpus import read_corpus
-    from lsr_lucene.io.output import atomic_output
+    from lsr_lucene.io.output import write_text_atomic
     from lsr_lucene.io.vectors import DEFAULT_SCALE
 
     parser = argparse.ArgumentParser(prog="python -m scripts.bench.dense_encode_speed",
@@ -82,8 +82,7 @@ def main(argv: list[str] | None = None) -> int:
             f"`python -m scripts.bench.dense_encode_speed --corpus {args.corpus}"
             f"{f' --documents {args.documents}' if args.documents else ''} --chunk {args.chunk} --threads {args.threads}`\n\n"
             + "\n".join(lines) + "\n")
-    with atomic_output(args.output, overwrite=True) as tmp:
-        Path(tmp).write_text(text, encoding="utf-8")
+    write_text_atomic(args.output, text)
     print(text)
     return 0
 

@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     from lsr_lucene.compose import searcher as compose_searcher
     from lsr_lucene.compose.searcher import ComposeSearcher
     from lsr_lucene.encode.precision import capability_string
-    from lsr_lucene.io.output import atomic_output
+    from lsr_lucene.io.output import write_text_atomic
     from lsr_lucene.io.topics import read_topics
     from lsr_lucene.search.impact_searcher import ImpactSearcher
 
@@ -164,8 +164,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{n} = {f}{' (approximate index)' if (f / 'ann.faiss').is_file() else ' (exact scan)'}"
                 for n, f in meta.items()) + ".\n`python -m scripts.bench.negation_latency " + " ".join(sys.argv[1:] if argv is None else argv) +
             "`\n\n" + "\n".join(lines) + "\n")
-    with atomic_output(args.output, overwrite=True) as tmp:
-        Path(tmp).write_text(text, encoding="utf-8")
+    write_text_atomic(args.output, text)
     print(text)
     return 0
 

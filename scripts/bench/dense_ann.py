@@ -91,7 +91,8 @@ def main(argv: list[str] | None = None) -> int:
             f"CPU capability {capability_string()}, {os.cpu_count()} cores shared with other work (1-minute load "
             f"{os.getloadavg()[0]:.1f} at the end); Faiss with one thread, one query at a time, settings in turn per "
             f"query (rotated). Build: HNSW {hnsw_build:.1f} s, IVF {ivf_build:.1f} s.\n"
-            f"`python -m scripts.bench.dense_ann {' '.join(sys.argv[1:] if argv is None else argv)}`\n\n" + "\n".join(lines) + "\n")
+            f"`python -m scripts.bench.dense_ann {' '.join(sys.argv[1:] if argv is None else argv)}`\n\n"
+            + "\n".join(lines) + "\n")
     write_text_atomic(args.output, text)
     print(text)
     return 0

@@ -80,7 +80,8 @@ def main(argv: list[str] | None = None) -> int:
             f"of {args.chunk} interleaved (order reversed every other chunk); 1-minute load average during the run "
             f"{min(loads):.1f}–{max(loads):.1f} (a machine shared with other work).\n"
             f"`python -m scripts.bench.dense_encode_speed --corpus {args.corpus}"
-            f"{f' --documents {args.documents}' if args.documents else ''} --chunk {args.chunk} --threads {args.threads}`\n\n"
+            f"{f' --documents {args.documents}' if args.documents else ''} --chunk {args.chunk} "
+            f"--threads {args.threads}`\n\n"
             + "\n".join(lines) + "\n")
     write_text_atomic(args.output, text)
     print(text)

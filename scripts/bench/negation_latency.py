@@ -162,7 +162,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{os.getloadavg()[0]:.1f} at the end); one thread, one query at a time, {len(queries)} queries, k={args.k}, "
             f"every engine in turn per query (rotated). Legs: " + "; ".join(
                 f"{n} = {f}{' (approximate index)' if (f / 'ann.faiss').is_file() else ' (exact scan)'}"
-                for n, f in meta.items()) + ".\n`python -m scripts.bench.negation_latency " + " ".join(sys.argv[1:] if argv is None else argv) +
+                for n, f in meta.items()) + ".\n`python -m scripts.bench.negation_latency "
+            + " ".join(sys.argv[1:] if argv is None else argv) +
             "`\n\n" + "\n".join(lines) + "\n")
     write_text_atomic(args.output, text)
     print(text)

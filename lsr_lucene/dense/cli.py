@@ -46,7 +46,8 @@ def _parser() -> argparse.ArgumentParser:
     _common(enc)
     add_dense_dtype(enc)
     enc.add_argument("--no-ann", dest="ann", action="store_false",
-                     help="without the approximate HNSW index (ann.faiss) that compose's dense candidates use")
+                     help="without the approximate HNSW index (ann.faiss) that compose's dense candidates use "
+                          "(written by default)")
     srch = sub.add_parser("search", help="exact inner-product search of an embeddings directory -> TREC run")
     opt.add_index(srch, "embeddings folder written by dense encode")
     opt.add_topics(srch, required=True)

@@ -100,15 +100,6 @@ def test_ties_by_docid_beyond_what_faiss_returns():
     assert [d for d, _ in hits] == sorted(docids)[:5]
 
 
-def test_int8_is_refused_for_dense_encoding():
-    """int8 is the sparse encoder's vocabulary projection: a dense encoder refuses it instead of running fp32."""
-    from lsr_lucene.dense.encoder import DenseEncoder
-    from lsr_lucene.errors import InputError
-
-    with pytest.raises(InputError, match="int8"):
-        DenseEncoder(threads=1, dtype="int8")
-
-
 def test_not_an_embeddings_directory_is_one_error_line(tmp_path, capsys):
     (tmp_path / "t.tsv").write_text("1\tx\n")
     assert run_main(dense_main, ["search", "--index", str(tmp_path), "--topics", str(tmp_path / "t.tsv"),

@@ -81,8 +81,9 @@ def add_operation_arguments(parser: argparse.ArgumentParser) -> None:
                         "A match, the top of Â + w·cos) joins the blend; 0: off")
     opt.add_number(parser, "--dense-depth", kind=opt.NON_NEGATIVE_INT, default=None, metavar="N",
                    help="the dense leg's own nearest documents to A's text that join a negated query's candidates "
-                        "(default: --fusion-depth; 0: the splade legs' hits only); an exact scan of the embeddings, "
-                        "about 0.2 s a query at 666k documents on 2 cores")
+                        "(default: --fusion-depth; 0: the splade legs' hits only); from the leg's approximate HNSW "
+                        "index (index --dense builds it), else an exact scan of the embeddings (about 0.2 s a "
+                        "query at 666k documents on 2 cores)")
     opt.add_number(parser, "--top-pairs", default=5, help="CPT: pairs kept per intersection")
     opt.add_number(parser, "--pair-weight", kind=opt.NON_NEGATIVE_NUMBER, default=1.0,
                    help="CPT: multiplier of pair weights")

@@ -26,6 +26,7 @@ AUTO, NONE = "auto", "none"
 # (DenseLeg.search) and read again for the cosines (DenseLeg.scores); exact, since an encoding does not depend on the
 # queries it is batched with
 QUERY_MEMO = 1024
+ANN_NOTE_ABOVE = 50_000  # embeddings above which a folder without its approximate index is said to be scanned
 
 
 def dense_location(index_dir: str | Path, dense: str | Path | None = AUTO) -> Path | None:
@@ -67,24 +68,23 @@ class DenseLeg:
         self.row = {d: i for i, d in enumerate(self.embeddings.docids)}
         self.threads = threads or 1
         self._encoder = None
-        self._flat: Any = None  # the exact flat searcher over every embedding (made on first :meth:`search`)
+        self._flat: Any = None  # the approximate (or exact flat) searcher of the folder, made on first :meth:`search`
         self._memo: dict[str, Any] = {}  # text -> its encoding, the QUERY_MEMO latest (insertion order)
         self._lock = threading.Lock()  # one encoder (and tokenizer: not thread-safe) shared by a server's requests
 
     @property
     def encoder(self):
-        """The dense query encoder (loaded on first use; fp32)."""
+        """The dense query encoder (loaded on first use; int8 for int8 documents, else fp32)."""
         with self._lock:
             return self._load()
 
     def _load(self):
         if self._encoder is None:
-            from lsr_lucene.dense.encoder import DEFAULT_MAX_LENGTH, DenseEncoder
-            from lsr_lucene.encode.precision import QUERY_DTYPE
+            from lsr_lucene.dense.encoder import DEFAULT_MAX_LENGTH, DenseEncoder, query_dtype
 
-            meta = self.embeddings.metadata
+            meta = self.embeddings.metadata  # queries as the documents were encoded (fp32 in folders before int8)
             self._encoder = DenseEncoder(meta.get("model"), int(meta.get("max_length", DEFAULT_MAX_LENGTH)),
-                                         self.threads, QUERY_DTYPE, "cpu")
+                                         self.threads, query_dtype(meta.get("dtype")), "cpu")
             if self._encoder.dim != self.embeddings.vectors.shape[1]:
                 raise InputError(f"{self.path}: {self.embeddings.vectors.shape[1]}-dimensional embeddings, but model "
                                  f"{meta.get('model')} gives {self._encoder.dim}")
@@ -118,22 +118,37 @@ class DenseLeg:
         with self._lock:
             queries = self._queries(texts)
         block = np.asarray(self.embeddings.vectors[np.asarray(rows, dtype=np.int64)], dtype=np.float32)
-        values = (block.astype(np.float64) @ queries.astype(np.float64).T).T
+        values = np.einsum("qd,cd->qc", queries.astype(np.float64), block.astype(np.float64))  # see similar
         return [dict(zip(candidates, row.tolist())) for row in values]
 
     def search(self, texts: Sequence[str], k: int) -> list[list[str]]:
-        """Per text, the ``k`` documents of highest cosine in the whole folder (exact, ties by docid): the dense
-        leg's own candidates, so a wanted document that neither splade leg retrieves can still be ranked."""
-        from lsr_lucene.dense.search import FlatSearcher
-
+        """Per text, the ``k`` documents of highest cosine in the whole folder (by its HNSW index when it has one,
+        else exact; ties by docid): the dense leg's own candidates, so a wanted document that neither splade leg
+        retrieves can still be ranked."""
         if not texts or k <= 0:
             return [[] for _ in texts]
         with self._lock:
             queries = self._queries(texts)
             if self._flat is None:
-                self._flat = FlatSearcher(self.embeddings, self.threads)
+                self._flat = self._searcher()
             flat = self._flat
         return [[doc for doc, _ in hits] for hits in flat.search(queries, k)]
+
+    def _searcher(self):
+        """The approximate HNSW index of the folder (``ann.faiss``, built by ``index --dense``) when it has one,
+        else the exact flat scan, said once (linear in the collection)."""
+        import sys
+
+        from lsr_lucene.dense.ann import AnnSearcher, ann_path
+        from lsr_lucene.dense.search import FlatSearcher
+
+        if ann_path(self.path).is_file():
+            return AnnSearcher(self.path, self.embeddings, self.threads)
+        if len(self.embeddings.docids) > ANN_NOTE_ABOVE:
+            print(f"note: {self.path} has no approximate dense index ({ann_path(self.path).name}): the dense leg's "
+                  f"candidates come from an exact scan of {len(self.embeddings.docids):,} embeddings; add it with: "
+                  f"lsr-lucene index --index {self.path.parent} --dense", file=sys.stderr, flush=True)
+        return FlatSearcher(self.embeddings, self.threads)
 
     def similar(self, doc: str, candidates: Sequence[str]) -> dict[str, float]:
         """``{candidate: cosine with document doc}`` (exact float64 dot products of the stored unit vectors)."""
@@ -146,7 +161,9 @@ class DenseLeg:
         rows = np.asarray([self.row[d] for d in candidates], dtype=np.int64)
         block = np.asarray(self.embeddings.vectors[rows], dtype=np.float32).astype(np.float64)
         target = np.asarray(self.embeddings.vectors[self.row[doc]], dtype=np.float32).astype(np.float64)
-        return dict(zip(candidates, (block @ target).tolist()))
+        # einsum, not BLAS: after torch has run, its OpenMP threads spin and a BLAS product of this size took 16-94 ms
+        # against 0.6 on 2 loaded cores (scripts/bench/negation_latency)
+        return dict(zip(candidates, np.einsum("cd,d->c", block, target).tolist()))
 
     def describe(self) -> str:
         """One line: where the embeddings are and their model."""

@@ -58,7 +58,8 @@ class ComposeSearcher:
         cosine with the best A match (0: off). ``absence``: the default's fused not nodes waive the penalty of
         candidates whose stored text states B absent (:mod:`lsr_lucene.compose.absence`; False: off).
         ``dense_depth`` (``--dense-depth``): how many of the dense leg's own nearest documents to A's text join a
-        negated query's candidates (None: ``depth``; 0: none; an exact scan of the embeddings per query batch).
+        negated query's candidates (None: ``depth``; 0: none; from the leg's approximate HNSW index, else an exact
+        scan of the embeddings).
         ``searcher``: an open ``SpecSearcher`` over ``index_dir`` to share (e.g. an ``ImpactSearcher``'s, as the
         server does) instead of opening the index again; searched exactly and left open by :meth:`close`."""
         from lsr_lucene.compose.dense_leg import dense_location

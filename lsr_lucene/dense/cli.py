@@ -3,14 +3,15 @@
 ``lsr-lucene dense encode --corpus SPEC --output DIR`` writes document embeddings; ``lsr-lucene dense search
 --index DIR --topics SPEC --output RUN`` encodes the queries with the same model and searches a Faiss flat
 inner-product index (exact cosine; built in memory, meant for collections up to a few million documents).
-Documents are encoded in fp32 unless ``--dtype`` says otherwise; queries always in fp32.
+Documents are encoded in int8 unless ``--dtype`` says otherwise (runs/dense/encode_speed_*.md); queries in int8 for
+int8 documents, else in fp32 (what the folder's metadata.json records).
 """
 from __future__ import annotations
 
 import argparse
 
 from lsr_lucene import cli_options as opt
-from lsr_lucene.dense.encoder import DEFAULT_BATCH_SIZE, DEFAULT_MAX_LENGTH
+from lsr_lucene.dense.encoder import DEFAULT_BATCH_SIZE, DEFAULT_DTYPE, DEFAULT_MAX_LENGTH, DTYPES
 
 QUERY_THREADS = 1  # torch threads that encode dense search's queries
 
@@ -23,9 +24,16 @@ def _common(parser: argparse.ArgumentParser) -> None:
     opt.add_overwrite(parser)
 
 
+def add_dense_dtype(parser: argparse.ArgumentParser) -> None:
+    """``--dtype`` of the dense leg's documents (queries follow: int8 for int8, else fp32)."""
+    parser.add_argument("--dtype", choices=DTYPES, default=DEFAULT_DTYPE, help=(
+        "precision of the dense documents: int8 (default; CPU: int8 Linear layers, per-token scales, queries in int8 "
+        "too; 1.8x the sparse encoding's time on NPL, 3.7x on Cranfield, against 4.2x and 5.7x in fp32; mean cosine "
+        "with fp32 0.9975: runs/dense/), fp32, bf16 or auto (fp32 or bf16, the faster; queries in fp32)"))
+
+
 def _parser() -> argparse.ArgumentParser:
     from lsr_lucene.dense.models import DEFAULT_DENSE_MODEL
-    from lsr_lucene.encode.cli import add_dtype_arguments
 
     parser = opt.Parser(prog="lsr-lucene dense", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -36,7 +44,10 @@ def _parser() -> argparse.ArgumentParser:
                                               "wheel), local folder or HF id", dest="model")
     opt.add_max_length(enc, DEFAULT_MAX_LENGTH, "truncation in tokens")
     _common(enc)
-    add_dtype_arguments(enc)  # documents only: queries are always encoded in fp32
+    add_dense_dtype(enc)
+    enc.add_argument("--no-ann", dest="ann", action="store_false",
+                     help="without the approximate HNSW index (ann.faiss) that compose's dense candidates use "
+                          "(written by default)")
     srch = sub.add_parser("search", help="exact inner-product search of an embeddings directory -> TREC run")
     opt.add_index(srch, "embeddings folder written by dense encode")
     opt.add_topics(srch, required=True)
@@ -56,7 +67,7 @@ def _encode(args: argparse.Namespace) -> int:
     docs = list(check_unique(read_corpus(args.corpus)))
     info = encode_documents([d.id for d in docs], [d.contents for d in docs], str(args.corpus), args.output,
                             args.model, args.max_length, args.threads, args.dtype, args.device, args.batch_size,
-                            args.overwrite)
+                            args.overwrite, args.ann)
     print(f"wrote {args.output} ({len(docs)} documents, {len(docs) / max(info['seconds'], 1e-9):.1f} docs/s)")
     return 0
 
@@ -64,10 +75,10 @@ def _encode(args: argparse.Namespace) -> int:
 def _search(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from lsr_lucene.dense.encoder import DenseEncoder
+    from lsr_lucene.dense.encoder import DenseEncoder, query_dtype
     from lsr_lucene.dense.search import DECIMALS, FlatSearcher, dense_run
     from lsr_lucene.dense.store import read_embeddings
-    from lsr_lucene.encode.precision import QUERY_DTYPE, note_documents_precision
+    from lsr_lucene.encode.precision import note_documents_precision
     from lsr_lucene.errors import InputError
     from lsr_lucene.io.output import refuse_existing
     from lsr_lucene.io.runs import write_run
@@ -80,8 +91,9 @@ def _search(args: argparse.Namespace) -> int:
     # queries: one torch thread (small length-grouped batches; intra-op threads wait on each other at every
     # operation: 14x slower at 2 threads on a loaded 2-core machine, runs/threads); --threads go to Faiss
     encoder = DenseEncoder(meta.get("model"), int(meta.get("max_length", DEFAULT_MAX_LENGTH)), QUERY_THREADS,
-                           QUERY_DTYPE, args.device)
-    note_documents_precision(meta.get("dtype"))
+                           query_dtype(meta.get("dtype")), args.device)
+    if encoder.query_dtype != "int8":
+        note_documents_precision(meta.get("dtype"))
     if encoder.dim != embeddings.vectors.shape[1]:
         raise InputError(f"{args.index}: {embeddings.vectors.shape[1]}-dimensional embeddings, but model "
                          f"{meta.get('model')} gives {encoder.dim}")

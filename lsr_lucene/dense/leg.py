@@ -54,34 +54,56 @@ def _recorded_corpus(vectors: str | Path) -> str | None:
 
 def build_dense_leg(index: str | Path, corpus: str | None = None, vectors: str | Path | None = None,
                     threads: int | None = None, overwrite: bool = False) -> dict:
-    """Write ``<index>/dense`` with the default dense model (refused where it exists unless ``overwrite``)."""
+    """Write ``<index>/dense`` with the default dense model and its approximate index (refused where both exist
+    unless ``overwrite``); a dense leg written before the approximate index gets only that (no encoding)."""
+    from lsr_lucene.dense.ann import ann_path
     from lsr_lucene.io.output import refuse_existing
 
     output = Path(index) / DENSE_DIR
+    if not overwrite and (output / "metadata.json").is_file() and not ann_path(output).exists():
+        return add_ann(output, threads)
     refuse_existing(output, overwrite, directory=True)
     ids, texts, source = leg_documents(index, corpus, vectors)
     return encode_documents(ids, texts, source, output, threads=threads, overwrite=overwrite)
 
 
+def add_ann(folder: str | Path, threads: int | None = None, overwrite: bool = False) -> dict:
+    """Build the approximate index of an existing embeddings folder; returns what was written."""
+    from lsr_lucene.dense.ann import build_ann
+    from lsr_lucene.dense.store import read_embeddings
+
+    embeddings = read_embeddings(folder)
+    settings = build_ann(folder, embeddings, threads, overwrite)
+    return {"path": str(folder), "documents": len(embeddings.docids), "ann": settings, "added": True}
+
+
 def encode_documents(ids: list[str], texts: list[str], source: str, output: str | Path, model: str | None = None,
-                     max_length: int | None = None, threads: int | None = None, dtype: str = "fp32",
-                     device: str | None = None, batch_size: int | None = None, overwrite: bool = False) -> dict:
+                     max_length: int | None = None, threads: int | None = None, dtype: str | None = None,
+                     device: str | None = None, batch_size: int | None = None, overwrite: bool = False,
+                     ann: bool = True) -> dict:
     """Embed ``texts`` with the dense model (default all-MiniLM-L6-v2) into the embeddings folder ``output``
-    (``lsr-lucene dense encode``'s output, recording ``source`` as its corpus); returns what was written."""
-    from lsr_lucene.dense.encoder import DEFAULT_BATCH_SIZE, DEFAULT_MAX_LENGTH, DenseEncoder
+    (``lsr-lucene dense encode``'s output, recording ``source`` as its corpus), with its approximate index unless
+    ``ann`` is false; returns what was written."""
+    from lsr_lucene.dense.encoder import DEFAULT_BATCH_SIZE, DEFAULT_DTYPE, DEFAULT_MAX_LENGTH, DenseEncoder
     from lsr_lucene.dense.models import DEFAULT_DENSE_MODEL
     from lsr_lucene.dense.store import write_embeddings
 
-    encoder = DenseEncoder(model or DEFAULT_DENSE_MODEL, max_length or DEFAULT_MAX_LENGTH, threads, dtype, device)
+    encoder = DenseEncoder(model or DEFAULT_DENSE_MODEL, max_length or DEFAULT_MAX_LENGTH, threads,
+                           dtype or DEFAULT_DTYPE, device)
     started = time.perf_counter()
     embeddings = encoder.encode(texts, batch_size or DEFAULT_BATCH_SIZE, desc="encoding documents")
     seconds = time.perf_counter() - started
     write_embeddings(output, ids, embeddings, dict(encoder.settings(), **encoder.precision.metadata(),
                                                    corpus=source), overwrite)
-    return {"path": str(output), "documents": len(ids), "source": source, "seconds": seconds}
+    info = {"path": str(output), "documents": len(ids), "source": source, "seconds": seconds}
+    return dict(info, ann=add_ann(output, threads)["ann"]) if ann else info
 
 
 def dense_leg_summary(info: dict) -> str:
-    """One line on a dense leg written."""
+    """One line on a dense leg written (and its approximate index)."""
+    ann = info.get("ann")
+    built = f"approximate index {ann['kind']} in {ann['seconds']:.1f} s" if ann else "no approximate index"
+    if info.get("added"):
+        return f"dense leg: {built} added to {info['path']} ({info['documents']:,} embeddings)"
     return (f"dense leg: {info['documents']:,} document embeddings from {info['source']} in {info['path']} "
-            f"({info['seconds']:.1f} s)")
+            f"({info['seconds']:.1f} s; {built})")

@@ -72,7 +72,7 @@ class Analysed:
     """Every document's analysed terms and, per term, its most frequent surface word (for B's text)."""
 
     def __init__(self, corpus: Path):
-        from scripts.negation.text_match import analysed_terms
+        from scripts.negation.text_match import analysed_positions, analysed_terms
 
         self.docs: dict[str, list[str]] = {}
         self.titles: dict[str, str] = {}
@@ -87,12 +87,12 @@ class Analysed:
                 for w in set(words) - self.words.keys():
                     terms = analysed_terms(w)
                     self.words[w] = terms[0] if len(terms) == 1 else ""
-                self.docs[str(doc["id"])] = analysed_terms(text)
+                self.docs[str(doc["id"])] = list(analysed_positions(text))  # "" where a stop word left a gap
                 for w in words:
                     if self.words[w]:
                         self.surface.setdefault(self.words[w], Counter())[w] += 1
-        self.df = Counter(t for terms in self.docs.values() for t in set(terms))
-        self.bigram_df = Counter(b for terms in self.docs.values() for b in set(zip(terms, terms[1:])))
+        self.df = Counter(t for terms in self.docs.values() for t in set(terms) if t)
+        self.bigram_df = Counter(b for terms in self.docs.values() for b in set(zip(terms, terms[1:])) if all(b))
 
     def word_of(self, term: str) -> str:
         return min(self.surface[term].items(), key=lambda kv: (-kv[1], kv[0]))[0]
@@ -106,7 +106,7 @@ def weight(n: int, df: int, docs: int) -> float:
 def choose_word(an: Analysed, topic_terms: set[str], relevant: list[str]) -> str | None:
     """B as one word (no stop word): in SHARE of the relevant documents, not a topic term, a subject of the
     collection; the largest :func:`weight` (then the term)."""
-    counts = Counter(t for d in relevant for t in set(an.docs.get(d, ())))
+    counts = Counter(t for d in relevant for t in set(an.docs.get(d, ())) if t)
     best = None
     for term, n in counts.items():
         word = an.word_of(term) if term in an.surface else ""
@@ -125,7 +125,7 @@ def choose_word(an: Analysed, topic_terms: set[str], relevant: list[str]) -> str
 def choose_phrase(an: Analysed, topic_terms: set[str], relevant: list[str]) -> str | None:
     """B as two adjacent words, neither a topic term nor a stop word, under the word rule's bounds (PHRASE_SHARE,
     df from 10)."""
-    counts = Counter(b for d in relevant for b in set(zip(an.docs.get(d, ()), an.docs.get(d, ())[1:])))
+    counts = Counter(b for d in relevant for b in set(zip(an.docs.get(d, ()), an.docs.get(d, ())[1:])) if all(b))
     best = None
     for (t1, t2), n in counts.items():
         if t1 == t2 or {t1, t2} & topic_terms or t1 not in an.surface or t2 not in an.surface:

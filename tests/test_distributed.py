@@ -261,6 +261,23 @@ def test_cli_search_of_topics_encodes_them_while_the_searchers_start(single, dis
     assert 0 <= waited <= started
 
 
+def test_explicit_exclusions_are_strict_on_every_shard(single, distributed, tmp_path):
+    """Issue 65: topics in the explicit syntax are searched on the shards as compose searches them on one index: every
+    document whose text contains an excluded word is removed inside each shard's search, the top k filled by others."""
+    from lsr_lucene.search.text_filter import text_contains
+
+    topics = tmp_path / "syntax.tsv"
+    topics.write_text('1\tflow -supersonic\n2\tboundary layer NOT (heat OR "shock wave")\n')
+    assert cli(["compose", "--index", str(single / "index"), "--topics", str(topics), "--hits", "20",
+                "--output", str(tmp_path / "one.run")]) == 0
+    assert cli(["distributed", "search", "--index", str(distributed / "index"), "--topics", str(topics),
+                "--hits", "20", "--output", str(tmp_path / "dist.run")]) == 0
+    dist = read_hits(tmp_path / "dist.run")
+    assert dist == read_hits(tmp_path / "one.run") and len(dist["1"]) == 20
+    texts = {json.loads(line)["id"]: line for line in (single / "corpus.jsonl").read_text().splitlines()}
+    assert not any(text_contains(json.loads(texts[d])["text"], "supersonic") for d, _ in dist["1"])
+
+
 def test_bp_shards_are_built_as_index_builds_them_and_search_as_one_index(single, local_ray, tmp_path):
     """``distributed index --reorder bp --seed 0``: each shard is what ``lsr-lucene index --reorder bp --seed 0``
     builds of its vectors (same docid order, the dense-impacts sidecar ``auto`` chooses); the exact distributed runs

@@ -74,7 +74,7 @@ def test_a_text_containing_a_short_term_b_pays_by_its_b_weight():
     ([], False, False),
 ])
 def test_term_shape_tells_a_short_term_from_a_description(items, short, lower):
-    from lsr_lucene.compose.exclusion import term_shaped
+    from lsr_lucene.compose.penalty import term_shaped
 
     assert term_shaped(items, lower=False) is short
     assert term_shaped(items, lower=True) is lower  # names (capitalised) set apart

@@ -1,8 +1,7 @@
-"""Explicit query syntax (issue 50): grammar, opt-in, errors, and the same trees and hits as JSON compositions in
-the CLI and ComposeSearcher (the server and PyTerrier tests are in test_serve.py and test_pyterrier.py)."""
+"""Explicit query syntax (issue 50): grammar, opt-in, errors, and its strict exclusions (issue 65) in the CLI and
+ComposeSearcher (the server and PyTerrier tests are in test_serve.py and test_pyterrier.py; exactness in
+test_strict_exclusion.py)."""
 from __future__ import annotations
-
-import json
 
 import pytest
 
@@ -57,35 +56,43 @@ def test_malformed_queries_name_the_query(query, why):
     assert "query q7" in str(err.value)
 
 
-def test_explain_names_the_operators():
+def test_explain_names_the_strict_filter():
+    """Issue 65 item 5: the -word / NOT form shows as what it is (a strict filter on the text field), not as a cue."""
     lines = parse_syntax("films NOT (dogs OR cats)").lines()
-    assert lines[0].startswith("cue 'NOT'") and "A='films' B='(dogs OR cats)'" in lines[0]
-    assert lines[1].startswith("cue 'OR'") and "A='dogs' B='cats'" in lines[1]
+    assert lines[0].startswith("NOT (explicit query syntax): a strict filter on the text field") and \
+        "contains (dogs OR cats) is removed from the results of 'films'" in lines[0]
+    assert lines[1].startswith("OR (explicit query syntax)") and "'dogs' OR 'cats'" in lines[1]
+    assert "ranks 'films', then removes inside the search every document matching (dogs OR cats)" in lines[2]
+    assert "EnglishAnalyzer" in lines[2] and not any("cue" in line or " at 0" in line for line in lines)
+    assert 'contains "hot dogs"' in parse_syntax('films -"hot dogs"').lines()[0]
 
 
-def test_cli_and_searcher_search_the_syntax_as_the_json_tree(demo, tmp_path, capsys):
+def test_cli_and_searcher_remove_the_excluded_documents(demo, tmp_path, capsys):
+    """Issue 65: the syntax's exclusions are strict: the run is the kept part's run without the documents whose text
+    contains an excluded word, through the CLI (--query, --topics) and ComposeSearcher alike."""
     from lsr_lucene.compose import ComposeSearcher
     from lsr_lucene.compose.cli import main
+    from lsr_lucene.search.text_filter import text_contains
 
     index = str(demo / "index")
-    tree = {"op": "not", "a": "tea", "b": {"op": "or", "a": "caffeine", "b": "milk"}}
     assert main(["--index", index, "--query", "tea -caffeine -milk", "--hits", "5",
                  "--output", str(tmp_path / "syntax.run")]) == 0
-    assert main(["--index", index, "--composition", json.dumps(tree), "--hits", "5",
-                 "--output", str(tmp_path / "json.run")]) == 0
-    assert read_hits(tmp_path / "syntax.run")["1"] == read_hits(tmp_path / "json.run")["1"]
     topics = tmp_path / "topics.tsv"
     topics.write_text("7\ttea NOT (caffeine OR milk)\n", encoding="utf-8")
     assert main(["--index", index, "--topics", str(topics), "--hits", "5", "--output", str(tmp_path / "t.run")]) == 0
-    assert read_hits(tmp_path / "t.run")["7"] == read_hits(tmp_path / "json.run")["1"]
+    assert read_hits(tmp_path / "t.run")["7"] == read_hits(tmp_path / "syntax.run")["1"]
     assert main(["--index", index, "--query", "tea NOT (caffeine OR milk)", "--hits", "5", "--explain",
                  "--output", str(tmp_path / "explain.run")]) == 0
     printed = capsys.readouterr()
     assert "explicit query syntax" in printed.out + printed.err
     with ComposeSearcher(demo / "index") as searcher:
         got = [(h.docid, h.score) for h in searcher.search("tea -caffeine -milk", k=5)]
-        want = [(h.docid, h.score) for h in searcher.search(tree, k=5)]
-        assert got == want and got
+        plain = searcher.search("tea", k=100)
+        texts = searcher.backend.texts([h.docid for h in plain])
+        want = [(h.docid, h.score) for h in plain
+                if not any(text_contains(texts[h.docid], b) for b in ("caffeine", "milk"))][:5]
+        assert got == want and len(got) == 5 and [d for d, _ in got] != [h.docid for h in plain[:5]]
+        assert read_hits(tmp_path / "syntax.run")["1"] == got
         assert searcher.parse("tea NOT (caffeine OR milk)").tree == Node("not", "tea", Node("or", "caffeine", "milk"))
         with pytest.raises(InputError, match="something to keep"):
             searcher.search("-caffeine")

@@ -567,13 +567,19 @@ def test_a_body_over_the_limit_is_a_413_before_it_is_read(demo):
 
 
 def test_compose_route_reads_the_explicit_syntax(served):
-    """Issue 50: a query in the explicit syntax gives the tree and hits of the same JSON composition."""
+    """Issues 50 and 65: a query in the explicit syntax ranks its kept part and removes, inside the search, every
+    document whose text contains an excluded word: the kept part's hits without those, and the filter in the answer."""
+    from lsr_lucene.search.impact_searcher import contents_of
+    from lsr_lucene.search.text_filter import text_contains
+
     api = served["api"]
-    tree = {"op": "not", "a": "tea", "b": {"op": "or", "a": "caffeine", "b": "milk"}}
-    status, syntax = request(f"{api}/compose", {"query": "tea NOT (caffeine OR milk)", "hits": HITS})
-    assert status == 200 and syntax["composition"] == tree
-    status, composed = request(f"{api}/compose", {"composition": tree, "hits": HITS})
-    assert status == 200 and response_rows(syntax) == response_rows(composed) and response_rows(syntax)
+    status, syntax = request(f"{api}/compose", {"query": "tea NOT (caffeine OR milk)", "hits": HITS, "doc": True})
+    assert status == 200 and syntax["composition"] == "tea"
+    assert syntax["exclude"] == {"or": [{"text": "caffeine"}, {"text": "milk"}]}
+    status, plain = request(f"{api}/compose", {"composition": "tea", "hits": 100, "doc": True})
+    kept = [(row["docid"], row["score"]) for row in plain["candidates"]
+            if not any(text_contains(contents_of(row["doc"]), b) for b in ("caffeine", "milk"))][:HITS]
+    assert status == 200 and [(row["docid"], row["score"]) for row in syntax["candidates"]] == kept and kept
     status, bad = request(f"{api}/compose", {"query": "-caffeine", "hits": HITS})
     assert status == 400 and "something to keep" in bad["error"]
 

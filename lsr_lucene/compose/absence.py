@@ -5,7 +5,7 @@ not include X") answers "A without B" literally, so the `default`'s penalty must
 :func:`absence_share` reads a document's text: of its mentions of B's content words (a crude prefix stem, no
 library), the share that stand in a negation's scope (a NegEx-style window after "no", "not", "without", "free of",
 "lacks", "…n't", "neither/nor", or before "-free" / "free" / "is absent"). The fused not node
-(:func:`lsr_lucene.compose.exclusion.gated_not`) waives that share of the penalty and no more (issue 65: it never lifts
+(:func:`lsr_lucene.compose.penalty.gated_not`) waives that share of the penalty and no more (issue 65: it never lifts
 a document above what A alone gives it). The same read tells whether the text contains B as the strict filter judges
 it (:func:`lsr_lucene.search.text_filter.text_contains`), which a short-term B's penalty needs. Texts are read for the
 ``READ_DEPTH`` best candidates by Â that match both legs (a stored text costs a JVM call).

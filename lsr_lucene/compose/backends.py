@@ -90,6 +90,14 @@ class LuceneBackend:
         lucene = list(java.luceneDocids(list(docids))) if docids else []
         return {d: contents_of(java.storedField(int(n), "raw")) for d, n in zip(docids, lucene) if n >= 0}
 
+    def excluded(self, expression: Mapping, docids: Sequence[str]) -> list[bool]:
+        """Whether each docid is one a strict filter expression removes (:mod:`lsr_lucene.search.text_filter`)."""
+        return self.searcher.excluded(expression, docids)
+
+    def excluded_count(self, expression: Mapping) -> int:
+        """How many documents of the index a strict filter expression removes."""
+        return self.searcher.excluded_count(expression)
+
     def close(self) -> None:
         if self._owns:
             self.searcher.close()
@@ -182,6 +190,8 @@ class ExactBackend:
         from lsr_lucene.io.ranking import top_k
 
         scores, matched = self._scores(spec)
+        if spec.get("exclude"):  # the strict filter, by brute force over the encoded texts
+            matched &= ~np.asarray(self.excluded(spec["exclude"], self.ids), dtype=bool)
         rows = top_k(scores, k, self.id_rank, np.flatnonzero(matched))
         return [(self.ids[r], float(scores[r])) for r in rows]
 
@@ -208,6 +218,17 @@ class ExactBackend:
             self._contents = {} if self._source is None else {
                 str(doc): text for doc, _, text in read_vectors(self._source, with_contents=True)}
         return {d: self._contents.get(d) for d in docids}
+
+    def excluded(self, expression: Mapping, docids: Sequence[str]) -> list[bool]:
+        """Whether each docid's text matches a strict filter expression (brute force over the vectors' texts)."""
+        from lsr_lucene.search.text_filter import expression_matches
+
+        texts = self.texts(docids)
+        return [expression_matches(texts.get(d), expression) for d in docids]
+
+    def excluded_count(self, expression: Mapping) -> int:
+        """How many documents a strict filter expression removes."""
+        return sum(self.excluded(expression, self.ids))
 
     def close(self) -> None:
         """Nothing to release."""

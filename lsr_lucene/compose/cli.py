@@ -41,6 +41,7 @@ from pathlib import Path
 
 from lsr_lucene import cli_options as opt
 from lsr_lucene.compose.compositions import Composition, parse_topics, read_compositions
+from lsr_lucene.compose.exclusion import filter_report
 from lsr_lucene.compose.execute import DEFAULT_FUSION_DEPTH, composed_specs, require_single_specs
 from lsr_lucene.compose.dense_leg import MissingDenseLegWarning, missing_note
 from lsr_lucene.compose.explain import explain_docs, explain_query
@@ -216,7 +217,9 @@ def main(argv: list[str] | None = None) -> int:
             for comp, plan in zip(comps, plans):
                 docs = explain_docs(plan, results[comp.qid], searcher.backend, searcher.scale, args.explain_docs,
                                     (traces or {}).get(comp.qid))
-                print(explain_query(comp, plan, settings, docs, reports.get(comp.qid)),
+                removed = filter_report(searcher, comp, plan, results[comp.qid], max(args.explain_docs, 10))
+                print("\n".join([explain_query(comp, plan, settings, docs, reports.get(comp.qid))]
+                                + ["  " + line for line in removed]),
                       file=sys.stderr if args.output == cli_output.STDOUT else sys.stdout)
     finally:
         searcher.close()

@@ -18,11 +18,13 @@ from lsr_lucene.errors import InputError, json_problem
 
 @dataclass
 class Composition:
-    """One composed query: id, tree, and the original text (what ``vanilla`` encodes; None: templates)."""
+    """One composed query: id, tree, the original text (what ``vanilla`` encodes; None: templates) and the strict
+    filter of its explicit exclusions (:mod:`lsr_lucene.compose.exclusion`; None: none)."""
 
     qid: str
     tree: Tree
     text: str | None = None
+    exclude: dict | None = None
 
 
 def read_compositions(path: str | Path) -> list[Composition]:
@@ -67,12 +69,20 @@ def read_compositions(path: str | Path) -> list[Composition]:
 
 
 def parse_topics(topics: Mapping[str, str]) -> list[Composition]:
-    """Compositions from text topics: the explicit query syntax where a topic opts in to it, else the cue parser
+    """Compositions from text topics: the explicit query syntax where a topic opts in to it (its exclusions strict:
+    a filter, :func:`lsr_lucene.compose.exclusion.split_exclusions`), else the cue parser
     (:func:`lsr_lucene.compose.query_syntax.read_query`; uncued topics stay atomic)."""
-    from lsr_lucene.compose.query_syntax import read_query
+    from lsr_lucene.compose.exclusion import split_exclusions
+    from lsr_lucene.compose.query_syntax import read_query, uses_syntax
 
     out = []
     for qid, text in topics.items():
         result = read_query(text, f"query {qid}")
-        out.append(Composition(str(qid), result.tree if result.composed else text, text))
+        if uses_syntax(text):
+            kept, exclude = split_exclusions(result.tree)
+            # vanilla encodes the original text only where nothing was taken out of it
+            out.append(Composition(str(qid), kept, text if exclude is None or isinstance(kept, str) else None,
+                                   exclude))
+        else:
+            out.append(Composition(str(qid), result.tree if result.composed else text, text))
     return out

@@ -1,59 +1,125 @@
-"""What a natural-language exclusion costs a candidate: the penalty of the `default`'s fused not node (fusion-gated).
+"""Strict exclusions of the explicit syntax: ``-word``, ``NOT word``, ``-"a phrase"``, ``NOT (a OR b)`` remove every
+document whose text contains them, as Lucene's MUST_NOT does, inside the search (the top k is filled by the rest).
 
-Two kinds of evidence that a document is about B (issue 65):
+A tree of the explicit syntax splits into what is ranked (its not nodes replaced by their A side) and a filter
+expression (:mod:`lsr_lucene.search.text_filter`) of the documents to remove, which every query spec of the query
+carries as ``exclude`` (Java ``search.TextFilter`` turns it into a bitset that the collector skips):
 
-- **B's scale** (issues 36, 49): a document near the top of B's own min-max scaled scores pays
-  λ·max(0, B̂ − τ)/(1 − τ) (gate τ 0.9). This catches a document about B in other words, and spares a wanted document
-  that names B's entity in passing, as the pair benchmarks want.
-- **B in the text** (issue 65): when B is a word or a short term (:func:`term_shaped`: at most ``TERM_WORDS`` words an
-  item, not a description), a candidate whose stored text contains B (as the strict
-  filter judges it: :mod:`lsr_lucene.search.text_filter`) pays min(1, B̂/β) of its scaled A score: every document
-  with B goes down, the further the more of B's weight it carries, so a document whose B weight is a small share of
-  the top (B̂ < β) keeps part of its place. β (``TERM_SCALE``) was chosen inside folds of the set-difference
-  benchmark with the pair benchmarks as a constraint (runs/negation/setdiff.md).
+- ``A -B``: removed(A) or B's text (a word; several words: a phrase; ``(x OR y)``: either; ``(x AND y)``: both);
+- ``A AND C``: removed(A) or removed(C);
+- ``A OR C`` (Lucene's reading of ``tea OR (coffee -espresso)``): a document stays when one side keeps it: it
+  contains a word of that side and that side does not remove it.
 
-The larger of the two is paid. Stated absence (:mod:`lsr_lucene.compose.absence`: "contains no caffeine",
-"caffeine-free") waives the share s of the penalty for the share of B's mentions that deny B, and never lifts: the
-document then scores what A alone gives it. No score falls below ``GATED_FLOOR``·Â (a penalised A-match stays above
-every candidate that does not match A).
+Natural-language exclusions ("tea but not milk") and JSON compositions stay soft (ranked, not removed).
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Mapping, Sequence
 
-# fusion-gated: share of its scaled A score a penalised document keeps (issue 36: a penalty must not push a strong
-# A-match below the documents that do not match A at all, out of the list)
-GATED_FLOOR = 0.05
-TERM_WORDS = 3  # B is a short term when each of its items has at most this many words (and none capitalised)
-LOWER_ONLY = False  # whether a capitalised B (a name) is no short term (chosen in folds with β)
-TERM_SCALE = 0.25  # β: a document that contains B pays min(1, B̂/β) (chosen in folds, runs/negation/setdiff.md)
+from lsr_lucene.compose.tree import Node, Tree, leaves
+
+Expression = dict  # a text filter expression: {"text": s} | {"any": s} | {"or"|"and": [..]} | {"not": e}
 
 
-def term_shaped(items: Sequence[str], lower: bool = LOWER_ONLY) -> bool:
-    """Whether B (its items' texts) is a word or short term: each item at most ``TERM_WORDS`` words (``lower``: and
-    no capitalised word, which marks a name or a title)."""
-    words = [item.strip('"').split() for item in items]
-    return bool(words) and all(0 < len(w) <= TERM_WORDS and not (lower and any(x[:1].isupper() for x in w))
-                               for w in words)
+def split_exclusions(tree: Tree) -> tuple[Tree, Expression | None]:
+    """(the tree to rank, the filter of the documents to remove: None when nothing is removed)."""
+    if isinstance(tree, str):
+        return tree, None
+    a, removed_a = split_exclusions(tree.a)
+    if tree.op == "not":
+        return a, _either(removed_a, contains(tree.b))
+    b, removed_b = split_exclusions(tree.b)
+    if tree.op == "and":
+        return Node("and", a, b), _either(removed_a, removed_b)
+    if removed_a is None and removed_b is None:
+        return Node("or", a, b), None
+    return Node("or", a, b), {"and": [_either(removed_a, _lacks(a)), _either(removed_b, _lacks(b))]}
 
 
-def gated(scaled: float, gate: float) -> float:
-    """max(0, x − τ)/(1 − τ) of a min-max scaled score x: 0 below the gate τ, 1 at the top score."""
-    return max(0.0, scaled - gate) / (1.0 - gate)
+def contains(tree: Tree) -> Expression:
+    """The documents whose text holds an excluded part: a leaf as a phrase (one word: that word), or/and/not."""
+    if isinstance(tree, str):
+        return {"text": tree}
+    if tree.op == "not":
+        return {"and": [contains(tree.a), {"not": contains(tree.b)}]}
+    return {tree.op: [contains(tree.a), contains(tree.b)]}
 
 
-def penalty(b: float, lam: float, gate: float, absent: float = 0.0, contains: bool = False,
-            term_scale: float | None = None) -> float:
-    """What a candidate of scaled B score ``b`` pays: λ·gated(B̂), or for a text that contains a short-term B
-    (``contains`` and ``term_scale`` β set) at least min(1, B̂/β); the share ``absent`` of it is waived."""
-    pay = lam * gated(b, gate)
-    if contains and term_scale is not None:
-        pay = max(pay, min(1.0, b / term_scale) if term_scale > 0 else 1.0)
-    return (1.0 - absent) * pay
+def _lacks(tree: Tree) -> Expression:
+    """The documents that hold no word of a ranked side (Lucene's SHOULD clauses of that side match nothing)."""
+    return {"not": {"or": [{"any": leaf} for leaf in leaves(tree)]}}
 
 
-def gated_not(a: float, b: float, lam: float, gate: float, floor: float = GATED_FLOOR, absent: float = 0.0,
-              contains: bool = False, term_scale: float | None = None) -> float:
-    """fusion-gated score of one document from its min-max scaled A and B scores: Â − :func:`penalty`, never below
-    ``floor``·Â and never above Â (stated absence waives, it does not lift)."""
-    return max(a - penalty(b, lam, gate, absent, contains, term_scale), floor * a)
+def _either(x: Expression | None, y: Expression | None) -> Expression | None:
+    if x is None or y is None:
+        return x if y is None else y
+    return {"or": [x, y]}
+
+
+def with_exclusion(spec: dict | None, expression: Mapping | None) -> dict | None:
+    """A query spec that also removes the documents ``expression`` matches (the spec itself without one)."""
+    if spec is None or not expression:
+        return spec
+    return {**spec, "exclude": dict(expression)}
+
+
+def kept_candidates(candidates: Mapping[str, list[str]], exclude: Mapping[str, Mapping | None],
+                    backend) -> dict[str, list[str]]:
+    """Each query's extra candidates (the dense leg's own) without the documents its strict filter removes."""
+    out = {}
+    for qid, docs in candidates.items():
+        expression = exclude.get(qid)
+        out[qid] = docs if not expression or not docs else [
+            d for d, gone in zip(docs, backend.excluded(expression, docs)) if not gone]
+    return out
+
+
+def syntax_specs(topics: Mapping[str, str], encoder, scale: float) -> list[dict]:
+    """The query spec of each topic in the explicit syntax (its ranked tree composed by the default vector operations,
+    its exclusions as ``exclude``), as ``compose --write-specs`` writes it: what a search of specs alone (distributed
+    search) needs."""
+    from lsr_lucene.compose.compositions import parse_topics
+    from lsr_lucene.compose.execute import compose, composed_specs, require_single_specs
+    from lsr_lucene.compose.operations import Settings
+    from lsr_lucene.compose.query_encoder import QueryEncoder
+
+    comps = parse_topics(topics)
+    settings = Settings.of()
+    require_single_specs(comps, settings)
+    plans = compose(comps, settings, QueryEncoder(mode="full", encoder=encoder))
+    return composed_specs([c.qid for c in comps], plans, scale, {c.qid: c.exclude for c in comps})
+
+
+def filter_report(searcher, comp, plan, ranked: Sequence[tuple[str, float]], top: int) -> list[str]:
+    """``--explain`` lines of a query's strict filter: how many documents it removed, and the would-be top ``top``
+    (the same plan searched without it), each marked removed or with its rank in ``ranked``; [] without a filter."""
+    from lsr_lucene.compose.compositions import Composition
+
+    if not comp.exclude or top <= 0:
+        return []
+    backend = searcher.backend
+    unfiltered = Composition(comp.qid, comp.tree, comp.text)
+    would = searcher.rank([unfiltered], [plan], top)[comp.qid]
+    gone = backend.excluded(comp.exclude, [d for d, _ in would])
+    rank = {d: r for r, (d, _) in enumerate(ranked, 1)}
+    lines = [f"strict filter (explicit syntax): removed the {backend.excluded_count(comp.exclude):,} documents whose "
+             f"text matches {written(comp.exclude)}; the top {len(would)} without it:"]
+    for r, ((doc, score), removed) in enumerate(zip(would, gone), 1):
+        where = "removed (its text matches)" if removed else f"kept, rank {rank[doc]}" if doc in rank else \
+            f"kept, below the {len(ranked)} hits asked for"
+        lines.append(f"  {r}. {doc} {score:.6f}: {where}")
+    return lines
+
+
+def written(expression: Mapping) -> str:
+    """An expression in the explicit syntax, for explanations ('"hot dogs" OR cats')."""
+    (op, value), = expression.items()
+    if op == "text":
+        return f'"{value}"' if " " in value.strip() else value
+    if op == "any":
+        return f"any word of {value!r}"
+    if op == "not":
+        return f"NOT {written(value)}"
+    if len(value) == 1:
+        return written(value[0])
+    return "(" + f" {op.upper()} ".join(written(v) for v in value) + ")"

@@ -18,6 +18,7 @@ from typing import Mapping, Sequence
 
 from lsr_lucene.compose.backends import make_spec, spec_matches
 from lsr_lucene.compose.compositions import Composition
+from lsr_lucene.compose.exclusion import kept_candidates, with_exclusion
 from lsr_lucene.compose.operations import (VECTOR_OPS, FusionPlan, Plan, Settings, VectorPlan, build_plan,
                                            first_fusion, fuse, plan_inputs, plan_vectors, required_texts)
 from lsr_lucene.compose.query_encoder import QueryEncoder
@@ -59,15 +60,17 @@ def require_single_specs(compositions: Sequence[Composition], settings: Settings
             raise InputError(single_spec_refusal(comp.qid, *fused, where=where))
 
 
-def composed_specs(qids: Sequence[str], plans: Sequence[Plan], scale: float) -> list[dict]:
+def composed_specs(qids: Sequence[str], plans: Sequence[Plan], scale: float,
+                   exclude: Mapping[str, dict | None] | None = None) -> list[dict]:
     """The query spec of every vector plan that can match (what ``execute`` searches), e.g. for Anserini's
-    SearchCollection; a fusion plan searches several specs and fuses them, so it has no single spec."""
+    SearchCollection; a fusion plan searches several specs and fuses them, so it has no single spec. ``exclude``:
+    the strict filter of each query's explicit exclusions (:mod:`lsr_lucene.compose.exclusion`), carried by its spec."""
     specs = []
     for qid, plan in zip(qids, plans):
         if not isinstance(plan, VectorPlan):
             op = "fusion-scaled" if plan.scaled and plan.gate is None else "fusion-gated" if plan.scaled else "fusion"
             raise InputError(single_spec_refusal(qid, plan.node_op, op))
-        spec = make_spec(qid, plan.vector, scale)
+        spec = with_exclusion(make_spec(qid, plan.vector, scale), (exclude or {}).get(qid))
         if spec is not None and spec_matches(spec):
             specs.append(spec)
     return specs
@@ -76,21 +79,25 @@ def composed_specs(qids: Sequence[str], plans: Sequence[Plan], scale: float) -> 
 def execute(qids: Sequence[str], plans: Sequence[Plan], backend, scale: float, hits: int = 1000,
             fusion_depth: int = DEFAULT_FUSION_DEPTH, warn=None,
             traces: dict | None = None, dense=None, threads: int | None = None,
-            dense_depth: int | None = None) -> dict[str, list[tuple[str, float]]]:
+            dense_depth: int | None = None, exclude: Mapping[str, dict | None] | None = None
+            ) -> dict[str, list[tuple[str, float]]]:
     """Ranked (doc, score) lists for every plan: one batch search of the vector plans, fusion otherwise.
 
     ``traces``, when given, receives for every fused query its leaves' scores over the candidates (in
     :func:`plan_inputs` order, dense cosines included): what ``--explain`` needs to show both legs' scores.
     ``dense``: the :class:`~lsr_lucene.compose.dense_leg.DenseLeg` that plans with a dense leg need;
     ``dense_depth``: how many of its own nearest documents join the candidates (None: ``fusion_depth``; 0: none).
-    ``threads``: the batch searches' threads (default: the backend's own; 1 searches in memory, no files)."""
+    ``threads``: the batch searches' threads (default: the backend's own; 1 searches in memory, no files).
+    ``exclude``: per query, the strict filter of its explicit exclusions, which every spec of the query carries (the
+    search skips what it removes; :mod:`lsr_lucene.compose.exclusion`)."""
+    exclude = exclude or {}
     results: dict[str, list[tuple[str, float]]] = {}
     direct: list[dict] = []
     fused: list[tuple[str, FusionPlan, list[dict | None]]] = []
     leaf_specs: list[dict] = []
     for qid, plan in zip(qids, plans):
         if isinstance(plan, VectorPlan):
-            spec = make_spec(qid, plan.vector, scale)
+            spec = with_exclusion(make_spec(qid, plan.vector, scale), exclude.get(qid))
             if spec is None or not spec_matches(spec):
                 if warn:
                     warn(qid, "the composed vector has no positive weight, so it matches no document")
@@ -98,7 +105,8 @@ def execute(qids: Sequence[str], plans: Sequence[Plan], backend, scale: float, h
                 continue
             direct.append(spec)
         else:
-            specs = [make_spec(f"{qid}#{i}", vec, scale) for i, vec in enumerate(plan_vectors(plan))]
+            specs = [with_exclusion(make_spec(f"{qid}#{i}", vec, scale), exclude.get(qid))
+                     for i, vec in enumerate(plan_vectors(plan))]
             fused.append((qid, plan, specs))
             leaf_specs.extend(s for s in specs if s is not None and spec_matches(s))
     results.update(backend.search_many(direct, hits, threads))
@@ -106,6 +114,7 @@ def execute(qids: Sequence[str], plans: Sequence[Plan], backend, scale: float, h
         leaf_hits = backend.search_many(leaf_specs, fusion_depth, threads)
         extra = dense_candidates({qid: plan for qid, plan, _ in fused}, dense, backend,
                                  fusion_depth if dense_depth is None else dense_depth)
+        extra = kept_candidates(extra, exclude, backend)
         for qid, plan, specs in fused:
             results[qid] = _fused_ranking(qid, plan, specs, leaf_hits, backend, hits, fusion_depth, warn, traces,
                                           dense, extra.get(qid, ()))
@@ -179,14 +188,15 @@ def _fused_ranking(qid: str, plan: FusionPlan, specs: Sequence[dict | None], lea
 
 
 def run_one(qid: str, plan: Plan, backend, scale: float, hits: int = 1000,
-            fusion_depth: int = DEFAULT_FUSION_DEPTH, dense=None, dense_depth: int | None = None
-            ) -> list[tuple[str, float]]:
+            fusion_depth: int = DEFAULT_FUSION_DEPTH, dense=None, dense_depth: int | None = None,
+            exclude: dict | None = None) -> list[tuple[str, float]]:
     """Ranked hits of one plan with single-query calls (what an interactive search does; used for latency)."""
     if isinstance(plan, VectorPlan):
-        spec = make_spec(qid, plan.vector, scale)
+        spec = with_exclusion(make_spec(qid, plan.vector, scale), exclude)
         return backend.search(spec, hits) if spec is not None and spec_matches(spec) else []
-    specs = [make_spec(f"{qid}#{i}", vec, scale) for i, vec in enumerate(plan_vectors(plan))]
+    specs = [with_exclusion(make_spec(f"{qid}#{i}", vec, scale), exclude) for i, vec in enumerate(plan_vectors(plan))]
     leaf_hits = {s["qid"]: backend.search(s, fusion_depth) for s in specs if s is not None and spec_matches(s)}
-    extra = dense_candidates({qid: plan}, dense, backend,
-                             fusion_depth if dense_depth is None else dense_depth).get(qid, ())
+    extra = kept_candidates(dense_candidates({qid: plan}, dense, backend,
+                                             fusion_depth if dense_depth is None else dense_depth),
+                            {qid: exclude}, backend).get(qid, [])
     return _fused_ranking(qid, plan, specs, leaf_hits, backend, hits, fusion_depth, dense=dense, extra=extra)

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Mapping, Sequence
 
 from lsr_lucene.compose.compositions import Composition
-from lsr_lucene.compose.exclusion import GATED_FLOOR, penalty
+from lsr_lucene.compose.penalty import GATED_FLOOR, penalty
 from lsr_lucene.compose.operations import FusedNode, Plan, Settings, VectorPlan, fuse, quantise_composed
 from lsr_lucene.compose.plan_format import format_plan
 from lsr_lucene.compose.tree import format_tree

@@ -63,7 +63,7 @@ from typing import Iterable, Mapping, Union
 
 from lsr_lucene.compose.absence import READ_DEPTH
 from lsr_lucene.compose.dense_leg import blend
-from lsr_lucene.compose.exclusion import GATED_FLOOR, TERM_SCALE, gated, gated_not, term_shaped
+from lsr_lucene.compose.penalty import GATED_FLOOR, TERM_SCALE, gated, gated_not, term_shaped
 from lsr_lucene.compose.scaling import minmax
 from lsr_lucene.compose.tree import NODE_OPS, Node, Tree, verbalize
 from lsr_lucene.errors import InputError
@@ -188,7 +188,7 @@ VANILLA = "vanilla"
 FUSION = ("fusion", "fusion-scaled", "fusion-gated")
 SCALED_FUSION = ("fusion-scaled", "fusion-gated")
 DEFAULT_GATE = 0.9
-__all__ = ["GATED_FLOOR", "gated", "gated_not"]  # fusion-gated's scoring lives in compose.exclusion
+__all__ = ["GATED_FLOOR", "gated", "gated_not"]  # fusion-gated's scoring lives in compose.penalty
 VECTOR_OPS = {
     "not": ("subtract", "ignore", "nrf", "orthogonal", "disentangled", "orthonrf", "adaptive"),
     "and": ("add", "maxpool", "cpt"),
@@ -386,7 +386,7 @@ class FusionPlan:
     dense_weight: float = 0.0
     neighbour_weight: float = 0.0  # with a dense leg: v of the cosine with the best A match d*, added to the blend
     absence_texts: tuple[str, ...] = ()  # fusion-gated: B's texts, read in candidates' texts (stated absent, contained)
-    term_scale: float | None = None  # fusion-gated, B a short term: β of the penalty of a text containing B (exclusion)
+    term_scale: float | None = None  # fusion-gated, B a short term: β of the penalty of a text containing B (penalty.py)
     largest: bool = False  # an or node of B's items (Settings.items "each"): the largest scaled score, not the sum
 
 

@@ -30,6 +30,29 @@ _OPERATOR = re.compile(r"(?:^|(?<=[\s(]))(?:NOT|AND|OR)(?=$|[\s()\"])|(?:^|(?<=[
 _TOKEN = re.compile(r'\s*(?:(?P<phrase>"[^"]*")|(?P<open>\()|(?P<close>\))|(?P<minus>-(?!dash\b)(?=[^\W\d_]|["(]))'
                     r'|(?P<word>[^\s()"]+))')
 SYNTAX_REASON = "explicit query syntax (upper-case NOT/AND/OR or a -term)"
+FOLDING = "words as Lucene's EnglishAnalyzer folds them: case, possessive 's, Porter stems (dogs = dog)"
+
+
+class SyntaxReport(ParseReport):
+    """The parse of a query in the explicit syntax: its operators, and what its exclusions do (a strict filter on
+    the index's text field, not a penalty)."""
+
+    def lines(self) -> list[str]:
+        from lsr_lucene.compose.exclusion import split_exclusions, written as filter_written
+
+        out = []
+        for c in self.fired:
+            if c.kind == "not":
+                out.append(f"{c.cue} (explicit query syntax): a strict filter on the text field, not a penalty: every "
+                           f"document whose text contains {c.b} is removed from the results of {c.a!r}")
+            else:
+                out.append(f"{c.cue} (explicit query syntax): {c.a!r} {c.cue} {c.b!r}, combined by the {c.kind!r} "
+                           "node's operation")
+        kept, exclude = split_exclusions(self.tree)
+        if exclude is not None:
+            out.append(f"explicit query syntax: ranks {written(kept, False)!r}, then removes inside the search every "
+                       f"document matching {filter_written(exclude)} ({FOLDING})")
+        return out
 
 
 def uses_syntax(text: str) -> bool:
@@ -170,14 +193,17 @@ class _Parser:
         raise self.error("'-' must be followed by a word, a quoted phrase or a bracketed group")
 
     def _record(self, operator: str, op: str, a: Tree, b: Tree) -> None:
-        self.fired.append(CueDecision(operator, operator, 0, SYNTAX_REASON, op, written(a), written(b)))
+        self.fired.append(CueDecision(operator, operator, 0, SYNTAX_REASON, op, written(a, False),
+                                      written(b, op == "not")))
 
 
-def written(tree: Tree) -> str:
-    """A tree in the explicit syntax ("(dogs OR cats)"), for explanations."""
+def written(tree: Tree, quote: bool = True) -> str:
+    """A tree in the explicit syntax ("(dogs OR cats)"; ``quote``: an excluded text of several words in quotes, as
+    the filter reads it: a phrase), for explanations."""
     if isinstance(tree, str):
-        return tree
-    return f"({written(tree.a)} {tree.op.upper()} {written(tree.b)})"
+        return f'"{tree}"' if quote and " " in tree else tree
+    b_quote = quote or tree.op == "not"
+    return f"({written(tree.a, quote)} {tree.op.upper()} {written(tree.b, b_quote)})"
 
 
 def parse_syntax(text: str, where: str = "query") -> ParseReport:
@@ -186,7 +212,7 @@ def parse_syntax(text: str, where: str = "query") -> ParseReport:
     norm = normalise(text)
     parser = _Parser(norm, where)
     tree = parser.parse()
-    report = ParseReport(text, tree)
+    report = SyntaxReport(text, tree)
     report.fired = list(reversed(parser.fired))  # outermost first, as the cue parser reports them
     return report
 

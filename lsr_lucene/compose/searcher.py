@@ -189,7 +189,8 @@ class ComposeSearcher:
         qids = [c.qid for c in compositions]
         needs_dense = any(kind == "dense" for plan in plans for kind, _ in plan_inputs(plan))
         return execute(qids, plans, self.backend, self.scale, int(k), self.depth, warn, traces,
-                       self.dense_leg if needs_dense else None, threads=int(threads), dense_depth=self.dense_depth)
+                       self.dense_leg if needs_dense else None, threads=int(threads), dense_depth=self.dense_depth,
+                       exclude={c.qid: c.exclude for c in compositions if c.exclude})
 
     # ---------------------------------------------------------------------------------------------- Pyserini API
 

@@ -113,7 +113,20 @@ def _specs(args: argparse.Namespace, encoder_settings: dict) -> list[dict]:
     options = {k: encoder_settings[k] for k in ("activation", "pooling", "epsilon")
                if encoder_settings.get(k) is not None}
     note_documents_precision(encoder_settings.get("dtype"))  # queries are always encoded in fp32
-    return plain_specs(encode_topics(topics, model, scale, args.query_max_length, **options))
+    from lsr_lucene.compose.query_syntax import uses_syntax
+    from lsr_lucene.encode.encoder import SparseEncoder
+
+    if args.query_max_length:
+        options["query_max_length"] = args.query_max_length
+    encoder = SparseEncoder(model=model, **options)
+    plain = {q: t for q, t in topics.items() if not uses_syntax(t)}
+    specs = {s["qid"]: s for s in plain_specs(encode_topics(plain, model, scale, encoder=encoder))}
+    if len(plain) < len(topics):  # the explicit syntax (-word, NOT word) searched as compose searches it: strict
+        from lsr_lucene.compose.exclusion import syntax_specs
+
+        specs.update((s["qid"], s) for s in syntax_specs({q: t for q, t in topics.items() if q not in plain},
+                                                          encoder, scale))
+    return [specs[q] for q in topics if q in specs]
 
 
 def _check_before_starting(args: argparse.Namespace) -> None:

@@ -4,7 +4,8 @@
 the command over :func:`lsr_lucene.index.impact.build_impact_index`, with the dense-impacts sidecar (faster exact
 search) by default; ``--dense`` also writes the dense leg of negated queries (``<index>/dense``). ``lsr-lucene
 index --index DIR`` with ``--top-postings N``, ``--dense-impacts auto|S`` or ``--dense`` (no ``--input``) adds the
-top-postings sidecar (approximate search), the dense-impacts sidecar or the dense leg to an existing index.
+top-postings sidecar (approximate search), the dense-impacts sidecar or the dense leg to an existing index; with
+``--text`` the analysed text field of explicit exclusions (``-word``, ``NOT word``), which indexing writes by default.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from lsr_lucene import cli_options as opt
 from lsr_lucene.index.dense_impacts import AUTO, DENSE_IMPACTS_DIR, build_dense_impacts, dense_impacts_summary
 from lsr_lucene.index.impact import INDEXERS, build_impact_index
 from lsr_lucene.index.reorder import reorder_summary
+from lsr_lucene.index.text_field import TEXT_DIR, build_text_field, text_field_summary
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -43,14 +45,23 @@ def main(argv: list[str] | None = None) -> int:
                              "the vectors record. A second encoding of every document: on CPU of the order of the "
                              "sparse encoding's time (the demo: 9 s against encode's 10 s)")
     parser.add_argument("--corpus", help="with --dense: the documents' text (JSONL/TSV, BEIR folder or irds:<id>)")
+    text = parser.add_mutually_exclusive_group()
+    text.add_argument("--text", action="store_true",
+                      help="without --input: add the analysed text field of explicit exclusions (<index>/text, "
+                           "from the stored text) to an existing index, e.g. one Pyserini built with -storeRaw")
+    text.add_argument("--no-text", action="store_true",
+                      help="skip the text field that indexing writes by default (explicit exclusions such as -word "
+                           "then cannot be searched; about 0.2x the impact index's size, docs/negation.md)")
     opt.add_overwrite(parser)
     args = parser.parse_args(argv)
     if args.corpus and not args.dense:
         parser.error("--corpus goes with --dense (the text of the dense leg)")
     if args.input is None:
-        if not args.top_postings and not args.dense_impacts and not args.dense:
-            parser.error("give --input (vectors to index), or --top-postings N / --dense-impacts auto|S / --dense "
-                         "to add a sidecar to --index")
+        if not args.top_postings and not args.dense_impacts and not args.dense and not args.text:
+            parser.error("give --input (vectors to index), or --top-postings N / --dense-impacts auto|S / --dense / "
+                         "--text to add a sidecar to --index")
+        if args.text:
+            add_text_field(args.index, args.overwrite)
         if args.top_postings:
             add_top_postings(args.index, args.top_postings, args.overwrite)
         if args.dense_impacts:
@@ -58,12 +69,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.dense:
             add_dense_leg(args.index, args.corpus, None, args.threads, args.overwrite)
         return 0
+    if args.text:
+        parser.error("--text adds the text field to an existing --index (without --input); indexing writes it anyway")
     if args.seed is not None and not args.reorder:
         parser.error("--seed needs --reorder")
     meta = build_impact_index(args.input, args.index, threads=args.threads, overwrite=args.overwrite,
                               optimize=not args.no_optimize, positions=args.positions, indexer=args.indexer,
                               reorder=args.reorder, seed=args.seed, top_postings=args.top_postings,
-                              dense_impacts=AUTO if args.dense_impacts is None else args.dense_impacts)
+                              dense_impacts=AUTO if args.dense_impacts is None else args.dense_impacts,
+                              text=not args.no_text)
     skipped = f", {meta['empty']} empty skipped" if meta["empty"] else ""
     print(f"indexed {meta['indexed']} documents{skipped} into {args.index} ({meta['size_bytes'] / 1e6:.1f} MB)")
     if "reorder" in meta:
@@ -72,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
         print(top_postings_summary(meta["top_postings"]))
     if "dense_impacts" in meta:
         print(dense_impacts_summary(meta["dense_impacts"]))
+    if "text" in meta:
+        print(text_field_summary(meta["text"]))
     if args.dense:  # after the index is in place: an interrupted encoding keeps it (add the leg again with --dense)
         add_dense_leg(args.index, args.corpus, args.input, args.threads, args.overwrite)
     return 0
@@ -85,6 +101,12 @@ def add_dense_leg(index: str, corpus: str | None, vectors: str | None, threads: 
     require_index_kind(index, IMPACT, "the dense leg")
     print(dense_leg_summary(build_dense_leg(index, corpus, vectors, threads, overwrite)))
     return 0
+
+
+def add_text_field(index: str, overwrite: bool) -> int:
+    """Add (or with ``overwrite`` replace) the text field of explicit exclusions to an existing impact index."""
+    return _add_sidecar(index, TEXT_DIR, "the text field", overwrite,
+                        lambda: text_field_summary(build_text_field(index)))
 
 
 def add_dense_impacts(index: str, share: float, overwrite: bool) -> int:

@@ -291,7 +291,7 @@ INDEXERS = ("lsr", "anserini")  # ours (index.ImpactIndexer), or Anserini's Inde
 def build_impact_index(vectors: str | Path | list[str], index: str | Path, threads: int = 2, overwrite: bool = False,
                        optimize: bool = True, positions: str | Path | None = None, indexer: str = "lsr",
                        reorder: str | None = None, seed: int | None = None, top_postings: int = 0,
-                       dense_impacts: float | str = 0.0) -> dict:
+                       dense_impacts: float | str = 0.0, text: bool = True) -> dict:
     """Validate vectors (a file, a folder, or a list of files indexed in that order, e.g. a distributed index's
     shard of several parts) and index them as an impact index at ``index``; returns the index metadata.
 
@@ -303,6 +303,8 @@ def build_impact_index(vectors: str | Path | list[str], index: str | Path, threa
     written last, in the final docid order; with ``dense_impacts`` S > 0 the dense-impacts sidecar (the terms in at
     least a share S of the documents as a byte per document, for faster exact search) too, and with ``"auto"`` the
     sidecar at the share chosen from the collection (``lsr-lucene index``'s default; dense_impacts.auto_share).
+    ``text`` (default): the analysed text field of explicit exclusions (:mod:`lsr_lucene.index.text_field`), from
+    the stored text, where the vectors keep any.
     """
     if indexer not in INDEXERS:
         raise InputError(f"unknown indexer {indexer!r}; known: {', '.join(INDEXERS)}")
@@ -360,6 +362,13 @@ def build_impact_index(vectors: str | Path | list[str], index: str | Path, threa
             from lsr_lucene.index.top_postings import build_top_postings
 
             metadata["top_postings"] = build_top_postings(tmp, top_postings)
+        if text and indexed and _stores_text(files):
+            from lsr_lucene.index.text_field import build_text_field
+
+            metadata["text"] = build_text_field(tmp)
+        elif text and indexed:
+            print("note: the vectors keep no \"contents\", so the index has no text field: explicit exclusions "
+                  "(-word, NOT word) cannot be searched on it", file=sys.stderr)
         if dense_impacts:
             from lsr_lucene.index.dense_impacts import build_dense_impacts
 
@@ -367,6 +376,14 @@ def build_impact_index(vectors: str | Path | list[str], index: str | Path, threa
         (tmp / INDEX_METADATA).write_text(json.dumps(metadata, indent=2) + "\n")
     metadata["size_bytes"] = index_size(index)
     return metadata
+
+
+def _stores_text(files: list[Path]) -> bool:
+    """Whether the first document of the vectors keeps its text (``contents``), as encode writes it."""
+    for file in files:
+        for _, obj in open_jsonl(file):
+            return bool(obj.get("contents"))
+    return False
 
 
 def reorder_impact_index(index: str | Path, output: str | Path, method: str = "bp", seed: int | None = None,

@@ -18,12 +18,14 @@ import numpy as np
 from lsr_lucene.errors import InputError
 from lsr_lucene.index.bisection import ITERATIONS, DocTermGraph, bisect, default_depth, log_gap_cost, random_order
 from lsr_lucene.index.dense_impacts import DENSE_IMPACTS_DIR, build_dense_impacts, dense_impacts_share
+from lsr_lucene.index.text_field import TEXT_DIR, build_text_field
 from lsr_lucene.index.top_postings import TOP_POSTINGS_DIR, build_top_postings, top_postings_per_term
 from lsr_lucene.jvm.classes import java_class, java_errors
 
 FIELD = "contents"  # Anserini's impact field
 POSITIONS_DIR = "positions"  # the positional sidecar (PositionalIndexer.POSITIONS_DIR)
-# the top-postings (approximate search) and dense-impacts (exact search) sidecars are rebuilt in the new order
+# the top-postings (approximate search), dense-impacts (exact search) and text (explicit exclusions) sidecars are
+# rebuilt in the new order
 METHODS = ("bp",)
 GRAPH_FILES = "graph"  # prefix of the exported postings in the scratch folder
 
@@ -56,7 +58,7 @@ def _check_extra_entries(src: Path) -> list[Path]:
     extra = []
     for entry in sorted(src.iterdir()):
         if _is_lucene_file(entry.name) or entry.name.startswith(".") or entry.name in (POSITIONS_DIR, TOP_POSTINGS_DIR,
-                                                                                          DENSE_IMPACTS_DIR):
+                                                                                          DENSE_IMPACTS_DIR, TEXT_DIR):
             continue
         if not entry.is_file():
             raise InputError(f"{entry}: unknown folder inside the index; reordering cannot tell whether it is "
@@ -113,6 +115,8 @@ def reorder_into(src: str | Path, dst: str | Path, scratch: str | Path, method: 
     dense_share = dense_impacts_share(src)
     if dense_share:
         build_dense_impacts(dst, dense_share)
+    if (src / TEXT_DIR).is_dir():  # derived from the stored text: built again in the new order
+        build_text_field(dst)
     write_seconds = time.perf_counter() - start
     for entry in extra:
         shutil.copy2(entry, dst / entry.name)

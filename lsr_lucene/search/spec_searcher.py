@@ -284,6 +284,17 @@ class SpecSearcher:
         with java_errors(f"query {spec['qid']}"):
             return list(self._java.scoreDocs(json.dumps(spec, allow_nan=False), [str(d) for d in docids]))
 
+    def excluded(self, expression: Mapping, docids: Sequence[str]) -> list[bool]:
+        """Whether each docid is one a strict filter expression (``exclude``, lsr_lucene.search.text_filter) removes;
+        InputError naming what to build where the index has no text field."""
+        with java_errors("exclude"):
+            return [bool(x) for x in self._java.excludedAmong(json.dumps(dict(expression)), [str(d) for d in docids])]
+
+    def excluded_count(self, expression: Mapping) -> int:
+        """How many documents of the index a strict filter expression removes."""
+        with java_errors("exclude"):
+            return int(self._java.excludedCount(json.dumps(dict(expression))))
+
     def close(self) -> None:
         if getattr(self, "_java", None) is not None:
             self._java.close()

@@ -4,11 +4,12 @@ A *query spec* is one JSON object per query (see ``io.github.lsrlucene.search.Qu
 
     {"qid": "1", "terms": {"t": w, ...}, "pairs": [["a", "b", w], ...],
      "windows": [{"terms": [["t1", q1], ["t2", q2]], "ordered": true, "width": 2, "weight": 1.0}],
-     "rerank": 1000, "mode": "signed" | "boolean", "field": "contents"}
+     "rerank": 1000, "mode": "signed" | "boolean", "field": "contents", "exclude": {"text": "dogs"}}
 
 ``terms`` weights may have either sign (documents hold negative weights as ``neg_<t>`` terms), pairs are
 Combined Pseudo-Terms scored w·sqrt(impact_a·impact_b), windows are SDM-style proximity clauses over the
-positional sidecar (added to the full search, or with ``rerank`` N > 0 only to the top N). The Java
+positional sidecar (added to the full search, or with ``rerank`` N > 0 only to the top N); ``exclude``, a strict
+text filter (lsr_lucene.search.text_filter), removes the documents whose text it matches inside the search. The Java
 ``BatchSearcher`` searches a spec file with several threads and writes the TREC run itself
 (lsr_lucene.search.spec_searcher.SpecSearcher).
 """
@@ -25,7 +26,7 @@ from lsr_lucene.index.pair_terms import pair_term
 from lsr_lucene.io.output import lone_surrogate
 from lsr_lucene.io.topics import FLOAT32_MAX, MAX_QUERY_WEIGHT_SUM
 
-SPEC_KEYS = {"qid", "terms", "pairs", "windows", "rerank", "mode", "field", "text"}
+SPEC_KEYS = {"qid", "terms", "pairs", "windows", "rerank", "mode", "field", "text", "exclude"}
 
 
 # --------------------------------------------------------------------------------------------- specs
@@ -118,11 +119,31 @@ def validate_spec(spec: Mapping, where: str | None = None) -> None:
     if total > MAX_QUERY_WEIGHT_SUM:
         raise InputError(f"{label}: absolute term and pair weights sum to {total:.3g}, over "
                          f"{MAX_QUERY_WEIGHT_SUM:.3g}: weight x impact would overflow Lucene's float scores")
+    if spec.get("exclude") is not None:
+        _check_exclude(spec["exclude"], f"{label}: 'exclude'")
     rerank = spec.get("rerank", 0)
     if not isinstance(rerank, int) or isinstance(rerank, bool) or rerank < 0:
         raise InputError(f"{label}: 'rerank' must be a non-negative integer, got {rerank!r}")
     if not any(w != 0 for w in terms.values()) and not any(p[2] != 0 for p in pairs) and (not windows or rerank):
         raise InputError(f"{label}: no non-zero term or pair weight")
+
+
+def _check_exclude(e, where: str) -> None:
+    """InputError unless ``e`` is a text filter expression: {"text"|"any": str}, {"or"|"and": [..]}, {"not": e}."""
+    if not isinstance(e, Mapping) or len(e) != 1:
+        raise InputError(f"{where} must be one of {{\"text\"|\"any\": str}}, {{\"or\"|\"and\": [..]}}, "
+                         f"{{\"not\": ..}}, got {e!r}")
+    (op, value), = e.items()
+    if op in ("text", "any") and isinstance(value, str) and value.strip():
+        return
+    if op in ("or", "and") and isinstance(value, list) and value:
+        for x in value:
+            _check_exclude(x, where)
+        return
+    if op == "not":
+        _check_exclude(value, where)
+        return
+    raise InputError(f"{where}: bad text filter {e!r}")
 
 
 def _check_text(spec: Mapping, qid, label: str, where: str | None) -> None:

@@ -110,7 +110,8 @@ class SearchResponse(BaseModel):
 
 
 class ComposeResponse(SearchResponse):
-    composition: Any
+    composition: Any  # the tree ranked
+    exclude: Any = None  # the strict filter of the query's explicit exclusions (-word, NOT word): documents removed
 
 
 class BatchResponse(BaseModel):
@@ -385,6 +386,10 @@ def create_app(engine: SearchEngine, threads: int = 2, max_body_bytes: int = MAX
             tree, found = await run(engine.compose, source, body.hits, options, body.doc)
             out = response(body.qid, body.query, found)
             out["composition"] = tree
+            if isinstance(source, str):
+                from lsr_lucene.compose.searcher import composition
+
+                out["exclude"] = composition(source, "query").exclude
             return out
 
         return await respond(index, make, body)

@@ -44,7 +44,7 @@ def write_run(path: Path, run: dict[str, list[tuple[str, float]]], tag: str) -> 
 def scales(spec: str) -> list[tuple[str, float | None, bool]]:
     """(label, β, lower-case B only) of each variant: "none" (B's scale alone), "X" (β X, any short B), "Xl" (β X,
     a short B without capitals)."""
-    out = []
+    out: list[tuple[str, float | None, bool]] = []
     for x in (x for x in spec.split(",") if x):
         out.append((x, None, False) if x == "none" else (x, float(x.rstrip("l")), x.endswith("l")))
     return out
@@ -52,7 +52,7 @@ def scales(spec: str) -> list[tuple[str, float | None, bool]]:
 
 def with_scale(plan, beta: float | None, lower: bool = False):
     """The plan with every gated not node's β set to ``beta`` where its B is a short term (None: no text penalty)."""
-    from lsr_lucene.compose.exclusion import term_shaped
+    from lsr_lucene.compose.penalty import term_shaped
     from lsr_lucene.compose.operations import FusionPlan
 
     if not isinstance(plan, FusionPlan):
@@ -62,7 +62,8 @@ def with_scale(plan, beta: float | None, lower: bool = False):
                                term_scale=beta if short else None)
 
 
-def compose_runs(searcher, ids: Sequence[str], queries: Sequence[str], betas: Sequence[float | None]) -> dict:
+def compose_runs(searcher, ids: Sequence[str], queries: Sequence[str],
+                 betas: Sequence[tuple[str, float | None, bool]]) -> dict:
     """{label: run} of the default and, with the new code, of each β re-fused from the same legs."""
     from lsr_lucene.compose.operations import FusionPlan, fuse
     from lsr_lucene.compose.searcher import composition

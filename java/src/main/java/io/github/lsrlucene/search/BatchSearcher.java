@@ -1,5 +1,6 @@
 package io.github.lsrlucene.search;
 
+import io.github.lsrlucene.Json;
 import io.github.lsrlucene.QuerySpecException;
 import io.github.lsrlucene.index.DocIds;
 import io.github.lsrlucene.index.PositionalIndexer;
@@ -35,6 +36,7 @@ import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.Query;
 import org.apache.lucene.store.Directory;
 import org.apache.lucene.store.FSDirectory;
+import org.apache.lucene.util.FixedBitSet;
 import org.apache.lucene.util.BytesRef;
 
 /**
@@ -62,6 +64,8 @@ public final class BatchSearcher implements Closeable {
   private final TopPostings top; // the top-postings sidecar (approximate first phase), null when absent
   private final DenseImpacts dense; // the dense-impacts sidecar (exact search's frequent terms), null when absent
   private volatile float heapFactor = 1f; // plain queries' block-max pruning: 1 exact, less approximate
+  private final String[] docIdsByDoc; // external ids by global docid (null: deleted), to check sidecars opened later
+  private TextSidecar text; // the text sidecar of explicit exclusions, opened on the first spec that has one
 
   public BatchSearcher(String indexDir) throws IOException {
     this(indexDir, true);
@@ -111,6 +115,7 @@ public final class BatchSearcher implements Closeable {
       }
     }
     ids = new ExternalIds(docIds);
+    docIdsByDoc = docIds;
     searcher = impactSearcher(reader);
     top = TopPostings.open(indexPath, mainReader, docIds);
     // its rows follow the main index's docids, as do the joined reader's leaves (same ords, same maxDoc)
@@ -223,10 +228,61 @@ public final class BatchSearcher implements Closeable {
       java.util.Collections.sort(known);
       throw new QuerySpecException(spec.label() + ": field '" + spec.field + "' is not in the index (fields: " + known + ")");
     }
+    if (spec.exclude != null && reader.maxDoc() > 0) {
+      try {
+        textSidecar(); // a missing text field fails before any search (one error line naming what to build)
+      } catch (IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+    }
     if (!spec.windows.isEmpty() && posReader == null) {
       throw new QuerySpecException(spec.label() + ": windows need the positional field, but "
           + indexPath.resolve(POSITIONS_DIR) + " does not exist; build it first (PositionalIndexer)");
     }
+  }
+
+  /** The documents a spec's {@code exclude} filter removes (global docids), null when it has none. */
+  private FixedBitSet excluded(QuerySpec spec) throws IOException {
+    if (spec.exclude == null || reader.maxDoc() == 0) {
+      return null;
+    }
+    return textSidecar().matches(spec.exclude);
+  }
+
+  /** The text sidecar, opened (and checked against the index) on first use; one error line when it is missing. */
+  private synchronized TextSidecar textSidecar() throws IOException {
+    if (text == null) {
+      text = TextSidecar.open(indexPath, docIdsByDoc);
+    }
+    return text;
+  }
+
+  /** The documents of this index a text filter expression (JSON, {@link TextFilter}) removes. */
+  private FixedBitSet excludedBy(String filterJson) throws IOException {
+    if (reader.maxDoc() == 0) {
+      return new FixedBitSet(1);
+    }
+    try {
+      return textSidecar().matches(TextFilter.query(Json.MAPPER.readTree(filterJson), "exclude"));
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw new QuerySpecException("exclude: malformed JSON (" + e.getOriginalMessage() + ")");
+    }
+  }
+
+  /** How many documents of this index a text filter expression (JSON) removes. */
+  public int excludedCount(String filterJson) throws IOException {
+    return excludedBy(filterJson).cardinality();
+  }
+
+  /** Whether each external docid (unknown: false) is one a text filter expression (JSON) removes. */
+  public boolean[] excludedAmong(String filterJson, String[] docids) throws IOException {
+    FixedBitSet ex = excludedBy(filterJson);
+    int[] docs = luceneDocids(docids);
+    boolean[] out = new boolean[docids.length];
+    for (int i = 0; i < docids.length; i++) {
+      out[i] = docs[i] >= 0 && docs[i] < ex.length() && ex.get(docs[i]);
+    }
+    return out;
   }
 
   /** Searches one parsed spec for its top k. */
@@ -270,6 +326,7 @@ public final class BatchSearcher implements Closeable {
                       float h, double[] carried) throws IOException {
     checkHeapFactor(h);
     checkSpec(spec);
+    FixedBitSet ex = excluded(spec);
     if (approximate < 0 || queryCut < 0) {
       throw new IllegalArgumentException("approximate (" + approximate + ") and queryCut (" + queryCut
           + ") must be 0 or positive");
@@ -288,14 +345,15 @@ public final class BatchSearcher implements Closeable {
       }
       QuerySpec first = heaviestTerms(spec, queryCut);
       Query plain = collectionMaxImpacts == null ? PlainTerms.query(reader, first, null, 1f) : null;
-      int[] docs = top.candidates(first, plain, Math.max(k, approximate), collectionMaxImpacts, ids);
+      // approximate: the excluded documents leave the candidates (fewer than k may remain)
+      int[] docs = TextFilter.kept(top.candidates(first, plain, Math.max(k, approximate), collectionMaxImpacts, ids), ex);
       double[] scores = top.forwardScores(spec, docs);
       return ranked(docs, scores != null ? scores : ExactScorer.score(reader, spec, docs), k);
     }
     Query direct = collectionMaxImpacts == null && spec.floatSafe
         ? PlainTerms.query(reader, spec, dense, h) : null;
     if (direct != null) { // no signed rewrite: the query is the plain one the branch below would pick
-      return plainTopK(direct, k, carried);
+      return plainTopK(direct, k, carried, ex);
     }
     boolean rerank = spec.reranks();
     if (rerank) {
@@ -305,13 +363,13 @@ public final class BatchSearcher implements Closeable {
     Query q = searcher.rewrite(spec.firstStage(PositionalIndexer.FIELD, maxPayload, collectionMaxImpacts));
     if (!spec.floatSafe) {
       // a weight too small for float scores (rounding to zero or subnormal): every match scored in double
-      return rescored(spec, allMatches(q), k);
+      return rescored(spec, allMatches(q, ex), k);
     }
     double shift = q instanceof SignedImpactQuery.Shifted ? ((SignedImpactQuery.Shifted) q).getShift() : 0.0;
     if (shift == 0 && collectionMaxImpacts == null && PlainTerms.integralBelowFloatLimit(reader, spec)) {
       // every score is an integer below 2^24: the float first phase is exact, nothing to rescore
       Query plain = PlainTerms.positiveQuery(spec, dense, h);
-      return plainTopK(plain != null ? plain : q, k, carried);
+      return plainTopK(plain != null ? plain : q, k, carried, ex);
     }
     // float first phase: the top n plus every hit within float rounding error of the n-th, rescored in double
     int clauses = spec.terms.size() + spec.pairs.size() + spec.windows.size();
@@ -320,7 +378,7 @@ public final class BatchSearcher implements Closeable {
     if (carried != null) {
       c.carry(carriedFloats(carried, shift, relErr), k);
     }
-    searcher.search(q, c);
+    searcher.search(q, TextFilter.excluding(c, ex));
     int[] band = c.band();
     int[] top = c.sorted(new float[c.size()]);
     int[] docs = Arrays.copyOf(top, top.length + band.length);
@@ -367,12 +425,12 @@ public final class BatchSearcher implements Closeable {
    * The top k of a query whose float scores are exact integers (nothing to rescore), ties by docid; the queue
    * started with the {@code carried} scores of shards searched before (null: none).
    */
-  private Hits plainTopK(Query q, int k, double[] carried) throws IOException {
+  private Hits plainTopK(Query q, int k, double[] carried, FixedBitSet excluded) throws IOException {
     TopKCollector c = new TopKCollector(k, ids.idOrd, ids.ordToDoc);
     if (carried != null) {
       c.carry(carriedFloats(carried, 0, 0), k); // exact integer scores: no shift, no rounding margin
     }
-    searcher.search(q, c);
+    searcher.search(q, TextFilter.excluding(c, excluded));
     float[] fs = new float[c.size()];
     int[] docs = c.sorted(fs);
     double[] scores = new double[fs.length];
@@ -383,9 +441,9 @@ public final class BatchSearcher implements Closeable {
   }
 
   /** Every document a (rewritten) query matches, global docids, unscored. */
-  private int[] allMatches(Query q) throws IOException {
+  private int[] allMatches(Query q, FixedBitSet excluded) throws IOException {
     Matches m = new Matches();
-    searcher.search(q, m);
+    searcher.search(q, TextFilter.excluding(m, excluded));
     return Arrays.copyOf(m.docs, m.size);
   }
 
@@ -896,6 +954,11 @@ public final class BatchSearcher implements Closeable {
     }
     if (posReader != null) {
       posReader.close();
+    }
+    synchronized (this) {
+      if (text != null) {
+        text.close();
+      }
     }
     if (posDir != null) {
       posDir.close();

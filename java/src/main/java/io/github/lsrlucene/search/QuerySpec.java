@@ -34,14 +34,15 @@ import org.apache.lucene.index.Term;
  * <pre>
  * {"qid": "1", "terms": {"t": w, ...}, "pairs": [["a", "b", w], ...],
  *  "windows": [{"terms": [["t1", q1], ["t2", q2]], "ordered": true, "width": 2, "weight": 1.0}],
- *  "rerank": 1000, "mode": "signed"|"boolean", "field": "contents"}
+ *  "rerank": 1000, "mode": "signed"|"boolean", "field": "contents", "exclude": {"text": "dogs"}}
  * </pre>
  * Only {@code qid} and {@code terms} are required ({@code terms} may be empty when pairs or
  * windows exist). Weights are finite numbers of either sign ({@code mode: boolean} and windows need
- * weights &ge; 0). A {@code text} key is allowed and ignored; other keys are errors.
+ * weights &ge; 0). {@code exclude} (a {@link TextFilter} expression) removes the documents whose text it matches.
+ * A {@code text} key is allowed and ignored; other keys are errors.
  */
 public final class QuerySpec {
-  private static final Set<String> KEYS = Set.of("qid", "terms", "pairs", "windows", "rerank", "mode", "field", "text");
+  private static final Set<String> KEYS = Set.of("qid", "terms", "pairs", "windows", "rerank", "mode", "field", "text", "exclude");
 
   /**
    * Smallest float weight magnitude the float first phase takes as it is: weight &times; impact (&ge; 1) and every sum
@@ -102,6 +103,12 @@ public final class QuerySpec {
    * sign, so the query still matches the same documents, and search scores every match in double).
    */
   public boolean floatSafe = true;
+  /**
+   * The strict filter of explicit exclusions ({@code "exclude"}: a {@link TextFilter} expression over the index's
+   * text sidecar): documents it matches are skipped inside the search, so the top k is filled by the others; null:
+   * none.
+   */
+  public Query exclude;
 
   private QuerySpec(String qid, String where, String field, boolean booleanMode, int rerank) {
     this.qid = qid;
@@ -194,6 +201,10 @@ public final class QuerySpec {
           spec.exactPairWeights.add(w);
         }
       }
+    }
+    JsonNode exclude = node.get("exclude");
+    if (exclude != null && !exclude.isNull()) {
+      spec.exclude = TextFilter.query(exclude, at + ": \"exclude\"");
     }
     JsonNode windows = node.get("windows");
     if (windows != null && !windows.isNull()) {

@@ -16,11 +16,15 @@ import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.Term;
 import org.apache.lucene.search.BooleanClause;
 import org.apache.lucene.search.BooleanQuery;
+import org.apache.lucene.search.Collector;
+import org.apache.lucene.search.DocIdSetIterator;
 import org.apache.lucene.search.IndexSearcher;
+import org.apache.lucene.search.LeafCollector;
 import org.apache.lucene.search.MatchAllDocsQuery;
 import org.apache.lucene.search.MatchNoDocsQuery;
 import org.apache.lucene.search.PhraseQuery;
 import org.apache.lucene.search.Query;
+import org.apache.lucene.search.Scorable;
 import org.apache.lucene.search.ScoreMode;
 import org.apache.lucene.search.SimpleCollector;
 import org.apache.lucene.search.TermQuery;
@@ -136,6 +140,51 @@ public final class TextFilter {
       default:
         throw new QuerySpecException(where + ": unknown text filter operator '" + op + "'");
     }
+  }
+
+  /** A collector that passes on only the documents not in {@code excluded} (global docids); null: {@code c}. */
+  public static Collector excluding(Collector c, FixedBitSet excluded) {
+    if (excluded == null) {
+      return c;
+    }
+    return new Collector() {
+      @Override
+      public LeafCollector getLeafCollector(LeafReaderContext ctx) throws IOException {
+        LeafCollector in = c.getLeafCollector(ctx);
+        int base = ctx.docBase;
+        return new LeafCollector() {
+          @Override
+          public void setScorer(Scorable scorer) throws IOException {
+            in.setScorer(scorer); // the queue's minimum competitive score comes from kept documents only: exact
+          }
+
+          @Override
+          public void collect(int doc) throws IOException {
+            if (!excluded.get(base + doc)) {
+              in.collect(doc);
+            }
+          }
+
+          @Override
+          public DocIdSetIterator competitiveIterator() throws IOException {
+            return in.competitiveIterator();
+          }
+        };
+      }
+
+      @Override
+      public ScoreMode scoreMode() {
+        return c.scoreMode();
+      }
+    };
+  }
+
+  /** The documents of {@code docs} (global docids) not in {@code excluded} (null: all of them). */
+  public static int[] kept(int[] docs, FixedBitSet excluded) {
+    if (excluded == null) {
+      return docs;
+    }
+    return java.util.Arrays.stream(docs).filter(d -> !excluded.get(d)).toArray();
   }
 
   /** The global docids of {@code reader} that {@code q} matches. */

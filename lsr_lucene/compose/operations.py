@@ -31,8 +31,9 @@ fusion-scaled   all          as fusion, each child's scores min-max normalised f
 fusion-gated    not          as fusion-scaled, but only documents that carry most of B's score pay:
                              max(Â − λ·max(0, B̂ − τ)/(1 − τ), φ·Â) (Â, B̂ min-max scaled; gate τ default 0.9;
                              floor φ 0.05: a penalised A-match stays above every candidate that does not
-                             match A, so a penalty cannot push it out of the list; on and/or nodes it is
-                             fusion-scaled); with a dense leg (``Settings.dense``, see
+                             match A, so a penalty cannot push it out of the list; a short-term B also costs
+                             a text containing it min(1, B̂/β): :mod:`lsr_lucene.compose.penalty`; on and/or
+                             nodes it is fusion-scaled); with a dense leg (``Settings.dense``, see
                              :mod:`lsr_lucene.compose.dense_leg`) Â is first blended with the dense
                              cosine of A's text and with the dense cosine of each candidate to the
                              best A match d* (the top of that blend, a one-document dense feedback):
@@ -242,7 +243,8 @@ class Settings:
     attached (the searcher sets it), so fusion-gated not nodes blend the dense cosine of A's text into Â with weight
     ``dense_weight`` (0: off), and the dense cosine of every candidate with the best A match d* with weight
     ``neighbour_weight`` (0: off). ``absence``: fusion-gated not nodes read the candidates' stored texts for B stated
-    absent ("no caffeine", "caffeine-free"), which exempts that share of the penalty (:mod:`lsr_lucene.compose.absence`).
+    absent ("no caffeine", "caffeine-free"), which waives that share of the penalty (:mod:`lsr_lucene.compose.absence`),
+    and for a short-term B in them (:mod:`lsr_lucene.compose.penalty`); False reads no text (neither rule).
     """
 
     operation: str | None = None
@@ -327,7 +329,8 @@ class Settings:
             if node_op == "not" and name == "fusion-gated":
                 dense = f", dense A leg w {self.dense_weight:g}" if self.dense_leg() else ""
                 dense += f", best-match neighbour leg v {self.neighbour_weight:g}" if self.neighbour_leg() else ""
-                dense += ", B stated absent exempt" if self.absence else ""
+                dense += f", a short-term B in the text penalised (β {TERM_SCALE:g}), B stated absent waived" \
+                    if self.absence else ""
                 extra = f"(λ={self.lam_for(name):g}, gate {self.gate:g}{dense})"
             elif name in ("nrf", "disentangled", "orthonrf", "adaptive") or (node_op == "not" and name in FUSION):
                 extra = f"(λ={self.lam_for(name):g})"

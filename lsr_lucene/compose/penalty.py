@@ -5,12 +5,13 @@ Two kinds of evidence that a document is about B (issue 65):
 - **B's scale** (issues 36, 49): a document near the top of B's own min-max scaled scores pays
   λ·max(0, B̂ − τ)/(1 − τ) (gate τ 0.9). This catches a document about B in other words, and spares a wanted document
   that names B's entity in passing, as the pair benchmarks want.
-- **B in the text** (issue 65): when B is a word or a short term (:func:`term_shaped`: at most ``TERM_WORDS`` words an
-  item, not a description), a candidate whose stored text contains B (as the strict
-  filter judges it: :mod:`lsr_lucene.search.text_filter`) pays min(1, B̂/β) of its scaled A score: every document
-  with B goes down, the further the more of B's weight it carries, so a document whose B weight is a small share of
-  the top (B̂ < β) keeps part of its place. β (``TERM_SCALE``) was chosen inside folds of the set-difference
-  benchmark with the pair benchmarks as a constraint (runs/negation/setdiff.md).
+- **B in the text** (issue 65): when B is a word or a short term (:func:`term_shaped`: at most ``TERM_WORDS`` words
+  an item and none capitalised: not a description, not a name that a wanted passage names in passing), a candidate
+  whose stored text contains B (as the strict filter judges it: :mod:`lsr_lucene.search.text_filter`) pays min(1,
+  B̂/β) of its scaled A score: every document with B goes down, the further the more of B's weight it carries, so a
+  document whose B weight is a small share of the top (B̂ < β) keeps part of its place. β (``TERM_SCALE``) and the
+  capital rule (``LOWER_ONLY``) were chosen inside folds of the set-difference benchmark with the pair benchmarks as
+  a constraint (runs/negation/setdiff.md).
 
 The larger of the two is paid. Stated absence (:mod:`lsr_lucene.compose.absence`: "contains no caffeine",
 "caffeine-free") waives the share s of the penalty for the share of B's mentions that deny B, and never lifts: the
@@ -25,8 +26,8 @@ from typing import Sequence
 # A-match below the documents that do not match A at all, out of the list)
 GATED_FLOOR = 0.05
 TERM_WORDS = 3  # B is a short term when each of its items has at most this many words (and none capitalised)
-LOWER_ONLY = False  # whether a capitalised B (a name) is no short term (chosen in folds with β)
-TERM_SCALE = 0.25  # β: a document that contains B pays min(1, B̂/β) (chosen in folds, runs/negation/setdiff.md)
+LOWER_ONLY = True  # a capitalised B (a name, a title) is no short term (chosen in folds with β)
+TERM_SCALE = 0.75  # β: a document that contains B pays min(1, B̂/β) (chosen in folds, runs/negation/setdiff.md)
 
 
 def term_shaped(items: Sequence[str], lower: bool = LOWER_ONLY) -> bool:

@@ -49,6 +49,7 @@ def test_the_analyser_folds_case_plurals_and_possessives():
 
 def test_every_run_is_the_brute_force_filter_at_every_k(demo):
     from lsr_lucene.compose import ComposeSearcher
+    from lsr_lucene.compose.execute import execute
 
     comps = parse_topics(QUERIES)
     assert all(c.exclude for c in comps)
@@ -60,6 +61,8 @@ def test_every_run_is_the_brute_force_filter_at_every_k(demo):
             for threads in (1, 2):  # in memory, and one JVM batch through a run file
                 got = searcher.rank(comps, searcher.plans(comps), k, threads=threads)
                 assert got == want, (k, threads)
+            # the filter travels with the plans: compose + execute without ComposeSearcher drop nothing
+            assert execute([c.qid for c in comps], searcher.plans(comps), searcher.backend, searcher.scale, k) == want
         assert len(got["py"]) < 400 and len(got["py"]) == len(want["py"])  # everything that remains, no more
         texts = searcher.backend.texts([d for d, _ in got["py"]])
         assert not any(text_contains(t, "python") for t in texts.values())
@@ -166,3 +169,33 @@ def _corpus_texts() -> list[str]:
 
     lines = (DEMO / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
     return [" ".join(str(v) for k, v in json.loads(line).items() if k not in ("_id", "id")) for line in lines]
+
+
+def test_written_specs_carry_the_filter_and_search_as_compose(demo, tmp_path):
+    """compose --write-specs writes the filter as "exclude"; search --specs then gives compose's run."""
+    from lsr_lucene.compose.cli import main as compose_main
+    from lsr_lucene.io.runs import read_hits
+    from lsr_lucene.search.cli import main as search_main
+    from lsr_lucene.search.specs import read_query_specs
+
+    topics = tmp_path / "topics.tsv"
+    topics.write_text("".join(f"{q}\t{t}\n" for q, t in QUERIES.items()))
+    assert compose_main(["--index", str(demo / "index"), "--topics", str(topics), "--hits", "10",
+                         "--write-specs", str(tmp_path / "specs.jsonl"), "--output", str(tmp_path / "c.run")]) == 0
+    specs = read_query_specs(tmp_path / "specs.jsonl")
+    assert {s["qid"]: s["exclude"] for s in specs} == {c.qid: c.exclude for c in parse_topics(QUERIES)}
+    assert search_main(["--index", str(demo / "index"), "--specs", str(tmp_path / "specs.jsonl"), "--hits", "10",
+                        "--output", str(tmp_path / "s.run")]) == 0
+    assert read_hits(tmp_path / "s.run") == read_hits(tmp_path / "c.run")
+
+
+def test_reorder_carries_the_text_field(demo, tmp_path):
+    """A BP-reordered index has its text field rebuilt in the new docid order: the same filtered hits."""
+    from lsr_lucene.compose import ComposeSearcher
+    from lsr_lucene.index.impact import reorder_impact_index
+
+    reorder_impact_index(demo / "index", tmp_path / "bp", seed=1)
+    assert (tmp_path / "bp" / "text").is_dir()
+    comps = parse_topics(QUERIES)
+    with ComposeSearcher(demo / "index") as natural, ComposeSearcher(tmp_path / "bp") as reordered:
+        assert reordered.rank(comps, reordered.plans(comps), 10) == natural.rank(comps, natural.plans(comps), 10)

@@ -19,7 +19,8 @@ nesting allowed; a plain string ``query`` is one atomic query; ``text``, when gi
 encodes), from a topics file or ``--query`` texts parsed with the cue parser
 (:mod:`lsr_lucene.compose.negation_parser`) or, when a text opts in with an upper-case NOT/AND/OR or a ``-term``,
 read by the explicit query syntax (:mod:`lsr_lucene.compose.query_syntax`: ``films -dogs -cats``, ``films NOT
-(dogs OR cats)``; docs/negation.md), or from ``--composition`` JSON on the command line.
+(dogs OR cats)``, whose exclusions are strict: every document whose text contains dogs or cats is removed inside the
+search; docs/negation.md), or from ``--composition`` JSON on the command line.
 
 Encoder ablations (paper Table 3), applied to every encoded text: ``--no-expansion`` keeps only the
 query's own WordPiece tokens with their learned weights; ``--no-term-weights`` gives each of the
@@ -41,7 +42,7 @@ from pathlib import Path
 
 from lsr_lucene import cli_options as opt
 from lsr_lucene.compose.compositions import Composition, parse_topics, read_compositions
-from lsr_lucene.compose.exclusion import filter_report
+from lsr_lucene.compose.strict import filter_report
 from lsr_lucene.compose.execute import DEFAULT_FUSION_DEPTH, composed_specs, require_single_specs
 from lsr_lucene.compose.dense_leg import MissingDenseLegWarning, missing_note
 from lsr_lucene.compose.explain import explain_docs, explain_query
@@ -204,8 +205,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.write_specs:
             from lsr_lucene.search.specs import save_query_specs
 
-            n = save_query_specs(composed_specs([c.qid for c in comps], plans, searcher.scale), args.write_specs,
-                                 args.overwrite)
+            n = save_query_specs(composed_specs([c.qid for c in comps], plans, searcher.scale,
+                                                {c.qid: c.exclude for c in comps}), args.write_specs, args.overwrite)
             print(f"wrote {args.write_specs} ({n} query specs)", file=sys.stderr)
 
         def warn(qid: str, why: str) -> None:

@@ -14,7 +14,8 @@ Natural-language exclusions ("tea but not milk") and JSON compositions stay soft
 """
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+import dataclasses
+from typing import Mapping
 
 from lsr_lucene.compose.tree import Node, Tree, leaves
 
@@ -56,6 +57,36 @@ def _either(x: Expression | None, y: Expression | None) -> Expression | None:
     return {"or": [x, y]}
 
 
+_FILTERED: dict[type, type] = {}  # plan class -> its subclass that also carries ``exclude``
+
+
+def filtered(plan, expression: Mapping | None):
+    """``plan`` carrying its query's strict filter as ``plan.exclude`` (a subclass of the plan's own dataclass), which
+    ``execute`` applies to every spec of the plan: the filter travels with the plan, so no caller of compose and
+    execute can drop it; the plan itself without a filter."""
+    if not expression:
+        return plan
+    base = unfiltered(plan).__class__
+    cls = _FILTERED.get(base)
+    if cls is None:
+        cls = _FILTERED[base] = dataclasses.make_dataclass(
+            f"Filtered{base.__name__}", [("exclude", dict, dataclasses.field(default=None))], bases=(base,))
+    return cls(**{f.name: getattr(plan, f.name) for f in dataclasses.fields(base)}, exclude=dict(expression))
+
+
+def unfiltered(plan):
+    """The plan without its strict filter (what ``--explain`` searches to name the documents the filter removed)."""
+    if type(plan) not in _FILTERED.values():
+        return plan
+    base = type(plan).__mro__[1]
+    return base(**{f.name: getattr(plan, f.name) for f in dataclasses.fields(base)})
+
+
+def plan_exclusion(plan) -> dict | None:
+    """The strict filter a plan carries (None: none)."""
+    return getattr(plan, "exclude", None)
+
+
 def with_exclusion(spec: dict | None, expression: Mapping | None) -> dict | None:
     """A query spec that also removes the documents ``expression`` matches (the spec itself without one)."""
     if spec is None or not expression:
@@ -72,43 +103,6 @@ def kept_candidates(candidates: Mapping[str, list[str]], exclude: Mapping[str, M
         out[qid] = docs if not expression or not docs else [
             d for d, gone in zip(docs, backend.excluded(expression, docs)) if not gone]
     return out
-
-
-def syntax_specs(topics: Mapping[str, str], encoder, scale: float) -> list[dict]:
-    """The query spec of each topic in the explicit syntax (its ranked tree composed by the default vector operations,
-    its exclusions as ``exclude``), as ``compose --write-specs`` writes it: what a search of specs alone (distributed
-    search) needs."""
-    from lsr_lucene.compose.compositions import parse_topics
-    from lsr_lucene.compose.execute import compose, composed_specs, require_single_specs
-    from lsr_lucene.compose.operations import Settings
-    from lsr_lucene.compose.query_encoder import QueryEncoder
-
-    comps = parse_topics(topics)
-    settings = Settings.of()
-    require_single_specs(comps, settings)
-    plans = compose(comps, settings, QueryEncoder(mode="full", encoder=encoder))
-    return composed_specs([c.qid for c in comps], plans, scale, {c.qid: c.exclude for c in comps})
-
-
-def filter_report(searcher, comp, plan, ranked: Sequence[tuple[str, float]], top: int) -> list[str]:
-    """``--explain`` lines of a query's strict filter: how many documents it removed, and the would-be top ``top``
-    (the same plan searched without it), each marked removed or with its rank in ``ranked``; [] without a filter."""
-    from lsr_lucene.compose.compositions import Composition
-
-    if not comp.exclude or top <= 0:
-        return []
-    backend = searcher.backend
-    unfiltered = Composition(comp.qid, comp.tree, comp.text)
-    would = searcher.rank([unfiltered], [plan], top)[comp.qid]
-    gone = backend.excluded(comp.exclude, [d for d, _ in would])
-    rank = {d: r for r, (d, _) in enumerate(ranked, 1)}
-    lines = [f"strict filter (explicit syntax): removed the {backend.excluded_count(comp.exclude):,} documents whose "
-             f"text matches {written(comp.exclude)}; the top {len(would)} without it:"]
-    for r, ((doc, score), removed) in enumerate(zip(would, gone), 1):
-        where = "removed (its text matches)" if removed else f"kept, rank {rank[doc]}" if doc in rank else \
-            f"kept, below the {len(ranked)} hits asked for"
-        lines.append(f"  {r}. {doc} {score:.6f}: {where}")
-    return lines
 
 
 def written(expression: Mapping) -> str:

@@ -18,7 +18,7 @@ from typing import Mapping, Sequence
 
 from lsr_lucene.compose.backends import make_spec, spec_matches
 from lsr_lucene.compose.compositions import Composition
-from lsr_lucene.compose.exclusion import kept_candidates, with_exclusion
+from lsr_lucene.compose.exclusion import filtered, kept_candidates, plan_exclusion, with_exclusion
 from lsr_lucene.compose.operations import (VECTOR_OPS, FusionPlan, Plan, Settings, VectorPlan, build_plan,
                                            first_fusion, fuse, plan_inputs, plan_vectors, required_texts)
 from lsr_lucene.compose.query_encoder import QueryEncoder
@@ -36,7 +36,9 @@ def compose(compositions: Sequence[Composition], settings: Settings, encoder: Qu
         texts.extend(required_texts(comp.tree, settings, comp.text))
     unique = list(dict.fromkeys(texts))
     vectors = dict(zip(unique, encoder.encode(unique)))
-    return [build_plan(c.tree, settings, vectors, c.text, where=f"query {c.qid}") for c in compositions]
+    # a query's strict filter (explicit exclusions) travels with its plan: execute applies it to every spec
+    return [filtered(build_plan(c.tree, settings, vectors, c.text, where=f"query {c.qid}"), c.exclude)
+            for c in compositions]
 
 
 # the vector operation suggested in place of a fusion on each node type (the first of each row in README's table)
@@ -64,13 +66,13 @@ def composed_specs(qids: Sequence[str], plans: Sequence[Plan], scale: float,
                    exclude: Mapping[str, dict | None] | None = None) -> list[dict]:
     """The query spec of every vector plan that can match (what ``execute`` searches), e.g. for Anserini's
     SearchCollection; a fusion plan searches several specs and fuses them, so it has no single spec. ``exclude``:
-    the strict filter of each query's explicit exclusions (:mod:`lsr_lucene.compose.exclusion`), carried by its spec."""
+    the strict filter of each query's explicit exclusions (default: the one its plan carries), carried by its spec."""
     specs = []
     for qid, plan in zip(qids, plans):
         if not isinstance(plan, VectorPlan):
             op = "fusion-scaled" if plan.scaled and plan.gate is None else "fusion-gated" if plan.scaled else "fusion"
             raise InputError(single_spec_refusal(qid, plan.node_op, op))
-        spec = with_exclusion(make_spec(qid, plan.vector, scale), (exclude or {}).get(qid))
+        spec = with_exclusion(make_spec(qid, plan.vector, scale), (exclude or {}).get(qid) or plan_exclusion(plan))
         if spec is not None and spec_matches(spec):
             specs.append(spec)
     return specs
@@ -88,9 +90,10 @@ def execute(qids: Sequence[str], plans: Sequence[Plan], backend, scale: float, h
     ``dense``: the :class:`~lsr_lucene.compose.dense_leg.DenseLeg` that plans with a dense leg need;
     ``dense_depth``: how many of its own nearest documents join the candidates (None: ``fusion_depth``; 0: none).
     ``threads``: the batch searches' threads (default: the backend's own; 1 searches in memory, no files).
-    ``exclude``: per query, the strict filter of its explicit exclusions, which every spec of the query carries (the
-    search skips what it removes; :mod:`lsr_lucene.compose.exclusion`)."""
-    exclude = exclude or {}
+    ``exclude``: per query, the strict filter of its explicit exclusions (default: the one its plan carries, from
+    :func:`compose`), which every spec of the query carries (the search skips what it removes;
+    :mod:`lsr_lucene.compose.exclusion`)."""
+    exclude = {qid: (exclude or {}).get(qid) or plan_exclusion(plan) for qid, plan in zip(qids, plans)}
     results: dict[str, list[tuple[str, float]]] = {}
     direct: list[dict] = []
     fused: list[tuple[str, FusionPlan, list[dict | None]]] = []
@@ -191,6 +194,7 @@ def run_one(qid: str, plan: Plan, backend, scale: float, hits: int = 1000,
             fusion_depth: int = DEFAULT_FUSION_DEPTH, dense=None, dense_depth: int | None = None,
             exclude: dict | None = None) -> list[tuple[str, float]]:
     """Ranked hits of one plan with single-query calls (what an interactive search does; used for latency)."""
+    exclude = exclude or plan_exclusion(plan)
     if isinstance(plan, VectorPlan):
         spec = with_exclusion(make_spec(qid, plan.vector, scale), exclude)
         return backend.search(spec, hits) if spec is not None and spec_matches(spec) else []

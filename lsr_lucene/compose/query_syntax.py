@@ -11,7 +11,9 @@ Grammar (upper-case operators; lower-case not/and/or are ordinary words)::
 Words and phrases next to each other form one text (searched as one encoded query); ``-item`` excludes one word,
 quoted phrase or bracketed group; ``NOT`` excludes the words up to the next operator or bracket (``films NOT about
 dogs`` excludes "about dogs"). A sequence's exclusions form one union: ``films -dogs -cats`` = ``films NOT (dogs OR
-cats)`` = not(films, or(dogs, cats)). A bracketed group next to words needs an operator between them.
+cats)`` = not(films, or(dogs, cats)). A bracketed group next to words needs an operator between them. The
+exclusions are strict (issue 65, :mod:`lsr_lucene.compose.exclusion`): every document whose text contains an
+excluded word or phrase is removed inside the search, as Lucene's MUST_NOT removes it.
 
 Opt-in (predictable, no flag): a query uses this syntax when it has an upper-case ``NOT``, ``AND`` or ``OR`` word, or
 a word that starts with ``-`` after a space or at the start and goes on with a letter, a quote or a bracket
@@ -38,16 +40,14 @@ class SyntaxReport(ParseReport):
     the index's text field, not a penalty)."""
 
     def lines(self) -> list[str]:
+        """What ``--explain`` prints of the parse (:meth:`decisions`)."""
+        return self.decisions()
+
+    def decisions(self) -> list[str]:
+        """One line per operator, saying what it does where it stands, then the filter the query searches with."""
         from lsr_lucene.compose.exclusion import split_exclusions, written as filter_written
 
-        out = []
-        for c in self.fired:
-            if c.kind == "not":
-                out.append(f"{c.cue} (explicit query syntax): a strict filter on the text field, not a penalty: every "
-                           f"document whose text contains {c.b} is removed from the results of {c.a!r}")
-            else:
-                out.append(f"{c.cue} (explicit query syntax): {c.a!r} {c.cue} {c.b!r}, combined by the {c.kind!r} "
-                           "node's operation")
+        out = _operator_lines(self.tree)
         kept, exclude = split_exclusions(self.tree)
         if exclude is not None:
             out.append(f"explicit query syntax: ranks {written(kept, False)!r}, then removes inside the search every "
@@ -58,6 +58,23 @@ class SyntaxReport(ParseReport):
 def uses_syntax(text: str) -> bool:
     """Whether ``text`` opts in to the explicit syntax (an upper-case NOT/AND/OR word or a ``-``-prefixed word)."""
     return bool(_OPERATOR.search(text))
+
+
+def _operator_lines(tree: Tree, excluded: bool = False) -> list[str]:
+    """One line per operator of a syntax tree, outermost first, saying what it does where it stands."""
+    if isinstance(tree, str):
+        return []
+    op = tree.op.upper()
+    if tree.op == "not":
+        line = (f"NOT (explicit query syntax): a strict filter on the text field, not a penalty: every document whose "
+                f"text contains {written(tree.b)} is removed from the results of {written(tree.a, excluded)!r}")
+    elif excluded:
+        line = (f"{op} (explicit query syntax): inside an excluded part, documents containing {written(tree.a)} "
+                f"{op.lower()} {written(tree.b)} are removed")
+    else:
+        line = (f"{op} (explicit query syntax): {written(tree.a, False)!r} {op} {written(tree.b, False)!r}, ranked "
+                f"by the {tree.op!r} node's operation")
+    return [line] + _operator_lines(tree.a, excluded) + _operator_lines(tree.b, excluded or tree.op == "not")
 
 
 def _tokens(text: str, where: str) -> list[tuple[str, str]]:

@@ -1,15 +1,17 @@
 """Pyserini-style Python searcher for negated and set-compositional queries: ``ComposeSearcher``.
 
-``ComposeSearcher(index_dir).search("films about dogs but not cartoons", k=10)`` parses the text with the cue
-parser (:mod:`lsr_lucene.compose.negation_parser`), encodes the atomic texts, combines them with the selected
-operations (default: ``fusion-gated`` on not nodes, ``cpt`` on and, ``maxpool`` on or) and searches the impact
-index; a dict is a composition tree ``{"op": "not"|"and"|"or", "a": ..., "b": ...}`` as ``compose --queries``
-lines carry it (or such a line itself: ``{"query": tree, "text"?}``). It is the code path of ``lsr-lucene compose``
-(the command builds one of these), so the hits equal that command's run for the same query and options: same
-documents, order (ties by docid) and scores as the run writes them (six decimals). ``parse`` shows the cue
-decisions, ``explain`` why each top document scored what it did (both legs, gate, penalty, fused score).
-When the index holds dense embeddings (``<index>/dense``, :mod:`lsr_lucene.compose.dense_leg`), the default blends
-their cosine with A's text into A's scores (``dense``: ``auto``, ``none`` or a folder; ``dense_leg`` says which).
+``ComposeSearcher(index_dir).search("films about dogs but not cartoons", k=10)`` parses the text with the cue parser
+(:mod:`lsr_lucene.compose.negation_parser`; a text in the explicit syntax, ``films -cartoons``, by that syntax, whose
+exclusions remove every document whose text contains them: :mod:`lsr_lucene.compose.exclusion`), encodes the atomic
+texts, combines them with the selected operations (default: ``fusion-gated`` on not nodes, ``cpt`` on and,
+``maxpool`` on or) and searches the impact index; a dict is a composition tree ``{"op": "not"|"and"|"or", "a": ...,
+"b": ...}`` as ``compose --queries`` lines carry it (or such a line itself: ``{"query": tree, "text"?}``). It is the
+code path of ``lsr-lucene compose`` (the command builds one of these), so the hits equal that command's run for the
+same query and options: same documents, order (ties by docid) and scores as the run writes them (six decimals).
+``parse`` shows the cue decisions, ``explain`` why each top document scored what it did (both legs, gate, penalty,
+fused score). When the index holds dense embeddings (``<index>/dense``, :mod:`lsr_lucene.compose.dense_leg`), the
+default blends their cosine with A's text into A's scores (``dense``: ``auto``, ``none`` or a folder; ``dense_leg``
+says which).
 
 Importing this module starts neither the JVM nor torch: the index is opened and the encoder loaded on first use.
 One searcher can be shared by threads: it is loaded once under a lock, the encoder (an HF fast tokenizer, not

@@ -122,7 +122,7 @@ def _specs(args: argparse.Namespace, encoder_settings: dict) -> list[dict]:
     plain = {q: t for q, t in topics.items() if not uses_syntax(t)}
     specs = {s["qid"]: s for s in plain_specs(encode_topics(plain, model, scale, encoder=encoder))}
     if len(plain) < len(topics):  # the explicit syntax (-word, NOT word) searched as compose searches it: strict
-        from lsr_lucene.compose.exclusion import syntax_specs
+        from lsr_lucene.compose.strict import syntax_specs
 
         specs.update((s["qid"], s) for s in syntax_specs({q: t for q, t in topics.items() if q not in plain},
                                                           encoder, scale))

@@ -362,6 +362,10 @@ def build_impact_index(vectors: str | Path | list[str], index: str | Path, threa
             from lsr_lucene.index.top_postings import build_top_postings
 
             metadata["top_postings"] = build_top_postings(tmp, top_postings)
+        if dense_impacts:
+            from lsr_lucene.index.dense_impacts import build_dense_impacts
+
+            metadata["dense_impacts"] = build_dense_impacts(tmp, dense_impacts)
         if text and indexed and _stores_text(files):
             from lsr_lucene.index.text_field import build_text_field
 
@@ -369,10 +373,6 @@ def build_impact_index(vectors: str | Path | list[str], index: str | Path, threa
         elif text and indexed:
             print("note: the vectors keep no \"contents\", so the index has no text field: explicit exclusions "
                   "(-word, NOT word) cannot be searched on it", file=sys.stderr)
-        if dense_impacts:
-            from lsr_lucene.index.dense_impacts import build_dense_impacts
-
-            metadata["dense_impacts"] = build_dense_impacts(tmp, dense_impacts)
         (tmp / INDEX_METADATA).write_text(json.dumps(metadata, indent=2) + "\n")
     metadata["size_bytes"] = index_size(index)
     return metadata

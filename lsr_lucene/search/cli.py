@@ -99,6 +99,22 @@ def add_search_arguments(parser: argparse.ArgumentParser, tag: str = "lsr_lucene
     opt.add_overwrite(parser)
 
 
+def note_syntax(texts: dict[str, str]) -> None:
+    """One note line when queries are written in compose's explicit syntax (-word, NOT word): plain search encodes
+    them as text, with no strict exclusion."""
+    import sys
+
+    from lsr_lucene.compose.query_syntax import uses_syntax
+
+    written = [q for q, t in texts.items() if uses_syntax(t)]
+    if written:
+        n = len(written)
+        shown = ", ".join(written[:3]) + (", ..." if n > 3 else "")
+        print(f"note: {n} quer{'y' if n == 1 else 'ies'} ({shown}) {'uses' if n == 1 else 'use'} the explicit syntax "
+              "(-word, NOT word), which search encodes as plain text; lsr-lucene compose removes the excluded "
+              "documents", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = opt.Parser(prog="lsr-lucene search", description=__doc__.splitlines()[0])
     add_search_arguments(parser)
@@ -120,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.write_specs:
         refuse_existing(args.write_specs, args.overwrite, directory=False)
     texts = read_query_texts(args) if args.topics or args.query else None  # read once: --topics may be a pipe
+    if texts:
+        note_syntax(texts)
     if args.specs:
         from lsr_lucene.search.specs import read_query_specs
 

@@ -225,10 +225,7 @@ public final class PositionalIndexer {
           w.commit();
         }
       }
-      if (Files.exists(out)) {
-        deleteTree(out);
-      }
-      Files.move(tmp, out, StandardCopyOption.ATOMIC_MOVE);
+      install(tmp, out);
     } catch (IOException | RuntimeException e) {
       deleteTree(tmp);
       throw e;
@@ -328,6 +325,14 @@ public final class PositionalIndexer {
     } catch (JsonProcessingException e) {
       throw new QuerySpecException(where + ": malformed JSON (" + e.getOriginalMessage() + ")");
     }
+  }
+
+  /** Puts a finished sidecar folder {@code tmp} in place at {@code out}, replacing one there. */
+  static void install(Path tmp, Path out) throws IOException {
+    if (Files.exists(out)) {
+      deleteTree(out);
+    }
+    Files.move(tmp, out, StandardCopyOption.ATOMIC_MOVE);
   }
 
   static void deleteTree(Path p) throws IOException {

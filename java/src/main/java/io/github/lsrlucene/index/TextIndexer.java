@@ -8,16 +8,17 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.nio.file.StandardCopyOption;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.Set;
 import org.apache.lucene.document.BinaryDocValuesField;
 import org.apache.lucene.document.Document;
 import org.apache.lucene.document.Field;
 import org.apache.lucene.document.FieldType;
 import org.apache.lucene.document.StoredField;
+import org.apache.lucene.document.DocumentStoredFieldVisitor;
+import org.apache.lucene.index.CodecReader;
 import org.apache.lucene.index.DirectoryReader;
+import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.IndexOptions;
 import org.apache.lucene.index.IndexWriter;
 import org.apache.lucene.index.IndexWriterConfig;
@@ -75,6 +76,35 @@ public final class TextIndexer {
     }
   }
 
+  /** The stored raw field of each document in docid order, read sequentially (a codec's merge instance: each
+   * compressed block of stored fields decompressed once, not once per document). */
+  private static final class RawTexts {
+    private final DirectoryReader reader;
+    private final String field;
+    private int leaf = -1;
+    private int end;
+    private int base;
+    private StoredFields fields;
+
+    RawTexts(DirectoryReader reader, String field) {
+      this.reader = reader;
+      this.field = field;
+    }
+
+    String get(int doc) throws IOException {
+      while (doc >= end) {
+        LeafReaderContext ctx = reader.leaves().get(++leaf);
+        base = ctx.docBase;
+        end = base + ctx.reader().maxDoc();
+        fields = ctx.reader() instanceof CodecReader
+            ? ((CodecReader) ctx.reader()).getFieldsReader().getMergeInstance() : ctx.reader().storedFields();
+      }
+      DocumentStoredFieldVisitor v = new DocumentStoredFieldVisitor(field);
+      fields.document(doc - base, v);
+      return v.getDocument().get(field);
+    }
+  }
+
   /**
    * Writes {@code <indexDir>/text} (replacing one there) from the main index's stored {@code rawField}; returns
    * {documents, documents with text}. An index that stores no text at all is an error naming what to do.
@@ -89,8 +119,7 @@ public final class TextIndexer {
          DirectoryReader main = DirectoryReader.open(mainDir)) {
       String[] ids = DocIds.read(main, "id");
       docs = ids.length;
-      StoredFields stored = main.storedFields();
-      Set<String> only = Set.of(rawField);
+      RawTexts raws = new RawTexts(main, rawField);
       try (Directory dir = FSDirectory.open(tmp)) {
         IndexWriterConfig cfg = new IndexWriterConfig(TextFilter.analyzer())
             .setOpenMode(IndexWriterConfig.OpenMode.CREATE)
@@ -103,7 +132,7 @@ public final class TextIndexer {
             String id = ids[d] == null ? "" : ids[d];
             doc.add(new StoredField(TextFilter.ID_FIELD, id));
             doc.add(new BinaryDocValuesField(TextFilter.ID_FIELD, new BytesRef(id)));
-            String text = ids[d] == null ? null : contents(stored.document(d, only).get(rawField));
+            String text = ids[d] == null ? null : contents(raws.get(d));
             if (text != null && !text.isEmpty()) {
               doc.add(new Field(TextFilter.FIELD, text, TYPE));
               withText++;
@@ -125,10 +154,7 @@ public final class TextIndexer {
           w.commit();
         }
       }
-      if (Files.exists(out)) {
-        PositionalIndexer.deleteTree(out);
-      }
-      Files.move(tmp, out, StandardCopyOption.ATOMIC_MOVE);
+      PositionalIndexer.install(tmp, out);
     } catch (IOException | RuntimeException e) {
       PositionalIndexer.deleteTree(tmp);
       throw e;

@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -197,10 +196,7 @@ public final class TopPostingsIndexer {
           w.commit();
         }
       }
-      if (Files.exists(out)) {
-        PositionalIndexer.deleteTree(out);
-      }
-      Files.move(tmp, out, StandardCopyOption.ATOMIC_MOVE);
+      PositionalIndexer.install(tmp, out);
     } catch (IOException | RuntimeException e) {
       PositionalIndexer.deleteTree(tmp);
       throw e;

@@ -59,6 +59,10 @@ public final class AnseriniSpecs {
           + "as a float) is scored exactly only in double, which SearchCollection's float scores cannot report; search "
           + "this spec with lsr-lucene search --specs");
     }
+    if (spec.exclude != null) {
+      throw new QuerySpecException(spec.label() + ": \"exclude\" (explicit exclusions, a strict filter) reads the "
+          + "index's text sidecar, which SearchCollection does not open; search this spec with lsr-lucene search --specs");
+    }
     if (!spec.windows.isEmpty() && spec.rerank > 0) {
       throw new QuerySpecException(spec.label() + ": window clauses with \"rerank\" rescore a first-stage top list, "
           + "which SearchCollection cannot hand over; drop \"rerank\" (windows then join the full search) or search "

@@ -157,7 +157,7 @@ def _account(node: FusedNode, doc: str) -> NodeAccount:
 
 
 def penalty_of(node: FusedNode, b: float, absent: float, contains: bool) -> float:
-    """What a not node subtracts: fusion-gated's :func:`~lsr_lucene.compose.exclusion.penalty`, λ·B̂ or λ·B."""
+    """What a not node subtracts: fusion-gated's :func:`~lsr_lucene.compose.penalty.penalty`, λ·B̂ or λ·B."""
     if node.gate is None:
         return node.lam * b
     return penalty(b, node.lam, node.gate, absent, contains, node.term_scale)

@@ -64,7 +64,8 @@ from typing import Iterable, Mapping, Union
 
 from lsr_lucene.compose.absence import READ_DEPTH
 from lsr_lucene.compose.dense_leg import blend
-from lsr_lucene.compose.penalty import GATED_FLOOR, TERM_SCALE, gated, gated_not, term_shaped
+from lsr_lucene.compose.penalty import GATED_FLOOR, gated  # noqa: F401  (re-exported: fusion-gated's scoring)
+from lsr_lucene.compose.penalty import TERM_SCALE, gated_not, term_shaped
 from lsr_lucene.compose.scaling import minmax
 from lsr_lucene.compose.tree import NODE_OPS, Node, Tree, verbalize
 from lsr_lucene.errors import InputError
@@ -189,7 +190,6 @@ VANILLA = "vanilla"
 FUSION = ("fusion", "fusion-scaled", "fusion-gated")
 SCALED_FUSION = ("fusion-scaled", "fusion-gated")
 DEFAULT_GATE = 0.9
-__all__ = ["GATED_FLOOR", "gated", "gated_not"]  # fusion-gated's scoring lives in compose.penalty
 VECTOR_OPS = {
     "not": ("subtract", "ignore", "nrf", "orthogonal", "disentangled", "orthonrf", "adaptive"),
     "and": ("add", "maxpool", "cpt"),

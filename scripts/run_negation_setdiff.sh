@@ -24,7 +24,7 @@ for c in $sets; do
     lsr-lucene dense encode --corpus "$data/$c/corpus.jsonl" --output "$w/dense"
 done
 for name in excluir boolquestions_not; do   # the pair benchmarks' exact vectors and dense legs (as exclusion.md)
-  python -c "import sys; from pathlib import Path; from lsr_lucene.experiments.negation_nested import open_corpus
+  python -c "import sys; from pathlib import Path; from scripts.negation.negation_nested import open_corpus
 open_corpus(sys.argv[1], Path(sys.argv[2]), Path('work'))" "$name" "$data/$name/corpus.jsonl"
 done
 collections=$(echo $sets | tr ' ' ,)

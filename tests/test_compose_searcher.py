@@ -85,7 +85,8 @@ def test_parse_reports_the_tree_and_the_cue(searcher):
 
 
 def test_explain_shows_both_legs_gate_and_fused_score(searcher):
-    from lsr_lucene.compose.operations import gated, gated_not
+    from lsr_lucene.compose.penalty import GATED_FLOOR, penalty
+    from lsr_lucene.compose.operations import gated_not
 
     tree = {"op": "not", "a": "tea", "b": "caffeine"}
     docs = searcher.explain(tree, k=10)
@@ -95,18 +96,23 @@ def test_explain_shows_both_legs_gate_and_fused_score(searcher):
     for d in docs:
         root = d.nodes[0]
         assert root.path == "" and root.op == "not" and root.gate == 0.9 and d.gate == 0.9
-        assert root.penalty == pytest.approx(root.lam * (1 - root.absent) * gated(root.b_scaled, 0.9))
-        assert root.fused == pytest.approx(gated_not(root.a_scaled, root.b_scaled, root.lam, 0.9, absent=root.absent))
+        assert root.term_scale is not None and root.contains is not None  # "caffeine" is a short term
+        assert root.penalty == pytest.approx(penalty(root.b_scaled, root.lam, 0.9, root.absent, root.contains,
+                                                     root.term_scale))
+        assert root.fused == pytest.approx(gated_not(root.a_scaled, root.b_scaled, root.lam, 0.9, absent=root.absent,
+                                                     contains=root.contains, term_scale=root.term_scale))
         assert root.fused == pytest.approx(d.score)
-        if not root.absent:  # a document that states caffeine absent is lifted (test_negation_absence.py)
-            assert root.fused == pytest.approx(root.a_scaled - root.penalty)
-        assert 0 <= root.a_scaled <= 1 and 0 <= root.b_scaled <= 1 and root.a >= 0 and root.b >= 0
+        assert root.fused == pytest.approx(max(root.a_scaled - root.penalty, GATED_FLOOR * root.a_scaled))
+        assert root.fused <= root.a_scaled + 1e-12  # stated absence waives, never lifts (issue 65)
+    assert 0 <= root.a_scaled <= 1 and 0 <= root.b_scaled <= 1 and root.a >= 0 and root.b >= 0
     assert any(d.nodes[0].absent for d in docs) and any("stated absent" in line for d in docs for line in d.lines())
-    deeper = searcher.explain(tree, k=60)
+    deeper = searcher.explain(tree, k=1000)  # penalised documents fall to the floor, below every A-match
     penalised = [d for d in deeper if d.penalty > 0]  # documents about caffeine pay, those that deny it do not
     assert penalised and all(d.nodes[0].absent < 1 for d in penalised)
     assert all(d.penalty == 0 for d in deeper if d.nodes[0].absent == 1)
     assert "gate 0.9" in "\n".join(docs[0].lines())
+    text = "\n".join(line for d in deeper for line in d.lines())
+    assert "penalised:" in text and "text contains B" in text and "waived" in text
     vector = searcher.explain("tea", k=3)  # one vector: term contributions instead
     assert vector[0].nodes == () and vector[0].terms and vector[0].a is None
 
@@ -132,7 +138,8 @@ def test_explain_cli_shows_legs_and_gate(demo, tmp_path, capsys):
     assert main(["--index", str(demo / "index"), "--query", "tea without caffeine", "--explain", "--hits", "5",
                  "--output", str(tmp_path / "run")]) == 0
     text = capsys.readouterr().out
-    assert "cue 'without'" in text and "root: A " in text and "(scaled " in text and "gate 0.9: penalty" in text
+    assert "cue 'without'" in text and "root: A " in text and "(scaled " in text and "gate 0.9: " in text
+    assert "penalised" in text or "waived" in text
     assert "-> fused " in text
 
 

@@ -41,15 +41,43 @@ def test_b_content_words_drop_the_cues_filler():
     assert content_stems(["live recordings", "compilations"]) == ["live", "record", "compil"]
 
 
-def test_gated_not_waives_the_penalty_and_lifts_by_the_stated_share():
+def test_gated_not_waives_the_penalty_and_never_lifts():
+    """Issue 65: a document stating B absent scores what A alone gives it, never more."""
     a, b, lam, gate = 0.8, 1.0, 1.0, 0.9
     assert gated_not(a, b, lam, gate) == pytest.approx(max(a - 1.0, 0.05 * a))  # about B: pays in full
     assert gated_not(a, b, lam, gate, absent=0.0) == gated_not(a, b, lam, gate)
-    assert gated_not(a, b, lam, gate, absent=1.0) == pytest.approx(a * (1 + lam * b))
+    assert gated_not(a, b, lam, gate, absent=1.0) == pytest.approx(a)  # waived, not lifted
     half = gated_not(a, b, lam, gate, absent=0.5)
     assert gated_not(a, b, lam, gate) < half < gated_not(a, b, lam, gate, absent=1.0)
+    for absent in (0.0, 0.3, 1.0):
+        for contains in (False, True):
+            assert gated_not(a, b, lam, gate, absent=absent, contains=contains, term_scale=0.25) <= a
     weak, strong = gated_not(0.2, 0.95, lam, gate, absent=1.0), gated_not(0.9, 0.0, lam, gate)
     assert weak < strong  # a weak A-match that states B absent stays below a strong A-match without B
+
+
+def test_a_text_containing_a_short_term_b_pays_by_its_b_weight():
+    """Issue 65: with a short-term B, every candidate whose text contains B goes down (min(1, B̂/β) of Â), not only
+    the top of B's scale; a text without B pays the gate alone."""
+    lam, gate, beta = 0.7, 0.9, 0.25
+    assert gated_not(0.9, 0.5, lam, gate) == pytest.approx(0.9)  # below the gate: untouched before
+    assert gated_not(0.9, 0.5, lam, gate, contains=True, term_scale=beta) == pytest.approx(0.05 * 0.9)
+    assert gated_not(0.9, 0.1, lam, gate, contains=True, term_scale=beta) == pytest.approx(0.9 - 0.4)  # in passing
+    assert gated_not(0.9, 0.5, lam, gate, contains=False, term_scale=beta) == pytest.approx(0.9)
+    assert gated_not(0.9, 0.5, lam, gate, absent=1.0, contains=True, term_scale=beta) == pytest.approx(0.9)
+
+
+@pytest.mark.parametrize("items, short, lower", [
+    (["caffeine"], True, True), (["python"], True, True), (["feedback amplifiers"], True, True),
+    (["nuts", "dairy"], True, True), (["Tom Hanks"], True, False), (["the Amazon"], True, False),
+    (["his portrayal of Paddington Bear"], False, False), (["any details about her early life"], False, False),
+    ([], False, False),
+])
+def test_term_shape_tells_a_short_term_from_a_description(items, short, lower):
+    from lsr_lucene.compose.penalty import term_shaped
+
+    assert term_shaped(items, lower=False) is short
+    assert term_shaped(items, lower=True) is lower  # names (capitalised) set apart
 
 
 def test_absence_reads_texts_once():
@@ -62,6 +90,7 @@ def test_absence_reads_texts_once():
     absence = Absence(["caffeine"], texts)
     assert absence.shares(["d1", "d2", "d3"]) == {"d1": 1.0, "d2": 0.0, "d3": 0.0}
     assert absence.shares(["d1", "d2"]) == {"d1": 1.0, "d2": 0.0}
+    assert absence.containing(["d1", "d2", "d3"]) == {"d1", "d2"}  # contains B as the strict filter judges it
     assert calls == [["d1", "d2", "d3"]]
 
 

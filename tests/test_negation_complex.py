@@ -121,6 +121,9 @@ class _NoAbsence:
     def shares(self, docs):
         return {d: 0.0 for d in docs}
 
+    def containing(self, docs):
+        return set()
+
 
 @pytest.mark.parametrize("text, a, b", [
     # wordings of exclusion the dev sets do not use (issue 49: fresh LLM-written questions used them)

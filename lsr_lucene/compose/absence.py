@@ -5,10 +5,10 @@ not include X") answers "A without B" literally, so the `default`'s penalty must
 :func:`absence_share` reads a document's text: of its mentions of B's content words (a crude prefix stem, no
 library), the share that stand in a negation's scope (a NegEx-style window after "no", "not", "without", "free of",
 "lacks", "…n't", "neither/nor", or before "-free" / "free" / "is absent"). The fused not node
-(:func:`lsr_lucene.compose.operations.gated_not`) then exempts that share of B's gated penalty and lifts the document by
-the same share of λ·B̂ (it matches "A without B" as stated): a document that never mentions B, or mentions it only
-positively, is scored exactly as before. Texts are read for the ``READ_DEPTH`` best candidates by Â that match both
-legs (a stored text costs a JVM call).
+(:func:`lsr_lucene.compose.penalty.gated_not`) waives that share of the penalty and no more (issue 65: it never lifts
+a document above what A alone gives it). The same read tells whether the text contains B as the strict filter judges
+it (:func:`lsr_lucene.search.text_filter.text_contains`), which a short-term B's penalty needs. Texts are read for the
+``READ_DEPTH`` best candidates by Â that match both legs (a stored text costs a JVM call).
 """
 from __future__ import annotations
 
@@ -107,19 +107,47 @@ def absence_share(text: str | None, stems: Sequence[str]) -> float:
 
 
 class Absence:
-    """What a fused not node reads: ``share(doc)``, the absence share of B's content words in a candidate's stored
-    text, fetched on first use (``texts``: docids -> texts, e.g. a backend's ``texts``) and kept."""
+    """What a fused not node reads of a candidate's stored text (``texts``: docids -> texts, e.g. a backend's
+    ``texts``), fetched on first use and kept: ``shares``, the absence share of B's content words, and ``containing``,
+    whether the text contains one of B's items as the strict filter judges it."""
 
     def __init__(self, b_texts: Sequence[str], texts: Callable[[Sequence[str]], Mapping[str, str | None]]):
         self.stems = content_stems(b_texts)
+        self.items = list(b_texts)
         self._texts = texts
-        self._seen: dict[str, float] = {}
+        self._seen: dict[str, tuple[float, bool]] = {}
+
+    def _read(self, docs: list[str]) -> None:
+        todo = [d for d in docs if d not in self._seen]
+        if todo:
+            texts = self._texts(todo)
+            self._seen.update((d, (absence_share(texts.get(d), self.stems), _contains(texts.get(d), self.items)))
+                              for d in todo)
 
     def shares(self, docs: Iterable[str]) -> dict[str, float]:
         """``{doc: share}`` for ``docs`` (texts read once, in one call, for those not seen yet)."""
         docs = list(docs)
-        todo = [d for d in docs if d not in self._seen]
-        if todo and self.stems:
-            texts = self._texts(todo)
-            self._seen.update((d, absence_share(texts.get(d), self.stems)) for d in todo)
-        return {d: self._seen.get(d, 0.0) for d in docs}
+        self._read(docs)
+        return {d: self._seen[d][0] for d in docs}
+
+    def containing(self, docs: Iterable[str]) -> set[str]:
+        """Those of ``docs`` whose text contains one of B's items (texts read once)."""
+        docs = list(docs)
+        self._read(docs)
+        return {d for d in docs if self._seen[d][1]}
+
+
+def _contains(text: str | None, items: Sequence[str]) -> bool:
+    """Whether ``text`` contains one of ``items`` (an item with no indexed word, only stop words, contains nothing)."""
+    if not text:
+        return False
+    from lsr_lucene.errors import InputError
+    from lsr_lucene.search.text_filter import text_contains
+
+    for item in items:
+        try:
+            if text_contains(text, item):
+                return True
+        except InputError:
+            continue
+    return False

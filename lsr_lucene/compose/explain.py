@@ -14,8 +14,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Mapping, Sequence
 
 from lsr_lucene.compose.compositions import Composition
-from lsr_lucene.compose.operations import (GATED_FLOOR, FusedNode, Plan, Settings, VectorPlan, fuse, gated,
-                                           quantise_composed)
+from lsr_lucene.compose.penalty import GATED_FLOOR, penalty
+from lsr_lucene.compose.operations import FusedNode, Plan, Settings, VectorPlan, fuse, quantise_composed
 from lsr_lucene.compose.plan_format import format_plan
 from lsr_lucene.compose.tree import format_tree
 
@@ -42,7 +42,9 @@ class NodeAccount:
     ``dense``: the dense cosine of A's text blended into Â with weight ``dense_weight`` (None without a dense leg;
     ``a_scaled`` is then the blend); ``neighbour``: the document's dense cosine with the best A match
     ``neighbour_doc``, blended with weight ``neighbour_weight`` (None without a neighbour leg); ``absent``: the share
-    of the document's mentions of B that state B absent (waived from the penalty, lifting Â; 0 when none)."""
+    of the document's mentions of B that state B absent (that share of the penalty waived, never a lift; 0 when
+    none); ``contains``: whether its text contains a short-term B (None when B is no short term or the text was not
+    read), ``term_scale``: β of that penalty."""
 
     path: str
     op: str
@@ -60,6 +62,8 @@ class NodeAccount:
     neighbour_doc: str | None = None
     neighbour_weight: float = 0.0
     absent: float = 0.0
+    contains: bool | None = None
+    term_scale: float | None = None
 
     def text(self) -> str:
         """One line: A and B (raw, scaled), gate and penalty, fused."""
@@ -75,16 +79,27 @@ class NodeAccount:
             a += f" (scaled {self.a_scaled:.4f})"
         parts = [a, leg("B", self.b, self.b_scaled)]
         if self.gate is not None:
-            parts.append(f"gate {self.gate:g}: penalty {self.lam:g}·max(0, B̂ − {self.gate:g})/{1 - self.gate:g} "
-                         f"= {self.penalty:.4f}, floor {GATED_FLOOR:g}·Â")
-            if self.absent:
-                parts.append(f"B stated absent in {self.absent:.0%} of its mentions: that share of the penalty "
-                             f"waived, × (1 + {self.lam:g}·{self.absent:.2f}·B̂)")
+            parts.append(self._gated_text())
         elif self.penalty is not None:
             parts.append(f"penalty {self.lam:g}·B{'̂' if self.b_scaled is not None else ''} = {self.penalty:.4f}")
         else:
             parts.append("A · B" if self.op == "and" else "A + B")
         return ", ".join(parts) + f" -> fused {self.fused:.4f}"
+
+    def _gated_text(self) -> str:
+        """The penalty of fusion-gated: whether the document was penalised, why and by how much, or waived."""
+        gate = self.gate or 0.0
+        rule = f"gate {gate:g}: {self.lam:g}·max(0, B̂ − {gate:g})/{1 - gate:g}"
+        if self.contains and self.term_scale is not None:
+            rule = f"text contains B: max({rule}, min(1, B̂/{self.term_scale:g}))"
+        full = penalty(self.b_scaled or 0.0, self.lam, gate, 0.0, bool(self.contains), self.term_scale)
+        if self.absent and full:
+            waived = "waived" if self.absent >= 1 else f"{self.absent:.0%} waived"
+            return (f"B stated absent in {self.absent:.0%} of its mentions: penalty {rule} = {full:.4f} {waived}, "
+                    f"pays {self.penalty:.4f} (never more than A alone)")
+        if not self.penalty:
+            return f"not penalised ({rule} = 0)"
+        return f"penalised: {rule} = {self.penalty:.4f}, floor {GATED_FLOOR:g}·Â"
 
 
 @dataclass(frozen=True)
@@ -131,13 +146,21 @@ def _account(node: FusedNode, doc: str) -> NodeAccount:
     b_used = b_s if b_s is not None else node.b.get(doc, 0.0)
     penalty = None
     absent = (node.absence or {}).get(doc, 0.0)
+    contains = None if node.contains is None else doc in node.contains
     if node.node_op == "not":
-        penalty = node.lam * (1.0 - absent) * (gated(b_used, node.gate) if node.gate is not None else b_used)
+        penalty = penalty_of(node, b_used, absent, bool(contains))
     dense = node.dense.get(doc, 0.0) if node.dense is not None else None
     near = node.neighbour.get(doc, 0.0) if node.neighbour is not None else None
     return NodeAccount(node.path, node.node_op, node.lam, node.a.get(doc, 0.0), node.b.get(doc, 0.0), a_s, b_s,
                        node.gate, penalty, node.fused.get(doc, 0.0), dense, node.dense_weight, near,
-                       node.neighbour_doc, node.neighbour_weight, absent)
+                       node.neighbour_doc, node.neighbour_weight, absent, contains, node.term_scale)
+
+
+def penalty_of(node: FusedNode, b: float, absent: float, contains: bool) -> float:
+    """What a not node subtracts: fusion-gated's :func:`~lsr_lucene.compose.penalty.penalty`, λ·B̂ or λ·B."""
+    if node.gate is None:
+        return node.lam * b
+    return penalty(b, node.lam, node.gate, absent, contains, node.term_scale)
 
 
 def explain_docs(plan: Plan, ranked: Sequence[tuple[str, float]], backend, scale: float, top: int,

@@ -31,8 +31,9 @@ fusion-scaled   all          as fusion, each child's scores min-max normalised f
 fusion-gated    not          as fusion-scaled, but only documents that carry most of B's score pay:
                              max(Â − λ·max(0, B̂ − τ)/(1 − τ), φ·Â) (Â, B̂ min-max scaled; gate τ default 0.9;
                              floor φ 0.05: a penalised A-match stays above every candidate that does not
-                             match A, so a penalty cannot push it out of the list; on and/or nodes it is
-                             fusion-scaled); with a dense leg (``Settings.dense``, see
+                             match A, so a penalty cannot push it out of the list; a short-term B also costs
+                             a text containing it min(1, B̂/β): :mod:`lsr_lucene.compose.penalty`; on and/or
+                             nodes it is fusion-scaled); with a dense leg (``Settings.dense``, see
                              :mod:`lsr_lucene.compose.dense_leg`) Â is first blended with the dense
                              cosine of A's text and with the dense cosine of each candidate to the
                              best A match d* (the top of that blend, a one-document dense feedback):
@@ -63,6 +64,8 @@ from typing import Iterable, Mapping, Union
 
 from lsr_lucene.compose.absence import READ_DEPTH
 from lsr_lucene.compose.dense_leg import blend
+from lsr_lucene.compose.penalty import GATED_FLOOR, gated  # noqa: F401  (re-exported: fusion-gated's scoring)
+from lsr_lucene.compose.penalty import TERM_SCALE, gated_not, term_shaped
 from lsr_lucene.compose.scaling import minmax
 from lsr_lucene.compose.tree import NODE_OPS, Node, Tree, verbalize
 from lsr_lucene.errors import InputError
@@ -187,9 +190,6 @@ VANILLA = "vanilla"
 FUSION = ("fusion", "fusion-scaled", "fusion-gated")
 SCALED_FUSION = ("fusion-scaled", "fusion-gated")
 DEFAULT_GATE = 0.9
-# fusion-gated: share of its scaled A score a penalised document keeps (issue 36: a penalty must not push a strong
-# A-match below the documents that do not match A at all, out of the list)
-GATED_FLOOR = 0.05
 VECTOR_OPS = {
     "not": ("subtract", "ignore", "nrf", "orthogonal", "disentangled", "orthonrf", "adaptive"),
     "and": ("add", "maxpool", "cpt"),
@@ -243,7 +243,8 @@ class Settings:
     attached (the searcher sets it), so fusion-gated not nodes blend the dense cosine of A's text into Â with weight
     ``dense_weight`` (0: off), and the dense cosine of every candidate with the best A match d* with weight
     ``neighbour_weight`` (0: off). ``absence``: fusion-gated not nodes read the candidates' stored texts for B stated
-    absent ("no caffeine", "caffeine-free"), which exempts that share of the penalty (:mod:`lsr_lucene.compose.absence`).
+    absent ("no caffeine", "caffeine-free"), which waives that share of the penalty (:mod:`lsr_lucene.compose.absence`),
+    and for a short-term B in them (:mod:`lsr_lucene.compose.penalty`); False reads no text (neither rule).
     """
 
     operation: str | None = None
@@ -328,7 +329,8 @@ class Settings:
             if node_op == "not" and name == "fusion-gated":
                 dense = f", dense A leg w {self.dense_weight:g}" if self.dense_leg() else ""
                 dense += f", best-match neighbour leg v {self.neighbour_weight:g}" if self.neighbour_leg() else ""
-                dense += ", B stated absent exempt" if self.absence else ""
+                dense += f", a short-term B in the text penalised (β {TERM_SCALE:g}), B stated absent waived" \
+                    if self.absence else ""
                 extra = f"(λ={self.lam_for(name):g}, gate {self.gate:g}{dense})"
             elif name in ("nrf", "disentangled", "orthonrf", "adaptive") or (node_op == "not" and name in FUSION):
                 extra = f"(λ={self.lam_for(name):g})"
@@ -386,7 +388,8 @@ class FusionPlan:
     dense_text: str | None = None  # fusion-gated with a dense leg: A's text, whose dense cosine is blended into Â
     dense_weight: float = 0.0
     neighbour_weight: float = 0.0  # with a dense leg: v of the cosine with the best A match d*, added to the blend
-    absence_texts: tuple[str, ...] = ()  # fusion-gated: B's texts, whose stated absence in a candidate is not penalised
+    absence_texts: tuple[str, ...] = ()  # fusion-gated: B's texts, read in candidates' texts (stated absent, contained)
+    term_scale: float | None = None  # fusion-gated, B a short term: β of the penalty of a text containing B (penalty.py)
     largest: bool = False  # an or node of B's items (Settings.items "each"): the largest scaled score, not the sum
 
 
@@ -449,7 +452,7 @@ def build_plan(tree: Tree, settings: Settings, vectors: Mapping[str, Mapping], t
         return FusionPlan(tree.op, name in SCALED_FUSION, settings.lam_for(name), a, b, gate, dense_text,
                           settings.dense_weight if dense_text is not None else 0.0,
                           settings.neighbour_weight if dense_text is not None and settings.neighbour_leg() else 0.0,
-                          absence)
+                          absence, term_scale=TERM_SCALE if absence and term_shaped(absence) else None)
     if not isinstance(a, VectorPlan) or not isinstance(b, VectorPlan):
         raise InputError(f"{where}: {name!r} on a {tree.op!r} node cannot combine a score-fused subtree; "
                          "use fusion for its parent too")
@@ -516,7 +519,9 @@ class FusedNode:
     neighbour: dict | None = None  # each candidate's dense cosine with the best A match (a node with a neighbour leg)
     neighbour_doc: str | None = None  # that best A match d*
     neighbour_weight: float = 0.0
-    absence: dict | None = None  # per penalised or lifted candidate: the share of its B mentions stated absent
+    absence: dict | None = None  # per candidate stating B absent: the share of its B mentions that do (waived)
+    contains: set | None = None  # a short-term B (term_scale): the candidates read whose text contains B
+    term_scale: float | None = None
 
 
 def fuse(plan: Plan, leaf_scores: Iterable[Mapping[str, float]], record: list | None = None) -> dict[str, float]:
@@ -544,13 +549,15 @@ def _fuse(plan: Plan, it, record: list | None = None, path: str = "") -> dict[st
     a, near, best = (a, None, None) if dense is None else blend(  # Â ← minmax(Â + w·cos + v·cos(·, d*)), scaled
         a, dense, plan.dense_weight, neighbours, plan.neighbour_weight)
     docs = a.keys() | b.keys()
-    shares = None
+    shares, contains = None, None
     if absence is not None:  # documents that match both legs, the best READ_DEPTH by Â (reading texts costs)
         both = sorted((d for d in docs if a.get(d, 0.0) > 0 and b.get(d, 0.0) > 0), key=lambda d: (-a[d], d))
         shares = absence.shares(sorted(both[:READ_DEPTH]))
+        contains = absence.containing(sorted(both[:READ_DEPTH])) if plan.term_scale is not None else None
     if plan.node_op == "not" and plan.gate is not None:
         fused = {d: gated_not(a.get(d, 0.0), b.get(d, 0.0), plan.lam, plan.gate,
-                              absent=shares.get(d, 0.0) if shares else 0.0) for d in docs}
+                              absent=shares.get(d, 0.0) if shares else 0.0, contains=d in (contains or ()),
+                              term_scale=plan.term_scale) for d in docs}
     elif plan.node_op == "not":
         fused = {d: a.get(d, 0.0) - plan.lam * b.get(d, 0.0) for d in docs}
     elif plan.node_op == "and":
@@ -562,21 +569,9 @@ def _fuse(plan: Plan, it, record: list | None = None, path: str = "") -> dict[st
     if record is not None:
         record.append(FusedNode(path, plan.node_op, plan.lam, plan.gate, raw_a, raw_b, a if plan.scaled else None,
                                 b if plan.scaled else None, fused, dense, plan.dense_weight, near, best,
-                                plan.neighbour_weight, {d: v for d, v in shares.items() if v} if shares else None))
+                                plan.neighbour_weight, {d: v for d, v in shares.items() if v} if shares else None,
+                                contains, plan.term_scale))
     return fused
-
-
-def gated_not(a: float, b: float, lam: float, gate: float, floor: float = GATED_FLOOR, absent: float = 0.0) -> float:
-    """fusion-gated score of one document from its min-max scaled A and B scores: Â − λ·gated(B̂), but never
-    below ``floor``·Â (a strong A-match keeps a place above every candidate that does not match A). ``absent``: the
-    share s of its B mentions that deny B ("no caffeine"): that share of the penalty is waived, then ×(1 + λ·s·B̂)."""
-    base = max(a - lam * (1.0 - absent) * gated(b, gate), floor * a)
-    return base * (1.0 + lam * absent * b) if absent else base
-
-
-def gated(scaled: float, gate: float) -> float:
-    """max(0, x − τ)/(1 − τ) of a min-max scaled score x: 0 below the gate τ, 1 at the top score."""
-    return max(0.0, scaled - gate) / (1.0 - gate)
 
 
 def positive(vec: Mapping) -> bool:

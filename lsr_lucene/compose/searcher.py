@@ -56,7 +56,8 @@ class ComposeSearcher:
         exists, ``none`` no dense leg, else an embeddings folder of ``lsr-lucene dense encode``; ``dense_weight``
         (``--dense-weight``): w of the blend (0: off); ``neighbour_weight`` (``--neighbour-weight``): v of the
         cosine with the best A match (0: off). ``absence``: the default's fused not nodes waive the penalty of
-        candidates whose stored text states B absent (:mod:`lsr_lucene.compose.absence`; False: off).
+        candidates whose stored text states B absent (:mod:`lsr_lucene.compose.absence`) and penalise those whose text
+        contains a short-term B (:mod:`lsr_lucene.compose.penalty`); False: no stored text is read (neither rule).
         ``dense_depth`` (``--dense-depth``): how many of the dense leg's own nearest documents to A's text join a
         negated query's candidates (None: ``depth``; 0: none; from the leg's approximate HNSW index, else an exact
         scan of the embeddings).

@@ -25,7 +25,7 @@ class Indexes:
         if not folders:
             raise InputError("--index: give at least one impact index folder")
         self.engines: dict[str, SearchEngine] = {}
-        self.pool = JvmWorkerPool(1, name="lsr-mcp")
+        self.pool: JvmWorkerPool | None = None
         try:
             for folder in folders:
                 engine = SearchEngine(folder, encoder=encoder, loading="now" if loading == "now" else "later")
@@ -36,6 +36,7 @@ class Indexes:
         except BaseException:
             self.close()
             raise
+        self.pool = JvmWorkerPool(1, name="lsr-mcp")  # after the engines: the JVM runs (one thread starts it)
         if loading != "now":
             for engine in self.engines.values():
                 self.pool.submit(engine.load)
@@ -58,6 +59,7 @@ class Indexes:
 
     async def run(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """``fn(*args, **kwargs)`` on the JVM worker, awaited without blocking the event loop."""
+        assert self.pool is not None
         return await asyncio.wrap_future(self.pool.submit(fn, *args, **kwargs))
 
     def wait(self) -> None:
@@ -88,6 +90,7 @@ class Indexes:
         return out
 
     def close(self) -> None:
-        self.pool.close()
+        if self.pool is not None:
+            self.pool.close()
         for engine in self.engines.values():
             engine.close()

@@ -107,7 +107,7 @@ def serve_http(server, sock, names: str, indexes, log_level: str) -> int:
                                                  lambda: setattr(http, "should_exit", True), failure),
                      daemon=True).start()
     http.run(sockets=[sock])
-    if failure:
+    if failure:  # a load that failed stopped the server
         raise failure[0]
     return 1 if http.failed else 0
 

@@ -103,13 +103,14 @@ def main(argv: list[str] | None = None) -> int:
                      daemon=True).start()
     try:
         server.run(sockets=[sock])
+        failed = list(failure)  # a load that failed stopped the server (not one that close() cut short)
     except KeyboardInterrupt:  # uvicorn re-raises the SIGINT it caught, after its graceful shutdown
         return 130
     finally:
         engine.close()
         sock.close()
-    if failure:
-        raise failure[0]
+    if failed:
+        raise failed[0]
     return 1 if server.failed else 0
 
 

@@ -56,6 +56,7 @@ class SearchEngine:
         self._loaded = threading.Event()  # everything, composed searches too
         self._failure: BaseException | None = None
         self._started = False  # load() has begun
+        self._closing = False  # close() was called: load() stops before its next part
         if loading not in ("now", "thread", "later"):
             raise ValueError(f"loading must be 'now', 'thread' or 'later', got {loading!r}")
         if loading == "thread":
@@ -67,6 +68,8 @@ class SearchEngine:
     def load(self) -> None:
         """Load every part the searches use lazily, timing each (``seconds``); a failure is kept for :meth:`wait`."""
         def timed(part: str, make) -> Any:
+            if self._closing:
+                raise SetupError(f"{self.name}: closed while loading")  # a server stopping: no more to load
             started = time.perf_counter()
             made = make()
             self.seconds[part] = time.perf_counter() - started
@@ -217,8 +220,9 @@ class SearchEngine:
             return raw
 
     def close(self) -> None:
+        self._closing = True
         if self._started:
-            self._loaded.wait()  # not while the loader still uses the searcher
+            self._loaded.wait()  # not while the loader still uses the searcher (it stops after its current part)
         if self.composer is not None:
             self.composer.close()
         self.searcher.close()

@@ -185,7 +185,8 @@ def test_lazy_reexport_by_a_package_is_no_cycle_but_a_top_level_one_is(tmp_path,
 
 
 @pytest.mark.parametrize("stage", ["io", "jvm", "encode", "index", "search", "compose", "longdocs", "train",
-                                   "eval", "experiments", "bench", "studies", "dense", "fuse", "distributed"])
+                                   "eval", "experiments", "bench", "studies", "dense", "fuse", "distributed", "serve",
+                                   "mcp"])
 def test_stage_subpackages_exist(stage):
     assert (PACKAGE / stage / "__init__.py").is_file()
 

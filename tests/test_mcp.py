@@ -132,6 +132,7 @@ def test_documents_indexes_and_evaluation(server, runs):
     async def script(client):
         found = (await client.call_tool("search", {"query": runs["queries"]["1"], "hits": HITS})).structured_content
         doc = (await client.call_tool("get_document", {"docid": found["candidates"][0]["docid"]})).structured_content
+        await client.call_tool("compose", {"query": "tea -milk"})  # waits until everything has loaded
         listed = (await client.call_tool("list_indexes", {})).structured_content
         one = (await client.call_tool("get_index", {})).structured_content
         scored = (await client.call_tool("eval_hits", {"qrels": str(DEMO / "qrels.txt"), "query_id": "1",

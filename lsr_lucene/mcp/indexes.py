@@ -21,7 +21,8 @@ class Indexes:
     """Named engines over impact index folders (names: the folders', which must differ)."""
 
     def __init__(self, folders: Sequence[str | Path], encoder: str | None = None, loading: str = "later"):
-        """``loading``: "later" (each engine's models load on the worker, behind the server's start) or "now"."""
+        """``loading``: "later" (each engine's models load on the worker once :meth:`start_loading` is called: the
+        server's start) or "now"."""
         if not folders:
             raise InputError("--index: give at least one impact index folder")
         self.engines: dict[str, SearchEngine] = {}
@@ -37,9 +38,16 @@ class Indexes:
             self.close()
             raise
         self.pool = JvmWorkerPool(1, name="lsr-mcp")  # after the engines: the JVM runs (one thread starts it)
-        if loading != "now":
-            for engine in self.engines.values():
-                self.pool.submit(engine.load)
+        self._loading = loading == "now"  # the loads were queued (start_loading)
+
+    def start_loading(self) -> None:
+        """Queue every engine's loading on the JVM worker (once; the server calls it when it starts answering:
+        tool calls queue behind the loads)."""
+        if self._loading or self.pool is None:
+            return
+        self._loading = True
+        for engine in self.engines.values():
+            self.pool.submit(engine.load)
 
     @property
     def names(self) -> list[str]:

@@ -7,6 +7,7 @@ Bad arguments are a tool error naming the argument (the server keeps serving).
 """
 from __future__ import annotations
 
+import contextlib
 from typing import Annotated, Any, Optional, Union
 
 from pydantic import Field
@@ -72,7 +73,12 @@ def build_server(indexes: Indexes, name: str = "lsr-lucene"):
 
     from lsr_lucene import __version__
 
-    mcp = FastMCP(name, instructions=INSTRUCTIONS, version=__version__, mask_error_details=False)
+    @contextlib.asynccontextmanager
+    async def lifespan(_server):
+        indexes.start_loading()  # the models load once the server runs (its handshake is not slowed by them)
+        yield {}
+
+    mcp = FastMCP(name, instructions=INSTRUCTIONS, version=__version__, mask_error_details=False, lifespan=lifespan)
 
     async def call(index: str | None, work):
         """``work(engine_name)`` on the JVM worker; a user error as a tool error naming the argument."""

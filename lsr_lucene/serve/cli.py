@@ -16,6 +16,7 @@ import socket
 import sys
 import threading
 import time
+from typing import Callable
 
 from lsr_lucene import cli_options as opt
 from lsr_lucene.errors import InputError, SetupError
@@ -87,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         engine = SearchEngine(args.index, args.name, args.encoder, args.approximate,
                               opt.query_cut(args, requests_approximate=True),
-                              heap_factor=args.heap_factor, loading="thread")
+                              heap_factor=args.heap_factor, loading="later")  # loaded once it listens
     except BaseException:
         sock.close()
         raise
@@ -97,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     limit = int(args.max_body_mb * 2 ** 20)
     config = uvicorn.Config(create_app(engine, args.threads, limit), log_level="info" if is_verbose() else "warning",
                             access_log=is_verbose(), lifespan="on", timeout_graceful_shutdown=8)
-    server = ready_server(config, ready)
+    server = ready_server(config, ready, engine.load_in_thread)  # the models load once the port is served
     failure: list[BaseException] = []
     threading.Thread(target=report_loaded, args=([engine], lambda: setattr(server, "should_exit", True), failure),
                      daemon=True).start()
@@ -133,8 +134,9 @@ def report_loaded(engines: list, stop, failure: list[BaseException]) -> None:
           file=sys.stderr, flush=True)
 
 
-def ready_server(config, ready: str):
-    """uvicorn's Server that prints the ready line once it listens (``failed``: its startup failed)."""
+def ready_server(config, ready: str, listening: Callable[[], None] | None = None):
+    """uvicorn's Server that prints the ready line once it listens, then calls ``listening()`` (e.g. starts loading
+    the models: not before, where they would slow the start; ``failed``: its startup failed)."""
     import uvicorn
 
     class ReadyServer(uvicorn.Server):
@@ -146,6 +148,8 @@ def ready_server(config, ready: str):
                 self.failed = True
             else:
                 print(ready, flush=True)
+                if listening is not None:
+                    listening()
 
     return ReadyServer(config)
 

@@ -60,7 +60,7 @@ class SearchEngine:
         if loading not in ("now", "thread", "later"):
             raise ValueError(f"loading must be 'now', 'thread' or 'later', got {loading!r}")
         if loading == "thread":
-            threading.Thread(target=self._load_detached, name=f"load {self.name}", daemon=True).start()
+            self.load_in_thread()
         elif loading == "now":
             self.load()
             self.wait()
@@ -94,18 +94,21 @@ class SearchEngine:
             self._searchable.set()
             self._loaded.set()
 
-    def _load_detached(self) -> None:
+    def load_in_thread(self) -> None:
         """:meth:`load` on a thread of its own, which leaves the JVM when done (a thread that ends attached leaks
         its Java thread: :mod:`lsr_lucene.serve.pool`)."""
         import contextlib
 
-        import jnius
+        def detached() -> None:
+            import jnius
 
-        try:
-            self.load()
-        finally:
-            with contextlib.suppress(Exception):
-                jnius.detach()
+            try:
+                self.load()
+            finally:
+                with contextlib.suppress(Exception):
+                    jnius.detach()
+
+        threading.Thread(target=detached, name=f"load {self.name}", daemon=True).start()
 
     def _make_composer(self):
         from lsr_lucene.compose.searcher import ComposeSearcher

@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     servers = [("serve", time_serve)] + ([("mcp (stdio)", time_mcp)] if args.mcp else [])
     rows = ["| code | server | index | listening (s) | first search (s) | first compose (s) | load avg |",
             "|---|---|---|---:|---:|---:|---:|"]
-    for index in (str(Path(i).resolve()) for i in args.index):
+    for shown_index, index in ((i, str(Path(i).resolve())) for i in args.index):
         for name, timer in servers:
             runs: dict[str, list[dict[str, float]]] = {label: [] for label, _ in codes}
             loads: dict[str, list[float]] = {label: [] for label, _ in codes}
@@ -114,12 +114,12 @@ def main(argv: list[str] | None = None) -> int:
                         continue  # a tree before the MCP server
                     loads[label].append(os.getloadavg()[0])
                     runs[label].append(timer(index, str(Path(tree).resolve())))
-                    print(f"{label} {name} {Path(index).name}: " +
+                    print(f"{label} {name} {shown_index}: " +
                           ", ".join(f"{k} {v:.1f} s" for k, v in runs[label][-1].items()), file=sys.stderr)
             for label, got in runs.items():
                 if got:
                     med = {key: statistics.median(r[key] for r in got) for key in got[0]}
-                    rows.append(f"| {label} | {name} | {Path(index).name} | {med['listening']:.1f} | "
+                    rows.append(f"| {label} | {name} | {shown_index} | {med['listening']:.1f} | "
                                 f"{med['first search']:.1f} | {med['first compose']:.1f} | "
                                 f"{statistics.median(loads[label]):.1f} |")
     table = "\n".join(rows) + (f"\n\nMedians of {args.repeats} starts; CPU {torch.backends.cpu.get_cpu_capability()}, "

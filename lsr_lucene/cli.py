@@ -18,7 +18,7 @@ SUBCOMMANDS = {
     "bm25": ("lsr_lucene.bm25", "BM25 (optionally RM3/SDM) baseline run with Anserini on the same corpus"),
     "eval": ("lsr_lucene.eval.cli", "trec_eval tables for several runs side by side; "
                                     "--contrastive: ExcluIR/NevIR pairs, no qrels"),
-    "demo": ("lsr_lucene.demo", "encode, index, search and evaluate the shipped demo collection"),
+    "demo": ("lsr_lucene.demo.cli", "encode, index, search and evaluate the shipped demo collection"),
     "build-java": ("lsr_lucene.jvm.cli", "compile java/ into the lsr_lucene jar"),
     "java-home": ("lsr_lucene.jvm.home", "print the Java 21+ runtime's home (--export: lines for Pyserini's CLI)"),
     "compose": ("lsr_lucene.compose.cli", "search set-compositional and negated queries"),
@@ -30,9 +30,12 @@ SUBCOMMANDS = {
     "dense": ("lsr_lucene.dense.cli", "dense leg: encode with all-MiniLM-L6-v2 and search a Faiss flat index"),
     "serve": ("lsr_lucene.serve.cli", "serve an impact index over HTTP/JSON (Anserini's REST v1 shape)"),
     "mcp": ("lsr_lucene.mcp.cli", "serve impact indexes to agents over the Model Context Protocol (stdio or HTTP)"),
-    "bench": ("lsr_lucene.bench.cli", "pipeline benchmark: encoding, indexing and search latency"),
     "distributed": ("lsr_lucene.distributed.cli", "encode, index and search on a Ray cluster (identical runs)"),
 }
+
+# verbs that left the package (issue 66) -> the one line that says where they run now
+MOVED = {"bench": "the benchmarks left the package: run them from a checkout of the repository, "
+                  "python -m scripts.bench ... (docs/benchmarks.md)"}
 
 
 def run_main(main: Callable[[list[str] | None], int], argv: list[str] | None = None,
@@ -150,6 +153,9 @@ def _dispatch(argv: list[str] | None) -> int:
         print(__version__)
         return 0
     name, rest = argv[0], argv[1:]
+    if name in MOVED:
+        print(f"error: {MOVED[name]}", file=sys.stderr)
+        return 2
     if name not in SUBCOMMANDS:
         print(unknown_command(name), file=sys.stderr)
         return 2

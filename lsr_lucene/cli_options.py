@@ -24,7 +24,7 @@ DEFAULT_HITS = 1000
 # One policy for every verb's --threads: the cores available. Each verb keeps workers x inner threads within
 # that: Lucene search/index threads run alone; the sparse encoder runs that many batches at once with one torch
 # thread each; dense search encodes its (small) query batches with one torch thread and searches with that many
-# Faiss threads (README "Threads"; runs/threads measures it).
+# Faiss threads (docs/pipeline.md, `--threads`; runs/threads measures it).
 DEFAULT_THREADS = available_cores()
 DEFAULT_MAX_LENGTH = 256  # document truncation in tokens of the README's figures
 

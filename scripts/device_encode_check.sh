@@ -4,11 +4,11 @@
 #   weights), fp32 and bf16, at max length 256, against model-only rates; GPU vectors against CPU fp32 (±1 expected);
 #   tokenisation alone; the CPU capability; where the CPU has AMX, the batching check of issue 37 (two shard sizes and
 #   a resumption give identical vectors); an fp32/int8 thread sweep (1..16 threads) on the machine's CPU.
-# Usage: scripts/device_encode_check.sh [options of `python -m lsr_lucene.bench.encode_cli device`]
+# Usage: scripts/device_encode_check.sh [options of `python -m scripts.bench.encode_cli device`]
 # Needs: work/device/wiki20k.jsonl (passages as JSONL, e.g. the first 20,000 of wiki2015) and work/device/splade-tiny
 #   (the model folder) beside this script's repository, and wheels/*.whl for what the machine lacks (orjson).
 # Writes: $OUT (default work/device-out): results.csv, checks.json, log.txt, err.txt. Merge the CSV into runs/encode/
-#   with `python -m lsr_lucene.bench.encode_cli report`.
+#   with `python -m scripts.bench.encode_cli report`.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -34,7 +34,7 @@ nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,power.limit --
 lscpu | grep -E "^Model name|^CPU\(s\)" | tee -a "$out/log.txt"
 grep -o -w -E "amx_bf16|amx_int8|avx512_bf16|avx512_vnni" /proc/cpuinfo | sort -u | tr '\n' ' ' | tee -a "$out/log.txt"
 echo | tee -a "$out/log.txt"
-timeout "${LIMIT:-420}" python3 -m lsr_lucene.bench.encode_cli device --corpus work/device/wiki20k.jsonl \
+timeout "${LIMIT:-420}" python3 -m scripts.bench.encode_cli device --corpus work/device/wiki20k.jsonl \
   --out "$out" "$@" 2>"$out/err.txt" | tee -a "$out/log.txt"
 status=${PIPESTATUS[0]}
 echo "exit status $status"

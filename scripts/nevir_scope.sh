@@ -40,5 +40,5 @@ logs=()
 for name in inbatch-absmax inbatch-sum pair-absmax pair-sum; do
   logs+=(--log "scope-$name=$out/train-scope-$name.jsonl")
 done
-python -m lsr_lucene.studies.signed_stats epochs "${logs[@]}" --output "$out/scope-epochs" --overwrite
+python -m scripts.studies.signed_stats epochs "${logs[@]}" --output "$out/scope-epochs" --overwrite
 echo "wrote $out/scope-epochs.md and $out/scope-epochs.csv"

@@ -17,7 +17,7 @@ corpus=${DATA:-../shared/data}/wiki2015/passages.jsonl.xz
 [ -f "$corpus" ] || { echo "error: $corpus: no such file (the shared data folder beside the checkout)" >&2; exit 2; }
 seeded=work/wiki2015/passages.seed0.jsonl
 mkdir -p work/wiki2015 "$dest/work/device" "$dest/wheels"
-[ -f "$seeded" ] || python -m lsr_lucene.bench.real_corpus "$corpus" "$seeded" --seed 0
+[ -f "$seeded" ] || python -m scripts.bench.real_corpus "$corpus" "$seeded" --seed 0
 head -n 20000 "$seeded" > "$dest/work/device/wiki20k.jsonl.tmp"
 mv "$dest/work/device/wiki20k.jsonl.tmp" "$dest/work/device/wiki20k.jsonl"
 model=$(python -c "from lsr_lucene.encode.models import resolve; print(resolve('splade-tiny'))")

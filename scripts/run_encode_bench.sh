@@ -39,7 +39,7 @@ lsr eval --qrels "$qrels" --run "fp32=$work/fp32.run" --run "int8=$work/int8.run
 rm -f "$work/cpu.csv"
 export LOAD_BEFORE LOAD_AFTER
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)  # the machine is shared: its load beside the figures
-python -m lsr_lucene.bench.encode_cli cpu --corpus "$corpus" --passages "${PASSAGES:-400}" \
+python -m scripts.bench.encode_cli cpu --corpus "$corpus" --passages "${PASSAGES:-400}" \
   --threads "${THREADS_LIST:-1,2}" --dtypes fp32,int8 --model "$model" --repeats "${REPEATS:-3}" --csv "$work/cpu.csv" \
   --stages "${STAGES:-160}" --stages-json "$work/stages.json"
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -47,7 +47,7 @@ LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 # run 7's GPU part (the pinned copies that run 9 replaced) and run 12 (a reverted int8 layout); runs 8, 10 and 11 are
 # experiments (script and output beside them)
 device_csvs=$(printf "runs/encode/device-h100-run%s.csv " 2 3 4 5 6 7-cpu 9)
-python -m lsr_lucene.bench.encode_cli report ${DEVICE_CSVS:-$device_csvs} \
+python -m scripts.bench.encode_cli report ${DEVICE_CSVS:-$device_csvs} \
   "$work/cpu.csv" --out runs/encode
 
 python - "$work" <<'PY'
@@ -60,7 +60,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from lsr_lucene.bench.encode_speed import vector_differences
+from scripts.bench.encode_speed import vector_differences
 from lsr_lucene.io.vectors import read_metadata
 
 work = Path(sys.argv[1])

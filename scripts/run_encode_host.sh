@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 41: the host's share of GPU encoding (tokenising, padding, JSON lines, shards; the device's results replayed,
-# lsr_lucene/bench/encode_host.py), this checkout against BASE, interleaved round by round on this machine. BASE is
-# checked out under work/ with this checkout's two bench files copied in (the same measurement for both).
+# scripts/bench/encode_host.py), this checkout against BASE, interleaved round by round on this machine. BASE is
+# checked out under work/ with this checkout's three bench files copied in (the same measurement for both).
 # Writes runs/encode/host_only.{csv,md}. Environment: BASE (default 3e7be07, before this work's host changes),
 # PASSAGES (10000, the first of the seeded wiki2015 order, scripts/prepare_device_encode.sh), WORKERS (2), ROUNDS (3),
 # REPEATS (3 replayed runs per round, best kept).
@@ -16,14 +16,17 @@ if [ ! -d "$checkout" ] || [ "$(git -C "$checkout" rev-parse HEAD)" != "$(git re
   rm -rf "$checkout"; git worktree prune
   git worktree add --detach "$checkout" "$base" >/dev/null
 fi
-cp lsr_lucene/bench/encode_host.py lsr_lucene/bench/encode_host_cli.py "$checkout/lsr_lucene/bench/"
+# the measurement: this checkout's benchmark modules, as scripts.bench in both trees (a BASE from before
+# issue 66 has them in lsr_lucene/bench: the copies sit beside it in scripts/bench, importing its package)
+mkdir -p "$checkout/scripts/bench" && touch "$checkout/scripts/__init__.py" "$checkout/scripts/bench/__init__.py"
+cp scripts/bench/encode_host.py scripts/bench/encode_host_cli.py scripts/bench/encode_speed.py "$checkout/scripts/bench/"
 out=runs/encode/host_only.csv
 rm -f "$out"
 for round in $(seq "${ROUNDS:-3}"); do
   for tree in "$checkout" "$here"; do
     label=$(git -C "$tree" rev-parse --short HEAD)$([ "$tree" = "$here" ] && [ -n "$(git status --porcelain lsr_lucene)" ] && echo "+changes" || true)
     # from the tree's own folder: `python -m` puts the current folder first on the path
-    (cd "$tree" && PYTHONPATH=$tree python -m lsr_lucene.bench.encode_host_cli --corpus "$here/$corpus" \
+    (cd "$tree" && PYTHONPATH=$tree python -m scripts.bench.encode_host_cli --corpus "$here/$corpus" \
       --passages "${PASSAGES:-10000}" --workers "${WORKERS:-2}" --repeats "${REPEATS:-3}" --label "$label" \
       --csv "$here/$out" --work "$here/work/encode-host") 2> >(grep -v "docs/s" >&2)
   done

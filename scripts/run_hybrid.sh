@@ -17,6 +17,7 @@ collection=${1:?usage: scripts/run_hybrid.sh COLLECTION [EVAL_TOPICS EVAL_QRELS]
 eval_topics=${2:-}
 eval_qrels=${3:-}
 here=$(cd "$(dirname "$0")/.." && pwd)
+export PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}"  # python -m scripts.fusion.* from any directory
 data=${DATA:-$here/../shared/data}/$collection
 threads=${THREADS:-2}
 max_length=${MAX_LENGTH:-256}
@@ -40,7 +41,7 @@ if [ -n "$eval_topics" ]; then
   fit_topics=$topics; fit_qrels=$qrels
   how="fitted on all topics of $(basename "$topics"), reported on $(basename "$eval_topics")"
 else
-  python -m lsr_lucene.fuse.split_topics --topics "$topics" --qrels "$qrels" --output-dir "$hybrid/split" \
+  python -m scripts.fusion.split_topics --topics "$topics" --qrels "$qrels" --output-dir "$hybrid/split" \
     --seed "$seed" --overwrite
   fit_topics=$hybrid/split/topics.fit.tsv; fit_qrels=$hybrid/split/qrels.fit.txt
   eval_topics=$hybrid/split/topics.eval.tsv; eval_qrels=$hybrid/split/qrels.eval.txt
@@ -86,7 +87,7 @@ lsr-lucene fuse "${eval_legs[@]}" --method rrf --rrf-k 60 --output "$hybrid/eval
   --run-tag hybrid-rrf-k60 --overwrite
 report_args+=(--fused "rrf-k60 (untuned)=$hybrid/eval/fused-rrf-k60.run")
 
-python -m lsr_lucene.fuse.report --qrels "$eval_qrels" --leg "$sparse=$hybrid/eval/$sparse.run" \
+python -m scripts.fusion.report --qrels "$eval_qrels" --leg "$sparse=$hybrid/eval/$sparse.run" \
   --leg "bm25=$hybrid/eval/bm25.run" --leg "dense ($dense)=$hybrid/eval/dense.run" "${report_args[@]}" \
   --title "Hybrid runs: $collection" \
   --note "Evaluation topics only ($how); trec_eval -c. Legs: $sparse (max length $max_length, exact dot product through Lucene), BM25 (Anserini defaults k1=0.9, b=0.4), dense $dense (max length $dense_max_length, mean pooling, L2-normalised, Faiss flat inner product). Fusions fitted by \`lsr-lucene fuse --fit\` (grid step $grid_step over the weight simplex; RRF also k in 5..100) on nDCG@10 of the fit topics; \"fit nDCG@10\" is that score on the fit topics. Produced by \`${DENSE_MAX_LENGTH:+DENSE_MAX_LENGTH=$DENSE_MAX_LENGTH }scripts/run_hybrid.sh $collection${2:+ $2 $3}\`." \

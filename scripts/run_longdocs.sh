@@ -3,7 +3,7 @@
 # (1..5, 8 and "all") for first, rep-max, rep-sum, rep-mean, score-max, ExactSDM and SoftSDM, with Anserini BM25,
 # BM25+RM3 and BM25+SDM on the same documents, then benchmark ExactSDM latency and the positional field's size.
 #
-# Usage: scripts/run_longdocs.sh [COLLECTION] [extra `lsr-lucene longdocs experiment` options]
+# Usage: scripts/run_longdocs.sh [COLLECTION] [extra `python -m scripts.longdocs.experiment` options]
 #   COLLECTION: fire2017 (default; ../shared/data/fire2017), a FIRE-style folder, or robust04 / msmarco-document
 #               through ir_datasets where their data is available locally.
 # Writes runs/longdocs/<name>-results.{md,csv}, <name>-lambdas.csv, <name>-ndcg_cut_10.png, <name>-ablation.md and
@@ -26,10 +26,10 @@ out=$here/runs/longdocs
 mkdir -p "$work" "$out"
 cd "$here"
 
-python -m lsr_lucene.longdocs experiment --collection "$collection" --data "$data" --work "$work" \
+python -m scripts.longdocs.experiment --collection "$collection" --data "$data" --work "$work" \
   --output "$out" --max-segments "$cap" --threads "$threads" "$@"
 
 suffix=$([ "$cap" = none ] && echo all || echo "first$cap")
 prefix=$([ "$cap" = none ] && echo "$name" || echo "$name-first$cap")
-python -m lsr_lucene.bench.longdocs --index "$work/index-segments-$suffix" --collection "$collection" \
+python -m scripts.bench.longdocs --index "$work/index-segments-$suffix" --collection "$collection" \
   --data "$data" --queries "${BENCH_QUERIES:-20}" --output "$out/$prefix-bench.json"

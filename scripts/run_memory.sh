@@ -12,4 +12,4 @@ cd "$here"
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(20000 100000)
 export LSR_JVM_HEAP=${LSR_JVM_HEAP:-1g}
-python -m lsr_lucene.bench.memory --sizes "${sizes[@]}" --work work/memory --out runs/memory
+python -m scripts.bench.memory --sizes "${sizes[@]}" --work work/memory --out runs/memory

@@ -32,7 +32,7 @@ if [ -z "$model" ]; then
   fi
 fi
 python -c 'import torch; print("cpu capability:", torch.backends.cpu.get_cpu_capability())' >&2
-python -m lsr_lucene.experiments.negation_harm exclusion --data "$data/excluir" --data "$data/boolquestions_not" \
+python -m scripts.negation.negation_harm exclusion --data "$data/excluir" --data "$data/boolquestions_not" \
   --work work --dense-model all-minilm-l6-v2 --dense-model "$model" --threads "$threads" \
   --output runs/negation/dense_model --overwrite
 echo "done: runs/negation/dense_model.md" >&2

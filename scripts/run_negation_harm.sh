@@ -48,10 +48,10 @@ print(sum(parse(t).composed for t in read_topics(sys.argv[1]).values()))' "$topi
 done
 nq=()  # NQ test questions: no judgments against these collections, only how many fire
 [ -f "$data/wiki2015/topics.nq-test.tsv" ] && nq=(--fired "nq-test=$data/wiki2015/topics.nq-test.tsv")
-python -m lsr_lucene.experiments.negation_harm harm "${sets[@]}" "${nq[@]}" --output "$out/harm" --overwrite
+python -m scripts.negation.negation_harm harm "${sets[@]}" "${nq[@]}" --output "$out/harm" --overwrite
 for f in "$data/excluir/dev.jsonl" "$data/boolquestions_not/dev.jsonl"; do
   [ -f "$f" ] || { echo "error: $f not found" >&2; exit 2; }
 done
-python -m lsr_lucene.experiments.negation_harm exclusion --data "$data/excluir" --data "$data/boolquestions_not" \
+python -m scripts.negation.negation_harm exclusion --data "$data/excluir" --data "$data/boolquestions_not" \
   --work work --model "$model" --threads "$threads" --output "$out/exclusion" --overwrite
 echo "done: tables in $out" >&2

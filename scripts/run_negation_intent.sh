@@ -10,9 +10,9 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 data=${DATA:-$here/../shared/data}
 mkdir -p work
-words=$(python -m lsr_lucene.experiments.negation_intent train --data "$data" --words-only --output work/intent_words_only.json)
-full=$(python -m lsr_lucene.experiments.negation_intent train --data "$data")
+words=$(python -m scripts.negation.negation_intent train --data "$data" --words-only --output work/intent_words_only.json)
+full=$(python -m scripts.negation.negation_intent train --data "$data")
 printf '%s\n%s\n' "$words" "$full" >&2
-python -m lsr_lucene.experiments.negation_intent report --data "$data" --summary "$full;" \
+python -m scripts.negation.negation_intent report --data "$data" --summary "$full;" \
   --summary "for comparison, $words." --words-only work/intent_words_only.json --output runs/negation/intent.md \
   --overwrite

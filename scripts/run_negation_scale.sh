@@ -12,10 +12,10 @@ data=${DATA:-$here/../shared/data}
 size=${SIZE:-20000}
 mkdir -p work/negation_scale
 extra=work/negation_scale/distractors-$size.jsonl
-[ -f "$extra" ] || python -m lsr_lucene.experiments.negation_scale distractors --wiki "$data/wiki2015/passages.jsonl.xz" \
+[ -f "$extra" ] || python -m scripts.negation.negation_scale distractors --wiki "$data/wiki2015/passages.jsonl.xz" \
   --data "$data" --size "$size" --output "$extra"
-python -m lsr_lucene.experiments.negation_scale score --data "$data" --written runs/negation/written_pairs.jsonl \
+python -m scripts.negation.negation_scale score --data "$data" --written runs/negation/written_pairs.jsonl \
   --extra "$extra" --work work --output work/negation_scale/scored-$size.csv --overwrite
-python -m lsr_lucene.experiments.negation_scale table --scored work/negation_scale/scored-$size.csv \
+python -m scripts.negation.negation_scale table --scored work/negation_scale/scored-$size.csv \
   --output runs/negation/scale --overwrite
 echo "done: runs/negation/scale.md" >&2

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # PyTerrier experiment on the demo collection (issue 39): BM25 (pyterrier_pisa, no Java), our retriever, BM25 % 100
 # re-ranked by our exact scorer, and the negation composer in one pt.Experiment, beside trec_eval's nDCG@10 of the
-# `lsr-lucene search` run (lsr_lucene/experiments/pyterrier_demo.py).
+# `lsr-lucene search` run (scripts/pyterrier/pyterrier_demo.py).
 # Usage: scripts/run_pyterrier_demo.sh        Environment: WORK (default work)
 # Writes: runs/serve/pyterrier.md
 set -euo pipefail
@@ -10,5 +10,5 @@ cd "$here"
 work=${WORK:-work}
 [ -d "$work/demo/index-splade-tiny" ] || python -m lsr_lucene.demo --output "$work/demo"
 mkdir -p runs/serve
-python -m lsr_lucene.experiments.pyterrier_demo --index "$work/demo/index-splade-tiny" --pisa "$work/demo/pisa" \
+python -m scripts.pyterrier.pyterrier_demo --index "$work/demo/index-splade-tiny" --pisa "$work/demo/pisa" \
   --output runs/serve/pyterrier.md

@@ -2,9 +2,9 @@
 # Real-text benchmark (issue 29): wiki2015 (666,157 Wikipedia passages) in a seeded random order, encoded once with
 # splade-tiny (fp32, resumable shards under WORK/vectors; the first N encoded passages are the N-passage sample),
 # then every engine (ours, Pyserini, Anserini, PISA MaxScore and BMW, BMP, Seismic, scipy brute force) in natural
-# and BP orders at each size, 500 sampled NQ test questions, k=10 and k=1000 (lsr_lucene/bench/real.py); then our
+# and BP orders at each size, 500 sampled NQ test questions, k=10 and k=1000 (scripts/bench/real.py); then our
 # approximate search (block-max heap factors) beside Seismic's query settings, every setting timed query by query in
-# turn, recall against our exact run (lsr_lucene/bench/real_approx.py).
+# turn, recall against our exact run (scripts/bench/real_approx.py).
 # Encoding: about 100 passages/s in fp32 on 2 idle AVX512 cores (~110 minutes for all; `--dtype int8` about 170/s),
 # minutes on a CUDA device (the encoder uses CUDA when present). Interrupt it at any time: the same command resumes after the last complete shard.
 # Usage: scripts/run_real.sh [DOCS]        (DOCS: comma list, default 100000,300000,666157)
@@ -33,14 +33,14 @@ mkdir -p "$out" "$work"
 nice=(nice -n "${NICE:-0}")
 seed=${SEED:-0}
 # 1. the corpus in a seeded random order (once), then all of it encoded (resumable: re-run to continue)
-[ -f "$work/passages.seed$seed.jsonl" ] || "${nice[@]}" python -m lsr_lucene.bench.real_corpus "$corpus" \
+[ -f "$work/passages.seed$seed.jsonl" ] || "${nice[@]}" python -m scripts.bench.real_corpus "$corpus" \
   "$work/passages.seed$seed.jsonl" --seed "$seed"
 [ -f "$work/vectors/metadata.json" ] || "${nice[@]}" python -m lsr_lucene.encode \
   --corpus "$work/passages.seed$seed.jsonl" --output "$work/vectors" --encoder splade-tiny --max-length 256 \
   --batch-size 16 --dtype fp32 --shard-size 10000 2>&1 | tee -a "$work/encode.log"
 [ "${ENCODE_ONLY:-0}" = 1 ] && exit 0
 # 2. every engine at each size (the topics are encoded once under WORK)
-"${nice[@]}" python -m lsr_lucene.bench.real --corpus "$corpus" --topics "$topics" --vectors "$work/vectors" \
+"${nice[@]}" python -m scripts.bench.real --corpus "$corpus" --topics "$topics" --vectors "$work/vectors" \
   --docs "${1:-100000,300000,666157}" --output "$out" --work "$work" --seed "$seed" \
   --threads "${THREADS:-$(nproc)}" --queries "${QUERIES:-500}" --orders "${ORDERS:-natural,bp}" \
   --top-postings "${TOP_POSTINGS:-2.4%}" --seismic-postings "${SEISMIC_POSTINGS:-3500}" ${ENGINES:+--engines "$ENGINES"} ${REUSE:+--reuse-indexes} ${INTERLEAVE:+--interleave} 2>&1 \

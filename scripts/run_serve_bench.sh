@@ -20,7 +20,7 @@ rounds=${ROUNDS:-10}
 nice=(nice -n "${NICE:-0}")
 data=${DATA:-../shared/data}
 demo=lsr_lucene/data/demo
-bench=("${nice[@]}" python -m lsr_lucene.bench.serve --threads "$threads" --requests "$requests" --rounds "$rounds")
+bench=("${nice[@]}" python -m scripts.bench.serve --threads "$threads" --requests "$requests" --rounds "$rounds")
 
 # demo collection: `lsr-lucene demo` builds work/demo/index-splade-tiny
 if [ ! -d "$work/demo/index-splade-tiny" ]; then
@@ -46,7 +46,7 @@ if [ "${WIKI:-1}" != 0 ] && [ -f "$corpus" ]; then
   wiki=$work/wiki2015
   mkdir -p "$wiki"
   if [ ! -d "$wiki/index-100k" ]; then
-    [ -f "$wiki/passages.seed0.jsonl" ] || "${nice[@]}" python -m lsr_lucene.bench.real_corpus "$corpus" \
+    [ -f "$wiki/passages.seed0.jsonl" ] || "${nice[@]}" python -m scripts.bench.real_corpus "$corpus" \
       "$wiki/passages.seed0.jsonl" --seed 0
     [ -f "$wiki/passages.100k.jsonl" ] || head -n 100000 "$wiki/passages.seed0.jsonl" > "$wiki/passages.100k.jsonl"
     [ -f "$wiki/vectors-100k/metadata.json" ] || "${nice[@]}" python -m lsr_lucene.encode \

@@ -20,7 +20,7 @@ vectors=${VECTORS:-$work/wiki2015/vectors}
 index=${INDEX:-$work/wiki2015/index-$((docs / 1000))k-soak}
 threads=()
 [ -n "${THREADS:-}" ] && threads=(--threads "$THREADS")
-exec nice -n "${NICE:-0}" python -m lsr_lucene.bench.soak --index "$index" --vectors "$vectors" --docs "$docs" \
+exec nice -n "${NICE:-0}" python -m scripts.bench.soak --index "$index" --vectors "$vectors" --docs "$docs" \
   --topics "$data/wiki2015/topics.nq-test.tsv" --queries "${QUERIES:-300}" --clients "${CLIENTS:-64}" \
   --duration "${DURATION:-600}" --collection "wiki2015, first $docs passages" --work "$work/soak" \
   --output-dir "${OUT:-runs/serve}" "${threads[@]}"

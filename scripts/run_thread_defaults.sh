@@ -51,6 +51,6 @@ done
 # ---- the table: fastest round per cell, each setting / the verb's fastest setting; the 16-core rows
 # (scripts/merge_device_threads.sh) stay beside these when their CSV is there
 device=(); [ -f "$out/times-16cores.csv" ] && device=("$out/times-16cores.csv=16-core device host")
-python -m lsr_lucene.bench.thread_table "$out/results.md" "$csv=2-core VM" "${device[@]}"
+python -m scripts.bench.thread_table "$out/results.md" "$csv=2-core VM" "${device[@]}"
 [ "${#device[@]}" -eq 0 ] || echo "16-core dense-search: queries encoded by all-MiniLM-L6-v2's shapes with random weights (the weights do not fit \
 a device call): a speed figure only (runs/threads/README.md)." >> "$out/results.md"

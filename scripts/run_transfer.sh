@@ -14,7 +14,7 @@ out=runs/compositional/transfer
 mkdir -p "$out" work
 . scripts/collection_inputs.sh
 exclusion_inputs "$data"
-python -m lsr_lucene.experiments.contrastive transfer --data "$data/excluir" --data "$data/boolquestions_not" \
+python -m scripts.negation.contrastive transfer --data "$data/excluir" --data "$data/boolquestions_not" \
   --work work --output-dir "$out" --model "${MODEL:-splade-tiny}" --threads "${THREADS:-2}" \
   --folds "${FOLDS:-5}" --overwrite > "$out/summary.md.tmp" && mv "$out/summary.md.tmp" "$out/summary.md"
 echo "done: tables in $out" >&2

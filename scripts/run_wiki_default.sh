@@ -26,7 +26,7 @@ sample=$work/sample-$n
 "${nice[@]}" python - "$work/vectors" "$sample" "$n" <<'EOF'
 import sys
 from pathlib import Path
-from lsr_lucene.bench.parts import first_parts, link_parts
+from scripts.bench.parts import first_parts, link_parts
 from lsr_lucene.cli import run_main
 
 
@@ -50,7 +50,7 @@ open(sys.argv[2], "w").write("\n".join(lines[:int(sys.argv[3])]) + "\n")
 EOF
 index=$work/default-$n/index
 {
-  capability=$(python -c 'from lsr_lucene.bench.scale_report import cpu_capability; print(cpu_capability())')
+  capability=$(python -c 'from scripts.bench.scale_report import cpu_capability; print(cpu_capability())')
   echo "# $(date -u +%FT%TZ) CPU capability $capability, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "\$ lsr-lucene index --input $sample --index $index --threads ${THREADS:-1} --overwrite"
   /usr/bin/time -f "(%e s wall, %M KB peak)" "${nice[@]}" lsr-lucene index --input "$sample" --index "$index" \
@@ -60,7 +60,7 @@ index=$work/default-$n/index
     --query-vectors "$sampled" --output "$work/default-$n/run.txt" --threads "${THREADS:-1}" --overwrite 2>&1
 } | tee "$out/cli.txt"
 # 2. per-query latency with and without the sidecar, interleaved, on the same passages
-"${nice[@]}" python -m lsr_lucene.bench.real --vectors "$work/vectors" --docs "$n" --output "$out" \
+"${nice[@]}" python -m scripts.bench.real --vectors "$work/vectors" --docs "$n" --output "$out" \
   --work "$work/default-$n/bench" --seed 0 --threads "${THREADS:-1}" --queries "${QUERIES:-500}" --orders natural \
   --engines ours,ours-postings --interleave --no-approx-curve --query-vectors "$queries" 2>&1 | tee "$work/default-$n/bench.log"
 # 3. the ratios of that one run (wall and the calling thread's CPU time), and the sidecar's share of build and size

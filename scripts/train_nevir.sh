@@ -67,7 +67,7 @@ train snrelu-sum-head "${headed[@]}" --pooling sum
 train snrelu-sum-head-seed14 "${headed[@]}" --pooling sum --seed 14  # a second seed: how much it moves
 
 # ---- evaluation through Lucene ---------------------------------------------------------------------------------
-python -m lsr_lucene.studies.signed_stats nevir-corpus --nevir "$data/nevir/dev.jsonl" \
+python -m scripts.studies.signed_stats nevir-corpus --nevir "$data/nevir/dev.jsonl" \
   --corpus "$work/dev-docs.jsonl" --topics "$work/dev-queries.tsv" --overwrite
 cran=$data/cranfield
 
@@ -95,7 +95,7 @@ evaluate() {
   ndcg=$(python -c "import sys; from lsr_lucene.eval.trec import evaluate; \
 print(f\"{evaluate(sys.argv[1], {'r': sys.argv[2]}, ['ndcg_cut_10']).iloc[0, 0]:.4f}\")" \
     "$cran/qrels.txt" "$out/cranfield-$name.run")
-  read -r cran_terms cran_neg < <(python -c "import sys; from lsr_lucene.studies.signed_stats import file_stats; \
+  read -r cran_terms cran_neg < <(python -c "import sys; from scripts.studies.signed_stats import file_stats; \
 s = file_stats(sys.argv[1]); print(f\"{s['avg_nonzero']:.1f} {s['negative_share']:.4f}\")" "$cv")
   local train_info=()
   if [ -f "$model/train_summary.json" ]; then
@@ -103,7 +103,7 @@ s = file_stats(sys.argv[1]); print(f\"{s['avg_nonzero']:.1f} {s['negative_share'
 print(s['best_epoch'], s['elapsed_s'])" "$model/train_summary.json")
     train_info=(--extra "best epoch=$best" --extra "training time (s)=$secs")
   fi
-  python -m lsr_lucene.studies.signed_stats nevir-eval --nevir "$data/nevir/dev.jsonl" --index "$i" \
+  python -m scripts.studies.signed_stats nevir-eval --nevir "$data/nevir/dev.jsonl" --index "$i" \
     --query-vectors "$work/queries-$name.jsonl" --vectors "$v" --name "$name" \
     --extra "Cranfield nDCG@10=$ndcg" --extra "Cranfield terms/doc=$cran_terms" \
     --extra "Cranfield neg. share=$cran_neg" ${train_info[@]+"${train_info[@]}"} \
@@ -121,7 +121,7 @@ evaluate snrelu-absmax-head "$work/models/snrelu-absmax-head"
 evaluate snrelu-sum-head "$work/models/snrelu-sum-head"
 evaluate snrelu-sum-head-seed14 "$work/models/snrelu-sum-head-seed14"
 
-python -m lsr_lucene.studies.signed_stats table --output "$out/results" --overwrite \
+python -m scripts.studies.signed_stats table --output "$out/results" --overwrite \
   --result "$work/results/vanilla.json" --result "$work/results/positive.json" \
   --result "$work/results/snrelu-absmax.json" --result "$work/results/snrelu-sum.json" \
   --result "$work/results/snrelu-absmax-anneal.json" --result "$work/results/snrelu-sum-anneal.json" \

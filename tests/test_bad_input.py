@@ -353,7 +353,7 @@ def snapshot(folder: Path) -> dict[str, bytes | None]:
 
 def run(runner: str, argv: list[str]) -> int:
     if runner == "contrastive":
-        from lsr_lucene.experiments.contrastive import main
+        from scripts.negation.contrastive import main
 
         return run_main(main, argv)
     return cli_main(argv)

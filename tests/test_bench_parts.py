@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from lsr_lucene.bench.parts import encoding, first_parts, link_parts
+from scripts.bench.parts import encoding, first_parts, link_parts
 from lsr_lucene.errors import InputError
 
 

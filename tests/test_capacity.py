@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from lsr_lucene.bench.capacity import Fit, Node, fit, merge_overhead_ms, shard_plan
-from lsr_lucene.bench.dense_heap import per_document, ratio_interval, verdict
+from scripts.bench.capacity import Fit, Node, fit, merge_overhead_ms, shard_plan
+from scripts.bench.dense_heap import per_document, ratio_interval, verdict
 
 SIZES = [100_000, 300_000, 666_157]
 

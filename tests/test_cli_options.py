@@ -271,18 +271,46 @@ def test_help_shows_no_empty_default(monkeypatch):
         assert "(default: )" not in " ".join(parser.format_help().split()), name
 
 
+def python_m_modules(verb: str) -> list[str]:
+    """The modules ``python -m`` runs as ``lsr-lucene <verb>``: the verb's module where it runs as a script, and
+    the package whose ``__main__`` runs it (``python -m lsr_lucene.encode``; Pyserini's way; docs/pipeline.md)."""
+    import importlib.util
+    from pathlib import Path
+
+    module = SUBCOMMANDS[verb][0]
+    found = [module] if '__name__ == "__main__"' in Path(importlib.util.find_spec(module).origin).read_text() else []
+    package = module.rpartition(".")[0]
+    main = Path(importlib.util.find_spec(package).origin).with_name("__main__.py")
+    if main.is_file() and f"from {module} import main" in main.read_text():
+        found.append(package)
+    return found
+
+
+def test_every_verb_runs_with_python_m():
+    assert [verb for verb in SUBCOMMANDS if not python_m_modules(verb)] == []
+
+
 @pytest.mark.filterwarnings("ignore:.*found in sys.modules:RuntimeWarning")  # runpy of a module imported before
-@pytest.mark.parametrize("verb", list(SUBCOMMANDS))
-def test_every_verb_is_also_python_m_lsr_lucene_dot_verb(verb, monkeypatch, capsys):
-    """``python -m lsr_lucene.<verb>`` (hyphens as underscores) runs the same command as ``lsr-lucene <verb>``."""
+@pytest.mark.parametrize("verb,module", [(v, m) for v in SUBCOMMANDS for m in python_m_modules(v)])
+def test_every_verb_is_also_python_m_of_its_module(verb, module, monkeypatch, capsys):
+    """``python -m <the verb's module>`` (and ``python -m lsr_lucene.<stage>``) runs the same command as
+    ``lsr-lucene <verb>``."""
     import runpy
 
-    module = f"lsr_lucene.{verb.replace('-', '_')}"
     monkeypatch.setattr(sys, "argv", [module, "--help"])
     with pytest.raises(SystemExit) as stop:
         runpy.run_module(module, run_name="__main__", alter_sys=False)
     assert stop.value.code in (0, None)
     assert f"lsr-lucene {verb}" in capsys.readouterr().out
+
+
+def test_a_verb_that_left_the_package_says_where_it_runs_now(capsys):
+    from lsr_lucene.cli import main
+
+    assert main(["bench", "--collection", "x"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "error: the benchmarks left the package: run them from a checkout of the repository, "
+        "python -m scripts.bench ... (docs/benchmarks.md)"]
 
 
 @pytest.mark.parametrize("name", ["a/b", "", "my index", "..", "a?b"])
@@ -296,7 +324,7 @@ def test_serve_name_must_be_one_url_segment(name, capsys):
 
 def test_bench_skip_names_only_known_parts(tmp_path, capsys):
     """--skip pyseri (misspelt) ran and timed Pyserini anyway."""
-    from lsr_lucene.bench.cli import main
+    from scripts.bench.cli import main
 
     assert run_main(main, ["--collection", str(tmp_path), "--skip", "ours,pyseri"]) == 2
     assert capsys.readouterr().err.splitlines() == [

@@ -7,12 +7,12 @@ import pytest
 
 from lsr_lucene.compose.backends import ExactBackend
 from lsr_lucene.compose.query_encoder import QueryEncoder
-from lsr_lucene.experiments import contrastive, contrastive_runs
-from lsr_lucene.experiments.contrastive_configs import MODES, NEGATION_OPS, Config, default_configs
+from scripts.negation import contrastive, contrastive_runs
+from scripts.negation.contrastive_configs import MODES, NEGATION_OPS, Config, default_configs
 from lsr_lucene.eval.contrastive_metrics import excluir_metrics, nevir_pairwise_accuracy
-from lsr_lucene.experiments.excluir import EXCLUIR_COLUMNS, cross_validate, excluir_runs, excluir_table, objective, select
-from lsr_lucene.experiments.nevir import nevir_chart, nevir_scores, nevir_table, plan_scores
-from lsr_lucene.experiments.parser_coverage import excluir_coverage
+from scripts.negation.excluir import EXCLUIR_COLUMNS, cross_validate, excluir_runs, excluir_table, objective, select
+from scripts.negation.nevir import nevir_chart, nevir_scores, nevir_table, plan_scores
+from scripts.negation.parser_coverage import excluir_coverage
 
 # atomic and whole-query vectors; the parser splits "X without Y" into X and Y
 VECTORS = {

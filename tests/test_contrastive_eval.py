@@ -119,9 +119,9 @@ def test_missing_queries_count_as_misses_when_asked(tmp_path):
 def test_equals_the_experiments_figures(tmp_path):
     from lsr_lucene.compose.backends import ExactBackend
     from lsr_lucene.compose.execute import compose, execute
-    from lsr_lucene.experiments.contrastive_configs import Config
-    from lsr_lucene.experiments.excluir import EXCLUIR_COLUMNS, excluir_runs, excluir_table
-    from lsr_lucene.experiments.nevir import nevir_compositions, nevir_scores, nevir_table
+    from scripts.negation.contrastive_configs import Config
+    from scripts.negation.excluir import EXCLUIR_COLUMNS, excluir_runs, excluir_table
+    from scripts.negation.nevir import nevir_compositions, nevir_scores, nevir_table
 
     configs = [Config("vanilla"), Config("disentangled"), Config("fusion", 1.0)]
     backend = ExactBackend({d: v for d, v in DOCS.items() if "/" not in d}.items())

@@ -7,9 +7,10 @@ import zipfile
 
 import pytest
 
-from lsr_lucene.bench.thread_table import table
+from scripts.bench.thread_table import table
 from lsr_lucene.errors import SetupError
-from lsr_lucene.jvm import build, slim
+from lsr_lucene.jvm import build
+from scripts.bench import slim
 
 
 def _fat_jar(path):

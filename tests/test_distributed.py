@@ -33,7 +33,8 @@ from lsr_lucene.distributed.search import DistributedSearcher, distributed_searc
 from lsr_lucene.io.vectors import vector_lines, write_vectors  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "cranfield"
-pytestmark = pytest.mark.skipif(not (DATA / "corpus.jsonl").exists(), reason="../shared/data/cranfield not present")
+pytestmark = [pytest.mark.slow,  # starts Ray clusters (-m 'not slow' skips it)
+              pytest.mark.skipif(not (DATA / "corpus.jsonl").exists(), reason="../shared/data/cranfield not present")]
 DOCS, QUERIES, SHARD_SIZE, MAX_LENGTH = 80, 30, 30, 128
 RAY_OPTIONS = {"object_store_memory": 300 * 2**20, "include_dashboard": False, "configure_logging": False}
 

@@ -3,7 +3,7 @@ the queries that got hits (its parts, chosen and linked: tests/test_bench_parts.
 from __future__ import annotations
 
 
-from lsr_lucene.bench.distributed_real import TIME_LINE
+from scripts.bench.distributed_real import TIME_LINE
 from lsr_lucene.io.runs import answered
 from lsr_lucene.search.impact import answered_in_order
 
@@ -27,7 +27,7 @@ def test_answered_in_order_equals_parsing_the_run(tmp_path):
 
 
 def test_summary_gives_each_rounds_ratio_and_their_median():
-    from lsr_lucene.bench.distributed_real import summary
+    from scripts.bench.distributed_real import summary
 
     rows = [{"k": 1000, "shards": 2, "setup": "running Ray", "command_ratio": ratio, "search_ratio": ratio - 0.1}
             for ratio in (1.3, 1.1, 1.2)] + [{"k": 1000, "shards": 1, "setup": "one index", "command_ratio": 1.0}]

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # runs every tagged block of the docs (-m 'not slow' skips it)
+
 REPO = Path(__file__).resolve().parents[1]
 FENCE = re.compile(r"^```([\w-]+)[ \t]*([^\n]*)\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 DEMO_PATH = re.compile(r"(?<![\w/.-])((?:work/demo|lsr_lucene/data/demo)(?:/[\w.@+-]+)*)")

@@ -196,7 +196,7 @@ def test_anserini_indexer_keeps_the_input_order_over_shards(tmp_path):
 
 
 def test_benchmark_recall_counts_ties_at_the_cut_off():
-    from lsr_lucene.bench.real_approx import _recall
+    from scripts.bench.real_approx import _recall
 
     truth = [("d1", "9", 9.0), ("d2", "5", 5.0)]  # d3 also scores 5.0: the docid tie-break left it out
     scores = {"d3": 5.0, "d4": 4.0}

@@ -112,7 +112,7 @@ def test_worker_lines_are_json_dumps_of_the_documents(vocab, monkeypatch):
 def test_host_only_replay_writes_the_recordings_files(tmp_path):
     """bench.encode_host replays the device's recorded results: the replayed run writes the recording's shards byte
     for byte and leaves the real device function in place; the CLI keeps one recording per corpus."""
-    from lsr_lucene.bench import encode_host, encode_host_cli
+    from scripts.bench import encode_host, encode_host_cli
     from lsr_lucene.encode import device
 
     real = device.quantised_arrays

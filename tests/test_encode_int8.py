@@ -203,7 +203,7 @@ def test_the_transformer_precision_is_chosen_per_cpu(features, monkeypatch):
 
 
 def test_stage_seconds_times_every_stage(encoders):
-    from lsr_lucene.bench.encode_speed import STAGES, stage_seconds
+    from scripts.bench.encode_speed import STAGES, stage_seconds
 
     _, int8 = encoders
     seconds = stage_seconds(int8, [(f"d{i}", t) for i, t in enumerate(_texts(6))], batch_size=4, repeats=1)
@@ -211,7 +211,7 @@ def test_stage_seconds_times_every_stage(encoders):
 
 
 def test_projection_split_times_each_variant():
-    from lsr_lucene.bench.encode_speed import projection_split
+    from scripts.bench.encode_speed import projection_split
 
     split = projection_split(hidden=16, vocab=300, length=24, chunk=64, repeats=1)
     assert set(split) == {"int8_product", "int8_terms_x_positions", "int8_positions_x_terms", "bf16_screen"}

@@ -249,6 +249,7 @@ def test_an_index_of_no_documents_gives_no_hits(tmp_path, capsys):
     assert "a positive score): q1, q2" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # starts a Ray instance
 @pytest.mark.skipif(os.environ.get("LSR_PROPERTY_DISTRIBUTED", "1") == "0", reason="LSR_PROPERTY_DISTRIBUTED=0")
 def test_a_distributed_index_with_a_shard_of_no_documents(tmp_path):
     """A shard whose vectors are all empty made every ``distributed search`` fail (its searcher refused the field,

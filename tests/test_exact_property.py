@@ -344,6 +344,7 @@ def ray_cluster():
         ray.shutdown()
 
 
+@pytest.mark.slow  # starts a Ray instance
 @pytest.mark.skipif(os.environ.get("LSR_PROPERTY_DISTRIBUTED", "1") == "0", reason="LSR_PROPERTY_DISTRIBUTED=0")
 @settings(**{**SETTINGS, "max_examples": max(2, COLLECTIONS // 10)})
 @given(collection=collections(min_docs=2), data=st.data())

@@ -97,6 +97,7 @@ def test_anserini_search_collection(example, tmp_path):
     assert [s for _, s in hits] == pytest.approx([s for _, s in EXPECTED], abs=1e-5)
 
 
+@pytest.mark.slow  # starts a Ray instance
 def test_distributed_search(example, tmp_path):
     ray = pytest.importorskip("ray")
     from test_distributed import RAY_OPTIONS

@@ -184,17 +184,24 @@ def test_lazy_reexport_by_a_package_is_no_cycle_but_a_top_level_one_is(tmp_path,
     assert find_cycle(import_graph()) is not None
 
 
-@pytest.mark.parametrize("stage", ["io", "jvm", "encode", "index", "search", "compose", "longdocs", "train",
-                                   "eval", "experiments", "bench", "studies", "dense", "fuse", "distributed", "serve",
-                                   "mcp"])
+STAGES = ["io", "jvm", "encode", "index", "search", "compose", "longdocs", "train", "eval", "dense", "fuse",
+          "distributed", "serve", "demo", "mcp"]
+
+
+@pytest.mark.parametrize("stage", STAGES)
 def test_stage_subpackages_exist(stage):
     assert (PACKAGE / stage / "__init__.py").is_file()
 
 
-# --- layering: eval measures runs and sits low; experiments sit above compose --------------------------------
+def test_the_package_holds_the_stages_only():
+    """Research and benchmarks live in scripts/<study>/ (issue 66): no other subpackage, none of the old ones."""
+    subpackages = {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
+    assert subpackages == set(STAGES), f"subpackages not in the stage list: {sorted(subpackages - set(STAGES))}"
 
-EVAL_MAY_NOT_IMPORT = ("compose", "encode", "index", "search", "experiments", "longdocs", "dense", "distributed")
-ABOVE_EXPERIMENTS = ("experiments", "bench", "studies")
+
+# --- layering: eval measures runs and sits low; the package never imports the studies in scripts/ ------------------
+
+EVAL_MAY_NOT_IMPORT = ("compose", "encode", "index", "search", "longdocs", "dense", "distributed")
 
 
 def stage_of(module: str) -> str:
@@ -203,25 +210,39 @@ def stage_of(module: str) -> str:
 
 
 def layering_offenders(graph: dict[str, set[str]]) -> list[str]:
-    """Imports that break the layering: eval importing a pipeline stage, or a lower stage importing experiments."""
-    offenders = []
-    for name, deps in sorted(graph.items()):
-        for dep in sorted(deps):
-            if stage_of(name) == "eval" and stage_of(dep) in EVAL_MAY_NOT_IMPORT:
-                offenders.append(f"{name} imports {dep}")
-            if stage_of(dep) == "experiments" and stage_of(name) not in ABOVE_EXPERIMENTS:
-                offenders.append(f"{name} imports {dep}")
-    return offenders
+    """Imports that break the layering: eval importing a pipeline stage."""
+    return [f"{name} imports {dep}" for name, deps in sorted(graph.items()) for dep in sorted(deps)
+            if stage_of(name) == "eval" and stage_of(dep) in EVAL_MAY_NOT_IMPORT]
 
 
-def test_eval_holds_metrics_only_and_experiments_sit_on_top():
+def test_eval_holds_metrics_only():
     offenders = layering_offenders(import_graph())
     assert not offenders, "layering broken: " + ", ".join(offenders)
 
 
 def test_layering_check_can_fail():
     graph = {"lsr_lucene.eval.trec": {"lsr_lucene.search.impact", "lsr_lucene.io.runs"},
-             "lsr_lucene.fuse.fit": {"lsr_lucene.experiments.excluir"},
-             "lsr_lucene.experiments.excluir": {"lsr_lucene.compose.execute", "lsr_lucene.eval.trec"}}
-    assert layering_offenders(graph) == ["lsr_lucene.eval.trec imports lsr_lucene.search.impact",
-                                         "lsr_lucene.fuse.fit imports lsr_lucene.experiments.excluir"]
+             "lsr_lucene.fuse.fit": {"lsr_lucene.eval.trec"}}
+    assert layering_offenders(graph) == ["lsr_lucene.eval.trec imports lsr_lucene.search.impact"]
+
+
+def imports_scripts(path: Path) -> list[str]:
+    """Lines where a module imports the studies beside the package (``scripts``, ``scripts.<study>...``)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+        found += [f"{node.lineno} {n}" for n in names if n == "scripts" or n.startswith("scripts.")]
+    return found
+
+
+def test_the_package_never_imports_scripts():
+    """scripts/ sits above the package and leaves the wheel: an import of it would fail in an installed release."""
+    offenders = [f"{name}:{use}" for name, path in modules().items() for use in imports_scripts(path)]
+    assert not offenders, "package modules importing scripts: " + ", ".join(offenders)
+
+
+def test_scripts_import_check_can_fail(tmp_path):
+    (tmp_path / "m.py").write_text("import scripts.bench.scale\nfrom scripts.negation import excluir\n"
+                                   "from lsr_lucene.io import runs\n")
+    assert imports_scripts(tmp_path / "m.py") == ["1 scripts.bench.scale", "2 scripts.negation"]

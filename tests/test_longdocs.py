@@ -330,7 +330,7 @@ def test_cli_search_and_fit(tiny, tmp_path):
 
 
 def test_bench_runs_on_tiny_index(tiny):
-    from lsr_lucene.bench import longdocs as bench_longdocs
+    from scripts.bench import longdocs as bench_longdocs
 
     root, encoder = tiny
     queries = encode_queries({"q": ["inherent powers of the court"], "one": ["pension"]}, encoder)
@@ -345,7 +345,7 @@ def test_bench_runs_on_tiny_index(tiny):
 def test_experiment_sweep_capped_then_uncapped(tmp_path):
     """The sweep end to end on a tiny JSONL collection: capped outputs carry the cap in their names, and the
     uncapped run reuses the capped encoding and keeps its own caches."""
-    from lsr_lucene.longdocs.experiment import Experiment, ExperimentConfig
+    from scripts.longdocs.experiment import Experiment, ExperimentConfig
 
     (tmp_path / "corpus.jsonl").write_text("".join(json.dumps({"id": d, "text": t}) + "\n" for d, t in TEXT.items()))
     (tmp_path / "topics.tsv").write_text("q1\tinherent powers of the court\nq2\tincome tax capital gains\n"

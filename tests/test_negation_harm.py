@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from lsr_lucene.experiments import negation_harm
-from lsr_lucene.experiments.negation_harm import harm_rows, held_out, part_ids
+from scripts.negation import negation_harm
+from scripts.negation.negation_harm import harm_rows, held_out, part_ids
 
 TOPICS = {"1": "tea without caffeine", "2": "Coffee does not cause cancer.", "3": "green tea"}
 QRELS = {"1": {"d1": 1}, "2": {"d2": 1}}

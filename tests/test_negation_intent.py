@@ -211,8 +211,8 @@ def test_issue_50_sought_negations_stay_plain(text):
 
 @pytest.mark.skipif(not (DATA / "excluir" / "dev.jsonl").is_file(), reason="shared data not present")
 def test_intent_set_split_is_fixed_by_family():
-    from lsr_lucene.experiments.negation_harm import held_out
-    from lsr_lucene.experiments.negation_intent_set import read_set
+    from scripts.negation.negation_harm import held_out
+    from scripts.negation.negation_intent_set import read_set
 
     rows = read_set(data=DATA)
     assert len(rows) >= 400
@@ -224,7 +224,7 @@ def test_intent_set_split_is_fixed_by_family():
 
 
 def test_cue_examples_label_the_exclusion_cue_and_leave_the_rest_out():
-    from lsr_lucene.experiments.negation_intent import cue_examples
+    from scripts.negation.negation_intent import cue_examples
 
     plain = cue_examples("students who did not finish high school", "plain", dense=False)
     assert [y for _, _, y in plain] == [0]

@@ -9,9 +9,9 @@ import pytest
 
 from lsr_lucene.compose.negation_parser import parse
 from lsr_lucene.compose.tree import Node
-from lsr_lucene.experiments import negation_hard_pairs as hard
-from lsr_lucene.experiments import negation_nested as nested
-from lsr_lucene.experiments.negation_harm import held_out
+from scripts.negation import negation_hard_pairs as hard
+from scripts.negation import negation_nested as nested
+from scripts.negation.negation_harm import held_out
 
 SLOTS = {"t": "strep throat", "a": "penicillin dosage", "x": "rheumatic fever", "y": "swollen tonsils"}
 
@@ -206,3 +206,10 @@ def test_a_joined_corpus_counts_both_parts(tmp_path):
     assert (meta["documents"], meta["postings"], meta["shards"], meta["source"]) == (8, 70, 2, "a + b")
     assert (meta["model"], meta["scale"], meta["files"]) == ("splade-tiny", 100, ["a-part-00000.jsonl",
                                                                                   "b-part-00000.jsonl"])
+
+
+def test_bootstrap_interval():
+    """(Moved from the retired generated-pairs estimate's tests, issue 66.)"""
+    mean, low, high = nested.bootstrap([1] * 80 + [0] * 20)
+    assert mean == 0.8 and 0.7 < low < 0.8 < high < 0.9
+    assert nested.bootstrap([1, 1, 1]) == (1.0, 1.0, 1.0)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from lsr_lucene.experiments import negation_scale as scale
+from scripts.negation import negation_scale as scale
 
 
 def _write(path, docs):

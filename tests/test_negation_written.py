@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from lsr_lucene.experiments import negation_written as written
+from scripts.negation import negation_written as written
 
 PAIRS = Path(__file__).resolve().parents[1] / "runs" / "negation" / "written_pairs.jsonl"
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

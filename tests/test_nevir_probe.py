@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from lsr_lucene.errors import InputError
-from lsr_lucene.studies.nevir_probe import (cue_agreement, cue_count, fit_logistic, main, polarity_examples, probe,
+from scripts.studies.nevir_probe import (cue_agreement, cue_count, fit_logistic, main, polarity_examples, probe,
                                     row_folds, vector_outcomes, word_features)
 
 

@@ -129,7 +129,7 @@ def test_experiment_ndcg_equals_trec_eval(setup, tmp_path):
     trec_eval's (lsr_lucene.eval) on the ``lsr-lucene search`` run."""
     pytest.importorskip("pyterrier_pisa")
     from lsr_lucene.eval.trec import evaluate
-    from lsr_lucene.experiments.pyterrier_demo import experiment
+    from scripts.pyterrier.pyterrier_demo import experiment
     from lsr_lucene.search.cli import main as search_main
 
     table = experiment(setup["demo"] / "index", tmp_path / "pisa").set_index("name")

@@ -1,5 +1,5 @@
 """Real-text benchmark (issue 29): the seeded passage order, reading an encoding still in progress, and one small
-end-to-end run of ``python -m lsr_lucene.bench.real`` on the demo corpus (exactness asserted, no timing asserted)."""
+end-to-end run of ``python -m scripts.bench.real`` on the demo corpus (exactness asserted, no timing asserted)."""
 from __future__ import annotations
 
 import argparse
@@ -14,9 +14,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lsr_lucene.bench.real import ensure_vectors, load_collection
-from lsr_lucene.bench.real_corpus import write_shuffled
-from lsr_lucene.bench.scale_runner import DEFAULT_ENGINES, REORDERED, expected_rows, missing
+from scripts.bench.real import ensure_vectors, load_collection
+from scripts.bench.real_corpus import write_shuffled
+from scripts.bench.scale_runner import DEFAULT_ENGINES, REORDERED, expected_rows, missing
 from lsr_lucene.errors import InputError
 from lsr_lucene.io.corpus import read_corpus
 
@@ -77,7 +77,7 @@ def test_small_real_corpus_run_of_every_installed_engine(tmp_path):
     """The demo corpus encoded in a seeded order and benchmarked whole: every row, exact engines equal brute force."""
     out, work = tmp_path / "out", tmp_path / "work"
     ks, threads, queries = [10, 1000], 2, 8
-    proc = subprocess.run([sys.executable, "-m", "lsr_lucene.bench.real", "--corpus", str(DEMO / "corpus.jsonl"),
+    proc = subprocess.run([sys.executable, "-m", "scripts.bench.real", "--corpus", str(DEMO / "corpus.jsonl"),
                            "--topics", str(DEMO / "topics.tsv"), "--docs", "200,298", "--output", str(out),
                            "--work", str(work), "--encode", "--queries", str(queries), "--check", str(queries),
                            "--threads", str(threads), "--warmup", "1", "--ks", "10,1000", "--orders", "natural,bp",
@@ -127,7 +127,7 @@ def test_small_real_corpus_run_of_every_installed_engine(tmp_path):
 
 
 def test_bad_input_is_one_error_line(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "lsr_lucene.bench.real", "--docs", "10", "--corpus", "x.jsonl",
+    out = subprocess.run([sys.executable, "-m", "scripts.bench.real", "--docs", "10", "--corpus", "x.jsonl",
                           "--output", str(tmp_path)], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 2
     assert out.stderr.strip().splitlines() == ["error: give one of --topics (encoded under --work) or --query-vectors"]
@@ -135,7 +135,7 @@ def test_bad_input_is_one_error_line(tmp_path):
 
 def test_merging_keeps_old_rows_and_clears_skips_of_engines_measured_since(tmp_path):
     """A run with no rows of a table keeps that table; a skip of an engine a later run measured at that size goes."""
-    from lsr_lucene.bench import scale_report as report
+    from scripts.bench import scale_report as report
 
     row = {"docs": 100, "engine": "pyserini", "order": "natural", "kind": "plain", "k": 10, "threads": 1,
            "mode": "query", "mean_ms": 1.0}
@@ -155,7 +155,7 @@ def test_interleaved_run_times_engines_query_by_query(tmp_path):
     ours builds its dense-impacts sidecar (an index row of its own), ours-postings searches the same index without it."""
     out, work = tmp_path / "out", tmp_path / "work"
     engines = [e for e in ("ours", "ours-postings", "pisa-maxscore") if missing(e) is None]
-    proc = subprocess.run([sys.executable, "-m", "lsr_lucene.bench.real", "--corpus", str(DEMO / "corpus.jsonl"),
+    proc = subprocess.run([sys.executable, "-m", "scripts.bench.real", "--corpus", str(DEMO / "corpus.jsonl"),
                            "--topics", str(DEMO / "topics.tsv"), "--docs", "200", "--output", str(out),
                            "--work", str(work), "--encode", "--queries", "6", "--check", "6", "--threads", "1",
                            "--warmup", "1", "--ks", "3,50", "--orders", "natural,bp", "--engines", ",".join(engines),
@@ -172,7 +172,7 @@ def test_interleaved_run_times_engines_query_by_query(tmp_path):
 def test_growth_reads_one_folder_per_size(tmp_path):
     """bench.real_growth: the per-size folders' ratios in one table (the runs' own figures) and both plots; a size
     found in two folders is one error line."""
-    from lsr_lucene.bench.real_growth import main as growth
+    from scripts.bench.real_growth import main as growth
 
     for docs, ours, pisa in ((100, 1.0, 4.0), (300, 2.0, 5.0)):
         folder = tmp_path / f"r{docs}"
@@ -194,6 +194,6 @@ def test_growth_reads_one_folder_per_size(tmp_path):
     assert "| 100 | 10 | 0.97 | 0.98 ms, recall 0.980" in text and "| 100 | 1000 | 0.95 | 0.96 ms, recall 0.960" in text
     assert (out / "latency_vs_docs.png").stat().st_size > 0 and (out / "approx_curve.png").stat().st_size > 0
     shutil.copytree(tmp_path / "r100", tmp_path / "again")
-    proc = subprocess.run([sys.executable, "-m", "lsr_lucene.bench.real_growth", str(tmp_path / "r100"),
+    proc = subprocess.run([sys.executable, "-m", "scripts.bench.real_growth", str(tmp_path / "r100"),
                            str(tmp_path / "again"), "--output", str(out)], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 2 and proc.stderr.strip().startswith("error: passages [100] measured in more than one")

@@ -1,5 +1,5 @@
 """Scale benchmark (issue 15): the synthetic collection, the brute-force reference, and one small end-to-end run
-of ``python -m lsr_lucene.bench.scale`` with every installed engine (exactness asserted, no timing asserted)."""
+of ``python -m scripts.bench.scale`` with every installed engine (exactness asserted, no timing asserted)."""
 from __future__ import annotations
 
 import subprocess
@@ -10,11 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lsr_lucene.bench.brute_force import BruteForce, Reference, compare, reference
-from lsr_lucene.bench.pool import Pool
-from lsr_lucene.bench.scale_report import plot_latency
-from lsr_lucene.bench.scale_runner import DEFAULT_ENGINES, ENGINES, REORDERED, expected_rows, missing
-from lsr_lucene.bench.synthetic import df_buckets, generate, pool_df
+from scripts.bench.brute_force import BruteForce, Reference, compare, reference
+from scripts.bench.pool import Pool
+from scripts.bench.scale_report import plot_latency
+from scripts.bench.scale_runner import DEFAULT_ENGINES, ENGINES, REORDERED, expected_rows, missing
+from scripts.bench.synthetic import df_buckets, generate, pool_df
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS, QUERIES, KS, THREADS = 2000, 8, [10, 1000], 2
@@ -80,7 +80,7 @@ def test_latency_plot_needs_two_sizes(tmp_path):
 
 
 def test_bad_input_is_one_error_line(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "lsr_lucene.bench.scale", "--docs", "0", "--output", str(tmp_path)],
+    out = subprocess.run([sys.executable, "-m", "scripts.bench.scale", "--docs", "0", "--output", str(tmp_path)],
                          capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 2 and out.stderr.strip().splitlines() == ["error: --docs must be positive integers, got '0'"]
 
@@ -88,7 +88,7 @@ def test_bad_input_is_one_error_line(tmp_path):
 def test_small_run_of_every_installed_engine(tmp_path):
     """The whole benchmark at 2,000 documents (demo pool): every expected row, exact engines equal brute force."""
     out, work = tmp_path / "out", tmp_path / "work"
-    proc = subprocess.run([sys.executable, "-m", "lsr_lucene.bench.scale", "--docs", str(DOCS), "--output", str(out),
+    proc = subprocess.run([sys.executable, "-m", "scripts.bench.scale", "--docs", str(DOCS), "--output", str(out),
                            "--work", str(work), "--pool", "demo", "--queries", str(QUERIES), "--check", str(QUERIES),
                            "--threads", str(THREADS), "--warmup", "1", "--ks", ",".join(map(str, KS)),
                            "--orders", "natural,bp"],
@@ -136,7 +136,7 @@ def test_small_run_of_every_installed_engine(tmp_path):
     text = (out / "results.md").read_text()
     assert "### Goals" in text and "CPU capability" in text and "with BP: ours / fastest exact engine with BP" in text and (out / f"collection-{DOCS}.png").stat().st_size > 0
     # a later run searching the indexes already built: no new build, the index rows of the build are kept
-    again = subprocess.run([sys.executable, "-m", "lsr_lucene.bench.scale", "--docs", str(DOCS), "--output", str(out),
+    again = subprocess.run([sys.executable, "-m", "scripts.bench.scale", "--docs", str(DOCS), "--output", str(out),
                             "--work", str(work), "--pool", "demo", "--queries", str(QUERIES), "--check", "2",
                             "--threads", str(THREADS), "--warmup", "1", "--ks", "10", "--kinds", "plain",
                             "--engines", "ours", "--reuse-indexes"], capture_output=True, text=True, cwd=ROOT, timeout=600)

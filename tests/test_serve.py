@@ -23,6 +23,8 @@ import pytest
 
 from lsr_lucene.io.runs import read_hits
 
+pytestmark = pytest.mark.slow  # starts servers (-m 'not slow' skips it)
+
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "lsr_lucene" / "data" / "demo"
 HITS = 10
@@ -590,7 +592,7 @@ def test_compose_route_reads_the_explicit_syntax(served):
 def test_short_soak_answers_as_the_cli(served):
     """A 2.5 s soak (bench/soak.py) of 6 clients mixing text, vector, compose and malformed requests: every answer is
     the CLI run's, every malformed request gets a 4xx, no 5xx; the server's RSS is sampled; the check can fail."""
-    from lsr_lucene.bench.soak import KINDS, MALFORMED, Call, counts, make_pool, soak, verdict
+    from scripts.bench.soak import KINDS, MALFORMED, Call, counts, make_pool, soak, verdict
 
     runs = served["runs"]
     host = urllib.parse.urlsplit(served["base"]).netloc

@@ -9,7 +9,7 @@ import pytest
 
 from lsr_lucene.errors import InputError
 from lsr_lucene.eval.contrastive_metrics import nevir_pairwise_accuracy
-from lsr_lucene.studies.signed_stats import (main, nevir_doc_ids, nevir_index_scores, nevir_query_ids, signed_vector,
+from scripts.studies.signed_stats import (main, nevir_doc_ids, nevir_index_scores, nevir_query_ids, signed_vector,
                                      vector_stats, write_nevir_collection)
 from lsr_lucene.io.vectors import quantise, quantise_query
 

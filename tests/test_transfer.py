@@ -10,11 +10,11 @@ from lsr_lucene.compose import operations
 from lsr_lucene.compose.backends import ExactBackend
 from lsr_lucene.compose.operations import Settings, adaptive, mass_share, orthogonal, orthonrf
 from lsr_lucene.compose.query_encoder import CachedQueryEncoder, QueryEncoder
-from lsr_lucene.experiments import contrastive, contrastive_runs
-from lsr_lucene.experiments.contrastive_configs import DEFAULT, Config
+from scripts.negation import contrastive, contrastive_runs
+from scripts.negation.contrastive_configs import DEFAULT, Config
 from lsr_lucene.eval.contrastive_metrics import excluir_metrics
-from lsr_lucene.experiments.excluir import EXCLUIR_COLUMNS, excluir_runs, excluir_table
-from lsr_lucene.experiments.transfer import (WORST, cross_validated, fold_choice, fold_rows, mean_figures, query_figures,
+from scripts.negation.excluir import EXCLUIR_COLUMNS, excluir_runs, excluir_table
+from scripts.negation.transfer import (WORST, cross_validated, fold_choice, fold_rows, mean_figures, query_figures,
                                       selection_table)
 from test_contrastive import DOCS, EXCLUIR, VECTORS, FakeEncoder  # tests/ is on sys.path (rootdir conftest)
 

@@ -11,7 +11,11 @@ import tarfile
 import zipfile
 from pathlib import Path
 
+import pytest
+
 import lsr_lucene
+
+pytestmark = pytest.mark.slow  # builds the sdist and the wheel, installs it in a venv (-m 'not slow' skips it)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,6 +36,9 @@ def test_the_wheel_carries_the_jar_and_runs_the_demo_without_javac(tmp_path):
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
         assert "lsr_lucene/java_build/lsr-lucene.jar" in names and "lsr_lucene/data/demo/corpus.jsonl" in names
+        # the product only: studies and benchmarks stay in the repository's scripts/ (issue 66)
+        research = ("scripts/", "lsr_lucene/bench/", "lsr_lucene/experiments/", "lsr_lucene/studies/")
+        assert [n for n in names if n.startswith(research)] == []
         metadata = archive.read(f"lsr_lucene-{version}.dist-info/METADATA").decode()
     assert f"\nVersion: {version}\n" in metadata
     with tarfile.open(sdist) as archive:

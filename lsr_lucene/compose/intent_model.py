@@ -7,7 +7,9 @@ the kind of sentence and the word classes before and after it, and the all-MiniL
 sentence (the installed dense model, on the CPU, fp32): the words say how the negation is phrased, the embedding
 what the query is about ("laptops without a touchscreen" is shopping, "countries without an army" a phenomenon).
 It is trained on the labelled intent set (``lsr_lucene/data/negation_intent``, development part only) by
-``lsr_lucene/experiments/negation_intent.py``; the weights ship as ``intent_model.json`` beside this module.
+``scripts/negation/negation_intent.py``; the weights ship as ``intent_model.json`` beside this module. The shipped
+weights were made from a checkout by ``scripts/run_negation_intent.sh`` (``python -m scripts.negation.negation_intent
+train``, repository root).
 Cost: a sum of a few dozen weights per cue, plus one embedding per sentence that has a candidate cue (a few ms on
 an idle CPU thread; the model loads on first use, torch with it); queries without a cue pay nothing.
 Deterministic on one machine; on another CPU the embedding may differ in the 6th decimal, which flips a decision

@@ -470,7 +470,7 @@ class SparseEncoder:
     def mean_hidden(self, texts: Sequence[str], max_length: int | None = None,
                     batch_size: int = DEFAULT_BATCH_SIZE, queries: bool = False) -> np.ndarray:
         """Per text, the mean of its transformed hidden states (float32, texts × hidden size): the input of the
-        mean negative head, and the features of lsr_lucene.studies.nevir_probe (``queries``: as ``encode_queries``,
+        mean negative head, and the features of scripts.studies.nevir_probe (``queries``: as ``encode_queries``,
         fp32 and unpadded)."""
         if not texts:
             return np.zeros((0, self._weight.shape[1]), dtype=np.float32)

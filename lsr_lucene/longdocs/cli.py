@@ -13,12 +13,12 @@ Pipeline (each step cached and resumable under one work directory)::
                                   (λ fitted on the training half, saved in W/index-segments/sdm_lambdas.json)
     lsr-lucene longdocs search    --index W/index-segments --method score-max|exact-sdm|soft-sdm --segments 3
                                   (--topics T | --collection C) --output run [--lambdas a,b,c] [--full]
-    lsr-lucene longdocs experiment --collection fire2017 ...   (the whole sweep behind scripts/run_longdocs.sh)
 
 Segment ids are ``docid@@k`` (k from 0). "First k segments" means segment numbers < k. This module holds the
 command line; the library is in ``segment``, ``store`` (encoded segments on disk), ``queries``, ``indexes``,
-``runs``, ``sdm``, ``softsdm``, ``sdm_features``, ``segment_search``, ``collections`` (the collection loaders)
-and ``experiment`` (the sweep, with its tables and plot in ``results``).
+``runs``, ``sdm``, ``softsdm``, ``sdm_features``, ``segment_search`` and ``collections`` (the collection loaders).
+The sweep behind runs/longdocs is a study beside the package: ``python -m scripts.longdocs.experiment`` from a
+checkout (scripts/run_longdocs.sh).
 """
 from __future__ import annotations
 
@@ -32,7 +32,6 @@ from lsr_lucene.encode.cli import add_dtype_arguments
 from lsr_lucene.errors import InputError
 from lsr_lucene.longdocs import segment
 from lsr_lucene.longdocs.collections import QUERY_MODES, Collection, load_collection
-from lsr_lucene.longdocs.experiment import Experiment, ExperimentConfig
 from lsr_lucene.longdocs.indexes import AGGREGATIONS, build_aggregate_index, build_segment_index
 from lsr_lucene.longdocs.queries import QUERY_COMBINE, Query, encode_queries, split_queries
 from lsr_lucene.io.runs import write_run
@@ -327,58 +326,10 @@ def _cmd_fit(argv: list[str]) -> int:
     return 0
 
 
-def _cmd_experiment(argv: list[str]) -> int:
-    parser = opt.Parser(prog="lsr-lucene longdocs experiment",
-                        description="sweep the number of segments for every method; table and plot")
-    parser.add_argument("--collection", default="fire2017")
-    parser.add_argument("--data", default=None, help="data root holding fire2017/ (default ../shared/data)")
-    parser.add_argument("--topics", default=None, help="with a corpus JSONL as --collection")
-    parser.add_argument("--qrels", default=None, help="with a corpus JSONL as --collection")
-    parser.add_argument("--work", default=None, help="cache directory (default work/<collection>)")
-    opt.add_output(parser, "folder where the table and plot go", required=False, default="runs/longdocs")
-    parser.add_argument("--query-mode", choices=QUERY_MODES, default="citations")
-    parser.add_argument("--query-combine", choices=QUERY_COMBINE + ("auto",), default="auto")
-    opt.add_encoder(parser, "splade-tiny", "sparse encoder: registry name, HF id or local model folder", dest="model")
-    opt.add_number(parser, "--max-tokens", default=400, help="segment size limit in model tokens")
-    parser.add_argument("--max-segments", default="none",
-                        help="cap 'all' at the first N segments ('none', the default: every segment)")
-    opt.add_number(parser, "--top-k", kind=opt.NON_NEGATIVE_INT, default=8,
-                   help="SoftSDM top-k terms per position (0: no SoftSDM)")
-    opt.add_number(parser, "--ngram", kind=opt.POSITIVE_INT, default=2)
-    opt.add_number(parser, "--width", kind=opt.POSITIVE_INT, default=8)
-    opt.add_number(parser, "--max-clauses", kind=opt.POSITIVE_INT, default=None)
-    opt.add_number(parser, "--depth", kind=opt.POSITIVE_INT, default=1000,
-                   help="ExactSDM reranks this many score-max documents")
-    opt.add_number(parser, "--soft-depth", kind=opt.POSITIVE_INT, default=1000,
-                        help="SoftSDM reranks this many (the rest keep their score-max order below)")
-    parser.add_argument("--fit-metric", type=fit_metric, default="map", metavar="MEASURE",
-                        help="measure the λ fit maximises: map or ndcg_cut_10 (eval's names; nDCG@10 too)")
-    parser.add_argument("--methods", default="aggregations,exact,soft,baselines,ablation",
-                        help="comma list of aggregations, exact, soft, baselines, ablation (n-gram/width grid)")
-    opt.add_threads(parser, help="threads of every step")
-    add_dtype_arguments(parser)
-    args = parser.parse_args(argv)
-    cap = None if args.max_segments.lower() in ("none", "all") else int(args.max_segments)
-    methods = tuple(m.strip() for m in args.methods.split(",") if m.strip())
-    unknown = set(methods) - {"aggregations", "exact", "soft", "baselines", "ablation"}
-    if unknown:
-        raise InputError(f"--methods: unknown {sorted(unknown)} (known: aggregations, exact, soft, baselines, "
-                         "ablation)")
-    name = Path(args.collection).name if Path(args.collection).exists() else args.collection
-    cfg = ExperimentConfig(collection=args.collection, work=args.work or f"work/{name}", output=args.output,
-                           data=args.data, topics=args.topics, qrels=args.qrels, query_mode=args.query_mode,
-                           query_combine=args.query_combine, model=args.model, max_tokens=args.max_tokens,
-                           max_segments=cap, top_k=args.top_k, ngram=args.ngram, width=args.width,
-                           max_clauses=args.max_clauses, depth=args.depth, soft_depth=args.soft_depth,
-                           fit_metric=args.fit_metric, threads=args.threads, dtype=args.dtype, soft=args.top_k > 0,
-                           baselines="baselines" in methods, methods=methods)
-    out = Experiment(cfg).run()
-    print(f"wrote {out['results']}")
-    return 0
-
-
+MOVED_EXPERIMENT = ("the long-document sweep left the package: run it from a checkout, "
+                    "python -m scripts.longdocs.experiment --collection fire2017 ... (scripts/run_longdocs.sh)")
 COMMANDS = {"segment": _cmd_segment, "encode": _cmd_encode, "index": _cmd_index, "aggregate": _cmd_aggregate,
-            "search": _cmd_search, "fit": _cmd_fit, "experiment": _cmd_experiment}
+            "search": _cmd_search, "fit": _cmd_fit}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -390,6 +341,8 @@ def main(argv: list[str] | None = None) -> int:
         print(__doc__)
         print("commands: " + ", ".join(COMMANDS))
         return 0 if argv else 2
+    if argv[0] == "experiment":  # issue 66: the sweep left the package
+        raise InputError(MOVED_EXPERIMENT)
     if argv[0] not in COMMANDS:
         raise InputError(f"unknown longdocs command {argv[0]!r} (known: {', '.join(COMMANDS)})")
     return COMMANDS[argv[0]](argv[1:])

@@ -7,9 +7,9 @@ Device run 8, as it ran (code at 2dae3f0, whose ``SparseEncoder._to_device`` pin
 import json, os, time, types
 from pathlib import Path
 import torch
-from lsr_lucene.bench.encode_speed import end_to_end
-from lsr_lucene.bench.encode_device import _configure
-from lsr_lucene.bench.encode_speed import read_passages
+from scripts.bench.encode_speed import end_to_end
+from scripts.bench.encode_device import _configure
+from scripts.bench.encode_speed import read_passages
 from lsr_lucene.encode.encoder import SparseEncoder
 
 out = Path(os.environ.get("OUT", "work/exp-out")); out.mkdir(parents=True, exist_ok=True)

@@ -1,1 +1,0 @@
-"""Benchmarks: latency and throughput ratios measured in one run (scripts, never timed tests)."""

@@ -3,8 +3,8 @@
 What the user can get wrong is checked at once (the index, opened in the JVM; the encoder's name, located without
 loading it), so a server fails before it listens. The rest (torch and the query encoder, the docid table, the
 unknown-term checker and the JIT's first paths by a warm-up search, the composer, the dense leg's and the intent
-model's encoders) is loaded by :meth:`SearchEngine.load`, after the server listens (``loading="thread"`` or
-``"later"``): every search waits until it is done, so no request races on a lazily made part and the first
+model's encoders) is loaded by :meth:`SearchEngine.load` after the server listens (``loading="later"``): every
+search waits until it is done, so no request races on a lazily made part and the first
 answer equals a warm one. The query encoder (an HF fast tokenizer: not thread-safe, huggingface/tokenizers #537) is
 shared by text and composed queries and called under one lock; the Java searches run outside it, in parallel on the
 server's worker threads.
@@ -30,8 +30,8 @@ class SearchEngine:
         """``approximate``, ``query_cut``, ``heap_factor``: the server's defaults of every text and vector search
         (each request may give its own; the searcher is shared by the worker threads, so a request's heap factor
         is passed with its search, never set on the searcher). Composed searches stay exact. ``loading``: "now"
-        (:meth:`load` before this returns), "thread" (in a thread of its own, detached from the JVM when done) or
-        "later" (the caller calls :meth:`load`, e.g. on a JVM worker); searches wait for it."""
+        (:meth:`load` before this returns) or "later" (the caller calls :meth:`load` or :meth:`load_in_thread`
+        once its server listens); searches wait for it."""
         from lsr_lucene.encode.models import REGISTRY, locate
         from lsr_lucene.search.impact import index_settings
         from lsr_lucene.search.impact_searcher import ImpactSearcher
@@ -57,11 +57,9 @@ class SearchEngine:
         self._failure: BaseException | None = None
         self._started = False  # load() has begun
         self._closing = False  # close() was called: load() stops before its next part
-        if loading not in ("now", "thread", "later"):
-            raise ValueError(f"loading must be 'now', 'thread' or 'later', got {loading!r}")
-        if loading == "thread":
-            self.load_in_thread()
-        elif loading == "now":
+        if loading not in ("now", "later"):
+            raise ValueError(f"loading must be 'now' or 'later', got {loading!r}")
+        if loading == "now":
             self.load()
             self.wait()
 

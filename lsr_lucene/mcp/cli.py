@@ -1,4 +1,4 @@
-"""Serve impact indexes to agents over the Model Context Protocol (stdio, or streamable HTTP on this machine).
+"""Serve impact indexes to agents over the Model Context Protocol (stdio, or streamable HTTP on 127.0.0.1).
 
 ``lsr-lucene mcp --index DIR [--index DIR ...] [--encoder NAME] [--transport stdio|http] [--host 127.0.0.1]
 [--port 8000]``. The indexes are opened and their encoders' names checked first (a missing or non-impact index,

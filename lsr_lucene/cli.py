@@ -29,6 +29,7 @@ SUBCOMMANDS = {
     "fuse": ("lsr_lucene.fuse.cli", "fuse runs (RRF, min-max or z-score linear), weights fitted on training topics"),
     "dense": ("lsr_lucene.dense.cli", "dense leg: encode with all-MiniLM-L6-v2 and search a Faiss flat index"),
     "serve": ("lsr_lucene.serve.cli", "serve an impact index over HTTP/JSON (Anserini's REST v1 shape)"),
+    "mcp": ("lsr_lucene.mcp.cli", "serve impact indexes to agents over the Model Context Protocol (stdio or HTTP)"),
     "distributed": ("lsr_lucene.distributed.cli", "encode, index and search on a Ray cluster (identical runs)"),
 }
 

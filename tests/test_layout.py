@@ -185,7 +185,7 @@ def test_lazy_reexport_by_a_package_is_no_cycle_but_a_top_level_one_is(tmp_path,
 
 
 STAGES = ["io", "jvm", "encode", "index", "search", "compose", "longdocs", "train", "eval", "dense", "fuse",
-          "distributed", "serve", "demo"]
+          "distributed", "serve", "demo", "mcp"]
 
 
 @pytest.mark.parametrize("stage", STAGES)

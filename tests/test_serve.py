@@ -64,6 +64,14 @@ def wait_ready(proc: subprocess.Popen, stderr: Path) -> str:
     return lines[0].split(" at ", 1)[1].strip()
 
 
+def wait_healthy(base: str) -> None:
+    """Until ``/health`` says ok (the models load after the server listens; bounded wait)."""
+    deadline = time.monotonic() + STARTUP_S
+    while request(base + "/health")[0] != 200:
+        assert time.monotonic() < deadline, "the models did not load"
+        time.sleep(0.2)
+
+
 def request(url: str, body=None, method: str | None = None, raw: bytes | None = None) -> tuple[int, dict]:
     """(status, JSON) of one request; an HTTP error status is returned, not raised."""
     data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
@@ -108,6 +116,7 @@ def served(demo, tmp_path_factory):
         trees = {str(o["id"]): o["query"] for o in map(json.loads, open(DEMO / "compositions.jsonl"))}
         runs = {name: read_hits(root / f"{name}.run") for name in ("text", "vec", "approx", "cut", "nl", "tree")}
         base = wait_ready(proc, root / "server.err")
+        wait_healthy(base)
         yield {"proc": proc, "base": base, "api": f"{base}/v1/demo", "queries": queries, "vectors": vectors,
                "trees": trees, "runs": runs, "index": index, "stderr": root / "server.err"}
     finally:
@@ -522,7 +531,7 @@ def test_an_unexpected_error_is_a_500_with_its_first_line(demo):
     server (the app on uvicorn, in this process) keeps serving."""
 
     class Failing:
-        name, num_docs, model = "stub", 3, "none"
+        name, num_docs, model, ready = "stub", 3, "none", True
 
         def search_text(self, *args, **kwargs):
             raise RuntimeError("the searcher broke\nsecond line of the cause")
@@ -541,7 +550,7 @@ def test_a_body_over_the_limit_is_a_413_before_it_is_read(demo):
     seen = []
 
     class Stub:
-        name, num_docs, model = "stub", 3, "none"
+        name, num_docs, model, ready = "stub", 3, "none", True
 
         def search_text(self, text, *args, **kwargs):
             seen.append(text)
@@ -645,5 +654,48 @@ def test_compose_shares_the_search_index_and_stays_exact(zipf):
             assert all(got[s["qid"]] == zipf.brute_force(s["terms"], 10) for s in specs)
         engine.composer.close()
         assert hits(specs[0], 3, heap_factor=1) == zipf.brute_force(specs[0]["terms"], 3)
+    finally:
+        engine.close()
+
+
+def test_the_first_answer_equals_a_warm_one(served, tmp_path):
+    """The server listens before its models load: requests sent the moment the ready line appears wait for them,
+    and their answers equal warm ones and the CLI's runs (compose first: it waits for everything)."""
+    proc = spawn_server(served["index"], tmp_path / "server.err", "--name", "demo")
+    try:
+        base = wait_ready(proc, tmp_path / "server.err")
+        status, health = request(base + "/health")
+        assert (status, health["status"]) in ((503, "loading"), (200, "ok")) and health["num_docs"] == 298
+        qid, text = next(iter(served["queries"].items()))
+        compose_body = {"query": text, "hits": HITS, "qid": qid}
+        first = [request(f"{base}/v1/demo/compose", compose_body), request(f"{base}/v1/demo/search", compose_body)]
+        warm = [request(f"{base}/v1/demo/compose", compose_body), request(f"{base}/v1/demo/search", compose_body)]
+        assert first == warm and all(status == 200 for status, _ in first)
+        assert response_rows(first[0][1]) == run_rows(served["runs"]["nl"], qid)
+        assert response_rows(first[1][1]) == run_rows(served["runs"]["text"], qid)
+        assert request(base + "/health")[0] == 200
+        deadline = time.monotonic() + 30
+        while "ready: models loaded" not in (said := (tmp_path / "server.err").read_text(encoding="utf-8")):
+            assert time.monotonic() < deadline, said[-2000:]
+            time.sleep(0.1)
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+def test_health_is_503_until_the_models_load(demo):
+    """An engine whose models have not loaded (``loading="later"``): /health 503 "loading", then 200 "ok"."""
+    from lsr_lucene.serve.engine import SearchEngine
+
+    engine = SearchEngine(demo / "index", "demo", loading="later")
+    try:
+        with pytest.raises(TimeoutError):
+            engine.wait(timeout=0)
+        with stub_server(engine) as base:
+            assert request(f"{base}/health") == (503, {"status": "loading", "index": "demo", "num_docs": 298,
+                                                       "model": "splade-tiny"})
+            engine.load()
+            assert request(f"{base}/health")[1]["status"] == "ok" and engine.ready
+            assert engine.seconds.keys() >= {"jvm and index", "query encoder", "warm-up search", "composer"}
     finally:
         engine.close()

@@ -90,11 +90,10 @@ def _offline_hint(registry: dict, what: str) -> str:
     return f"{what}s available offline here: {here} (or a local model folder){dense}"
 
 
-def load_pretrained(registry: dict, name_or_path: str, model_class: str, what: str = "model"):
-    """(tokenizer, ``transformers.<model_class>`` in eval mode) for a name of ``registry``, a local directory or a
-    Hugging Face id; one-line SetupError if none loads, naming what was tried and what works offline here. A Hub
-    id that is not cached fails in about a second when the Hub cannot be reached. Shared by the sparse and the
-    dense encoders."""
+def locate(registry: dict, name_or_path: str, what: str = "model") -> tuple[str, bool, str]:
+    """(what ``from_pretrained`` loads, whether only the local cache may be read, what was tried) of a name of
+    ``registry``, a local directory or a Hugging Face id, without importing transformers: a name that cannot load
+    is a one-line SetupError in a second (a server checks its encoder before it listens, loads it after)."""
     target = resolve_in(registry, name_or_path)
     tried = [f"registry name {name_or_path!r}" if name_or_path in registry else None,
              f"local directory {target}" if Path(target).is_dir() else f"Hugging Face id {target!r}"]
@@ -112,6 +111,15 @@ def load_pretrained(registry: dict, name_or_path: str, model_class: str, what: s
         if not local_only and not in_hub_cache(target) and not hub_reachable():
             raise SetupError(f"could not load {what} {name_or_path!r} (tried {tried_text}): not in the local "
                              f"Hugging Face cache and the Hub cannot be reached; {_offline_hint(registry, what)}")
+    return target, local_only, tried_text
+
+
+def load_pretrained(registry: dict, name_or_path: str, model_class: str, what: str = "model"):
+    """(tokenizer, ``transformers.<model_class>`` in eval mode) for a name of ``registry``, a local directory or a
+    Hugging Face id; one-line SetupError if none loads, naming what was tried and what works offline here. A Hub
+    id that is not cached fails in about a second when the Hub cannot be reached. Shared by the sparse and the
+    dense encoders."""
+    target, local_only, tried_text = locate(registry, name_or_path, what)
     import transformers
 
     from lsr_lucene.verbosity import quiet_loading

@@ -126,7 +126,8 @@ class DocResponse(BaseModel):
 
 
 class Health(BaseModel):
-    status: str
+    status: str = Field(description='"ok", or "loading" (answered 503) while the models load after the server '
+                                    'started listening')
     index: str
     num_docs: int
     model: str
@@ -356,8 +357,9 @@ def create_app(engine: SearchEngine, threads: int = 2, max_body_bytes: int = MAX
 
     @app.get("/health", response_model=Health, summary="Readiness probe")
     async def health():
-        return JSONResponse({"status": "ok", "index": engine.name, "num_docs": engine.num_docs,
-                             "model": engine.model})
+        return JSONResponse({"status": "ok" if engine.ready else "loading", "index": engine.name,
+                             "num_docs": engine.num_docs, "model": engine.model},
+                            status_code=200 if engine.ready else 503)  # 503 while the models load
 
     @app.get("/v1/{index}/search", response_model=SearchResponse, summary="Search with a text query")
     async def search_get(index: str, query: Annotated[Optional[str], Query(description="query text")] = None,

@@ -1,23 +1,29 @@
 """Serve an impact index over HTTP/JSON (Anserini's REST v1 shape): search, compose, batch, documents.
 
 ``lsr-lucene serve --index DIR [--name NAME] [--host 127.0.0.1] [--port 8081] [--threads N] [--encoder NAME]
-[--approximate N] [--query-cut C] [--heap-factor H] [--max-body-mb MB]``. The port is taken, then the JVM, searcher
-and query encoder are loaded, and only then is the port served (one process; no worker fork after the JVM starts);
-one line ``serving NAME (N docs) at http://HOST:PORT`` says it is ready. A missing or non-impact index, an unknown
-encoder or a port in use is one ``error:`` line and exit status 2. SIGINT / SIGTERM stop it gracefully (uvicorn
-finishes the requests in flight).
+[--approximate N] [--query-cut C] [--heap-factor H] [--max-body-mb MB]``. The port is taken, the index opened in the
+JVM and the encoder's name checked, then the port is served (one process; no worker fork after the JVM starts) and
+one line ``serving NAME (N docs) at http://HOST:PORT`` says so; the models load behind it (requests wait for them,
+``/health`` is 503 "loading" until then) and a line on stderr says when they are ready. A missing or non-impact
+index, an unknown encoder or a port in use is one ``error:`` line and exit status 2 before listening; a model that
+fails to load is one too, and the server stops. SIGINT / SIGTERM stop it gracefully (uvicorn finishes the requests
+in flight).
 """
 from __future__ import annotations
 
 import errno
 import socket
 import sys
+import threading
+import time
+from typing import Callable
 
 from lsr_lucene import cli_options as opt
 from lsr_lucene.errors import InputError, SetupError
 from lsr_lucene.serve import MAX_BODY_MB
 
 DEFAULT_PORT = 8081
+STARTED = time.perf_counter()  # when the command's modules were imported: "ready" lines count from here
 
 
 def build_parser():
@@ -82,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         engine = SearchEngine(args.index, args.name, args.encoder, args.approximate,
                               opt.query_cut(args, requests_approximate=True),
-                              heap_factor=args.heap_factor)
+                              heap_factor=args.heap_factor, loading="later")  # loaded once it listens
     except BaseException:
         sock.close()
         raise
@@ -92,19 +98,45 @@ def main(argv: list[str] | None = None) -> int:
     limit = int(args.max_body_mb * 2 ** 20)
     config = uvicorn.Config(create_app(engine, args.threads, limit), log_level="info" if is_verbose() else "warning",
                             access_log=is_verbose(), lifespan="on", timeout_graceful_shutdown=8)
-    server = ready_server(config, ready)
+    server = ready_server(config, ready, engine.load_in_thread)  # the models load once the port is served
+    failure: list[BaseException] = []
+    threading.Thread(target=report_loaded, args=([engine], lambda: setattr(server, "should_exit", True), failure),
+                     daemon=True).start()
     try:
         server.run(sockets=[sock])
+        failed = list(failure)  # a load that failed stopped the server (not one that close() cut short)
     except KeyboardInterrupt:  # uvicorn re-raises the SIGINT it caught, after its graceful shutdown
         return 130
     finally:
         engine.close()
         sock.close()
+    if failed:
+        raise failed[0]
     return 1 if server.failed else 0
 
 
-def ready_server(config, ready: str):
-    """uvicorn's Server that prints the ready line once it listens (``failed``: its startup failed)."""
+def report_loaded(engines: list, stop, failure: list[BaseException]) -> None:
+    """Once the engines have loaded: one stderr line with the seconds since start (each part's with -v); a failed
+    load calls ``stop()`` (the server's) and is kept in ``failure`` for the command's error line."""
+    from lsr_lucene.verbosity import is_verbose
+
+    for engine in engines:
+        try:
+            engine.wait()
+        except BaseException as exc:  # noqa: BLE001  (the command reports it after the server stopped)
+            failure.append(exc)
+            stop()
+            return
+    since = time.perf_counter() - STARTED
+    parts = "; ".join(f"{engine.name}: " + ", ".join(f"{part} {s:.1f} s" for part, s in engine.seconds.items())
+                      for engine in engines)
+    print(f"ready: models loaded {since:.1f} s after start" + (f" ({parts})" if is_verbose() else ""),
+          file=sys.stderr, flush=True)
+
+
+def ready_server(config, ready: str, listening: Callable[[], None] | None = None):
+    """uvicorn's Server that prints the ready line once it listens, then calls ``listening()`` (e.g. starts loading
+    the models: not before, where they would slow the start; ``failed``: its startup failed)."""
     import uvicorn
 
     class ReadyServer(uvicorn.Server):
@@ -116,6 +148,8 @@ def ready_server(config, ready: str):
                 self.failed = True
             else:
                 print(ready, flush=True)
+                if listening is not None:
+                    listening()
 
     return ReadyServer(config)
 

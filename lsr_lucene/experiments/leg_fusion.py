@@ -26,7 +26,6 @@ shipped default recomputed here (the neighbour term with its compose constants) 
 """
 from __future__ import annotations
 
-import json
 import random
 import sys
 from functools import partial
@@ -38,6 +37,7 @@ import numpy as np
 from lsr_lucene.compose.operations import (DEFAULT_DENSE_WEIGHT, DEFAULT_GATE, DEFAULT_NEIGHBOUR_WEIGHT,
                                            DENSE_NOT_LAMBDA, GATED_FLOOR, FusionPlan, Settings, VectorPlan, fuse,
                                            plan_inputs)
+from lsr_lucene.io.vectors import read_metadata
 
 DEFAULT_LABEL = "w=1 λ=0.7 τ=0.9"  # the previous default (no neighbour term)
 # the shipped default's parameters (compose's constants) and the previous default's
@@ -137,7 +137,7 @@ def components(folder: Path, work: Path, encoder, model: str, threads: int) -> d
     rows = read_excluir(folder / "dev.jsonl")
     slug = work / folder.resolve().name
     vectors = ensure_vectors(folder / "corpus.jsonl", slug, model, threads)
-    scale = json.loads((vectors / "metadata.json").read_text()).get("scale") or 100
+    scale = read_metadata(vectors).get("scale") or 100
     backend = ExactBackend(vectors)
     leg = DenseLeg(ensure_dense(folder / "corpus.jsonl", slug / "dense", threads), backend.n)
     bm25 = MemoryBM25({d.id: f"{d.title or ''} {d.text or ''}".strip() for d in read_corpus(folder / "corpus.jsonl")})

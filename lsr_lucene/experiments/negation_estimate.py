@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from lsr_lucene.experiments.negation_hard_pairs import title_base, title_index, titles_named
+from lsr_lucene.io.vectors import read_metadata
 
 TEMPLATES = (  # (phrasing, how many excluded titles it names)
     ("What can you tell me about {p}, excluding any information about {q}?", 1),
@@ -147,7 +148,7 @@ def estimate_table(excluir: Path, boolq: Path, work: Path, model: str = "splade-
         if folder not in backends:
             slug = work / folder.resolve().name
             vectors = ensure_vectors(folder / "corpus.jsonl", slug, model, threads)
-            scale = json.loads((vectors / "metadata.json").read_text()).get("scale") or 100
+            scale = read_metadata(vectors).get("scale") or 100
             backend = ExactBackend(vectors)
             backends[folder] = (backend, scale, DenseLeg(ensure_dense(folder / "corpus.jsonl", slug / "dense",
                                                                       threads), backend.n))

@@ -35,6 +35,7 @@ import numpy as np
 
 from lsr_lucene.compose.operations import Settings, fuse, minmax
 from lsr_lucene.compose.tree import Node, verbalize
+from lsr_lucene.io.vectors import read_metadata
 
 STOP = frozenset("a an the of to in on for and or is are was were be what which who how does do did can i you it "
                  "its with by at from as that this these those about".split())
@@ -215,7 +216,7 @@ def run(data: Sequence[str | Path], work: str | Path, output_dir: str | Path, mo
                 docs[str(d["id"])] = f"{d.get('title') or ''} {d.get('text') or ''}".strip()
         slug = folder.resolve().name
         vectors = ensure_vectors(folder / "corpus.jsonl", Path(work) / slug, model, threads)
-        scale = json.loads((vectors / "metadata.json").read_text()).get("scale") or 100
+        scale = read_metadata(vectors).get("scale") or 100
         matrix = dense_matrix(docs, Path(work) / slug / "dense-all-minilm-l6-v2.npy", dense)
         print(f"== {name}: {len(rows)} queries", file=sys.stderr)
         runs[name] = benchmark_runs(rows, docs, ExactBackend(vectors), encoder, scale, dense, matrix)

@@ -232,7 +232,9 @@ def _load_queries(args) -> tuple[dict[str, Query], Collection | None]:
     else:
         coll = None
         texts = {q: [t] for q, t in read_topics(args.topics).items()}
-    encoder = SparseEncoder(model=args.encoder or settings.get("model") or "splade-tiny", threads=args.threads)
+    from lsr_lucene.search.impact import query_model_name
+
+    encoder = SparseEncoder(model=query_model_name(args.index, settings, args.encoder), threads=args.threads)
     note_documents_precision(settings.get("dtype"))  # queries are always encoded in fp32
     return encode_queries(texts, encoder), coll
 

@@ -25,7 +25,7 @@ class SearchEngine:
         """``approximate``, ``query_cut``, ``heap_factor``: the server's defaults of every text and vector search
         (each request may give its own; the searcher is shared by the worker threads, so a request's heap factor
         is passed with its search, never set on the searcher). Composed searches stay exact."""
-        from lsr_lucene.search.impact import index_settings
+        from lsr_lucene.search.impact import index_settings, query_model_name
         from lsr_lucene.search.impact_searcher import ImpactSearcher
 
         path = Path(index_dir)
@@ -36,7 +36,7 @@ class SearchEngine:
         self.searcher = ImpactSearcher(self.index_dir, encoder=encoder, approximate=approximate, query_cut=query_cut,
                                        heap_factor=heap_factor)
         settings = index_settings(self.index_dir)
-        self.model = str(encoder or settings.get("model") or "splade-tiny")
+        self.model = query_model_name(self.index_dir, settings, encoder)  # recorded none: an error, not a guess
         self.lock = threading.Lock()  # the query encoder's
         _ = self.searcher.query_encoder  # loads the model now (unknown encoder: an error before listening)
         self.num_docs = self.searcher.num_docs

@@ -72,6 +72,47 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
         if self.add_help:
             self.add_argument("-v", "--verbose", action=_Verbose)
+        self._given: list[str] = []
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        import sys
+
+        self._given = list(sys.argv[1:] if args is None else args)  # for error(): a misspelled option, by name
+        return super().parse_known_args(args, namespace)
+
+    def error(self, message: str) -> Any:  # type: ignore[override]
+        """argparse's error, or rather the first misspelled option with the nearest real one (``--toppics``: "unknown
+        option --toppics; did you mean --topics?"), which is the cause of whatever argparse then missed."""
+        super().error(misspelled_option(self, self._given) or message)
+
+
+def _option_strings(parser: argparse.ArgumentParser) -> list[str]:
+    """Every option string of ``parser`` and of its sub-commands' parsers."""
+    found: list[str] = []
+    for action in parser._actions:
+        found += action.option_strings
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in set(action.choices.values()):
+                found += _option_strings(sub)
+    return found
+
+
+def misspelled_option(parser: argparse.ArgumentParser, given: list[str]) -> str:
+    """"unknown option X; did you mean Y?" for the first ``--option`` in ``given`` that ``parser`` lacks ("" if none);
+    a value after ``--`` is not an option."""
+    import difflib
+
+    known = _option_strings(parser)
+    for token in given:
+        if token == "--":
+            break
+        name = token.split("=", 1)[0]
+        if not name.startswith("--") or name in known:
+            continue
+        close = difflib.get_close_matches(name, [k for k in known if k.startswith("--")], n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        return f"unknown option {name}{hint}"
+    return ""
 
 
 @dataclass(frozen=True)

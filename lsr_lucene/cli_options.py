@@ -29,11 +29,18 @@ DEFAULT_THREADS = available_cores()
 DEFAULT_MAX_LENGTH = 256  # document truncation in tokens of the README's figures
 
 
+def _is_switch(action: argparse.Action) -> bool:
+    """A flag that takes no value and sets a bool (store_true/store_false): its name says what it does."""
+    return (isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction))
+            and not isinstance(action, argparse.BooleanOptionalAction))
+
+
 class DefaultsHelpFormatter(argparse.HelpFormatter):
     """Appends ``(default: X)`` to every option that has a default its help does not already state."""
 
     def _format_action(self, action: argparse.Action) -> str:
-        if not action.help and action.option_strings and action.default not in (None, False, argparse.SUPPRESS):
+        if (not action.help and action.option_strings and action.default not in (None, False, argparse.SUPPRESS)
+                and not _is_switch(action)):
             action = copy.copy(action)  # an option without help still shows its default
             action.help = "default: %(default)s"
         return super()._format_action(action)
@@ -42,6 +49,7 @@ class DefaultsHelpFormatter(argparse.HelpFormatter):
         text = action.help or ""
         default = action.default
         if (default in (None, False, argparse.SUPPRESS) or not action.option_strings or "default" in text
+                or _is_switch(action)  # --no-x (store_false): "(default: True)" would read backwards
                 or (isinstance(default, (str, list, tuple)) and not default)  # empty: no "(default: )"
                 or isinstance(action, (argparse._HelpAction, argparse._VersionAction))):
             return text
@@ -68,6 +76,8 @@ class Parser(argparse.ArgumentParser):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
+        if kwargs.get("description"):  # a docstring's line: --help shows plain text, not reST ``markup``
+            kwargs["description"] = plain(kwargs["description"])
         kwargs.setdefault("allow_abbrev", False)  # a misspelled --heap is an error, not --heap-factor
         super().__init__(*args, **kwargs)
         if self.add_help:
@@ -84,6 +94,18 @@ class Parser(argparse.ArgumentParser):
         """argparse's error, or rather the first misspelled option with the nearest real one (``--toppics``: "unknown
         option --toppics; did you mean --topics?"), which is the cause of whatever argparse then missed."""
         super().error(misspelled_option(self, self._given) or message)
+
+
+def plain(text: str) -> str:
+    """reST inline literals as plain text: ````lsr-lucene x```` -> ``lsr-lucene x`` (as --help shows text)."""
+    return text.replace("``", "")
+
+
+def summary(doc: str | None) -> str:
+    """A module docstring's first paragraph as one line of plain text: the description its --help shows (the
+    first line alone may stop mid-sentence)."""
+    paragraph = (doc or "").strip().split("\n\n", 1)[0]
+    return plain(" ".join(paragraph.split()))
 
 
 def _option_strings(parser: argparse.ArgumentParser) -> list[str]:

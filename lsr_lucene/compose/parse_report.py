@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lsr_lucene.compose.tree import Tree
+from lsr_lucene.compose.tree import Tree, written
 
 
 @dataclass
@@ -57,7 +57,12 @@ class ParseReport:
         return self.fired
 
     def lines(self) -> list[str]:
-        """Human-readable explanation: one line per fired cue (outermost first), then one per rejected candidate."""
+        """Human-readable account of the parse: the tree (in the explicit syntax), then :meth:`decisions`."""
+        return [f"tree: {written(self.tree)}" if self.composed else f"tree: {self.tree!r} (one atomic query)",
+                *self.decisions()]
+
+    def decisions(self) -> list[str]:
+        """One line per fired cue (outermost first), then one per rejected candidate."""
         decisions = [(c, "fired") for c in self.fired] + [(c, "rejected") for c in self.rejected]
         out = []
         for c, what in decisions:

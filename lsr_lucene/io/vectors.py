@@ -451,6 +451,7 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
 
         def collect(entry) -> None:
             result, skip, size, fed = entry  # fed: documents the encoder's per-batch bar has counted already
+            # (a bar over the whole input, whose count never passes it: tqdm drops a total it passes)
             rows = result if isinstance(result, list) else result.result()
             start = skip
             while start < len(rows):  # into the open shard, up to its size; a full shard is put in place
@@ -461,7 +462,7 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
                 start = end
                 if shard[0].documents == shard_size:
                     finish_shard()
-            progress.update(max(0, size - skip - fed))
+            progress.update(max(0, size - fed))  # every document of the window once (context ones too)
 
         def encode_window_now() -> None:
             nonlocal context
@@ -504,8 +505,10 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
                             raise ResumeMismatch(f"{origin}: input differs from the interrupted run in {partial.dir} "
                                                  f"(document {doc_id!r} is not as it was); delete it to start again")
                         if nonempty >= context_from:  # in the window the run resumes in: encoded with it again
-                            pending.append((doc_id, text, origin))
+                            pending.append((doc_id, text, origin))  # (counted once, when that window is back)
                             context += 1
+                            nonempty += 1
+                            continue
                         nonempty += 1
                     progress.update(1)
                     continue

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 from pathlib import Path
 
 from lsr_lucene import cli_options as opt
@@ -379,6 +380,20 @@ def _cmd_experiment(argv: list[str]) -> int:
     return 0
 
 
+def usage() -> str:
+    """``lsr-lucene longdocs --help``: what it does and its commands, each with its one-line purpose."""
+    purposes = {"segment": "split long documents into segments (docid@@k)",
+                "encode": "encode segments: vectors and per-position weights",
+                "index": "index encoded segments with the positional weight field",
+                "aggregate": "one vector per document from its first K segments, indexed",
+                "search": "score-max, ExactSDM or SoftSDM over a segment index",
+                "fit": "fit ExactSDM/SoftSDM weights on training queries",
+                "experiment": "the sweep over segment counts behind scripts/run_longdocs.sh"}
+    lines = ["usage: lsr-lucene longdocs <command> [options]   (lsr-lucene longdocs <command> --help for its options)",
+             "", textwrap.fill(opt.summary(__doc__), 100), "", "commands:"]
+    return "\n".join(lines + [f"  {name:<11} {purposes[name]}" for name in COMMANDS])
+
+
 COMMANDS = {"segment": _cmd_segment, "encode": _cmd_encode, "index": _cmd_index, "aggregate": _cmd_aggregate,
             "search": _cmd_search, "fit": _cmd_fit, "experiment": _cmd_experiment}
 
@@ -389,8 +404,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in ("-v", "--verbose"):  # longdocs -v <command>: the same as <command> -v
         argv = [*argv[1:2], argv[0], *argv[2:]]
     if not argv or argv[0] in ("-h", "--help"):
-        print(__doc__)
-        print("commands: " + ", ".join(COMMANDS))
+        print(usage(), file=sys.stdout if argv else sys.stderr)
         return 0 if argv else 2
     if argv[0] not in COMMANDS:
         raise InputError(f"unknown longdocs command {argv[0]!r} (known: {', '.join(COMMANDS)})")

@@ -95,7 +95,12 @@ class SearchEngine:
 
         if self.composer is None:
             raise InputError("this server was started without composed search")
-        comp = composition(query, "query" if isinstance(query, str) else "composition")  # names it in errors
+        try:
+            comp = composition(query, "q")
+        except InputError as exc:  # named by its request field ("query: empty query"), not "query query: ..."
+            field, message = "query" if isinstance(query, str) else "composition", str(exc)
+            raise InputError(f"{field}:{message[len('query q:'):]}" if message.startswith("query q:") else message) \
+                from None
         options = {k: v for k, v in (options or {}).items() if v is not None}
         for key, value in options.items():  # a bad one named by its field
             try:

@@ -29,7 +29,7 @@ DEFAULT_THREADS = available_cores()
 DEFAULT_MAX_LENGTH = 256  # document truncation in tokens of the README's figures
 
 
-def _is_switch(action: argparse.Action) -> bool:
+def is_switch(action: argparse.Action) -> bool:
     """A flag that takes no value and sets a bool (store_true/store_false): its name says what it does."""
     return (isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction))
             and not isinstance(action, argparse.BooleanOptionalAction))
@@ -40,7 +40,7 @@ class DefaultsHelpFormatter(argparse.HelpFormatter):
 
     def _format_action(self, action: argparse.Action) -> str:
         if (not action.help and action.option_strings and action.default not in (None, False, argparse.SUPPRESS)
-                and not _is_switch(action)):
+                and not is_switch(action)):
             action = copy.copy(action)  # an option without help still shows its default
             action.help = "default: %(default)s"
         return super()._format_action(action)
@@ -49,7 +49,7 @@ class DefaultsHelpFormatter(argparse.HelpFormatter):
         text = action.help or ""
         default = action.default
         if (default in (None, False, argparse.SUPPRESS) or not action.option_strings or "default" in text
-                or _is_switch(action)  # --no-x (store_false): "(default: True)" would read backwards
+                or is_switch(action)  # --no-x (store_false): "(default: True)" would read backwards
                 or (isinstance(default, (str, list, tuple)) and not default)  # empty: no "(default: )"
                 or isinstance(action, (argparse._HelpAction, argparse._VersionAction))):
             return text

@@ -88,11 +88,11 @@ def build_parser() -> argparse.ArgumentParser:
                            "default: trec_eval's official set)")
     trec.add_argument("-J", dest="trec_judged_only", action="store_true",
                       help="evaluate over judged documents only (unjudged ones removed from the ranking)")
-    trec.add_argument("-M", dest="trec_max_retrieved", type=int, default=None, metavar="N",
+    opt.add_number(trec, "-M", kind=opt.POSITIVE_INT, dest="trec_max_retrieved", default=None, metavar="N",
                       help="use at most N documents per query")
-    trec.add_argument("-l", dest="trec_level", type=int, default=None, metavar="N",
+    opt.add_number(trec, "-l", kind=opt.INTEGER, dest="trec_level", default=None, metavar="N",
                       help="minimum judgement counted relevant (default 1)")
-    trec.add_argument("-N", dest="trec_collection_size", type=int, default=None, metavar="N",
+    opt.add_number(trec, "-N", kind=opt.POSITIVE_INT, dest="trec_collection_size", default=None, metavar="N",
                       help="number of documents in the collection")
     trec.add_argument("-n", dest="trec_no_summary", action="store_true", help="no summary ('all') lines")
     source = parser.add_mutually_exclusive_group()

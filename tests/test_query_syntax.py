@@ -33,7 +33,7 @@ def test_grammar(query, tree):
     assert uses_syntax(query)
     report = read_query(query)
     assert report.tree == tree and report.composed
-    assert all("explicit query syntax" in line for line in report.lines())
+    assert all("explicit query syntax" in line for line in report.decisions())
 
 
 @pytest.mark.parametrize("query", [
@@ -58,7 +58,7 @@ def test_malformed_queries_name_the_query(query, why):
 
 
 def test_explain_names_the_operators():
-    lines = parse_syntax("films NOT (dogs OR cats)").lines()
+    lines = parse_syntax("films NOT (dogs OR cats)").decisions()
     assert lines[0].startswith("cue 'NOT'") and "A='films' B='(dogs OR cats)'" in lines[0]
     assert lines[1].startswith("cue 'OR'") and "A='dogs' B='cats'" in lines[1]
 

@@ -33,6 +33,8 @@ def query_model_name(index: str | Path, settings: Mapping, given: object = None,
     records none (built by Pyserini or Anserini, or from vectors moved without their record) is one InputError that
     asks for it: a guessed model would search with the wrong vocabulary and weights, silently."""
     model = given if given is not None else settings.get("model")
+    if not model and not Path(index).is_dir():
+        raise InputError(f"{index}: no such index directory")
     if not model:
         raise InputError(f"{index}: this index records no query encoder (built by Pyserini or Anserini, or from "
                          f"vectors without their record): name the model that encoded its documents with {how} "

@@ -23,9 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 FENCE = re.compile(r"^```([\w-]+)[ \t]*([^\n]*)\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 DEMO_PATH = re.compile(r"(?<![\w/.-])((?:work/demo|lsr_lucene/data/demo)(?:/[\w.@+-]+)*)")
 # Paths the pages name that no `demo` block writes, each with what does write it.
-WRITTEN_ELSEWHERE = {
-    "work/demo/pisa": "scripts/run_pyterrier_demo.sh builds the PISA index of the PyTerrier example",
-}
+WRITTEN_ELSEWHERE: dict[str, str] = {}
 RUN_TIMEOUT_S = 600
 
 

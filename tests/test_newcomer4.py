@@ -147,3 +147,44 @@ def test_the_servers_compose_error_names_the_field_once(demo):
         assert str(error.value).startswith(expected) and "query query" not in str(error.value), str(error.value)
     tree, found = engine.compose("tea without caffeine", 3)
     assert json.dumps(tree) and len(found) == 3
+
+
+def test_the_server_docs_subtract_example_returns_what_it_promises(demo):
+    """docs/server.md: programming languages minus Python by plain subtraction: languages, no Python document."""
+    import re
+    from pathlib import Path
+
+    from lsr_lucene.serve.engine import SearchEngine
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "server.md").read_text()
+    body = json.loads(re.search(r"compose \\\n  -d '(\{.*\"operation\": \"subtract\".*\})'", page).group(1))
+    promised = re.findall(r'"docid":"([\w-]+)","score":[\d.]+,"rank":\d', page.split("subtract", 1)[1])
+    engine = SearchEngine(demo / "index")
+    tree, found = engine.compose(body["composition"], body["hits"], {"operation": body["operation"]})
+    assert [row["docid"] for row in found] == promised[:body["hits"]] == ["tech-07", "tech-15", "tech-11", "tech-08"]
+    python = {"tech-06", "tech-10", "tech-16"}  # the demo's Python documents
+    assert not python & {row["docid"] for row in engine.compose(body["composition"], 10, {"operation": "subtract"})[1]}
+
+
+def test_the_pisa_bm25_of_the_pyterrier_example_builds_without_progress_lines(tmp_path, capfd):
+    """docs/python.md's PyTerrier block builds its PISA index itself, and PISA's C++ progress stays off screen."""
+    pytest.importorskip("pyterrier_pisa")
+    from lsr_lucene.pyterrier import pisa_bm25
+
+    bm25 = pisa_bm25(tmp_path / "pisa", demo_files()["corpus"])
+    printed = capfd.readouterr()
+    assert printed.out == "" and printed.err == "", printed.err[:300]
+    assert bm25.search("green tea").iloc[0]["docno"] == "tea-01"
+    pisa_bm25(tmp_path / "pisa", demo_files()["corpus"])  # built: reused
+    assert capfd.readouterr().err == ""
+
+
+def test_the_pyterrier_experiment_replaces_a_tracked_table_only_when_asked(tmp_path, capsys):
+    from lsr_lucene.experiments.pyterrier_demo import main
+
+    table = tmp_path / "pyterrier.md"
+    table.write_text("kept\n")
+    assert run_main(main, ["--output", str(table)]) == 2  # refused before any work
+    assert "already exists" in capsys.readouterr().err and table.read_text() == "kept\n"
+    script = (__import__("pathlib").Path(__file__).resolve().parents[1] / "scripts" / "run_pyterrier_demo.sh")
+    assert "--output runs/serve/pyterrier.md --overwrite" in script.read_text()  # the tracked table: --overwrite

@@ -27,15 +27,18 @@ def _run(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
 def see_this_environment(venv: Path, env: dict[str, str]) -> None:
     """Let ``venv`` see the packages of the environment running the tests. ``--system-site-packages`` gives the
     base interpreter's; from inside a virtual environment (where most users install) that is not this one, whose
-    torch, Pyserini... the demo needs: a ``.pth`` file in ``venv`` lists this environment's site-packages after
-    its own (so the wheel installed there is still the ``lsr_lucene`` imported)."""
-    import site
+    torch, Pyserini... the demo needs: a ``.pth`` file in ``venv`` lists the package folders this interpreter
+    imports from (its site-packages and what their .pth files add; no source tree of lsr_lucene), after venv's own,
+    so the wheel installed there is still the ``lsr_lucene`` imported."""
+    import sysconfig
 
     if sys.prefix == sys.base_prefix:  # the system interpreter: --system-site-packages is this environment
         return
     purelib = _run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                    env=env).stdout.strip()
-    outer = [path for path in site.getsitepackages() if Path(path).is_dir()]
+    stdlib = {sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib")}
+    outer = [path for path in sys.path if path and Path(path).is_dir() and path not in stdlib
+             and Path(path).name != "lib-dynload" and not (Path(path) / "setup.cfg").is_file()]  # no source tree
     (Path(purelib) / "_outer_environment.pth").write_text("\n".join(outer) + "\n")
 
 
@@ -61,7 +64,8 @@ def test_the_wheel_carries_the_jar_and_runs_the_demo_without_javac(tmp_path):
     _run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], env=env)
     see_this_environment(venv, env)
     # no PYTHONPATH: pip would take a source tree on it for an installed lsr_lucene and skip the wheel
-    _run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)], env=env)
+    _run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", "--no-index",
+          "--ignore-installed", str(wheel)], env=env)
     assert shutil.which("javac", path=env["PATH"]) is None
     outside = tmp_path / "outside"  # not the source tree, whose lsr_lucene/ would be imported instead
     outside.mkdir()

@@ -120,9 +120,9 @@ def test_parse_lines_give_the_tree_then_the_cue_decisions():
     from lsr_lucene.compose.query_syntax import read_query
 
     lines = read_query("films about dogs but not cartoons").lines()
-    assert lines[0] == "tree: (films about dogs NOT cartoons)" and "fired" in lines[1]
+    assert lines[0] == 'tree: {"op": "not", "a": "films about dogs", "b": "cartoons"}' and "fired" in lines[1]
     plain = read_query("why is it not raining").lines()
-    assert plain[0] == "tree: 'why is it not raining' (one atomic query)" and "rejected" in plain[1]
+    assert plain[0] == 'tree: "why is it not raining" (one atomic query)' and "rejected" in plain[1]
 
 
 def test_a_jsonl_line_without_its_closing_quote_says_unterminated(tmp_path):

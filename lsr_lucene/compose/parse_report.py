@@ -3,9 +3,10 @@
 :mod:`lsr_lucene.compose.negation_parser`, which re-exports both."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
-from lsr_lucene.compose.tree import Tree, written
+from lsr_lucene.compose.tree import Tree, tree_to_json
 
 
 @dataclass
@@ -57,9 +58,10 @@ class ParseReport:
         return self.fired
 
     def lines(self) -> list[str]:
-        """Human-readable account of the parse: the tree (in the explicit syntax), then :meth:`decisions`."""
-        return [f"tree: {written(self.tree)}" if self.composed else f"tree: {self.tree!r} (one atomic query)",
-                *self.decisions()]
+        """Human-readable account of the parse: the tree (as JSON, the server's "composition"), then
+        :meth:`decisions`."""
+        tree = json.dumps(tree_to_json(self.tree), ensure_ascii=False)
+        return [f"tree: {tree}" if self.composed else f"tree: {tree} (one atomic query)", *self.decisions()]
 
     def decisions(self) -> list[str]:
         """One line per fired cue (outermost first), then one per rejected candidate."""

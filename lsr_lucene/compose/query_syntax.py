@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 
 from lsr_lucene.compose.negation_parser import CueDecision, ParseReport, explain_parse, normalise
-from lsr_lucene.compose.tree import Node, Tree, written
+from lsr_lucene.compose.tree import Node, Tree
 from lsr_lucene.errors import InputError
 
 _OPERATOR = re.compile(r"(?:^|(?<=[\s(]))(?:NOT|AND|OR)(?=$|[\s()\"])|(?:^|(?<=[\s(]))-(?!dash\b)(?=[^\W\d_]|[\"(])")
@@ -172,6 +172,12 @@ class _Parser:
     def _record(self, operator: str, op: str, a: Tree, b: Tree) -> None:
         self.fired.append(CueDecision(operator, operator, 0, SYNTAX_REASON, op, written(a), written(b)))
 
+
+def written(tree: Tree) -> str:
+    """A tree in the explicit syntax ("(dogs OR cats)"), for explanations."""
+    if isinstance(tree, str):
+        return tree
+    return f"({written(tree.a)} {tree.op.upper()} {written(tree.b)})"
 
 
 def parse_syntax(text: str, where: str = "query") -> ParseReport:

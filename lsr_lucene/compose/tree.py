@@ -78,13 +78,6 @@ def verbalize(tree: Tree) -> str:
     return TEMPLATES[tree.op].format(a=verbalize(tree.a), b=verbalize(tree.b))
 
 
-def written(tree: Tree) -> str:
-    """A tree in the explicit syntax ("(dogs OR cats)"), for explanations."""
-    if isinstance(tree, str):
-        return tree
-    return f"({written(tree.a)} {tree.op.upper()} {written(tree.b)})"
-
-
 def format_tree(tree: Tree, indent: str = "") -> str:
     """Indented multi-line rendering of a tree for ``--explain``."""
     if isinstance(tree, str):

@@ -19,8 +19,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = opt.Parser(prog="lsr-lucene bm25", description=__doc__.splitlines()[0])
     opt.add_index(parser, "BM25 index folder (built from --corpus when missing)")
     parser.add_argument("--corpus", help="corpus to index: JSONL, BEIR folder, TSV or ir_datasets id")
-    opt.add_topics(parser)
-    cli_output.add_output_and_hits(parser, "TREC run file to write (with --topics)")
+    queries = parser.add_mutually_exclusive_group()
+    opt.add_topics(queries)
+    queries.add_argument("--query", action="append", metavar="TEXT",
+                         help="a query text (repeatable; ids 1, 2, ...), as search and compose take it")
+    cli_output.add_output_and_hits(parser, "TREC run file to write (with --topics or --query)")
     opt.add_threads(parser, help="indexing and search threads")
     opt.add_number(parser, "--k1", kind=opt.NON_NEGATIVE_NUMBER, default=K1, help="BM25 k1")
     opt.add_number(parser, "--b", kind=opt.SHARE, default=B, help="BM25 b")
@@ -33,17 +36,14 @@ def main(argv: list[str] | None = None) -> int:
                              "corpus: --overwrite does not rebuild it)")
     opt.add_overwrite(parser, "replace an existing run file (without it, an existing --output is refused)")
     args = parser.parse_args(argv)
-    if args.output and not args.topics:
-        parser.error("--output needs --topics")
+    if args.output and not (args.topics or args.query):
+        parser.error("--output needs --topics or --query")
     topics = None
-    if args.topics:  # every input checked before the index is built
-        from lsr_lucene.errors import InputError
-        from lsr_lucene.io.topics import read_topics
+    if args.topics or args.query:  # every input checked before the index is built
+        from lsr_lucene.search.cli import read_query_texts
 
         cli_output.resolve(args)
-        topics = read_topics(args.topics)
-        if not topics:
-            raise InputError(f"{args.topics}: no topics")
+        topics = read_query_texts(args)
     ensure_bm25_index(args.corpus, args.index, threads=args.threads, rebuild=args.rebuild_index)
     if topics:
         with cli_output.run_target(args.output) as target:

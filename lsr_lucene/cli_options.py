@@ -29,11 +29,18 @@ DEFAULT_THREADS = available_cores()
 DEFAULT_MAX_LENGTH = 256  # document truncation in tokens of the README's figures
 
 
+def is_switch(action: argparse.Action) -> bool:
+    """A flag that takes no value and sets a bool (store_true/store_false): its name says what it does."""
+    return (isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction))
+            and not isinstance(action, argparse.BooleanOptionalAction))
+
+
 class DefaultsHelpFormatter(argparse.HelpFormatter):
     """Appends ``(default: X)`` to every option that has a default its help does not already state."""
 
     def _format_action(self, action: argparse.Action) -> str:
-        if not action.help and action.option_strings and action.default not in (None, False, argparse.SUPPRESS):
+        if (not action.help and action.option_strings and action.default not in (None, False, argparse.SUPPRESS)
+                and not is_switch(action)):
             action = copy.copy(action)  # an option without help still shows its default
             action.help = "default: %(default)s"
         return super()._format_action(action)
@@ -42,6 +49,7 @@ class DefaultsHelpFormatter(argparse.HelpFormatter):
         text = action.help or ""
         default = action.default
         if (default in (None, False, argparse.SUPPRESS) or not action.option_strings or "default" in text
+                or is_switch(action)  # --no-x (store_false): "(default: True)" would read backwards
                 or (isinstance(default, (str, list, tuple)) and not default)  # empty: no "(default: )"
                 or isinstance(action, (argparse._HelpAction, argparse._VersionAction))):
             return text
@@ -68,10 +76,65 @@ class Parser(argparse.ArgumentParser):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
+        if kwargs.get("description"):  # a docstring's line: --help shows plain text, not reST ``markup``
+            kwargs["description"] = plain(kwargs["description"])
         kwargs.setdefault("allow_abbrev", False)  # a misspelled --heap is an error, not --heap-factor
         super().__init__(*args, **kwargs)
         if self.add_help:
             self.add_argument("-v", "--verbose", action=_Verbose)
+        self._given: list[str] = []
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        import sys
+
+        self._given = list(sys.argv[1:] if args is None else args)  # for error(): a misspelled option, by name
+        return super().parse_known_args(args, namespace)
+
+    def error(self, message: str) -> Any:  # type: ignore[override]
+        """argparse's error, or rather the first misspelled option with the nearest real one (``--toppics``: "unknown
+        option --toppics; did you mean --topics?"), which is the cause of whatever argparse then missed."""
+        super().error(misspelled_option(self, self._given) or message)
+
+
+def plain(text: str) -> str:
+    """reST inline literals as plain text: ````lsr-lucene x```` -> ``lsr-lucene x`` (as --help shows text)."""
+    return text.replace("``", "")
+
+
+def summary(doc: str | None) -> str:
+    """A module docstring's first paragraph as one line of plain text: the description its --help shows (the
+    first line alone may stop mid-sentence)."""
+    paragraph = (doc or "").strip().split("\n\n", 1)[0]
+    return plain(" ".join(paragraph.split()))
+
+
+def _option_strings(parser: argparse.ArgumentParser) -> list[str]:
+    """Every option string of ``parser`` and of its sub-commands' parsers."""
+    found: list[str] = []
+    for action in parser._actions:
+        found += action.option_strings
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in set(action.choices.values()):
+                found += _option_strings(sub)
+    return found
+
+
+def misspelled_option(parser: argparse.ArgumentParser, given: list[str]) -> str:
+    """"unknown option X; did you mean Y?" for the first ``--option`` in ``given`` that ``parser`` lacks ("" if none);
+    a value after ``--`` is not an option."""
+    import difflib
+
+    known = _option_strings(parser)
+    for token in given:
+        if token == "--":
+            break
+        name = token.split("=", 1)[0]
+        if not name.startswith("--") or name in known:
+            continue
+        close = difflib.get_close_matches(name, [k for k in known if k.startswith("--")], n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        return f"unknown option {name}{hint}"
+    return ""
 
 
 @dataclass(frozen=True)

@@ -29,4 +29,10 @@ def json_problem(exc) -> str:
     """What a ``json.JSONDecodeError`` says, with where in the line: ``Invalid control character at column 29``
     (its ``msg`` alone ends in a bare "at" for some errors)."""
     msg = exc.msg[:-3] if exc.msg.endswith(" at") else exc.msg
+    doc, pos = getattr(exc, "doc", None), getattr(exc, "pos", None)
+    if msg.startswith("Invalid control character") and isinstance(doc, str) and pos is not None \
+            and not doc[pos:].strip():  # the line's own end inside a string: its closing quote is missing
+        start = doc.rfind('"', 0, pos)
+        return (f"unterminated string starting at column {start - doc.rfind(chr(10), 0, start)}: the line ends "
+                "before its closing quote")
     return f"{msg} at column {exc.colno}"

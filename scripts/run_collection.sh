@@ -25,7 +25,7 @@ mkdir -p "$work" "$out"
 collection_inputs "$data"   # sets $topics and $qrels
 name=${model##*/}
 
-[ -d "$work/vectors-$name" ] && [ -f "$work/vectors-$name/metadata.json" ] ||
+[ -d "$work/vectors-$name" ] && [ -f "$work/vectors-$name.metadata.json" ] ||
   lsr-lucene encode --corpus "$data/corpus.jsonl" --output "$work/vectors-$name" --model "$model" \
     --max-length "$max_length" --threads "$threads" ${EXTRA_ENCODE_ARGS:-}
 [ -d "$work/index-$name" ] ||

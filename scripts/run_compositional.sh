@@ -29,7 +29,7 @@ python -m scripts.negation.contrastive nevir --data "$data/nevir/dev.jsonl" --wo
 
 echo "== demo compositions (not / and / or through Lucene, nDCG@10)" >&2
 demo=lsr_lucene/data/demo
-[ -f work/demo/vectors/metadata.json ] ||
+[ -f work/demo/vectors.metadata.json ] ||
   python -m lsr_lucene.encode --corpus "$demo/corpus.jsonl" --output work/demo/vectors --model "$model" \
     --max-length 256 --threads "$threads"
 [ -d work/demo/index ] || python -m lsr_lucene.index --input work/demo/vectors --index work/demo/index --threads "$threads"

@@ -14,7 +14,7 @@ SHARDS=${SHARDS:-4}
 HITS=${HITS:-1000}
 SOURCE=$SCALE/docs-$DOCS
 QUERY_POOL=$(ls -d "$SCALE"/pool/*/scifact.queries.jsonl 2>/dev/null | head -n 1)
-for need in "$SOURCE/vectors/metadata.json" "$SOURCE/indexes/ours/lsr_lucene.json" "$QUERY_POOL"; do
+for need in "$SOURCE/vectors.metadata.json" "$SOURCE/indexes/ours/lsr_lucene.json" "$QUERY_POOL"; do
   [ -f "$need" ] || { echo "error: ${need:-$SCALE/pool/*/scifact.queries.jsonl} not found (run scripts/run_scale.sh $DOCS first)" >&2; exit 2; }
 done
 COLLECTION=synthetic
@@ -37,7 +37,7 @@ per=$(( (${#parts[@]} + SHARDS - 1) / SHARDS ))
 for ((s = 0; s * per < ${#parts[@]}; s++)); do
   cat "${parts[@]:s*per:per}" > "$DIST/vectors/part-$(printf %05d "$s").jsonl"
 done
-cp "$SOURCE/vectors/metadata.json" "$DIST/vectors/"
+cp "$SOURCE/vectors.metadata.json" "$DIST/"
 
 timed search single "$nq" queries/s true -- lsr-lucene search --index "$SOURCE/indexes/ours" \
   --query-vectors "$DIST/queries.jsonl" --output "$DIST/single.run" --hits "$HITS"

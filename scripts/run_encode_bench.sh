@@ -26,7 +26,7 @@ for f in "$corpus" "$topics" "$qrels"; do [ -f "$f" ] || { echo "error: $f not f
 lsr() { python -m lsr_lucene.cli "$@"; }
 
 for dtype in fp32 int8; do
-  [ -f "$work/vectors-$dtype/metadata.json" ] ||
+  [ -f "$work/vectors-$dtype.metadata.json" ] ||
     lsr encode --corpus "$corpus" --output "$work/vectors-$dtype" --model "$model" --max-length 256 \
       --threads "$threads" --dtype "$dtype"
   [ -d "$work/index-$dtype" ] || lsr index --input "$work/vectors-$dtype" --index "$work/index-$dtype" --threads "$threads"

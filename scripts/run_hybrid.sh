@@ -49,7 +49,7 @@ else
 fi
 
 # corpus side, once per collection (reused when present)
-[ -f "$work/vectors-$sparse/metadata.json" ] ||
+[ -f "$work/vectors-$sparse.metadata.json" ] ||
   lsr-lucene encode --corpus "$data/corpus.jsonl" --output "$work/vectors-$sparse" --model "$sparse" \
     --max-length "$max_length" --threads "$threads"
 [ -d "$work/index-$sparse" ] ||

@@ -12,7 +12,7 @@ w=work/demo-negation
 out=runs/negation
 mkdir -p "$w" "$out"
 head -16 "$demo/topics.tsv" > "$w/exclusion.tsv"
-[ -f "$w/vectors/metadata.json" ] || python -m lsr_lucene.encode --corpus "$demo/corpus.jsonl" --output "$w/vectors" \
+[ -f "$w/vectors.metadata.json" ] || python -m lsr_lucene.encode --corpus "$demo/corpus.jsonl" --output "$w/vectors" \
   --max-length 256 --threads 1
 [ -d "$w/index" ] || python -m lsr_lucene.index --input "$w/vectors" --index "$w/index" --threads 1
 [ -f "$w/dense/metadata.json" ] || python -m lsr_lucene.dense encode --corpus "$demo/corpus.jsonl" --output "$w/dense" \

@@ -28,7 +28,7 @@ sets=()
 for c in ${SETS:-scifact cacm cisi cranfield npl med}; do
   collection_inputs "$data/$c"   # sets $topics and $qrels
   work=work/$c
-  [ -f "$work/vectors-$name/metadata.json" ] ||
+  [ -f "$work/vectors-$name.metadata.json" ] ||
     python -m lsr_lucene.encode --corpus "$data/$c/corpus.jsonl" --output "$work/vectors-$name" --model "$model" \
       --max-length 256 --threads "$threads"
   [ -d "$work/index-$name" ] ||

@@ -24,7 +24,7 @@ for c in "${collections[@]}"; do
   work=work/precision/$c
   mkdir -p "$work"
   for dtype in fp32 bf16; do
-    [ -f "$work/vectors-$dtype/metadata.json" ] ||
+    [ -f "$work/vectors-$dtype.metadata.json" ] ||
       lsr-lucene encode --corpus "$data/$c/corpus.jsonl" --output "$work/vectors-$dtype" --model "$model" \
         --max-length 256 --threads "$threads" --dtype "$dtype"
     [ -d "$work/index-$dtype" ] ||

@@ -35,7 +35,7 @@ seed=${SEED:-0}
 # 1. the corpus in a seeded random order (once), then all of it encoded (resumable: re-run to continue)
 [ -f "$work/passages.seed$seed.jsonl" ] || "${nice[@]}" python -m scripts.bench.real_corpus "$corpus" \
   "$work/passages.seed$seed.jsonl" --seed "$seed"
-[ -f "$work/vectors/metadata.json" ] || "${nice[@]}" python -m lsr_lucene.encode \
+[ -f "$work/vectors.metadata.json" ] || "${nice[@]}" python -m lsr_lucene.encode \
   --corpus "$work/passages.seed$seed.jsonl" --output "$work/vectors" --encoder splade-tiny --max-length 256 \
   --batch-size 16 --dtype fp32 --shard-size 10000 2>&1 | tee -a "$work/encode.log"
 [ "${ENCODE_ONLY:-0}" = 1 ] && exit 0

@@ -49,7 +49,7 @@ if [ "${WIKI:-1}" != 0 ] && [ -f "$corpus" ]; then
     [ -f "$wiki/passages.seed0.jsonl" ] || "${nice[@]}" python -m scripts.bench.real_corpus "$corpus" \
       "$wiki/passages.seed0.jsonl" --seed 0
     [ -f "$wiki/passages.100k.jsonl" ] || head -n 100000 "$wiki/passages.seed0.jsonl" > "$wiki/passages.100k.jsonl"
-    [ -f "$wiki/vectors-100k/metadata.json" ] || "${nice[@]}" python -m lsr_lucene.encode \
+    [ -f "$wiki/vectors-100k.metadata.json" ] || "${nice[@]}" python -m lsr_lucene.encode \
       --corpus "$wiki/passages.100k.jsonl" --output "$wiki/vectors-100k" --encoder splade-tiny --max-length 256 \
       --batch-size 16 --dtype fp32 --shard-size 10000
     "${nice[@]}" python -m lsr_lucene.index --input "$wiki/vectors-100k" --index "$wiki/index-100k"

@@ -133,3 +133,20 @@ class ZipfCollection:
 def zipf(tmp_path_factory) -> ZipfCollection:
     """The synthetic collection on which a heap factor below 1 prunes (ZipfCollection), built once per session."""
     return ZipfCollection(tmp_path_factory.mktemp("zipf"))
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: minutes and the package registry (a fresh install); run with "
+                                       "LSR_SLOW_TESTS=1, as .ci/run does")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Slow tests (a fresh install from the registry) run only when LSR_SLOW_TESTS=1: the suite stays minutes."""
+    import os
+
+    if os.environ.get("LSR_SLOW_TESTS") == "1":
+        return
+    skip = pytest.mark.skip(reason="slow: set LSR_SLOW_TESTS=1 (.ci/run does)")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)

@@ -85,7 +85,9 @@ def test_numeric_options_are_checked_and_defaults_shown(monkeypatch):
                     action.type("not-a-number")
                 if str(exc.value) != f"{action.option_strings[0]} must be {action.type.kind.wording}, got not-a-number":
                     wording.append(str(exc.value))
-            if action.option_strings and action.default not in (None, False, argparse.SUPPRESS, [], (), ""):
+            # a switch (--no-x, store_false) shows none: "(default: True)" beside --no-x reads backwards
+            if action.option_strings and action.default not in (None, False, argparse.SUPPRESS, [], (), "") \
+                    and not opt.is_switch(action):
                 if "default" not in formatter._format_action(action):
                     hidden.append(f"{name} {action.option_strings[0]} (default {action.default!r})")
     assert not unchecked, "numeric options without a check: " + ", ".join(unchecked)

@@ -30,7 +30,7 @@ from lsr_lucene.io.runs import read_hits  # noqa: E402
 from lsr_lucene.distributed.encode import (ShardPlan, distributed_encode, plan_shards, windows,  # noqa: E402
                                            with_context)
 from lsr_lucene.distributed.search import DistributedSearcher, distributed_search, first_stage, merge_hits  # noqa: E402,E501
-from lsr_lucene.io.vectors import vector_lines, write_vectors  # noqa: E402
+from lsr_lucene.io.vectors import metadata_path, read_metadata, vector_lines, write_vectors  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "cranfield"
 pytestmark = [pytest.mark.slow,  # starts Ray clusters (-m 'not slow' skips it)
@@ -206,8 +206,8 @@ def test_distributed_encode_equals_single_encode(single, distributed):
     ours, theirs = _parts(distributed / "vectors"), _parts(single / "vectors")
     assert list(ours) == ["part-00000.jsonl", "part-00001.jsonl", "part-00002.jsonl"]
     assert ours == theirs
-    mine = json.loads((distributed / "vectors" / "metadata.json").read_text())
-    reference = json.loads((single / "vectors" / "metadata.json").read_text())
+    mine = read_metadata(distributed / "vectors")
+    reference = read_metadata(single / "vectors")
     for key in ("model", "max_length", "dtype", "scale", "shard_size", "documents", "skipped_empty", "postings",
                 "shards", "files", "batch_size", "encode_window"):
         assert mine[key] == reference[key], key
@@ -509,13 +509,13 @@ def test_two_node_cluster_encode_and_search_equal_one_machine(single, tmp_path):
         assert cli(["distributed", "encode", *_encode_args(single / "corpus.jsonl", tmp_path / "vectors"),
                     "--num-workers", "2"]) == 0
         assert _parts(tmp_path / "vectors") == _parts(single / "vectors")
-        nodes = json.loads((tmp_path / "vectors" / "metadata.json").read_text())["nodes"]
+        nodes = read_metadata(tmp_path / "vectors")["nodes"]
         assert set(nodes) == {worker.node_id} != {ray.get_runtime_context().get_node_id()}
         # a third node; the shards are then said to be written alternately on the two CPU nodes: each index build,
         # and each shard's searcher, must run on the node holding its shard
         other = cluster.add_node(num_cpus=2, object_store_memory=150 * 2**20)
         cluster.wait_for_nodes()
-        metadata_file = tmp_path / "vectors" / "metadata.json"
+        metadata_file = metadata_path(tmp_path / "vectors")
         metadata = json.loads(metadata_file.read_text())
         metadata["nodes"] = [(worker, other)[i % 2].node_id for i in range(len(nodes))]
         metadata_file.write_text(json.dumps(metadata))

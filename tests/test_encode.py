@@ -13,6 +13,7 @@ from lsr_lucene.encode.cli import main
 from lsr_lucene.encode.encoder import SparseEncoder
 from lsr_lucene.errors import InputError
 from lsr_lucene.encode.models import load, resolve
+from lsr_lucene.io.vectors import read_metadata
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 CRANFIELD = Path(__file__).resolve().parents[2] / "shared" / "data" / "cranfield"
@@ -208,10 +209,9 @@ def test_cli_documents_queries_and_positions(tmp_path, texts, encoder):
     argv = ["--corpus", str(corpus), "--output", str(out), "--max-length", str(MAX_LENGTH), "--threads", "1",
             "--shard-size", "4", "--positions", str(positions), "--dtype", "fp32"]  # the fixture's precision
     assert main(argv) == 0
-    meta = json.loads((out / "metadata.json").read_text())
+    meta = read_metadata(out)
     assert (meta["documents"], meta["skipped_empty"], meta["shards"]) == (10, 1, 3)
-    assert sorted(p.name for p in out.iterdir()) == ["metadata.json", "part-00000.jsonl", "part-00001.jsonl",
-                                                     "part-00002.jsonl"]
+    assert sorted(p.name for p in out.iterdir()) == ["part-00000.jsonl", "part-00001.jsonl", "part-00002.jsonl"]
     rows = [json.loads(line) for part in sorted(out.glob("part-*.jsonl")) for line in part.open()]
     assert [r["id"] for r in rows] == [f"d{i}" for i in range(10)]
     expected = encoder.encode_documents(texts[:10])

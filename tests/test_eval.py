@@ -434,7 +434,7 @@ def test_trec_eval_form_and_qids_errors(hand, tmp_path, capsys):
     qrels, run = hand
     for args, words in (([str(qrels)], "a qrels file and one run"),
                         ([str(qrels), str(run), "--run", str(run)], "--run: not with trec_eval's form"),
-                        (["-q", "--qrels", str(qrels), "--run", str(run)], "-q and -c belong to trec_eval's form"),
+                        (["-q", "--qrels", str(qrels), "--run", str(run)], "-q: trec_eval's options, for its form"),
                         ([], "give --qrels QRELS")):
         assert main(args) == 2, args
         err = capsys.readouterr().err
@@ -443,3 +443,95 @@ def test_trec_eval_form_and_qids_errors(hand, tmp_path, capsys):
     os.mkfifo(fifo)  # what bash's <(...) hands over
     assert main(["--qrels", str(qrels), "--run", str(run), "--qids", str(fifo)]) == 2
     assert "a pipe" in capsys.readouterr().err
+
+
+# ---- trec_eval's form is trec_eval (issue 67): the same output as the binary for the same arguments --------------
+
+TREC_EVAL_ARGUMENTS = [[], ["-m", "all_trec"], ["-q"], ["-c"], ["-J"], ["-M", "10"], ["-m", "recall.100", "-m",
+                       "recall.1000"], ["-q", "-c", "-m", "all_trec"], ["-l", "2", "-m", "ndcg_cut.5,10", "-m", "map"],
+                       ["--measure", "P.10"]]
+
+
+@pytest.fixture(scope="module")
+def cranfield_run(tmp_path_factory):
+    folder = SHARED / "cranfield"
+    if not folder.is_dir():
+        pytest.skip("../shared/data/cranfield is not here")
+    return folder / "qrels.txt", tfidf_run(folder, "topics.tsv", tmp_path_factory.mktemp("te") / "tfidf.run")
+
+
+@pytest.mark.parametrize("arguments", TREC_EVAL_ARGUMENTS, ids=" ".join)
+def test_trec_eval_form_equals_the_trec_eval_binary(hand, cranfield_run, capsys, arguments):
+    """trec_eval's default set, all_trec, -q, -c, -J, -M, -l and repeated -m (trec_eval's own rule: recall.100
+    -m recall.1000 gives recall_100 alone) print what Pyserini's trec_eval prints, byte for byte, on the hand-made
+    run and on a TF-IDF run of Cranfield (ties, a query left out, an unjudged query)."""
+    for qrels, run in (hand, cranfield_run):
+        args = [*arguments, str(qrels), str(run)]
+        assert main(args) == 0
+        captured = capsys.readouterr()
+        reference = trec_eval_stdout(args)
+        assert captured.out == reference and captured.err == ""
+        if not arguments:  # trec_eval's official set, not the table's four measures
+            assert all(f"{m} " in reference for m in ("gm_map", "bpref", "iprec_at_recall_0.50", "P_1000"))
+
+
+def test_trec_eval_form_reads_stdin_pipes_and_process_substitution(hand, tmp_path):
+    """A run (or qrels) from ``-``, a pipe or ``<(...)``, as trec_eval's users put it in a shell pipeline."""
+    import shlex
+    import subprocess
+    import sys
+
+    qrels, run = (shlex.quote(str(p)) for p in hand)
+    expected = trec_eval_stdout(["-q", str(hand[0]), str(hand[1])])
+    ours = f"{shlex.quote(sys.executable)} -m lsr_lucene.eval -q"
+    for command in (f"cat {run} | {ours} {qrels} -", f"{ours} {qrels} - < {run}", f"cat {qrels} | {ours} - {run}",
+                    f"{ours} <(cat {qrels}) <(cat {run})", f"gzip -c {run} > {tmp_path}/run.gz && "
+                    f"{ours} {qrels} {tmp_path}/run.gz"):
+        done = subprocess.run(["bash", "-c", command], capture_output=True, text=True)
+        assert done.returncode == 0 and done.stdout == expected, (command, done.stderr)
+    done = subprocess.run(["bash", "-c", f"{ours} - - < {run}"], capture_output=True, text=True)
+    assert done.returncode == 2 and done.stderr.startswith("error: QRELS and RUN cannot both be -")
+
+
+def test_trec_eval_form_errors_are_one_line(hand, tmp_path, capsys):
+    qrels, run = hand
+    for args, words in ((["-m", "bogus", str(qrels), str(run)], "illegal measure 'bogus'"),
+                        ([str(qrels), str(tmp_path / "nope.run")], "nope.run: no such run file"),
+                        (["-J", "--qrels", str(qrels), "--run", str(run)], "-J: trec_eval's options")):
+        assert main(args) == 2, args
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and words in err and err.count("\n") == 1, err
+
+
+def test_measure_is_trec_evals_long_name_for_m_not_a_positional(hand, capsys):
+    """``eval --measure P_10 QRELS RUN`` (trec_eval's --measure) is -m P.10, not a third file."""
+    qrels, run = hand
+    assert main(["--measure", "P_10", str(qrels), str(run)]) == 0
+    assert capsys.readouterr().out == trec_eval_stdout(["-m", "P.10", str(qrels), str(run)])
+
+
+def test_the_table_form_says_it_is_the_table(hand, capsys):
+    qrels, run = hand
+    assert main(["--qrels", str(qrels), "--run", str(run)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[0] == "| run | nDCG@10 | MAP | R@100 | R@1000 |"
+    assert "lsr_lucene's table" in build_parser_help() and "the trec_eval binary itself" in build_parser_help()
+
+
+def build_parser_help() -> str:
+    from lsr_lucene.eval.cli import build_parser
+
+    return " ".join(build_parser().format_help().split())
+
+
+def test_without_the_binary_pytrec_eval_gives_the_lines_it_can_and_says_so(hand, capsys, monkeypatch):
+    from lsr_lucene.eval import trec_eval_binary
+
+    monkeypatch.setattr(trec_eval_binary, "available", lambda: False)  # e.g. Linux on ARM: the jar has no binary
+    qrels, run = hand
+    args = ["-q", "-c", *TREC_FORM_MEASURES, str(qrels), str(run)]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    assert captured.out == trec_eval_stdout(args) and captured.err.startswith("note: no trec_eval binary here")
+    assert main(["-J", str(qrels), str(run)]) == 2
+    assert "-J: needs the trec_eval binary" in capsys.readouterr().err

@@ -69,7 +69,7 @@ def test_search_and_compose_refuse_a_bm25_index_built_elsewhere(foreign, tmp_pat
 def test_an_anserini_impact_index_is_searched_without_spurious_warnings(foreign, tmp_path, capsys):
     run = tmp_path / "a.run"
     assert cli_main(["search", "--index", str(foreign["impact"]), "--topics", str(foreign["topics"]),
-                     "--output", str(run), "--threads", "1"]) == 0
+                     "--output", str(run), "--threads", "1", "--encoder", "splade-tiny"]) == 0
     err = capsys.readouterr().err
     assert lines(err, "warning:") == [], err  # splade-tiny's expansion terms the collection lacks are normal
     assert {line.split()[0] for line in run.read_text().splitlines()} == {"1", "2"}
@@ -84,16 +84,16 @@ def test_an_anserini_impact_index_is_searched_without_spurious_warnings(foreign,
 def test_search_takes_queries_on_the_command_line(foreign, tmp_path, capsys):
     run = tmp_path / "q.run"
     assert cli_main(["search", "--index", str(foreign["impact"]), "--query", "green tea", "--query", "coffee",
-                     "--output", str(run), "--threads", "1"]) == 0
+                     "--output", str(run), "--threads", "1", "--encoder", "splade-tiny"]) == 0
     rows = [line.split() for line in run.read_text().splitlines()]
     assert [r[0] for r in rows if r[3] == "1"] == ["1", "2"]
     by_topics = tmp_path / "t.run"
     assert cli_main(["search", "--index", str(foreign["impact"]), "--topics", str(foreign["topics"]),
-                     "--output", str(by_topics), "--threads", "1"]) == 0
+                     "--output", str(by_topics), "--threads", "1", "--encoder", "splade-tiny"]) == 0
     assert by_topics.read_text() == run.read_text()
     capsys.readouterr()
     assert cli_main(["search", "--index", str(foreign["impact"]), "--query", " ", "--output",
-                     str(tmp_path / "e.run")]) == 2
+                     str(tmp_path / "e.run"), "--encoder", "splade-tiny"]) == 2
     assert lines(capsys.readouterr().err, "error:") == ["error: --query 1: empty query"]
 
 
@@ -101,12 +101,12 @@ def test_search_takes_queries_on_the_command_line(foreign, tmp_path, capsys):
 def test_truncated_queries_are_counted_with_the_option_that_sets_the_limit(foreign, tmp_path, capsys):
     long = " ".join(["coffee"] * 80)
     assert cli_main(["search", "--index", str(foreign["impact"]), "--query", "tea", "--query", long,
-                     "--output", str(tmp_path / "a.run"), "--threads", "1"]) == 0
+                     "--output", str(tmp_path / "a.run"), "--threads", "1", "--encoder", "splade-tiny"]) == 0
     warnings = lines(capsys.readouterr().err, "warning:")
     assert len(warnings) == 1 and "1 of 2 queries are longer than 64 tokens" in warnings[0]
     assert "--query-max-length" in warnings[0]
     assert cli_main(["search", "--index", str(foreign["impact"]), "--query", "tea", "--query", long,
-                     "--query-max-length", "128", "--output", str(tmp_path / "b.run"), "--threads", "1"]) == 0
+                     "--query-max-length", "128", "--output", str(tmp_path / "b.run"), "--threads", "1", "--encoder", "splade-tiny"]) == 0
     assert lines(capsys.readouterr().err, "warning:") == []
 
 
@@ -205,7 +205,7 @@ def test_the_python_api_loads_models_without_the_loading_bar(foreign, capfd):
         logging.enable_progress_bar()
     logging.set_verbosity_warning()
     try:
-        with ImpactSearcher(foreign["impact"]) as searcher:
+        with ImpactSearcher(foreign["impact"], encoder="splade-tiny") as searcher:  # the index records none
             assert searcher.search("green tea", k=1)[0].docid == "d1"
         assert logging.is_progress_bar_enabled()  # the user's setting is given back
     finally:

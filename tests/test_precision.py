@@ -16,6 +16,7 @@ from lsr_lucene.encode.cli import main as encode_main
 from lsr_lucene.encode.encoder import SparseEncoder
 from lsr_lucene.errors import InputError
 from lsr_lucene.io.vectors import write_vectors
+from lsr_lucene.io.vectors import read_metadata
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 native_bf16_only = pytest.mark.skipif(
@@ -254,17 +255,17 @@ def test_encode_cli_dtype_flag_alias_and_metadata(texts, tmp_path):
     corpus = _corpus(tmp_path / "corpus.jsonl", texts[:3])
     common = ["--corpus", str(corpus), "--max-length", "32", "--threads", "1"]
     assert encode_main(common + ["--output", str(tmp_path / "default")]) == 0
-    meta = json.loads((tmp_path / "default" / "metadata.json").read_text())
+    meta = read_metadata(tmp_path / "default")
     assert (meta["dtype"], meta["dtype_requested"]) == ("fp32", "fp32")
     assert meta["cpu_capability"] == prec.capability_string()
     assert encode_main(common + ["--output", str(tmp_path / "auto"), "--dtype", "auto"]) == 0
-    meta = json.loads((tmp_path / "auto" / "metadata.json").read_text())
+    meta = read_metadata(tmp_path / "auto")
     assert meta["dtype_requested"] == "auto" and meta["dtype"] in ("fp32", "bf16")
     assert encode_main(common + ["--output", str(tmp_path / "alias"), "--bf16"]) == 0
-    meta = json.loads((tmp_path / "alias" / "metadata.json").read_text())
+    meta = read_metadata(tmp_path / "alias")
     assert (meta["dtype"], meta["dtype_requested"]) == ("bf16", "bf16")
     assert encode_main(common + ["--output", str(tmp_path / "fp32"), "--dtype", "fp32"]) == 0
-    assert json.loads((tmp_path / "fp32" / "metadata.json").read_text())["dtype"] == "fp32"
+    assert read_metadata(tmp_path / "fp32")["dtype"] == "fp32"
     with pytest.raises(SystemExit):
         encode_main(common + ["--output", str(tmp_path / "both"), "--bf16", "--dtype", "auto"])
     with pytest.raises(SystemExit):
@@ -280,7 +281,7 @@ def test_longdocs_encode_cli_dtype_and_resume(texts, tmp_path, monkeypatch):
             "--threads", "1"]
     assert longdocs_main(argv + ["--dtype", "fp32"]) == 0
     state = json.loads((tmp_path / "enc" / "state.json").read_text())
-    meta = json.loads((tmp_path / "enc" / "vectors" / "metadata.json").read_text())
+    meta = read_metadata(tmp_path / "enc" / "vectors")
     assert state["settings"]["dtype"] == "fp32" and meta["dtype_requested"] == "fp32"
     _native(monkeypatch)  # auto would now pick bf16
     with pytest.raises(InputError, match="complete encoding"):  # a complete encoding is not encoded again

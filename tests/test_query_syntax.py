@@ -32,7 +32,7 @@ def test_grammar(query, tree):
     assert uses_syntax(query)
     report = read_query(query)
     assert report.tree == tree and report.composed
-    assert all("explicit query syntax" in line for line in report.lines())
+    assert all("explicit query syntax" in line for line in report.decisions())
 
 
 @pytest.mark.parametrize("query", [
@@ -58,14 +58,14 @@ def test_malformed_queries_name_the_query(query, why):
 
 def test_explain_names_the_strict_filter():
     """Issue 65 item 5: the -word / NOT form shows as what it is (a strict filter on the text field), not as a cue."""
-    lines = parse_syntax("films NOT (dogs OR cats)").lines()
+    lines = parse_syntax("films NOT (dogs OR cats)").decisions()
     assert lines[0].startswith("NOT (explicit query syntax): a strict filter on the text field") and \
         "contains (dogs OR cats) is removed from the results of 'films'" in lines[0]
     assert lines[1] == "OR (explicit query syntax): inside an excluded part, documents containing dogs or cats are removed"
     assert "ranks 'films', then removes inside the search every document matching (dogs OR cats)" in lines[2]
     assert "EnglishAnalyzer" in lines[2] and not any("cue" in line or " at 0" in line for line in lines)
-    assert 'contains "hot dogs"' in parse_syntax('films -"hot dogs"').lines()[0]
-    assert "'tea' OR 'coffee', ranked by the 'or' node's operation" in parse_syntax("tea OR coffee").lines()[0]
+    assert 'contains "hot dogs"' in parse_syntax('films -"hot dogs"').decisions()[0]
+    assert "'tea' OR 'coffee', ranked by the 'or' node's operation" in parse_syntax("tea OR coffee").decisions()[0]
 
 
 def test_cli_and_searcher_remove_the_excluded_documents(demo, tmp_path, capsys):

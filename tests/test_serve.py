@@ -354,7 +354,8 @@ def test_heap_factor_server_default_and_per_request(zipf, tmp_path):
     (exact scores, every document above the exact k-th score / 0.5) and miss some of the exact top k; a request's
     ``heap_factor`` 1 is the exact top k, also in a batch and while 0.5 requests run beside it on the shared
     searcher."""
-    proc = spawn_server(zipf.plain, tmp_path / "server.err", "--name", "zipf", "--heap-factor", "0.5")
+    proc = spawn_server(zipf.plain, tmp_path / "server.err", "--name", "zipf", "--heap-factor", "0.5",
+                        "--encoder", "splade-tiny")  # a synthetic index records no model: name one
     try:
         api = wait_ready(proc, tmp_path / "server.err") + "/v1/zipf"
         specs = zipf.queries(20, 5)
@@ -639,7 +640,7 @@ def test_compose_shares_the_search_index_and_stays_exact(zipf):
     factor 1) although the server's default is 0.5, and closing the composer leaves the shared searcher open."""
     from lsr_lucene.serve.engine import SearchEngine
 
-    engine = SearchEngine(zipf.plain, heap_factor=0.5)
+    engine = SearchEngine(zipf.plain, heap_factor=0.5, encoder="splade-tiny")  # the index records no model
     try:
         backend = engine.composer.backend
         assert backend.searcher is engine.searcher.spec_searcher

@@ -80,8 +80,7 @@ def test_write_and_read_vectors(tmp_path):
     meta = write_vectors(read_corpus(corpus), FakeEncoder(), out, scale=100, shard_size=10)
     assert (meta["documents"], meta["shards"], meta["skipped_empty"]) == (23, 3, 0)
     assert read_metadata(out)["scale"] == 100 and read_metadata(out)["model"] == "fake"
-    assert sorted(p.name for p in out.iterdir()) == ["metadata.json", "part-00000.jsonl", "part-00001.jsonl",
-                                                     "part-00002.jsonl"]
+    assert sorted(p.name for p in out.iterdir()) == ["part-00000.jsonl", "part-00001.jsonl", "part-00002.jsonl"]
     rows = list(read_vectors(out, with_contents=True))
     assert [r[0] for r in rows] == [f"d{i:02d}" for i in range(23)]
     first_id, first_vector, first_text = rows[0]

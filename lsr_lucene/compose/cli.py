@@ -136,7 +136,7 @@ def load_compositions(args: argparse.Namespace) -> tuple[list[Composition], dict
         for qid, text in topics.items():
             if not text.strip():
                 raise InputError(f"--query {qid}: empty query")
-    reports = {qid: read_query(text, f"query {qid}").lines() for qid, text in topics.items()} if args.explain else {}
+    reports = {qid: read_query(text, f"query {qid}").decisions() for qid, text in topics.items()} if args.explain else {}
     return parse_topics(topics), reports
 
 

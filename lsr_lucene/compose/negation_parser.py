@@ -565,8 +565,8 @@ def _parse(text: str, report: ParseReport, budget: int) -> Tree:
 
 
 def explain(result: ParseReport) -> str:
-    """Human-readable account of a parse: the query, every cue decision (:meth:`ParseReport.lines`), the tree."""
-    lines = [f"query: {result.text}"] + ["  " + line for line in result.lines()]
+    """Human-readable account of a parse: the query, every cue decision (:meth:`ParseReport.decisions`), the tree."""
+    lines = [f"query: {result.text}"] + ["  " + line for line in result.decisions()]
     if result.composed:
         lines.append(format_tree(result.tree, "  "))
     return "\n".join(lines)

@@ -3,9 +3,10 @@
 :mod:`lsr_lucene.compose.negation_parser`, which re-exports both."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
-from lsr_lucene.compose.tree import Tree
+from lsr_lucene.compose.tree import Tree, tree_to_json
 
 
 @dataclass
@@ -57,7 +58,13 @@ class ParseReport:
         return self.fired
 
     def lines(self) -> list[str]:
-        """Human-readable explanation: one line per fired cue (outermost first), then one per rejected candidate."""
+        """Human-readable account of the parse: the tree (as JSON, the server's "composition"), then
+        :meth:`decisions`."""
+        tree = json.dumps(tree_to_json(self.tree), ensure_ascii=False)
+        return [f"tree: {tree}" if self.composed else f"tree: {tree} (one atomic query)", *self.decisions()]
+
+    def decisions(self) -> list[str]:
+        """One line per fired cue (outermost first), then one per rejected candidate."""
         decisions = [(c, "fired") for c in self.fired] + [(c, "rejected") for c in self.rejected]
         out = []
         for c, what in decisions:

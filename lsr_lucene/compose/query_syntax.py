@@ -39,10 +39,6 @@ class SyntaxReport(ParseReport):
     """The parse of a query in the explicit syntax: its operators, and what its exclusions do (a strict filter on
     the index's text field, not a penalty)."""
 
-    def lines(self) -> list[str]:
-        """What ``--explain`` prints of the parse (:meth:`decisions`)."""
-        return self.decisions()
-
     def decisions(self) -> list[str]:
         """One line per operator, saying what it does where it stands, then the filter the query searches with."""
         from lsr_lucene.compose.exclusion import split_exclusions, written as filter_written

@@ -123,7 +123,9 @@ class ComposeSearcher:
         if isinstance(spec, QueryEncoder):
             encoder = spec
         elif spec is None or isinstance(spec, (str, Path)):
-            model = str(spec) if spec is not None else self._info.get("model") or "splade-tiny"
+            from lsr_lucene.search.impact import query_model_name
+
+            model = query_model_name(self.index_dir, self._info, spec, "encoder=")
             encoder = QueryEncoder(model, self.mode, self._query_max_length, threads=self._threads,
                                    **self._encoder_options)
         elif hasattr(spec, "encode_queries"):

@@ -7,7 +7,6 @@ keeps each document's text as ``contents``), else from the corpus those vectors 
 """
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
@@ -45,10 +44,9 @@ def leg_documents(index: str | Path, corpus: str | None = None, vectors: str | P
 
 def _recorded_corpus(vectors: str | Path) -> str | None:
     """The corpus file ``lsr-lucene encode`` recorded in the vectors' metadata, when it still exists."""
-    meta = Path(vectors) / "metadata.json"
-    if not meta.is_file():
-        return None
-    source = json.loads(meta.read_text()).get("source")
+    from lsr_lucene.io.vectors import read_metadata
+
+    source = read_metadata(vectors).get("source")
     return source if source and Path(source).is_file() else None
 
 

@@ -29,7 +29,7 @@ def _encode_parser(sub) -> None:
     p = sub.add_parser("encode", help="encode a corpus into JsonVectorCollection shards with a pool of encoder actors")
     p.add_argument("--corpus", required=True,
                    help="documents: JSONL/TSV file, BEIR folder, JSONL directory or irds:<id>")
-    opt.add_output(p, "vectors directory (part-*.jsonl + metadata.json)")
+    opt.add_output(p, "vectors directory (part-*.jsonl; its record beside it: DIR.metadata.json)")
     opt.add_encoder(p, "splade-tiny", "sparse encoder: registry name, HF id or local model folder", dest="model")
     opt.add_max_length(p)
     opt.add_batch_size(p, DEFAULT_BATCH_SIZE)
@@ -108,7 +108,9 @@ def _specs(args: argparse.Namespace, encoder_settings: dict) -> list[dict]:
     topics = read_topics(args.topics)
     if not topics:
         raise InputError(f"{args.topics}: no topics")
-    model = args.encoder or encoder_settings.get("model") or "splade-tiny"
+    from lsr_lucene.search.impact import query_model_name
+
+    model = query_model_name(args.index, encoder_settings, args.encoder)
     scale = args.scale or encoder_settings.get("scale") or 100
     options = {k: encoder_settings[k] for k in ("activation", "pooling", "epsilon")
                if encoder_settings.get(k) is not None}

@@ -31,8 +31,8 @@ from typing import Any, Callable, Iterable, Iterator
 from lsr_lucene.distributed.cluster import lsr_error_in, node_id
 from lsr_lucene.errors import InputError, Interrupted
 from lsr_lucene.io.output import write_text_atomic
-from lsr_lucene.io.vectors import (ENCODE_WINDOW, METADATA, SHARD_PATTERN, ResumeMismatch, doc_fields, encode_window,
-                                   window_lines)
+from lsr_lucene.io.vectors import (ENCODE_WINDOW, SHARD_PATTERN, ResumeMismatch, doc_fields, encode_window,
+                                   window_lines, write_metadata)
 
 STATE = "distributed.state"  # progress record in the partial directory (not *.json: the indexer reads those)
 WAVE_DOCUMENTS = 200_000  # documents handed to Ray Data at a time, so the driver never holds a whole corpus
@@ -340,6 +340,6 @@ def distributed_encode(corpus: str, output: str | Path, resources: dict, encoder
                             "gpus_per_worker": resources["gpus"]},
         }
         state.path.unlink()
-        write_text_atomic(state.dir / METADATA, json.dumps(metadata, indent=2) + "\n")
         install(state.dir, final, overwrite)
+        write_metadata(final, metadata)  # beside the folder (io.vectors.metadata_path), once it is complete
     return metadata

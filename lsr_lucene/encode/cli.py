@@ -69,7 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--corpus", help="documents: JSONL/TSV file, BEIR folder, JSONL directory or irds:<id>")
     opt.add_topics(source, help="queries: TSV, TREC topics, JSONL or irds:<id>")
-    opt.add_output(parser, "documents: vectors directory (part-*.jsonl + metadata.json); queries: a JSONL file")
+    opt.add_output(parser, "documents: vectors directory (part-*.jsonl; its record beside it: DIR.metadata.json); "
+                           "queries: a JSONL file")
     opt.add_encoder(parser, "splade-tiny", "sparse encoder: registry name, HF id or local model folder", dest="model")
     opt.add_max_length(parser)
     opt.add_number(parser, "--query-max-length", default=64, metavar="N", help="query truncation in tokens")

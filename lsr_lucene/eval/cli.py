@@ -1,9 +1,13 @@
 """Evaluate TREC runs with trec_eval's measures (in process, pytrec_eval; no JVM), or contrastive pairs: runs side by side.
 
 ``lsr-lucene eval --qrels qrels.txt --run bm25=runs/bm25.txt --run splade=runs/splade.txt`` prints a Markdown
-table (rows = runs; columns nDCG@10, MAP, R@100, R@1000 by default, ``trec_eval -c``; ``--baseline bm25`` adds
-PyTerrier's +, - and paired t-test p-value columns against that run).
-``lsr-lucene eval [-q] [-c] -m ndcg_cut.10 -m map QRELS RUN`` prints what ``trec_eval`` prints (same lines).
+table, lsr_lucene's own form (rows = runs; columns nDCG@10, MAP, R@100, R@1000 by default, averaged over every qrels
+query as ``trec_eval -c``; ``--baseline bm25`` adds PyTerrier's +, - and paired t-test p-value columns against that
+run).
+``lsr-lucene eval [trec_eval's options] QRELS RUN`` is trec_eval: the trec_eval binary of Pyserini's Anserini jar
+runs on these arguments (its default measures, ``-m all_trec``, ``-q``, ``-c``, ``-J``, ``-M N``, ``-l N``, repeated
+``-m``), so the output is trec_eval's, byte for byte; QRELS or RUN may be ``-`` (stdin), a pipe or ``<(...)``
+(lsr_lucene.eval.trec_eval_binary).
 ``lsr-lucene eval --contrastive PAIRS.jsonl --run RUN`` needs no qrels: ExcluIR-style pairs
 (``{"id","query","pos_id","neg_id"}``: ExcluIR, BoolQuestions NOT) give R@1, ΔR@1, MRR@10, ΔMRR@10 and RR with its
 ties; NevIR rows (``{"id","q1","doc1","q2","doc2"}``; run qids ``<id>/q1``, ``<id>/q2``, docids ``<id>/1``,
@@ -66,20 +70,33 @@ def contrastive(pairs: str, runs: dict[str, str], per_query: bool = False, missi
 
 def build_parser() -> argparse.ArgumentParser:
     """Arguments of ``lsr-lucene eval``."""
-    parser = opt.Parser(prog="lsr-lucene eval", description=__doc__.splitlines()[0])
+    parser = opt.Parser(prog="lsr-lucene eval", description=(
+        "Evaluate TREC runs, in one of two forms. trec_eval's: lsr-lucene eval [trec_eval's options] QRELS RUN runs "
+        "the trec_eval binary itself (its output, its default measures). lsr_lucene's table: --qrels QRELS --run "
+        "A --run B prints runs side by side with the table's own defaults (nDCG@10 MAP R@100 R@1000, averaged "
+        "over every qrels query as trec_eval -c). Or --contrastive PAIRS: contrastive metrics, no qrels."))
     parser.add_argument("files", nargs="*", metavar="QRELS RUN",
-                        help="trec_eval's form: a qrels file and one run, printed as trec_eval prints them "
-                             "(measure, qid or all, value); without -m the table's measures, not trec_eval's "
-                             "whole default set")
-    parser.add_argument("-q", dest="trec_per_query", action="store_true",
-                        help="trec_eval's form: per-query lines before the 'all' lines")
-    parser.add_argument("-c", dest="trec_complete", action="store_true",
-                        help="trec_eval's form: average over every qrels query (a query the run lacks scores 0); "
-                             "the table always does")
-    parser.add_argument("-m", dest="trec_measures", action="append", default=None, metavar="MEASURE",
-                        help="a trec_eval measure (repeatable, as trec_eval's -m: -m ndcg_cut.10 -m map)")
+                        help="trec_eval's form: a qrels file and one run (either may be - for stdin, a pipe or "
+                             "<(...)), evaluated by the trec_eval binary itself: its output, its default measures")
+    trec = parser.add_argument_group("trec_eval's options (with QRELS RUN; as trec_eval -h describes them)")
+    trec.add_argument("-q", dest="trec_per_query", action="store_true",
+                      help="per-query lines before the 'all' lines")
+    trec.add_argument("-c", dest="trec_complete", action="store_true",
+                      help="average over every qrels query (a query the run lacks scores 0); the table always does")
+    trec.add_argument("-m", "--measure", dest="trec_measures", action="append", default=None, metavar="MEASURE",
+                      help="a trec_eval measure or set (repeatable: -m ndcg_cut.10 -m map, -m all_trec; "
+                           "default: trec_eval's official set)")
+    trec.add_argument("-J", dest="trec_judged_only", action="store_true",
+                      help="evaluate over judged documents only (unjudged ones removed from the ranking)")
+    opt.add_number(trec, "-M", kind=opt.POSITIVE_INT, dest="trec_max_retrieved", default=None, metavar="N",
+                      help="use at most N documents per query")
+    opt.add_number(trec, "-l", kind=opt.INTEGER, dest="trec_level", default=None, metavar="N",
+                      help="minimum judgement counted relevant (default 1)")
+    opt.add_number(trec, "-N", kind=opt.POSITIVE_INT, dest="trec_collection_size", default=None, metavar="N",
+                      help="number of documents in the collection")
+    trec.add_argument("-n", dest="trec_no_summary", action="store_true", help="no summary ('all') lines")
     source = parser.add_mutually_exclusive_group()
-    source.add_argument("--qrels", help="TREC qrels file (qid 0 docid gain)")
+    source.add_argument("--qrels", help="lsr_lucene's table form: TREC qrels file (qid 0 docid gain)")
     source.add_argument("--contrastive", metavar="PAIRS.jsonl",
                         help="contrastive pairs instead of qrels: ExcluIR / BoolQuestions rows {id, query, pos_id, "
                              "neg_id} (qid = id) or NevIR rows {id, q1, doc1, q2, doc2} (qids <id>/q1, <id>/q2; "
@@ -112,8 +129,10 @@ def main(argv: list[str] | None = None) -> int:
         measures = (args.measures or []) + (args.trec_measures or [])
         if args.files:
             return trec_eval_form(args, measures)
-        if args.trec_per_query or args.trec_complete:
-            raise InputError("-q and -c belong to trec_eval's form: lsr-lucene eval [-q] [-c] -m MEASURE QRELS RUN")
+        given = [flag for flag, value in trec_flags(args) if value not in (None, False)]
+        if given:
+            raise InputError(f"{' '.join(given)}: trec_eval's options, for its form: lsr-lucene eval [-q] [-c] "
+                             "[-m MEASURE] QRELS RUN")
         if not (args.qrels or args.contrastive) or not args.run:
             raise InputError("give --qrels QRELS (or --contrastive PAIRS) and --run NAME=PATH, or trec_eval's form "
                              "QRELS RUN")
@@ -162,8 +181,35 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def trec_flags(args: argparse.Namespace) -> list[tuple[str, object]]:
+    """(trec_eval flag, value given) of each trec_eval option but -m."""
+    return [("-q", args.trec_per_query), ("-c", args.trec_complete), ("-J", args.trec_judged_only),
+            ("-M", args.trec_max_retrieved), ("-l", args.trec_level), ("-N", args.trec_collection_size),
+            ("-n", args.trec_no_summary)]
+
+
+def trec_eval_options(args: argparse.Namespace, measures: list[str]) -> list[str]:
+    """trec_eval's arguments before QRELS RUN: the flags given, then each -m in the order given (a friendly name
+    such as nDCG@10 or ndcg_cut_10 becomes trec_eval's ndcg_cut.10; trec_eval's own names pass unchanged)."""
+    from lsr_lucene.eval.trec import canonical_measure
+
+    options: list[str] = []
+    for flag, value in trec_flags(args):
+        if value is True:
+            options.append(flag)
+        elif value is not None and value is not False:
+            options += [flag, str(value)]
+    for name in measures:
+        base, param = canonical_measure(name)
+        options += ["-m", f"{base}.{param}" if param is not None else base]
+    return options
+
+
 def trec_eval_form(args: argparse.Namespace, measures: list[str]) -> int:
-    """``lsr-lucene eval [-q] [-c] -m M ... QRELS RUN``: trec_eval's lines on stdout."""
+    """``lsr-lucene eval [trec_eval's options] QRELS RUN``: trec_eval's own output on stdout (the binary of
+    Anserini's jar; where this platform has none, pytrec_eval's lines for -m/-q/-c, said on stderr)."""
+    from lsr_lucene.eval import trec_eval_binary
+
     if len(args.files) != 2:
         raise InputError(f"trec_eval's form takes a qrels file and one run (QRELS RUN), got {len(args.files)} "
                          "files; for several runs side by side: --qrels QRELS --run A --run B")
@@ -173,8 +219,31 @@ def trec_eval_form(args: argparse.Namespace, measures: list[str]) -> int:
     if mixed:
         raise InputError(f"{', '.join(mixed)}: not with trec_eval's form QRELS RUN (use -q for per-query lines)")
     qrels_path, run_path = args.files
-    qrels, run = read_qrels(qrels_path), read_run(run_path)
-    tag = next((row.tag for row in iter_run(run_path)), "")  # what trec_eval prints as runid
+    if qrels_path == "-" and run_path == "-":
+        raise InputError("QRELS and RUN cannot both be - (stdin): give one of them as a file")
+    if trec_eval_binary.available():
+        sys.stdout.write(trec_eval_binary.run(trec_eval_options(args, measures), qrels_path, run_path))
+        return 0
+    return _pytrec_eval_form(args, measures, qrels_path, run_path)
+
+
+def _pytrec_eval_form(args: argparse.Namespace, measures: list[str], qrels_path: str, run_path: str) -> int:
+    """trec_eval's lines from pytrec_eval (trec_eval's code in process) where no trec_eval binary runs here."""
+    import tempfile
+
+    from lsr_lucene.eval.trec_eval_binary import readable
+
+    beyond = [flag for flag, value in trec_flags(args)[2:] if value not in (None, False)]
+    if beyond:
+        raise InputError(f"{' '.join(beyond)}: needs the trec_eval binary, which Anserini's jar lacks for this "
+                         "platform (or Pyserini is not installed)")
+    print(f"note: no trec_eval binary here: lines from pytrec_eval for {' '.join(measures or DEFAULT_MEASURES)}",
+          file=sys.stderr)
+    with tempfile.TemporaryDirectory(prefix="lsr-trec-eval-") as tmp:
+        qrels_file = readable(qrels_path, "qrels", Path(tmp), sys.stdin.buffer)
+        run_file = readable(run_path, "run", Path(tmp), sys.stdin.buffer)
+        qrels, run = read_qrels(qrels_file), read_run(run_file)
+        tag = next((row.tag for row in iter_run(run_file)), "")  # what trec_eval prints as runid
     lines = trec_eval_lines(qrels, run, measures or DEFAULT_MEASURES, args.trec_per_query, args.trec_complete, tag)
     sys.stdout.write("\n".join(lines) + "\n")
     return 0

@@ -26,7 +26,7 @@ from lsr_lucene.errors import InputError
 from lsr_lucene.index.kind import IMPACT, INDEX_METADATA, check_index_format, index_record, require_index_kind
 from lsr_lucene.io.claims import temporary_prefix
 from lsr_lucene.io.output import atomic_output, open_jsonl, refuse_existing
-from lsr_lucene.io.vectors import METADATA as VECTOR_METADATA, vector_files
+from lsr_lucene.io.vectors import read_metadata, vector_files
 
 # Limits of Anserini 1.7.1's JsonVectorCollection -impact -pretokenized indexing (Lucene 9.9 underneath):
 MAX_WEIGHT = 2**31 - 1  # JsonNode.asInt(): a larger weight wraps around to (weight mod 2^32) as a 32-bit int
@@ -185,8 +185,7 @@ def _check_heap(largest: _Largest) -> None:
 
 
 def _vector_metadata(files: list[Path]) -> dict:
-    meta_file = files[0].parent / VECTOR_METADATA
-    return json.loads(meta_file.read_text()) if meta_file.exists() else {}
+    return read_metadata(files[0].parent)
 
 
 def index_size(index: str | Path) -> int:
@@ -216,7 +215,8 @@ def run_index_collection(args: list[str], source: str | Path | None = None, hint
 def index_vector_files(files: list[Path], index_dir: Path, threads: int, optimize: bool = True,
                        source: str | Path | None = None, hint: str = "") -> None:
     """Anserini's IndexCollection (``-impact -pretokenized``) over these JsonVectorCollection shards, unvalidated."""
-    # IndexCollection reads every file of its input directory (metadata.json too): give it only the vectors
+    # IndexCollection reads every file of its input directory (a folder's metadata.json of before too): give it
+    # only the vectors
     # a fresh name: a staging folder left by a killed run never blocks the next one
     staging = Path(tempfile.mkdtemp(dir=index_dir.parent, prefix=f".{index_dir.name}-input-"))
     try:

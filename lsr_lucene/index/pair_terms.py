@@ -12,7 +12,7 @@ from typing import Mapping
 
 from lsr_lucene.errors import InputError
 from lsr_lucene.io.output import atomic_output, open_jsonl
-from lsr_lucene.io.vectors import METADATA, NEG_PREFIX, vector_files
+from lsr_lucene.io.vectors import NEG_PREFIX, read_metadata, vector_files, write_metadata
 
 PAIR_SEPARATOR = "||"
 
@@ -57,8 +57,7 @@ def add_pair_terms(vectors_in: str | Path, vectors_out: str | Path, top_n: int =
                     out.write(json.dumps(obj, ensure_ascii=False) + "\n")
                     docs += 1
                     added += len(extra)
-        if src.is_dir() and (src / METADATA).exists():
-            meta = json.loads((src / METADATA).read_text())
-            meta["pair_terms_top_n"] = top_n
-            (tmp / METADATA).write_text(json.dumps(meta, indent=2) + "\n")
+    meta = read_metadata(src)
+    if meta:
+        write_metadata(vectors_out, {**meta, "pair_terms_top_n": top_n})
     return {"documents": docs, "pair_terms": added}

@@ -1,7 +1,9 @@
 """Quantise sparse vectors and write/read them as Anserini JsonVectorCollection shards (resumable).
 
 Output of :func:`write_vectors` is a directory of ``part-00000.jsonl`` ... files, one JSON object a line
-``{"id", "contents", "vector": {term: int}}``, plus ``metadata.json`` (encoder settings, scale, counts).
+``{"id", "contents", "vector": {term: int}}``; what was recorded (encoder settings, scale, counts) is the sibling file
+``<directory>.metadata.json`` (:func:`metadata_path`), outside the directory: Anserini's JsonVectorCollection reads
+every file inside it, hidden ones too, as documents (folders written before keep ``metadata.json`` inside: read too).
 Work happens in a hidden sibling ``.<name>.partial/``: each shard is written to a temporary name and
 renamed when complete, and the finished directory is renamed into place at the end. Re-running the
 same command after an interruption resumes after the last complete shard.
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
 import sys
 import time
@@ -28,7 +31,8 @@ from lsr_lucene.io.output import AtomicFile, write_text_atomic
 
 DEFAULT_SCALE = 100
 DEFAULT_SHARD_SIZE = 10_000
-METADATA = "metadata.json"
+METADATA = "metadata.json"  # inside the directory: where folders written before this release keep their record
+METADATA_SUFFIX = ".metadata.json"  # beside the directory: <name>.metadata.json (where Anserini does not look)
 PROGRESS = "progress.state"  # in the partial directory only (not *.json: the indexer reads *.json files)
 NEG_PREFIX = "neg_"
 SHARD_PATTERN = "part-{:05d}.jsonl"
@@ -149,10 +153,33 @@ def read_query_vectors(path: str | Path) -> dict[str, dict[str, float]]:
     return _read(path)
 
 
+def metadata_path(folder: str | Path) -> Path:
+    """Where a vectors directory's record is written: ``<folder>.metadata.json`` beside it (Anserini's indexers,
+    given the folder, read every file in it: ``python -m pyserini.index.lucene --input FOLDER`` must see documents
+    only)."""
+    folder = Path(os.path.abspath(folder))
+    return folder.with_name(folder.name + METADATA_SUFFIX)
+
+
+def metadata_file(folder: str | Path) -> Path | None:
+    """The record of a vectors directory: beside it, else ``metadata.json`` inside it (written before); None."""
+    for candidate in (metadata_path(folder), Path(folder) / METADATA):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
 def read_metadata(path: str | Path) -> dict:
-    """``metadata.json`` of a vectors directory ({} when absent)."""
-    meta = Path(path) / METADATA
-    return json.loads(meta.read_text()) if meta.is_file() else {}
+    """What encoding recorded for a vectors directory (:func:`metadata_file`; {} when it has no record)."""
+    meta = metadata_file(path) if Path(path).is_dir() else None
+    return json.loads(meta.read_text()) if meta is not None else {}
+
+
+def write_metadata(folder: str | Path, metadata: Mapping[str, Any]) -> Path:
+    """Write a vectors directory's record beside it, atomically (:func:`metadata_path`); its path."""
+    path = metadata_path(folder)
+    write_text_atomic(path, json.dumps(metadata, indent=2) + "\n")
+    return path
 
 
 # ---- writing --------------------------------------------------------------------------------------------
@@ -272,7 +299,7 @@ def _adopt_resumed_dtype(final: Path, encoder) -> None:
 
 
 def _finish(partial: _Partial, metadata: dict, positions: Path | None, overwrite: bool) -> None:
-    """Concatenate position shards, write metadata.json, and move the directory into place."""
+    """Concatenate position shards, move the directory into place and write its record beside it."""
     from lsr_lucene.io.output import atomic_output, install
 
     if positions is not None:
@@ -284,8 +311,8 @@ def _finish(partial: _Partial, metadata: dict, positions: Path | None, overwrite
         for shard in partial.shards:
             (partial.dir / shard["positions"]).unlink()
     (partial.dir / PROGRESS).unlink()
-    write_text_atomic(partial.dir / METADATA, json.dumps(metadata, indent=2) + "\n")
     install(partial.dir, partial.final, overwrite)
+    write_metadata(partial.final, metadata)  # last: a record beside a folder says the folder is complete
 
 
 def _takes_progress(encoder) -> bool:
@@ -371,7 +398,7 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
     Resumes an interrupted run with the same settings; duplicate ids and non-finite weights raise
     InputError naming the id and where it came from; empty documents are skipped and counted.
     ``positions`` also writes per-position token weights JSONL ``{"id", "tokens": [[tok, w], ...]}``.
-    Returns the metadata written to ``metadata.json``.
+    Returns the metadata written beside the directory (:func:`write_metadata`).
     """
     from lsr_lucene.progress import feeding, progress_bar
 
@@ -424,6 +451,7 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
 
         def collect(entry) -> None:
             result, skip, size, fed = entry  # fed: documents the encoder's per-batch bar has counted already
+            # (a bar over the whole input, whose count never passes it: tqdm drops a total it passes)
             rows = result if isinstance(result, list) else result.result()
             start = skip
             while start < len(rows):  # into the open shard, up to its size; a full shard is put in place
@@ -434,7 +462,7 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
                 start = end
                 if shard[0].documents == shard_size:
                     finish_shard()
-            progress.update(max(0, size - skip - fed))
+            progress.update(max(0, size - fed))  # every document of the window once (context ones too)
 
         def encode_window_now() -> None:
             nonlocal context
@@ -477,8 +505,10 @@ def write_vectors(docs: Iterable[Any], encoder, out_dir: str | Path, scale: floa
                             raise ResumeMismatch(f"{origin}: input differs from the interrupted run in {partial.dir} "
                                                  f"(document {doc_id!r} is not as it was); delete it to start again")
                         if nonempty >= context_from:  # in the window the run resumes in: encoded with it again
-                            pending.append((doc_id, text, origin))
+                            pending.append((doc_id, text, origin))  # (counted once, when that window is back)
                             context += 1
+                            nonempty += 1
+                            continue
                         nonempty += 1
                     progress.update(1)
                     continue

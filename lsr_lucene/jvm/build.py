@@ -61,7 +61,9 @@ def anserini_jar() -> Path:
         return override
     spec = importlib.util.find_spec("pyserini")
     if spec is None or not spec.submodule_search_locations:
-        raise SetupError("pyserini is not installed; run the README's install command")
+        raise SetupError("Anserini's jar not found: pyserini is not installed; `pip install --no-deps pyserini==1.6.0` "
+                         "brings its jar alone (the user install), the `pyserini` extra Pyserini itself, or "
+                         "LSR_ANSERINI_JAR=JAR names a jar")
     jars = sorted(Path(spec.submodule_search_locations[0], "resources", "jars").glob("anserini-*-fatjar.jar"))
     if not jars:
         raise SetupError("pyserini has no Anserini fat jar under pyserini/resources/jars")

@@ -8,7 +8,7 @@ from lsr_lucene.jvm.build import build
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = opt.Parser(prog="lsr-lucene build-java", description=__doc__.splitlines()[0])
+    parser = opt.Parser(prog="lsr-lucene build-java", description=opt.summary(__doc__))
     parser.add_argument("--force", action="store_true", help="rebuild even when sources are unchanged")
     args = parser.parse_args(argv)
     print(build(force=args.force))

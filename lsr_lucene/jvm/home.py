@@ -18,7 +18,7 @@ def exports() -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = opt.Parser(prog="lsr-lucene java-home", description=__doc__.splitlines()[0])
+    parser = opt.Parser(prog="lsr-lucene java-home", description=opt.summary(__doc__))
     parser.add_argument("--export", action="store_true",
                         help="print shell lines setting JAVA_HOME, PATH and the OpenAI key placeholder Pyserini "
                              "imports need: eval \"$(lsr-lucene java-home --export)\"")

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 from pathlib import Path
 
 from lsr_lucene import cli_options as opt
@@ -231,7 +232,9 @@ def _load_queries(args) -> tuple[dict[str, Query], Collection | None]:
     else:
         coll = None
         texts = {q: [t] for q, t in read_topics(args.topics).items()}
-    encoder = SparseEncoder(model=args.encoder or settings.get("model") or "splade-tiny", threads=args.threads)
+    from lsr_lucene.search.impact import query_model_name
+
+    encoder = SparseEncoder(model=query_model_name(args.index, settings, args.encoder), threads=args.threads)
     note_documents_precision(settings.get("dtype"))  # queries are always encoded in fp32
     return encode_queries(texts, encoder), coll
 
@@ -338,8 +341,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in ("-v", "--verbose"):  # longdocs -v <command>: the same as <command> -v
         argv = [*argv[1:2], argv[0], *argv[2:]]
     if not argv or argv[0] in ("-h", "--help"):
-        print(__doc__)
-        print("commands: " + ", ".join(COMMANDS))
+        print(usage(), file=sys.stdout if argv else sys.stderr)
         return 0 if argv else 2
     if argv[0] == "experiment":  # issue 66: the sweep left the package
         raise InputError(MOVED_EXPERIMENT)

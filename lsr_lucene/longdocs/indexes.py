@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Iterable, Iterator, Mapping
 
 from lsr_lucene.errors import InputError
+from lsr_lucene.io.vectors import metadata_path, read_metadata, write_metadata
 from lsr_lucene.longdocs.segment import parse_segment_id
 from lsr_lucene.longdocs.store import check_encoded, read_segment_vectors, write_positions_file
 
@@ -87,9 +88,9 @@ def build_aggregate_index(encoded: str | Path, method: str, k: int | None, index
             for doc_id, vector in aggregate_vectors(read_segment_vectors(encoded), method, k):
                 if vector:
                     out.write(json.dumps({"id": doc_id, "contents": "", "vector": vector}, ensure_ascii=False) + "\n")
-        meta = json.loads((Path(encoded) / "vectors" / "metadata.json").read_text())
-        meta.update({"aggregation": method, "segments_used": k})
-        (staging / "metadata.json").write_text(json.dumps(meta, indent=2) + "\n")
+        meta = read_metadata(Path(encoded) / "vectors")
+        write_metadata(staging, {**meta, "aggregation": method, "segments_used": k})
         return build_impact_index(staging, index, threads=threads, overwrite=overwrite)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        metadata_path(staging).unlink(missing_ok=True)

@@ -90,7 +90,9 @@ class SegmentSearch:
         if encoded is None:
             raise InputError("soft-sdm needs --encoded (the directory with the SoftSDM top-k store)")
         store = TopKStore(Path(encoded) / "soft")
-        model = index_encoder_settings(self.index).get("model") or "splade-tiny"
+        from lsr_lucene.search.impact import query_model_name
+
+        model = query_model_name(self.index, index_encoder_settings(self.index))
         vocab = AutoTokenizer.from_pretrained(resolve(model)).get_vocab()
         tokens = read_own_arrays(encoded, {s for ids in cands.values() for s in ids}, vocab)
         for q, seg_ids in cands.items():

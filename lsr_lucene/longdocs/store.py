@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 from lsr_lucene.errors import InputError, Interrupted
 from lsr_lucene.io.claims import claim_output
 from lsr_lucene.io.output import atomic_output, make_parent, open_jsonl, write_text_atomic
+from lsr_lucene.io.vectors import write_metadata
 from lsr_lucene.longdocs.segment import parse_segment_id, within_first
 
 DEFAULT_SHARD = 500
@@ -94,8 +95,8 @@ def encode_segments_dir(segments: str | Path, output: str | Path, encoder, scale
                         reuse: str | Path | None = None) -> dict:
     """Encode a segments JSONL into ``output``/{vectors,tokens,soft}, shard by shard; rerunning resumes.
 
-    ``vectors/`` is a JsonVectorCollection (×scale integer impacts) with ``metadata.json``; ``tokens/`` holds
-    per-position own-token weights (``{"id", "tokens": [[tok, w], ...]}``); ``soft/`` the SoftSDM top-k store.
+    ``vectors/`` is a JsonVectorCollection (×scale integer impacts), ``vectors.metadata.json`` beside it; ``tokens/``
+    holds per-position own-token weights (``{"id", "tokens": [[tok, w], ...]}``); ``soft/`` the SoftSDM top-k store.
     ``limit`` encodes only the first ``limit`` segments of each document (segment number < limit).
     ``reuse`` names a complete encoded directory with the same settings (another limit) whose segments are
     copied instead of encoded again.
@@ -215,7 +216,7 @@ def _encode_into(out: Path, segments: str | Path, encoder, scale: float, top_k: 
     precision = getattr(encoder, "precision", None)
     meta = {**encoder.settings(), **(precision.metadata() if precision is not None else {}), "scale": scale,
             "segments": total, "limit": limit}
-    write_text_atomic(out / "vectors" / "metadata.json", json.dumps(meta, indent=2) + "\n")
+    write_metadata(out / "vectors", meta)  # beside the folder: Anserini reads every file in it
     write_text_atomic(state_file, json.dumps({"settings": settings, "complete": True, "segments": total}, indent=2))
     elapsed = time.perf_counter() - started
     return {"segments": total, "encoded_now": encoded, "seconds": round(elapsed, 1),

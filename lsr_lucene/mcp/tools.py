@@ -151,7 +151,7 @@ and the penalty. The hits are `lsr-lucene compose`'s run for the same query. {SC
             out: dict = {"index": name, "query": source, "tree": tree,
                          "reading": format_tree(tree_from_json(tree, "tree"))}
             if query is not None:
-                out["parse"] = read_query(query).lines()
+                out["parse"] = read_query(query).decisions()
             out["candidates"] = _texts(indexes, name, found, with_text)
             return out
 

@@ -16,17 +16,17 @@ from lsr_lucene import cli_options as opt
 from lsr_lucene.errors import InputError
 from lsr_lucene.io.output import refuse_existing
 from lsr_lucene.search import cli_output
-from lsr_lucene.search.impact import (encode_topics, index_settings, plain_specs, report_unanswered,
-                                      run_specs)
+from lsr_lucene.search.impact import (encode_topics, index_settings, plain_specs, query_model_name,
+                                      report_unanswered, run_specs)
 
 
 def query_model(args: argparse.Namespace, settings: dict) -> str | None:
-    """The model that encodes --topics/--query (given, else the index's, else splade-tiny); None for pre-encoded
-    queries whose model the index does not record."""
+    """The model that encodes --topics/--query (given, else the index's; an index recording none is an InputError
+    asking for --encoder); None for pre-encoded queries whose model the index does not record."""
     if getattr(args, "query_vectors", None) or getattr(args, "specs", None) or (
             args.encoder and Path(args.encoder).is_file()):
         return settings.get("model")
-    return args.encoder or settings.get("model") or "splade-tiny"
+    return query_model_name(args.index, settings, args.encoder)
 
 
 def read_query_texts(args: argparse.Namespace) -> dict[str, str]:

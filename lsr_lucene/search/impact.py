@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from lsr_lucene.errors import InputError
 from lsr_lucene.index.impact import read_index_metadata
 from lsr_lucene.io.output import refuse_existing
 
@@ -25,6 +26,21 @@ def index_settings(index: str | Path) -> dict:
 
     require_index_kind(index, IMPACT, "impact search", must_exist=False)  # a missing one: {} (the searcher says so)
     return read_index_metadata(index).get("encoder", {})
+
+
+def query_model_name(index: str | Path, settings: Mapping, given: object = None, how: str = "--encoder") -> str:
+    """The model that encodes query texts for ``index``: ``given``, else the one the index records. An index that
+    records none (built by Pyserini or Anserini, or from vectors moved without their record) is one InputError that
+    asks for it: a guessed model would search with the wrong vocabulary and weights, silently."""
+    model = given if given is not None else settings.get("model")
+    if not model and not Path(index).is_dir():
+        raise InputError(f"{index}: no such index directory")
+    if not model:
+        raise InputError(f"{index}: this index records no query encoder (built by Pyserini or Anserini, or from "
+                         f"vectors without their record): name the model that encoded its documents with {how} "
+                         f"NAME|DIR (a registry name such as splade-tiny, a Hugging Face id or a local folder; Pyserini's "
+                         f"--encoder), or give pre-encoded queries (--encoder FILE, --query-vectors FILE)")
+    return str(model)
 
 
 def encode_topics(topics: Mapping[str, str], model: str, scale: float, query_max_length: int | None = None,

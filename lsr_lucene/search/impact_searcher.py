@@ -139,7 +139,7 @@ class ImpactSearcher:
             self._encoder_options["query_max_length"] = int(query_max_length)
         self._encoder_options["threads"] = threads
         self._documents_dtype = settings.get("dtype")
-        self._model = settings.get("model") or "splade-tiny"
+        self._model = settings.get("model")  # None: an index that records none (query_model_name asks for it)
         # {encoded?: search.unknown_terms.UnknownTerms or None}, made on first search
         self._unknown_terms: dict[bool, Any] | None = None
         self._encoder = None if encoder is None or isinstance(encoder, (str, Path)) else encoder
@@ -170,7 +170,9 @@ class ImpactSearcher:
             from lsr_lucene.encode.encoder import SparseEncoder
             from lsr_lucene.encode.precision import note_documents_precision
 
-            model = str(self._encoder_spec) if self._encoder_spec is not None else self._model
+            from lsr_lucene.search.impact import query_model_name
+
+            model = query_model_name(self.index_dir, {"model": self._model}, self._encoder_spec, "encoder=")
             self._encoder = SparseEncoder(model=model, **self._encoder_options)
             note_documents_precision(self._documents_dtype)
         return self._encoder

@@ -33,7 +33,7 @@ class SearchEngine:
         (:meth:`load` before this returns) or "later" (the caller calls :meth:`load` or :meth:`load_in_thread`
         once its server listens); searches wait for it."""
         from lsr_lucene.encode.models import REGISTRY, locate
-        from lsr_lucene.search.impact import index_settings
+        from lsr_lucene.search.impact import index_settings, query_model_name
         from lsr_lucene.search.impact_searcher import ImpactSearcher
 
         path = Path(index_dir)
@@ -45,7 +45,7 @@ class SearchEngine:
         self.searcher = ImpactSearcher(self.index_dir, encoder=encoder, approximate=approximate, query_cut=query_cut,
                                        heap_factor=heap_factor)  # the JVM and the index: a bad index fails here
         settings = index_settings(self.index_dir)
-        self.model = str(encoder or settings.get("model") or "splade-tiny")
+        self.model = query_model_name(self.index_dir, settings, encoder)  # recorded none: an error, not a guess
         locate(REGISTRY, self.model)  # an unknown encoder fails now, in a second, not after the server listens
         self.num_docs = self.searcher.num_docs
         self.seconds: dict[str, float] = {"jvm and index": time.perf_counter() - started}  # load time per part
@@ -183,7 +183,12 @@ class SearchEngine:
         self.wait()
         if self.composer is None:
             raise InputError("this server was started without composed search")
-        comp = composition(query, "query" if isinstance(query, str) else "composition")  # names it in errors
+        try:
+            comp = composition(query, "q")
+        except InputError as exc:  # named by its request field ("query: empty query"), not "query query: ..."
+            field, message = "query" if isinstance(query, str) else "composition", str(exc)
+            raise InputError(f"{field}:{message[len('query q:'):]}" if message.startswith("query q:") else message) \
+                from None
         options = {k: v for k, v in (options or {}).items() if v is not None}
         for key, value in options.items():  # a bad one named by its field
             try:

@@ -10,7 +10,6 @@ Timings depend on the machine's load: the load average is printed beside them.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -23,6 +22,7 @@ from typing import Any, Callable
 from lsr_lucene import cli_options as opt
 from lsr_lucene.errors import InputError
 from lsr_lucene.io.runs import write_run
+from lsr_lucene.io.vectors import read_metadata
 
 DEFAULT_HITS = opt.DEFAULT_HITS
 SKIPPABLE = ("encode", "bf16", "ours", "pyserini", "scipy", "seismic")  # the parts --skip names
@@ -194,7 +194,7 @@ def run_bench(args: argparse.Namespace, files: dict[str, Path], work: Path, skip
     if not vectors_dir.exists():
         write_vectors(docs, encoder, vectors_dir, batch_size=args.batch_size, source=str(files["corpus"]))
     print(f"  {time.perf_counter() - started:.1f}s", flush=True)
-    scale = json.loads((vectors_dir / "metadata.json").read_text())["scale"]
+    scale = read_metadata(vectors_dir)["scale"]
     query_vectors = {q: quantise_query(v, scale) for q, v in
                      zip(qids, encoder.encode_queries([topics[q] for q in qids]))}
     doc_vectors = list(read_vectors(vectors_dir))

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import torch
+from lsr_lucene.io.vectors import metadata_file
 
 
 def _end_to_end(encoder, docs, batch_size: int, out: Path) -> float:
@@ -42,7 +43,7 @@ def host_only(encoder, docs, batch_size: int, out: Path, repeats: int = 1, keep:
     arrays, reference = out / "recorded.pt", out / "recorded"
     real = device.quantised_arrays
     try:
-        if keep and arrays.exists() and (reference / "metadata.json").exists():
+        if keep and arrays.exists() and (metadata_file(reference) is not None):
             recorded = torch.load(arrays, weights_only=False)
         else:
             recorded = []

@@ -15,7 +15,7 @@ from typing import Iterator
 
 from lsr_lucene.errors import InputError
 from lsr_lucene.io.output import write_text_atomic
-from lsr_lucene.io.vectors import METADATA, PROGRESS, read_metadata
+from lsr_lucene.io.vectors import METADATA, PROGRESS, metadata_file, read_metadata
 
 PARTS = "part-*.jsonl"
 
@@ -52,7 +52,7 @@ def encoding(vectors: str | Path) -> Encoding:
     """The encoding of ``vectors``: finished, its ``.<name>.partial`` sibling being written, or that ``.partial``
     folder itself; no files when there is none yet."""
     vectors = Path(vectors)
-    if not (vectors / METADATA).is_file():
+    if metadata_file(vectors) is None:
         for folder in (vectors, vectors.parent / f".{vectors.name}.partial"):
             if (folder / PROGRESS).is_file():
                 state = json.loads((folder / PROGRESS).read_text())

@@ -17,6 +17,7 @@ import numpy as np
 from lsr_lucene.demo import DEMO_DATA
 from lsr_lucene.errors import InputError
 from lsr_lucene.io.output import atomic_output, open_jsonl
+from lsr_lucene.io.vectors import read_metadata
 
 DEFAULT_POOL = ("scifact", "npl", "cisi", "cacm", "med", "cranfield", "excluir")
 TOPIC_FILES = ("topics.tsv", "topics.train.tsv", "queries.jsonl", "dev.jsonl")
@@ -109,7 +110,7 @@ def encode_pool(sources: list[PoolSource], cache: Path, model: str = "splade-tin
             write_vectors(numbered, encoder, paths["vectors"], batch_size=batch_size,
                           positions=paths["positions"], total=count_docs(source.corpus), source=str(source.corpus),
                           overwrite=True)
-        scale = json.loads((paths["vectors"] / "metadata.json").read_text())["scale"]
+        scale = read_metadata(paths["vectors"])["scale"]
         topics = read_topics(source.topics)
         qids = list(topics)
         vectors = encoder.encode_queries([topics[q] for q in qids])

@@ -25,6 +25,7 @@ from typing import Callable
 from scripts.bench.cli import load_note
 from lsr_lucene.encode import precision as prec
 from lsr_lucene.errors import InputError
+from lsr_lucene.io.vectors import read_metadata
 
 SETTINGS = ("fp32", "bf16", "auto")
 GOAL = 1.15  # auto may take at most this times the faster of fp32 and bf16
@@ -139,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         seconds = time_settings(lambda dtype, out: encode_main(
             ["--corpus", str(corpus), "--output", str(out), "--model", args.model, "--max-length",
              str(args.max_length), "--dtype", dtype, "--overwrite", *threads]), work / "encode", args.repeats)
-        auto_meta = json.loads((work / "encode" / "auto" / "metadata.json").read_text())
+        auto_meta = read_metadata(work / "encode" / "auto")
         resolved = auto_meta["dtype"]
         differences = {s: impact_difference(work / "encode" / "fp32", work / "encode" / s) for s in ("bf16", "auto")}
         rows += rows_for("encode", seconds, docs, "docs", resolved, differences)
@@ -155,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
             seconds = time_settings(lambda dtype, out: longdocs_main(
                 ["encode", "--segments", str(segments), "--output", str(out), "--model", args.model,
                  "--top-k", str(args.top_k), "--dtype", dtype, *threads]), work / "longdocs", args.repeats)
-            resolved = json.loads((work / "longdocs" / "auto" / "vectors" / "metadata.json").read_text())["dtype"]
+            resolved = read_metadata(work / "longdocs" / "auto" / "vectors")["dtype"]
             differences = {s: impact_difference(work / "longdocs" / "fp32" / "vectors",
                                                 work / "longdocs" / s / "vectors") for s in ("bf16", "auto")}
             rows += rows_for(f"longdocs encode --top-k {args.top_k}", seconds, count, "segments", resolved,

@@ -21,6 +21,7 @@ from scripts.negation.excluir import (RR_NOTE, cross_validate, ensure_index, exc
 from scripts.negation.nevir import nevir_chart, nevir_documents, nevir_lucene_check, nevir_scores, nevir_table
 from scripts.negation.parser_coverage import coverage_frame, excluir_coverage, nevir_coverage
 from lsr_lucene.io.output import refuse_existing
+from lsr_lucene.io.vectors import read_metadata
 
 
 def split_name(dataset: str, path: str | Path) -> str:
@@ -129,7 +130,7 @@ def run_transfer(data: Sequence[str | Path], work: str | Path, output_dir: str |
     for name, (folder, rows) in benchmarks.items():
         vectors = ensure_vectors(folder / "corpus.jsonl", Path(work) / slugs[name], model, threads)
         print(f"== {name}: {len(rows)} queries, {len(configs)} settings (vectors {vectors})", file=sys.stderr)
-        scale = json.loads((vectors / "metadata.json").read_text()).get("scale") or 100
+        scale = read_metadata(vectors).get("scale") or 100
         runs[name] = excluir_runs(rows, configs, ExactBackend(vectors), {"full": encoder}, scale)
         rows_by_bench[name] = rows
     write_query_cache(cache_path, encoder.cache)

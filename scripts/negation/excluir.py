@@ -19,6 +19,7 @@ from lsr_lucene.compose.query_encoder import QueryEncoder
 from lsr_lucene.errors import InputError
 from scripts.negation.contrastive_configs import Config
 from lsr_lucene.eval.contrastive_metrics import excluir_metrics
+from lsr_lucene.io.vectors import metadata_file
 
 EXCLUIR_COLUMNS = ("R@1", "MRR@10", "ΔR@1", "ΔMRR@10", "RR", "RR ties")
 # How the RR columns count (said above every table that has them): ties are neither wins nor losses.
@@ -46,7 +47,7 @@ def ensure_vectors(corpus: str | Path, work: str | Path, model: str = "splade-ti
     from lsr_lucene.io.vectors import write_vectors
 
     vectors = Path(work) / "vectors"
-    if not (vectors / "metadata.json").is_file():
+    if not (metadata_file(vectors) is not None):
         vectors.parent.mkdir(parents=True, exist_ok=True)
         encoder = SparseEncoder(model=model, max_length=max_length, threads=threads)
         write_vectors(read_corpus(corpus), encoder, vectors, total=count_docs(corpus), source=str(corpus))

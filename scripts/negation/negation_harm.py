@@ -24,6 +24,7 @@ from typing import Mapping, Sequence
 from lsr_lucene.compose.negation_parser import parse
 from lsr_lucene.dense.models import DEFAULT_DENSE_MODEL
 from lsr_lucene.errors import InputError
+from lsr_lucene.io.vectors import read_metadata
 
 HELD_OUT_PARTS = 3  # one query in three (by hash) is held out
 
@@ -165,7 +166,7 @@ def exclusion_table(folders: Sequence[str | Path], work: str | Path, model: str 
         rows = read_excluir(folder / f"{split}.jsonl")
         slug = Path(work) / folder.resolve().name
         vectors = ensure_vectors(folder / "corpus.jsonl", slug, model, threads)
-        scale = json.loads((vectors / "metadata.json").read_text()).get("scale") or 100
+        scale = read_metadata(vectors).get("scale") or 100
         backend = ExactBackend(vectors)
         comps = parse_topics({str(r["id"]): str(r["query"]) for r in rows})
         qids = [c.qid for c in comps]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from lsr_lucene.io.vectors import read_metadata
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -195,7 +196,7 @@ def open_encoded(vectors: Path, dense: Path) -> tuple:
     from lsr_lucene.compose.dense_leg import DenseLeg
 
     backend = ExactBackend(vectors)
-    return backend, json.loads((vectors / "metadata.json").read_text()).get("scale") or 100, DenseLeg(dense, backend.n)
+    return backend, read_metadata(vectors).get("scale") or 100, DenseLeg(dense, backend.n)
 
 
 COUNTED = ("documents", "skipped_empty", "empty_vectors", "postings")  # vectors metadata that add up when joined
@@ -203,7 +204,7 @@ COUNTED = ("documents", "skipped_empty", "empty_vectors", "postings")  # vectors
 
 def joined_metadata(first: Path, second: Path, files: Sequence[str]) -> dict:
     """Vectors metadata of two encoded folders read as one: the first's settings, both sources, counts summed."""
-    one, two = (json.loads((folder / "metadata.json").read_text()) for folder in (first, second))
+    one, two = (read_metadata(folder) for folder in (first, second))
     summed = {key: one[key] + two[key] for key in COUNTED if key in one and key in two}
     return {**one, **summed, "source": f"{one.get('source')} + {two.get('source')}", "files": list(files),
             "shards": len(files)}

@@ -21,6 +21,7 @@ import argparse
 import csv
 import json
 import sys
+from lsr_lucene.io.vectors import read_metadata
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -65,7 +66,7 @@ def score(rows: Sequence[Mapping], corpora: Mapping[str, Path], work: Path, mode
             continue
         slug = work / folder.resolve().name
         vectors = ensure_vectors(folder / "corpus.jsonl", slug, model, threads)
-        scale = json.loads((vectors / "metadata.json").read_text()).get("scale") or 100
+        scale = read_metadata(vectors).get("scale") or 100
         backend = ExactBackend(vectors)
         leg = DenseLeg(ensure_dense(folder / "corpus.jsonl", slug / "dense", threads), backend.n)
         comps = parse_topics({str(r["id"]): str(r["query"]) for r in picked})

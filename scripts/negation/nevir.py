@@ -16,6 +16,7 @@ from lsr_lucene.compose.operations import Plan, VectorPlan, fuse, plan_inputs, p
 from lsr_lucene.compose.query_encoder import QueryEncoder
 from scripts.negation.contrastive_configs import Config
 from lsr_lucene.eval.contrastive_metrics import NEVIR_CATEGORIES, nevir_category, nevir_ids, nevir_pairwise_accuracy
+from lsr_lucene.io.vectors import metadata_file
 
 
 def plan_scores(plan: Plan, backend, scale: float, docs: Sequence[str]) -> list[float]:
@@ -117,7 +118,7 @@ def nevir_lucene_check(rows, docs, configs, encoders, exact_scores, work: Path, 
     from lsr_lucene.io.vectors import write_vectors
 
     vectors, index = work / "vectors", work / "index"
-    if not (vectors / "metadata.json").is_file():
+    if not (metadata_file(vectors) is not None):
         encoder: SparseEncoder = encoders["full"].encoder
         write_vectors(docs, encoder, vectors, source="nevir documents")
     if not index.is_dir():

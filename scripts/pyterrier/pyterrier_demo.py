@@ -18,18 +18,6 @@ METRICS = ("nDCG@10", "RR@10")
 NAMES = ["BM25", "SPLADE", "BM25>>SPLADE", "compose"]
 
 
-def pisa_index(corpus: str | Path, path: str | Path):
-    """A pyterrier_pisa index of a JSONL corpus (title + text), built when absent."""
-    import pyterrier_pisa
-
-    from lsr_lucene.io.corpus import read_corpus
-
-    index = pyterrier_pisa.PisaIndex(str(path), text_field="text", threads=1)
-    if not index.built():
-        index.index({"docno": doc.id, "text": doc.contents} for doc in read_corpus(corpus))
-    return index
-
-
 def experiment(index: str | Path, pisa: str | Path, topics: str | Path = DEMO / "topics.tsv",
                qrels: str | Path = DEMO / "qrels.txt", corpus: str | Path = DEMO / "corpus.jsonl"):
     """pt.Experiment of BM25, ours, BM25 % 100 >> ours' scorer and the composer: its DataFrame."""
@@ -39,11 +27,11 @@ def experiment(index: str | Path, pisa: str | Path, topics: str | Path = DEMO / 
 
     from lsr_lucene.eval.trec import read_qrels
     from lsr_lucene.io.topics import read_topics
-    from lsr_lucene.pyterrier import ImpactIndex
+    from lsr_lucene.pyterrier import ImpactIndex, pisa_bm25
 
     idx = ImpactIndex(index)  # lsr_lucene's objects first: one JVM per process (ours)
     ours = idx.retriever()
-    bm25 = pisa_index(corpus, pisa).bm25()
+    bm25 = pisa_bm25(pisa, corpus)  # built when missing, without PISA's progress lines
     frame = pd.DataFrame([{"qid": q, "query": t} for q, t in read_topics(topics).items()])
     judged = pd.DataFrame([{"qid": q, "docno": d, "label": r}
                            for q, docs in read_qrels(qrels).items() for d, r in docs.items()])
@@ -69,7 +57,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--index", default="work/demo/index-splade-tiny")
     parser.add_argument("--pisa", default="work/demo/pisa")
     parser.add_argument("--output", default=None, help="Markdown table to write (default: print only)")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --output")
     args = parser.parse_args(argv)
+    if args.output:
+        from lsr_lucene.io.output import refuse_existing
+
+        refuse_existing(args.output, args.overwrite)  # before the work: a tracked table is replaced only when asked
     table = experiment(args.index, args.pisa)
     reference = trec_eval_ndcg(args.index)
     from lsr_lucene.eval.trec import to_markdown
@@ -80,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.output:
         from lsr_lucene.io.output import atomic_output
 
-        with atomic_output(args.output, overwrite=True) as tmp:
+        with atomic_output(args.output, overwrite=args.overwrite) as tmp:
             Path(tmp).write_text(text, encoding="utf-8")
     return 0
 

@@ -335,6 +335,20 @@ COMMANDS = {"segment": _cmd_segment, "encode": _cmd_encode, "index": _cmd_index,
             "search": _cmd_search, "fit": _cmd_fit}
 
 
+def usage() -> str:
+    """``lsr-lucene longdocs --help``: what it does and its commands, each with its one-line purpose."""
+    purposes = {"segment": "split long documents into segments (docid@@k)",
+                "encode": "encode segments: vectors and per-position weights",
+                "index": "index encoded segments with the positional weight field",
+                "aggregate": "one vector per document from its first K segments, indexed",
+                "search": "score-max, ExactSDM or SoftSDM over a segment index",
+                "fit": "fit ExactSDM/SoftSDM weights on training queries"}
+    lines = ["usage: lsr-lucene longdocs <command> [options]   (lsr-lucene longdocs <command> --help for its options)",
+             "", textwrap.fill(opt.summary(__doc__), 100), "", "commands:"]
+    return "\n".join(lines + [f"  {name:<11} {purposes[name]}" for name in COMMANDS]
+                     + ["", "the segment-count sweep: python -m scripts.longdocs.experiment (from a checkout)"])
+
+
 def main(argv: list[str] | None = None) -> int:
     """``lsr-lucene longdocs <command> ...``: dispatch to the subcommands."""
     argv = list(sys.argv[1:] if argv is None else argv)

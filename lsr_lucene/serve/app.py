@@ -382,7 +382,7 @@ def create_app(engine: SearchEngine, threads: int = 2, max_body_bytes: int = MAX
         async def make() -> dict:
             if (body.query is None) == (body.composition is None):
                 raise InputError("give exactly one of query (natural language) or composition (a tree)")
-            source = body.query if body.query is not None else body.composition
+            source: str | dict = body.query if body.query is not None else (body.composition or {})
             options = {"operation": body.operation, "not_op": body.not_op, "and_op": body.and_op,
                        "or_op": body.or_op}
             tree, found = await run(engine.compose, source, body.hits, options, body.doc)

@@ -180,7 +180,7 @@ def test_the_pisa_bm25_of_the_pyterrier_example_builds_without_progress_lines(tm
 
 
 def test_the_pyterrier_experiment_replaces_a_tracked_table_only_when_asked(tmp_path, capsys):
-    from lsr_lucene.experiments.pyterrier_demo import main
+    from scripts.pyterrier.pyterrier_demo import main
 
     table = tmp_path / "pyterrier.md"
     table.write_text("kept\n")

@@ -1,2 +1,2 @@
 """Evaluation, metrics only: trec_eval's measures in process and the NevIR / ExcluIR metrics (experiments that
-encode, index and search live in lsr_lucene.experiments, above compose)."""
+encode, index and search live in scripts/negation, outside the package)."""

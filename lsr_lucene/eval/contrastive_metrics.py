@@ -11,7 +11,7 @@ neither document is retrieved) and a NevIR row with a tie in either query is cat
 
 Runs and ids: an ExcluIR-style query's qid is the row's ``id``. A NevIR row ``id`` gives two queries, qids
 ``<id>/q1`` and ``<id>/q2``, and two documents, docids ``<id>/1`` (doc1) and ``<id>/2`` (doc2)
-(:func:`nevir_ids`; the ids ``lsr_lucene.experiments.nevir`` gives its queries and documents).
+(:func:`nevir_ids`; the ids ``scripts.negation.nevir`` gives its queries and documents).
 """
 from __future__ import annotations
 

@@ -122,7 +122,7 @@ def test_every_query_equals_the_cli_runs(server, runs):
     worded = answers["nl", "1"]  # "tea without caffeine": the parse says which cue fired
     assert worded["tree"] == {"op": "not", "a": "tea", "b": "caffeine"}
     assert any("fired" in line for line in worded["parse"])
-    assert all("penalty" in c["explanation"] for c in worded["candidates"])
+    assert all("penal" in c["explanation"] for c in worded["candidates"])  # penalised, not penalised, waived
 
 
 def test_documents_indexes_and_evaluation(server, runs):

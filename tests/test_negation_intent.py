@@ -102,7 +102,7 @@ def test_report_names_fired_and_rejected_cues_with_offsets():
     assert report.tree == Node("not", "Papers that do not require proofs", "sorting networks")
     assert [(c.cue, c.text, c.start) for c in report.fired] == [("but not", "but not", 35)]
     assert [(c.cue, c.text, c.start) for c in report.rejected] == [("that are not", "that do not", 7)]
-    lines = report.lines()
+    lines = report.decisions()  # the cue lines; lines() starts with the tree
     assert lines[0].startswith("cue 'but not' ('but not') at 35 fired: intent model: fires")
     assert lines[1].startswith("cue 'that are not' ('that do not') at 7 rejected:") and "narrows a noun" in lines[1]
     assert "rejected" in explain(report) and "NOT (A \\ B)" in explain(report)

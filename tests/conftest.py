@@ -136,17 +136,17 @@ def zipf(tmp_path_factory) -> ZipfCollection:
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: minutes and the package registry (a fresh install); run with "
-                                       "LSR_SLOW_TESTS=1, as .ci/run does")
+    config.addinivalue_line("markers", "registry: a fresh install from the package registry (minutes); run with "
+                                       "LSR_REGISTRY_TESTS=1, as .ci/run does")
 
 
 def pytest_collection_modifyitems(config, items):
-    """Slow tests (a fresh install from the registry) run only when LSR_SLOW_TESTS=1: the suite stays minutes."""
+    """Registry tests (a fresh install from the package registry) run only when LSR_REGISTRY_TESTS=1."""
     import os
 
-    if os.environ.get("LSR_SLOW_TESTS") == "1":
+    if os.environ.get("LSR_REGISTRY_TESTS") == "1":
         return
-    skip = pytest.mark.skip(reason="slow: set LSR_SLOW_TESTS=1 (.ci/run does)")
+    skip = pytest.mark.skip(reason="registry: set LSR_REGISTRY_TESTS=1 (.ci/run does)")
     for item in items:
-        if "slow" in item.keywords:
+        if "registry" in item.keywords:
             item.add_marker(skip)

@@ -1,7 +1,7 @@
 """The user install (issue 67, item 6; README "Install for use"): the wheel without extras, plus Pyserini's jar
 (``pip install --no-deps pyserini==1.6.0``), in a fresh virtual environment, pulls no test, server, Ray or
 PyTerrier package and runs the main job (encode, index, search, compose, eval: ``lsr-lucene demo``) outside the
-source tree. Minutes and the package registry: slow-marked (LSR_SLOW_TESTS=1, as .ci/run runs it)."""
+source tree. Minutes and the package registry: registry-marked (LSR_REGISTRY_TESTS=1, as .ci/run runs it)."""
 from __future__ import annotations
 
 import os
@@ -24,7 +24,7 @@ def _run(cmd: list, **kwargs) -> subprocess.CompletedProcess:
     return done
 
 
-@pytest.mark.slow
+@pytest.mark.registry
 def test_the_user_install_runs_the_demo_and_pulls_nothing_else(tmp_path):
     dist = tmp_path / "dist"
     _run([sys.executable, "-m", "build", "--no-isolation", "--wheel", "--outdir", dist, ROOT])

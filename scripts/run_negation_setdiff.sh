@@ -12,15 +12,18 @@ cd "$here"
 data=${DATA:-$here/../shared/data}
 sets=${SETS:-med cranfield cisi}
 export PYTHONPATH=$here${PYTHONPATH:+:$PYTHONPATH}
+# A vectors or embeddings folder is built when its record is there: beside it (DIR.metadata.json, what encode writes
+# since issue 67) or inside it (metadata.json: folders written before, and dense encode's embeddings folders).
+built() { [ -f "$1.metadata.json" ] || [ -f "$1/metadata.json" ]; }
 V=0.1l,0.25l,0.5l,0.75l,1l,1.5l,2l,0.25,0.5,1,none
 python -m scripts.negation.setdiff_queries --data "$data" --output runs/negation/setdiff_queries.jsonl
 for c in $sets; do
   w=work/$c
-  [ -f "$w/vectors-splade-tiny/metadata.json" ] || lsr-lucene encode --corpus "$data/$c/corpus.jsonl" \
+  built "$w/vectors-splade-tiny" || lsr-lucene encode --corpus "$data/$c/corpus.jsonl" \
     --output "$w/vectors-splade-tiny" --model splade-tiny --max-length 256
   [ -d "$w/index-splade-tiny" ] || lsr-lucene index --input "$w/vectors-splade-tiny" --index "$w/index-splade-tiny"
   [ -d "$w/index-splade-tiny/text" ] || lsr-lucene index --index "$w/index-splade-tiny" --text
-  [ -f "$w/dense/metadata.json" ] || [ -f "$w/index-splade-tiny/dense/metadata.json" ] ||
+  built "$w/dense" || built "$w/index-splade-tiny/dense" ||
     lsr-lucene dense encode --corpus "$data/$c/corpus.jsonl" --output "$w/dense"
 done
 for name in excluir boolquestions_not; do   # the pair benchmarks' exact vectors and dense legs (as exclusion.md)

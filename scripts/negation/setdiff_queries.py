@@ -34,7 +34,9 @@ PHRASE_SHARE = (0.15, 0.5)
 MIN_CONTAINING, MIN_LEFT = 3, 5  # relevant documents with B, and without it
 MIN_DF = 20  # B names a subject of the collection: at least this many documents contain it (a phrase: 10)
 MAX_DF_SHARE = 0.2  # ... and not a generic word of the collection
-DESCRIPTION_EVERY = 3  # topics whose sha1 is 1 mod this also get description rows (collections with titles)
+DESCRIPTION_EVERY = 3  # one topic in this many also gets description rows (collections with titles), chosen by
+# sha1 of "collection/qid/description": independent of the held-out rule (sha1 of "collection/qid" mod 3 = 0), so
+# description rows are held out like every other row of a held-out topic
 PHRASINGS = {
     "but-not": "{t} but not {b}",
     "excluding": "{t}, excluding {b}",
@@ -56,6 +58,12 @@ def digest(key: str) -> int:
 def heldout(collection: str, qid: str) -> bool:
     """One topic in three is held out (all its rows), fixed before any run."""
     return digest(f"{collection}/{qid}") % 3 == 0
+
+
+def described_topic(collection: str, qid: str) -> bool:
+    """One topic in DESCRIPTION_EVERY also gets description rows: by its own hash, so that held-out topics get them
+    too (the held-out rule stays :func:`heldout`, the same for every row of a topic)."""
+    return digest(f"{collection}/{qid}/description") % DESCRIPTION_EVERY == 0
 
 
 def clean_topic(text: str) -> str:
@@ -175,8 +183,7 @@ def build(data: Path) -> list[dict]:
                 for name, form in PHRASINGS.items():
                     rows.append({**base, "id": f"{collection}/{qid}/{kind}/{name}", "kind": kind, "phrasing": name,
                                  "b": b, "query": form.format(t=topic, b=b, q=quoted)})
-            described = choose_description(an, qrels[qid]) if digest(f"{collection}/{qid}") % DESCRIPTION_EVERY == 1 \
-                else None
+            described = choose_description(an, qrels[qid]) if described_topic(collection, qid) else None
             if described:
                 for name, form in DESCRIPTION_PHRASINGS.items():
                     rows.append({**base, "id": f"{collection}/{qid}/description/{name}", "kind": "description",

@@ -172,6 +172,18 @@ def pair_filtered(run: Mapping[str, Mapping[str, float]], rows: Sequence[Mapping
     return out
 
 
+def ran_rows(rows: Sequence[Mapping], new: Path, old: Path) -> list[Mapping]:
+    """The rows of the collections that were run (a ``<collection>.compose.run`` in both folders): a collection built
+    but not run must not count as empty runs (nDCG@10 0, B share 0)."""
+    def ran(folder: Path) -> set[str]:
+        return {p.name.split(".")[0] for p in folder.glob("*.compose.run")} - {"excluir", "boolquestions_not"}
+
+    collections = ran(new) & ran(old)
+    if not collections:
+        raise SystemExit(f"no collection's compose run in both {new} and {old}")
+    return [r for r in rows if r["collection"] in collections]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", default="runs/negation/setdiff_queries.jsonl")
@@ -183,8 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     from scripts.negation.setdiff import read_rows
     from scripts.negation.setdiff_tables import write_tables
 
-    rows = read_rows(args.queries)
     data, new, old = Path(args.data), Path(args.new), Path(args.old)
+    rows = ran_rows(read_rows(args.queries), new, old)
     judge = Judge(rows, data)
     systems = {"plain": (new, "plain", False), "old default": (old, "compose", False),
                "new default": (new, "compose", False),

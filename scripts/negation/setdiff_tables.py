@@ -80,7 +80,8 @@ def write_tables(out: Path, rows: Sequence[Mapping], figures: Mapping[str, Mappi
     fired = {r["id"]: bool(parse(r["query"]).composed) for r in rows if r["phrasing"] not in EXPLICIT}
     eligible, chosen, outer, final, tune, sel_lines = select(rows, betas, pair_figs, pairs)
     md = [f"# Set-difference exclusion benchmark (issue 65), {len(rows)} rows over "
-          f"{len({(r['collection'], r['qid']) for r in rows})} topics",
+          f"{len({(r['collection'], r['qid']) for r in rows})} topics "
+          f"({', '.join(sorted({str(r['collection']) for r in rows}))})",
           "", "How the rows are built: runs/negation/README.md (\"The set-difference benchmark\"). nDCG@10 against the "
           "topic's relevant documents that do not contain B; B share: share of the top-10 slots holding a document "
           "that contains B (a description row: the described document). 95% bootstrap intervals over topics "

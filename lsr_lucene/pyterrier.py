@@ -18,6 +18,7 @@ import pyterrier as pt
 import pyterrier_alpha as pta
 
 from lsr_lucene.errors import InputError, SetupError
+from lsr_lucene.verbosity import redirected
 
 DEFAULT_NUM_RESULTS = 1000
 
@@ -262,8 +263,6 @@ def pisa_bm25(path: str | Path, corpus: str | Path, **bm25_options: Any):
     index at ``path`` built when missing, quietly: PISA's C++ writes progress to the process's own stdout and stderr
     (its ``log_level`` switch is missing from the wheel), so both are closed while it indexes and while a first
     query builds the scorer's block-max data."""
-    import os
-    import sys
 
     import pyterrier_pisa
 
@@ -271,20 +270,9 @@ def pisa_bm25(path: str | Path, corpus: str | Path, **bm25_options: Any):
 
     pisa = pyterrier_pisa.PisaIndex(str(path), text_field="text", threads=1)
     docs = None if pisa.built() else [{"docno": d.id, "text": d.contents} for d in read_corpus(corpus)]  # errors show
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = [os.dup(1), os.dup(2)]
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, 1)
-        os.dup2(devnull, 2)
+    with redirected((1, 2)):  # PISA's C++ progress lines
         if docs is not None:
             pisa.index(iter(docs))
         retriever = pisa.bm25(**bm25_options)
         retriever.search("a")  # builds the scorer's data on the first query
-    finally:
-        os.dup2(saved[0], 1)
-        os.dup2(saved[1], 2)
-        for fd in (*saved, devnull):
-            os.close(fd)
     return retriever

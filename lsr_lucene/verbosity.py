@@ -6,7 +6,7 @@ import contextlib
 import os
 import sys
 import warnings
-from typing import Iterator
+from typing import Iterator, Sequence
 
 _QUIET_ENV = {"TRANSFORMERS_VERBOSITY": "error", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
               "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1", "TOKENIZERS_PARALLELISM": "false"}
@@ -84,3 +84,25 @@ def quiet_loading() -> Iterator[None]:
                 warnings.simplefilter("ignore")
                 logging.enable_progress_bar()
         logging.set_verbosity(level)
+
+
+@contextlib.contextmanager
+def redirected(fds: Sequence[int], target: int | None = None) -> Iterator[None]:
+    """File descriptors ``fds`` point at ``target`` (None: /dev/null) for the block, then back: quiets (or diverts)
+    what native code and child threads write there, which Python's ``sys.stdout``/``sys.stderr`` cannot catch."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(fd) for fd in fds]
+    dest = os.open(os.devnull, os.O_WRONLY) if target is None else target
+    try:
+        for fd in fds:
+            os.dup2(dest, fd)
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        for fd, old in zip(fds, saved):
+            os.dup2(old, fd)
+            os.close(old)
+        if target is None:
+            os.close(dest)

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from typing import Iterator
 
 from lsr_lucene.errors import LsrError, SetupError
-from lsr_lucene.verbosity import is_verbose
+from lsr_lucene.verbosity import is_verbose, redirected
 
 # bounds of the objects a command puts in Ray's object store (shards of text, hit lists): a local instance
 # started for one command does not need Ray's default of 30% of the memory
@@ -84,18 +84,8 @@ def _stderr_quiet() -> Iterator[None]:
     if is_verbose():
         yield
         return
-    import sys
-
-    sys.stderr.flush()
-    saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 2)
-    try:
+    with redirected((2,)):
         yield
-    finally:
-        sys.stderr.flush()
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(devnull)
 
 
 @contextmanager

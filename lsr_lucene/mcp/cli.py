@@ -11,7 +11,6 @@ stderr says what is served and another when the models are ready. Over HTTP, one
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 import threading
 
@@ -35,21 +34,6 @@ def build_parser():
     return parser
 
 
-@contextlib.contextmanager
-def stdout_to_stderr():
-    """Whatever Python or the JVM writes to stdout (fd 1) goes to stderr meanwhile: over stdio, stdout is the
-    protocol's (the MCP library diverts it likewise while it serves)."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    os.dup2(2, 1)
-    try:
-        yield
-    finally:
-        sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
-
-
 def main(argv: list[str] | None = None) -> int:
     try:
         import fastmcp  # noqa: F401
@@ -58,12 +42,12 @@ def main(argv: list[str] | None = None) -> int:
     from lsr_lucene.mcp.indexes import Indexes
     from lsr_lucene.mcp.tools import build_server
     from lsr_lucene.serve.cli import bind, report_loaded
-    from lsr_lucene.verbosity import is_verbose
+    from lsr_lucene.verbosity import is_verbose, redirected
 
     args = build_parser().parse_args(argv)
     sock = bind(args.host, args.port) if args.transport == "http" else None
     try:
-        with stdout_to_stderr() if sock is None else contextlib.nullcontext():
+        with redirected((1,), 2) if sock is None else contextlib.nullcontext():
             indexes = Indexes(args.index, args.encoder)
     except BaseException:
         if sock is not None:

@@ -2,7 +2,8 @@
 
 Every search must give the brute-force top k in double (ties by docid) or one ``error:`` line: search past 65,536
 terms or impacts (the edges of the retired top-postings mode), a window rerank pool, window weights, weights that
-round to zero or a subnormal in float32, lone surrogates, ``--indexer anserini`` over several shards, and the benchmark's recall at tied cut-offs.
+round to zero or a subnormal in float32, lone surrogates, ``--indexer anserini`` over several shards, and the
+benchmark's recall at tied cut-offs.
 """
 from __future__ import annotations
 

@@ -7,9 +7,10 @@ many terms, negative weights, boolean mode, CPT pairs, windows with and without 
 indexed three ways (one segment natural order, BP order, two segments), with the positional sidecar where it applies
 and the dense-impacts sidecar (BP: every term whose impacts fit a byte; two segments: the terms in 30 % of a
 segment's documents), and every query is checked on ``SpecSearcher.search_exact`` (scores to the bit) and ``search``
-(run-file scores), ``ImpactSearcher.search_spec``/``batch_search_specs``, the compose backends (Lucene and the in-memory ``ExactBackend``)
-and ``lsr-lucene search --specs`` with 1 and 2 threads. The reference sums in double in the order Java does (terms in
-spec order, then pairs, then windows), so scores must match bit for bit; ranking is score descending, ties by docid.
+(run-file scores), ``ImpactSearcher.search_spec``/``batch_search_specs``, the compose backends (Lucene and the
+in-memory ``ExactBackend``) and ``lsr-lucene search --specs`` with 1 and 2 threads. The reference sums in double in
+the order Java does (terms in spec order, then pairs, then windows), so scores must match bit for bit; ranking is
+score descending, ties by docid.
 
 Profiles: the default (fast) checks a few collections in the suite; ``scripts/run_property.sh`` runs the long one
 (``LSR_PROPERTY_COLLECTIONS``, ``LSR_PROPERTY_QUERIES``) and records the cases checked in ``runs/property/``.
@@ -345,7 +346,8 @@ def ray_cluster():
 @settings(**{**SETTINGS, "max_examples": max(2, COLLECTIONS // 10)})
 @given(collection=collections(min_docs=2), data=st.data())
 def test_distributed_search_matches_brute_force(ray_cluster, tmp_path_factory, collection, data):
-    """Scatter-gather over two shard indexes (Ray actors), exact, windows with and without rerank: the same hits and run-file scores as the brute force over the whole collection."""
+    """Scatter-gather over two shard indexes (Ray actors), exact, windows with and without rerank: the same hits and
+    run-file scores as the brute force over the whole collection."""
     from lsr_lucene.cli import main as cli
 
     docs, tokens = collection

@@ -89,7 +89,6 @@ def served(demo, tmp_path_factory):
     the CLI's runs of the demo topics beside it."""
     from lsr_lucene.compose.cli import main as compose_main
     from lsr_lucene.encode.cli import main as encode_main
-    from lsr_lucene.index.cli import main as index_main
     from lsr_lucene.search.cli import main as search_main
 
     root = tmp_path_factory.mktemp("serve")

@@ -287,13 +287,6 @@ def add_run_tag(parser, default: str | None = None, help: str = "run tag, the la
     return parser.add_argument("--run-tag", "--runtag", dest="run_tag", default=default, metavar="TAG", help=help)
 
 
-def add_top_postings(parser) -> argparse.Action:
-    """``--top-postings N``: also write the top-postings sidecar that approximate search reads."""
-    return add_number(parser, "--top-postings", kind=NON_NEGATIVE_INT, default=0, metavar="N",
-                      help="also write the top-postings sidecar for approximate search (search --approximate): "
-                           "each term's N highest-impact postings (0: none)")
-
-
 def add_dense_impacts(parser, default: str | None = "auto", help: str = "") -> argparse.Action:
     """``--dense-impacts auto|S``: the dense-impacts sidecar of faster exact search, built by default with the
     share ``auto`` chooses from the collection (lsr_lucene.index.dense_impacts.auto_share); 0: none."""
@@ -316,27 +309,25 @@ def add_heap_factor(parser) -> argparse.Action:
                            "an index with the dense-impacts sidecar (index --dense-impacts)")
 
 
-def add_approximate(parser) -> None:
-    """``--approximate N`` (approximate search on the top-postings sidecar; 0: exact, the default) and
-    ``--query-cut C`` (the query terms its first phase keeps)."""
-    from lsr_lucene.search.spec_searcher import QUERY_CUT
-
-    add_number(parser, "--approximate", kind=NON_NEGATIVE_INT, default=0, metavar="N",
-               help="0: exact search; N > 0: approximate search, the top max(hits, N) documents of the index's "
-                    "top-postings sidecar (index --top-postings) scored exactly; larger N, more recall")
-    add_number(parser, "--query-cut", kind=NON_NEGATIVE_INT, default=None, metavar="C",
-               help="approximate search: the C query terms of largest weight x max impact find the candidates "
-                    f"(0: all terms; plain queries; larger C, more recall; default {QUERY_CUT})")
+def retired(name: str) -> str:
+    """The error of an option (``--approximate``) or request field (``query_cut``) of the retired top-postings mode
+    (issue 66): what to use instead, the heap factor."""
+    return (f"{name} is retired with the top-postings approximate mode; search exactly (the default), or "
+            "approximately with the heap factor: --heap-factor H (heap_factor=H) below 1")
 
 
-def query_cut(args, requests_approximate: bool = False) -> int:
-    """``--query-cut`` read after parsing: its default, or InputError when it is given without ``--approximate``
-    (it would be ignored) unless ``requests_approximate`` (a server's requests may ask for approximate search)."""
-    from lsr_lucene.search.spec_searcher import QUERY_CUT
+class _Retired(argparse.Action):
+    """A retired option, hidden from ``--help``: given, one ``error:`` line saying what replaces it."""
 
-    if args.query_cut is None:
-        return QUERY_CUT
-    if not args.approximate and not requests_approximate:
-        raise InputError(f"--query-cut {args.query_cut} applies to approximate search only: give --approximate N "
-                         "too, or leave it out")
-    return args.query_cut
+    def __init__(self, option_strings, dest, **kwargs) -> None:
+        super().__init__(option_strings, argparse.SUPPRESS, nargs="?", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        raise InputError(retired(str(option_string)))
+
+
+def add_retired(parser, *options: str) -> None:
+    """Options of the retired top-postings mode (``--approximate``, ``--query-cut``, ``--top-postings``): refused in
+    one line naming the heap factor, not argparse's "unrecognized arguments"."""
+    for option in options:
+        parser.add_argument(option, action=_Retired)

@@ -66,10 +66,10 @@ class ImpactIndex:
                                                    searcher=default.spec_searcher, **options)
         return self._composers[key]
 
-    def retriever(self, num_results: int = DEFAULT_NUM_RESULTS, encoder: Any = None, approximate: int = 0,
-                  query_cut: int = 10, heap_factor: float = 1.0) -> "ImpactRetriever":
+    def retriever(self, num_results: int = DEFAULT_NUM_RESULTS, encoder: Any = None, heap_factor: float = 1.0
+                  ) -> "ImpactRetriever":
         """Query frame (``qid, query`` or ``qid, query_toks``) → result frame of the top ``num_results``."""
-        return ImpactRetriever(self, num_results, encoder, approximate, query_cut, heap_factor=heap_factor)
+        return ImpactRetriever(self, num_results, encoder, heap_factor=heap_factor)
 
     def query_encoder(self, encoder: Any = None) -> "ImpactQueryEncoder":
         """Adds ``query_toks`` ({term: quantised weight}, as ``lsr-lucene encode --topics`` writes them)."""
@@ -133,7 +133,7 @@ class ImpactRetriever(pt.Transformer):
     search, so retrievers of several heap factors share the index's searcher."""
 
     def __init__(self, index: ImpactIndex | str | Path, num_results: int = DEFAULT_NUM_RESULTS, encoder: Any = None,
-                 approximate: int = 0, query_cut: int = 10, threads: int | None = None, heap_factor: float = 1.0):
+                 threads: int | None = None, heap_factor: float = 1.0):
         from lsr_lucene.search.spec_searcher import check_heap_factor
 
         self.index = _index(index)
@@ -141,8 +141,6 @@ class ImpactRetriever(pt.Transformer):
         if self.num_results <= 0:
             raise InputError(f"num_results must be positive, got {num_results}")
         self.encoder = encoder
-        self.approximate = int(approximate)
-        self.query_cut = int(query_cut)
         self.threads = int(threads or self.index.threads)
         self.heap_factor = check_heap_factor(heap_factor)
 
@@ -154,8 +152,7 @@ class ImpactRetriever(pt.Transformer):
         inp = inp.reset_index(drop=True)
         searcher = self.index.searcher(self.encoder)
         keys = [str(i) for i in range(len(inp))]  # row numbers: any qid, duplicates too
-        options = dict(k=self.num_results, threads=self.threads, approximate=self.approximate,
-                       query_cut=self.query_cut, heap_factor=self.heap_factor)
+        options = dict(k=self.num_results, threads=self.threads, heap_factor=self.heap_factor)
         if v.mode == "vectors":
             specs = [{"qid": key, "terms": vec} for key, vec in zip(keys, _query_vectors(inp))]
             found = searcher.batch_search_specs(specs, **options)
@@ -167,8 +164,7 @@ class ImpactRetriever(pt.Transformer):
         """``retriever % k``: the same retriever with ``num_results=k`` (when smaller)."""
         if k >= self.num_results:
             return self
-        return ImpactRetriever(self.index, k, self.encoder, self.approximate, self.query_cut, self.threads,
-                               self.heap_factor)
+        return ImpactRetriever(self.index, k, self.encoder, self.threads, self.heap_factor)
 
     def __repr__(self) -> str:
         heap = f", heap_factor={self.heap_factor:g}" if self.heap_factor != 1 else ""

@@ -3,7 +3,7 @@
 ``lsr-lucene reorder --input IN --index OUT`` (like ``lsr-lucene index``; the older ``--index IN --output OUT``
 is still accepted; also ``python -m lsr_lucene.reorder``): the same documents,
 scores and runs, with docids clustered so that postings are smaller and block-max skipping faster; the
-positional and top-postings sidecars follow the same order, and the dense-impacts sidecar is rebuilt in it (by
+positional sidecar follows the same order, and the dense-impacts sidecar is rebuilt in it (by
 default, as ``index`` builds it: the source's share, else ``auto``). The library is lsr_lucene.index.reorder.
 """
 from __future__ import annotations

@@ -40,10 +40,10 @@ lines = [
     f"{progress.get('seconds', 0)} | {'passed' if status == 0 else 'FAILED (exit %d)' % status}: {summary.strip('= ')} |",
     "",
     "Each generated query is checked against the double brute force on every entry point of its collection's indexes "
-    "(natural and BP order with positional and full top-postings sidecars, two segments without them): "
-    "SpecSearcher.search_exact (bit for bit) and search, approximate search at full depth, ImpactSearcher, "
+    "(natural and BP order with the positional sidecar, two segments without it): "
+    "SpecSearcher.search_exact (bit for bit) and search, ImpactSearcher, "
     "compose LuceneBackend and ExactBackend, `lsr-lucene search --specs` with 1 and 2 threads; distributed search "
-    "over two shards (exact and approximate at full depth) on a tenth as many further collections of as many "
+    "over two shards (exact) on a tenth as many further collections of as many "
     "queries each (counted as collections and index checks, not as generated queries).",
 ]
 if failure:

@@ -1,5 +1,6 @@
-"""Exact search over windows of docids (ImpactMaxScoreQuery) and approximate search on the top-postings sidecar
-(issue 29), both checked against brute-force dot products on a collection of several windows (12,000 documents)."""
+"""Exact search over windows of docids (ImpactMaxScoreQuery), checked against brute-force dot products on a collection
+of several windows (12,000 documents); an index that still holds the sidecar of the retired top-postings mode
+(issue 29, retired in issue 66) searches exactly too, and the retired options fail in one line."""
 from __future__ import annotations
 
 import json
@@ -90,8 +91,22 @@ def index(tmp_path_factory) -> Path:
     with open(root / "vectors" / "part-00000.jsonl", "w") as out:
         for docid, vec in zip(IDS, DOCS):
             out.write(json.dumps({"id": docid, "contents": "", "vector": vec}) + "\n")
-    build_impact_index(root / "vectors", root / "index", threads=1, top_postings=300)
+    build_impact_index(root / "vectors", root / "index", threads=1)
     return root / "index"
+
+
+def add_legacy_sidecar(index: Path) -> Path:
+    """The folder the retired top-postings indexer wrote, ``<index>/top-postings``: a one-segment Lucene index with
+    the main index's docids (its layout: TopPostingsIndexer, removed in issue 66). A sidecar that kept every posting
+    held the same postings as the index, so a copy of the index's Lucene files stands for it here."""
+    import shutil
+
+    sidecar = index / "top-postings"
+    sidecar.mkdir()
+    for entry in index.iterdir():
+        if entry.is_file() and entry.name.startswith(("_", "segments")):
+            shutil.copy2(entry, sidecar / entry.name)
+    return sidecar
 
 
 def test_exact_search_over_windows_equals_brute_force(index):
@@ -108,105 +123,81 @@ def test_exact_search_over_windows_equals_brute_force(index):
                 assert searcher.search(spec, k) == [(d, float(f"{s:.6f}")) for d, s in expected]
 
 
-def test_approximate_hits_are_scored_exactly_and_recall_grows_with_depth(index):
-    from lsr_lucene.search.impact_searcher import ImpactSearcher
-
-    recalls = {10: [], 50: [], 2000: []}
-    with ImpactSearcher(index, encoder=object(), approximate=10) as searcher:
-        for spec in queries(30, seed=2):
-            exact = brute_force(spec["terms"], 10)
-            truth = dict(brute_force(spec["terms"], N_DOCS))
-            for depth in recalls:
-                hits = searcher.search_spec(spec, 10, approximate=depth)
-                assert all(h.score == pytest.approx(truth[h.docid], abs=1e-6) for h in hits), spec
-                assert [(h.score, h.docid) for h in hits] == sorted(((h.score, h.docid) for h in hits),
-                                                                   key=lambda x: (-x[0], x[1]))
-                recalls[depth].append(len({h.docid for h in hits} & {d for d, _ in exact}) / max(1, len(exact)))
-            assert [h.docid for h in searcher.search_spec(spec, 10)] == \
-                [h.docid for h in searcher.search_spec(spec, 10, approximate=10)]  # the searcher's default
-    mean = {depth: float(np.mean(r)) for depth, r in recalls.items()}
-    assert mean[10] < 1.0, "the sidecar must drop postings that matter, or this test shows nothing"
-    assert mean[10] <= mean[50] <= mean[2000] and mean[2000] > 0.95, mean
-
-
-def test_a_sidecar_that_keeps_every_posting_searches_exactly(index, tmp_path):
-    from lsr_lucene.search.spec_searcher import SpecSearcher
-
-    assert cli(["index", "--index", str(index), "--top-postings", str(N_DOCS)]) == 2  # exists: refused
-    copy = tmp_path / "copy"
+def test_an_index_with_the_retired_sidecar_searches_exactly_and_says_so_once(index, tmp_path, capfd):
+    """The old sidecar is never read: the run equals the plain index's and brute force, one note names it."""
     import shutil
 
-    shutil.copytree(index, copy)
-    assert cli(["index", "--index", str(copy), "--top-postings", str(N_DOCS), "--overwrite"]) == 0
-    with SpecSearcher(copy) as searcher:
-        for spec in queries(15, seed=3):
-            assert searcher.search(spec, 10, approximate=10, query_cut=0) == searcher.search(spec, 10)
-
-
-def test_search_verb_and_errors(index, tmp_path, capsys):
-    specs = tmp_path / "specs.jsonl"
-    specs.write_text("".join(json.dumps(s) + "\n" for s in queries(5, seed=4)))
-    run = tmp_path / "approx.run"
-    assert cli(["search", "--index", str(index), "--specs", str(specs), "--output", str(run), "--hits", "10",
-                "--approximate", "100"]) == 0
-    hits = read_hits(run)
-    for spec in queries(5, seed=4):
-        truth = dict(brute_force(spec["terms"], N_DOCS))
-        assert all(score == pytest.approx(truth[d], abs=1e-6) for d, score in hits[spec["qid"]])
-    plain = tmp_path / "plain"
-    build_impact_index(index.parent / "vectors", plain, threads=1)
-    capsys.readouterr()
-    assert cli(["search", "--index", str(plain), "--specs", str(specs), "--output", str(tmp_path / "x.run"),
-                "--approximate", "100"]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("error: ") and "--top-postings" in err and err.count("\n") == 1
-    assert not (tmp_path / "x.run").exists()
-
-
-def test_reorder_rebuilds_the_sidecar_and_anserini_still_reads_the_index(index, tmp_path):
-    from pyserini.search.lucene import LuceneImpactSearcher
-
-    from lsr_lucene.index.top_postings import top_postings_per_term
     from lsr_lucene.search.spec_searcher import SpecSearcher
 
+    legacy = tmp_path / "legacy"
+    shutil.copytree(index, legacy)
+    add_legacy_sidecar(legacy)
+    specs = tmp_path / "specs.jsonl"
+    specs.write_text("".join(json.dumps(s) + "\n" for s in queries(8, seed=4)))
+    capfd.readouterr()
+    for name, where in (("plain", index), ("legacy", legacy)):
+        assert cli(["search", "--index", str(where), "--specs", str(specs), "--output", str(tmp_path / f"{name}.run"),
+                    "--hits", "10"]) == 0
+    err = capfd.readouterr().err
+    assert err.count("note: ") == 1 and f"note: {legacy / 'top-postings'}" in err and "--heap-factor" in err
+    hits = read_hits(tmp_path / "legacy.run")
+    assert hits == read_hits(tmp_path / "plain.run")
+    for spec in queries(8, seed=4):
+        assert [d for d, _ in hits[spec["qid"]]] == [d for d, _ in brute_force(spec["terms"], 10)], spec
+    with SpecSearcher(legacy) as first, SpecSearcher(legacy) as second:  # once per index and process
+        spec = queries(1, seed=5)[0]
+        assert first.search(spec, 10) == second.search(spec, 10, heap_factor=1.0)
+    assert "note: " not in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("option", [["--approximate", "100"], ["--query-cut", "3"], ["--approximate=5"]])
+def test_retired_search_options_name_the_heap_factor(index, tmp_path, capsys, option):
+    capsys.readouterr()
+    assert cli(["search", "--index", str(index), "--query-vectors", str(tmp_path / "none.jsonl"),
+                "--output", str(tmp_path / "x.run"), *option]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {option[0].split('=')[0]} is retired") and "--heap-factor H" in err
+    assert err.count("\n") == 1 and not (tmp_path / "x.run").exists()
+
+
+def test_retired_index_option_and_python_keywords(index, tmp_path, capsys):
+    from lsr_lucene.search.impact_searcher import ImpactSearcher
+    from lsr_lucene.search.spec_searcher import SpecSearcher
+
+    capsys.readouterr()
+    assert cli(["index", "--index", str(index), "--top-postings", "300"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --top-postings is retired") and "--heap-factor" in err and err.count("\n") == 1
+    assert not (index / "top-postings").exists()
+    with pytest.raises(TypeError, match="approximate"):
+        ImpactSearcher(index, encoder=object(), approximate=10)
+    with SpecSearcher(index) as searcher:
+        with pytest.raises(TypeError, match="query_cut"):
+            searcher.search(queries(1, seed=1)[0], 10, query_cut=3)
+
+
+def test_reorder_leaves_the_retired_sidecar_behind_and_anserini_still_reads_the_index(index, tmp_path):
+    import shutil
+
+    from pyserini.search.lucene import LuceneImpactSearcher
+
+    from lsr_lucene.search.spec_searcher import SpecSearcher
+
+    legacy = tmp_path / "legacy"
+    shutil.copytree(index, legacy)
+    add_legacy_sidecar(legacy)
     out = tmp_path / "bp"
-    assert cli(["reorder", "--input", str(index), "--index", str(out)]) == 0
-    assert top_postings_per_term(out) == 300
+    assert cli(["reorder", "--input", str(legacy), "--index", str(out)]) == 0
+    assert not (out / "top-postings").exists()
     spec = queries(1, seed=6)[0]
     spec["terms"] = {t: int(w) for t, w in spec["terms"].items()}
     with SpecSearcher(out) as searcher:
-        truth = dict(brute_force(spec["terms"], N_DOCS))
-        assert all(s == pytest.approx(truth[d]) for d, s in searcher.search(spec, 10, approximate=50))
         assert searcher.search(spec, 10) == [(d, s) for d, s in brute_force(spec["terms"], 10)]
 
     class Encoder:
         def encode(self, text):
             return spec["terms"]
 
-    pyserini = LuceneImpactSearcher(str(index), Encoder())
+    pyserini = LuceneImpactSearcher(str(legacy), Encoder())
     got = [(h.docid, h.score) for h in pyserini.search("q", k=10)]
     assert [d for d, _ in got] == [d for d, _ in brute_force(spec["terms"], 10)]
-
-
-def test_query_cut_keeps_scores_exact_and_trades_recall(index):
-    """The first phase on the C heaviest query terms only: hits still exactly scored; fewer terms, less recall."""
-    from lsr_lucene.errors import InputError
-    from lsr_lucene.search.spec_searcher import SpecSearcher
-
-    rng = random.Random(8)  # many frequent terms of like weights: no single term decides the top 10
-    long = [{"qid": f"c{i}", "terms": {f"t{j}": rng.randint(80, 120) for j in rng.sample(range(40), 15)}}
-            for i in range(10)]
-    recall = {}
-    with SpecSearcher(index) as searcher:
-        for cut in (0, 1):
-            got = []
-            for spec in long:
-                truth = dict(brute_force(spec["terms"], N_DOCS))
-                hits = searcher.search(spec, 10, approximate=100, query_cut=cut)
-                assert all(s == pytest.approx(truth[d], abs=1e-6) for d, s in hits)
-                exact = {d for d, _ in brute_force(spec["terms"], 10)}
-                got.append(len({d for d, _ in hits} & exact) / len(exact))
-            recall[cut] = float(np.mean(got))
-        with pytest.raises(InputError, match="query_cut"):
-            searcher.search(long[0], 10, approximate=100, query_cut=-1)
-    assert recall[1] < recall[0], recall

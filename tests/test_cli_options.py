@@ -249,22 +249,30 @@ def test_serve_port_beyond_65535_is_refused(capsys):
     assert capsys.readouterr().err.splitlines() == ["error: --port must be a port number from 0 to 65535, got 70000"]
 
 
-def test_query_cut_without_approximate_is_refused(capsys):
-    """--query-cut only shapes approximate search: alone it was silently ignored (search, distributed search); a
-    server keeps it for requests that ask for approximate search."""
+def test_retired_top_postings_options_are_one_line_naming_the_heap_factor(capsys):
+    """--approximate, --query-cut and --top-postings (the retired top-postings mode, issue 66) fail as they are read,
+    on every verb that took them, with what to use instead; --help no longer lists them."""
     from lsr_lucene.distributed.cli import main as distributed_main
+    from lsr_lucene.index.cli import main as index_main
     from lsr_lucene.search.cli import main as search_main
+    from lsr_lucene.serve.cli import main as serve_main
 
-    for main, argv in ((search_main, ["--index", "nowhere", "--query", "x", "--output", "run"]),
-                       (distributed_main, ["search", "--index", "nowhere", "--query-vectors", "q", "--output", "run"])):
-        assert run_main(main, [*argv, "--query-cut", "3"]) == 2
+    search = ["--index", "nowhere", "--query", "x", "--output", "run"]
+    cases = [(search_main, search, "--approximate", "10"), (search_main, search, "--query-cut", "3"),
+             (distributed_main, ["search", "--index", "nowhere", "--query-vectors", "q", "--output", "run"],
+              "--approximate", "5"),
+             (serve_main, ["--index", "nowhere"], "--query-cut", "2"),
+             (index_main, ["--input", "nowhere", "--index", "out"], "--top-postings", "100"),
+             (distributed_main, ["index", "--input", "nowhere", "--index", "out"], "--top-postings", "100")]
+    for main, argv, option, value in cases:
+        assert run_main(main, [*argv, option, value]) == 2
         assert capsys.readouterr().err.splitlines() == [
-            "error: --query-cut 3 applies to approximate search only: give --approximate N too, or leave it out"]
-    args = opt.Parser()
-    opt.add_approximate(args)
-    assert opt.query_cut(args.parse_args([])) == 10
-    assert opt.query_cut(args.parse_args(["--approximate", "5", "--query-cut", "0"])) == 0
-    assert opt.query_cut(args.parse_args(["--query-cut", "4"]), requests_approximate=True) == 4
+            f"error: {option} is retired with the top-postings approximate mode; search exactly (the default), or "
+            "approximately with the heap factor: --heap-factor H (heap_factor=H) below 1"], (main, option)
+    with pytest.raises(SystemExit):
+        run_main(search_main, ["--help"])
+    shown = capsys.readouterr().out
+    assert "--heap-factor" in shown and "--approximate" not in shown and "--query-cut" not in shown
 
 
 def test_help_shows_no_empty_default(monkeypatch):

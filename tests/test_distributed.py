@@ -198,7 +198,7 @@ def distributed(single, local_ray, tmp_path_factory):
     meta = distributed_encode(*args, **kwargs, on_shard=kill_writer)
     assert meta["resumed_after_documents"] >= SHARD_SIZE and killed
     assert cli(["distributed", "index", "--input", str(root / "vectors"), "--index", str(root / "index"),
-                "--num-workers", "2", "--positions", str(single / "positions.jsonl"), "--top-postings", "100000"]) == 0
+                "--num-workers", "2", "--positions", str(single / "positions.jsonl")]) == 0
     return root
 
 
@@ -327,16 +327,6 @@ def test_shards_of_consecutive_files_search_as_one_index(single, local_ray, tmp_
     specs = _query_specs(single)["plain"]
     distributed_search(tmp_path / "two", specs, tmp_path / "two.run", hits=10)
     assert (tmp_path / "two.run").read_bytes() == _single_run(single, specs, 10, "plain")
-
-
-def test_approximate_search_on_sidecars_that_keep_everything_is_exact(single, distributed, tmp_path):
-    """Every shard's top-postings sidecar keeps all postings here: approximate search must give the exact run."""
-    assert cli(["search", "--index", str(single / "index"), "--query-vectors", str(single / "queries.jsonl"),
-                "--output", str(tmp_path / "single.run"), "--hits", "10"]) == 0
-    assert cli(["distributed", "search", "--index", str(distributed / "index"), "--query-vectors",
-                str(single / "queries.jsonl"), "--output", str(tmp_path / "approx.run"), "--hits", "10",
-                "--approximate", "20", "--query-cut", "0"]) == 0
-    assert (tmp_path / "approx.run").read_bytes() == (tmp_path / "single.run").read_bytes()
 
 
 def test_heap_factor_reaches_every_shard(zipf, local_ray, tmp_path, capsys):

@@ -1,8 +1,9 @@
 """Exact at the edges (issue 37): each case of the issue on its tiny collection, through the entry points it broke.
 
-Every search must give the brute-force top k in double (ties by docid) or one ``error:`` line: approximate search
-past 65,536 terms or impacts, a window rerank pool, window weights, weights that round to zero or a subnormal in
-float32, lone surrogates, ``--indexer anserini`` over several shards, and the benchmark's recall at tied cut-offs.
+Every search must give the brute-force top k in double (ties by docid) or one ``error:`` line: search past 65,536
+terms or impacts (the edges of the retired top-postings mode), a window rerank pool, window weights, weights that
+round to zero or a subnormal in float32, lone surrogates, ``--indexer anserini`` over several shards, and the
+benchmark's recall at tied cut-offs.
 """
 from __future__ import annotations
 
@@ -42,35 +43,33 @@ def exact(searcher: SpecSearcher, spec: dict, k: int, **options) -> list[tuple[s
     return [(d, s) for d, _, s in searcher.search_exact(spec, k, **options)]
 
 
-def test_approximate_search_past_16_bit_impacts(tmp_path):
-    index = build(tmp_path, [("d1", {"a": 70000, "b": 5}), ("d2", {"a": 3, "b": 9})], top_postings=10)
+def test_search_past_16_bit_impacts(tmp_path):
+    index = build(tmp_path, [("d1", {"a": 70000, "b": 5}), ("d2", {"a": 3, "b": 9})])
     spec = {"qid": "q1", "terms": {"a": 1, "b": 1}}
     with SpecSearcher(index) as searcher:
-        assert exact(searcher, spec, 5, approximate=5) == [("d1", 70005.0), ("d2", 12.0)] == exact(searcher, spec, 5)
-    assert cli_search(index, spec, tmp_path / "run", "--approximate", "5") == [("d1", 70005.0), ("d2", 12.0)]
+        assert exact(searcher, spec, 5) == [("d1", 70005.0), ("d2", 12.0)]
+    assert cli_search(index, spec, tmp_path / "run") == [("d1", 70005.0), ("d2", 12.0)]
 
 
-def test_approximate_search_past_65536_terms(tmp_path):
+def test_search_past_65536_terms(tmp_path):
     docs = [("d1", {f"t{i}": 1 + i % 3 for i in range(65_600)}), ("d2", {"t65599": 9, "t7": 4})]
-    index = build(tmp_path, docs, top_postings=10)
+    index = build(tmp_path, docs)
     terms = {"t7": 2, "t65599": 1.5, "t100": -1}
     with SpecSearcher(index) as searcher:
-        got = exact(searcher, {"qid": "q", "terms": terms}, 5, approximate=5, query_cut=0)
-        assert got == exact(searcher, {"qid": "q", "terms": terms}, 5) == brute_force(docs, terms)
+        assert exact(searcher, {"qid": "q", "terms": terms}, 5) == brute_force(docs, terms)
 
 
-def test_approximate_rescoring_sums_as_exact_search_past_2_to_53(tmp_path):
-    """Σ w·impact past 2^53 (integral weights up to 2^31, 16-bit impacts: the forward field's old long sum): the
-    candidates' scores must be exact search's double sums, to the bit."""
+def test_scores_sum_in_double_past_2_to_53(tmp_path):
+    """Σ w·impact past 2^53 (integral weights up to 2^31, 16-bit impacts): scores must be the double sums of brute
+    force, to the bit."""
     docs = [("d1", {f"t{i}": 65535 - i for i in range(80)}), ("d2", {f"t{i}": 65535 - 2 * i for i in range(80)})]
-    index = build(tmp_path, docs, top_postings=10)
+    index = build(tmp_path, docs)
     terms = {f"t{i}": 2**31 - 1 - 7 * i for i in range(80)}
     expected = brute_force(docs, terms)
     assert expected[0][1] > 2**53 and expected[0][1] != sum(w * docs[0][1][t] for t, w in terms.items())  # rounded
     with SpecSearcher(index) as searcher:
         for k in (1, 2):
-            spec = {"qid": "q", "terms": terms}
-            assert exact(searcher, spec, k, approximate=2, query_cut=0) == exact(searcher, spec, k) == expected[:k]
+            assert exact(searcher, {"qid": "q", "terms": terms}, k) == expected[:k]
 
 
 def test_window_rerank_pool_is_the_exact_first_stage(tmp_path):

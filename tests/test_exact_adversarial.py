@@ -187,20 +187,19 @@ def test_java_heap_factor_rounds_up_to_float32():
 
 @pytest.mark.parametrize("k", [2**31 - 1, 2**31, 2**63])
 def test_k_past_java_int_returns_every_match(tmp_path, k):
-    """k (or an approximate depth) past 2^31 - 1 means every match, as any k beyond the collection does: it was an
+    """k past 2^31 - 1 means every match, as any k beyond the collection does: it was an
     OverflowError (SpecSearcher.search, ImpactSearcher.search_spec) or a garbled "No methods called search ... matching
     your arguments" (search_exact, batch_search_specs, lsr-lucene search --hits)."""
     from lsr_lucene import ImpactSearcher
 
     docs = [("d1", {"a": 1}), ("d2", {"a": 2, "neg_b": 1}), ("d3", {"b": 4})]
-    index = build(tmp_path, docs, top_postings=5)
+    index = build(tmp_path, docs)
     for terms in ({"a": 1}, {"a": 1, "b": -1}, {"b": 0.5}):
         spec = {"qid": "q", "terms": terms}
         expected = reference(docs, terms, 10)
         with SpecSearcher(index) as searcher:
             assert searcher.search(spec, k) == written(expected)
             assert [(d, s) for d, _, s in searcher.search_exact(spec, k)] == expected
-            assert searcher.search(spec, k, approximate=k, query_cut=k) == written(expected)  # depth past the index
         with ImpactSearcher(str(index), encoder=object()) as searcher:
             assert [(x.docid, x.score) for x in searcher.search_spec(spec, k)] == written(expected)
             assert [(x.docid, x.score) for x in searcher.batch_search_specs([spec], k)["q"]] == written(expected)
@@ -222,11 +221,11 @@ def test_an_index_of_no_documents_gives_no_hits(tmp_path, capsys):
         for spec in specs:
             assert searcher.search(spec, 5) == [] and searcher.search_exact(spec, 5) == []
             assert searcher.search(spec, 5, heap_factor=0.5) == []
-    # BP order and the top-postings sidecar were refused ("no postings", "0 segments"): skipped, and recorded
-    pruned = build(tmp_path / "pruned", [("d1", {})], reorder="bp", top_postings=10)
+    # BP order was refused ("no postings"): skipped, and recorded
+    pruned = build(tmp_path / "pruned", [("d1", {})], reorder="bp")
     assert json.loads((pruned / "lsr_lucene.json").read_text())["skipped"]["why"] == "no documents"
     with SpecSearcher(pruned) as searcher:
-        assert searcher.search(specs[0], 5, approximate=10) == [] and searcher.search(specs[0], 5) == []
+        assert searcher.search(specs[0], 5) == []
     # with the positional field (a longdocs or --positions index): opening it failed ("the main index has 0
     # segments, so its docids no longer match the positional field")
     (tmp_path / "p").mkdir()
@@ -276,17 +275,18 @@ def test_a_distributed_index_with_a_shard_of_no_documents(tmp_path):
         ray.init(address="local", num_cpus=2, **RAY_OPTIONS)
         restore_jvm_handlers()  # ray.init may reset the JVM's signal handlers (conftest)
     try:
-        # --top-postings too: the empty shard's index refused it ("0 segments"); it is built without one
         assert cli(["distributed", "index", "--input", str(vectors), "--index", str(tmp_path / "dindex"),
-                    "--num-workers", "2", "--positions", str(tokens), "--top-postings", "10"]) == 0
-        for run, approximate in (("run", []), ("approx.run", ["--approximate", "10"])):  # 10 keeps every posting
+                    "--num-workers", "2", "--positions", str(tokens)]) == 0
+        # heap factor 1: shard after shard (queues carried); 0.5: side by side, which a queue of 10 never full
+        # here leaves exact
+        for run, heap in (("run", "1"), ("heap.run", "0.5")):
             assert cli(["distributed", "search", "--index", str(tmp_path / "dindex"), "--specs",
                         str(tmp_path / "specs.jsonl"), "--output", str(tmp_path / run), "--hits", "10",
-                        *approximate]) == 0
+                        "--heap-factor", heap]) == 0
     finally:
         if started:
             ray.shutdown()
-    for run in ("run", "approx.run"):
+    for run in ("run", "heap.run"):
         got = {s["qid"]: [] for s in specs}
         for row in iter_run(tmp_path / run):
             got[row.qid].append((row.docid, row.score))
@@ -356,9 +356,9 @@ def variants(root: Path, docs: list) -> dict[str, Path]:
     vectors, _ = write_collection(root, docs, {})
     out = {}
     bp = {"reorder": "bp", "seed": 3, "dense_impacts": 1e-9}  # every term whose impacts fit a byte on the sidecar
-    # an index of no documents gets neither the top-postings sidecar nor a BP order (both are refused)
+    # an index of no documents gets no BP order (it is refused)
     empty = not any(v for _, v in docs)
-    plans = {"natural": {}} if empty else {"natural": {"top_postings": len(docs)}, "bp": bp}
+    plans = {"natural": {}} if empty else {"natural": {}, "bp": bp}
     for name, options in plans.items():
         build_impact_index(vectors, root / name, threads=1, **options)
         out[name] = root / name
@@ -372,7 +372,7 @@ def variants(root: Path, docs: list) -> dict[str, Path]:
 
 @pytest.mark.parametrize("seed", range(6))
 def test_generated_collections_match_both_brute_forces(tmp_path, seed):
-    """SpecSearcher (search, search_exact, search_hits, every heap factor, approximate), ImpactSearcher, the CLI
+    """SpecSearcher (search, search_exact, search_hits, every heap factor), ImpactSearcher, the CLI
     (--hits beyond the collection, --heap-factor) and compose's backends on each index variant of a generated
     collection."""
     from lsr_lucene import ImpactSearcher
@@ -392,12 +392,6 @@ def test_generated_collections_match_both_brute_forces(tmp_path, seed):
                 assert [d for d, _, _ in searcher.search_hits(spec, k)] == [d for d, _ in expected]
                 for h in HEAP_FACTORS:
                     check_heap_promise(searcher.search(spec, k, heap_factor=h), docs, spec, k, h)
-                if searcher.has_top_postings:  # approximate: exact scores of matching documents, in run order
-                    every = dict(reference(docs, spec, n))
-                    for depth, cut in ((1, 1), (2, 0), (n + k, 0)):
-                        got = [(d, s) for d, _, s in searcher.search_exact(spec, k, approximate=depth, query_cut=cut)]
-                        assert all(every[d] == s for d, s in got) and got == sorted(got, key=lambda x: (-x[1], x[0]))
-                        assert depth < n + k or got == expected, (spec, k, depth)
         (tmp_path / "specs.jsonl").write_text("".join(json.dumps(s) + "\n" for s in specs), encoding="utf-8")
         k = n + 3
         for h in (1.0, 0.5):

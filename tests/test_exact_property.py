@@ -4,13 +4,13 @@ Hypothesis generates small collections (ties, impacts at 16-bit, 24-bit and floa
 Unicode in terms and docids, per-position float32 payloads) and queries with adversarial values (weights that round to
 zero or a subnormal in float32, subnormal doubles, float32/double boundaries, magnitudes near the query weight limit,
 many terms, negative weights, boolean mode, CPT pairs, windows with and without ``rerank``). Each collection is
-indexed three ways (one segment natural order, BP order, two segments), with the positional and top-postings (every
-posting: approximate search at full depth) sidecars where they apply and the dense-impacts sidecar (BP: every term
-whose impacts fit a byte; two segments: the terms in 30 % of a segment's documents), and every query is checked on
-``SpecSearcher.search_exact`` (scores to the bit) and ``search`` (run-file scores), approximate search at full depth,
-``ImpactSearcher.search_spec``/``batch_search_specs``, the compose backends (Lucene and the in-memory ``ExactBackend``)
-and ``lsr-lucene search --specs`` with 1 and 2 threads. The reference sums in double in the order Java does (terms in
-spec order, then pairs, then windows), so scores must match bit for bit; ranking is score descending, ties by docid.
+indexed three ways (one segment natural order, BP order, two segments), with the positional sidecar where it applies
+and the dense-impacts sidecar (BP: every term whose impacts fit a byte; two segments: the terms in 30 % of a
+segment's documents), and every query is checked on ``SpecSearcher.search_exact`` (scores to the bit) and ``search``
+(run-file scores), ``ImpactSearcher.search_spec``/``batch_search_specs``, the compose backends (Lucene and the
+in-memory ``ExactBackend``) and ``lsr-lucene search --specs`` with 1 and 2 threads. The reference sums in double in
+the order Java does (terms in spec order, then pairs, then windows), so scores must match bit for bit; ranking is
+score descending, ties by docid.
 
 Profiles: the default (fast) checks a few collections in the suite; ``scripts/run_property.sh`` runs the long one
 (``LSR_PROPERTY_COLLECTIONS``, ``LSR_PROPERTY_QUERIES``) and records the cases checked in ``runs/property/``.
@@ -218,12 +218,12 @@ def two_segments(root: Path, docs: list) -> Path:
 
 
 def build_variants(root: Path, docs: list, tokens: dict) -> dict[str, tuple[Path, bool]]:
-    """name -> (index, whether it has positions and a full top-postings sidecar)."""
+    """name -> (index, whether it has positions)."""
     vectors, positions = write_collection(root, docs, tokens)
     variants = {}
     # bp: every term whose impacts fit a byte on the dense-impacts sidecar (exact search's array sums)
     for name, options in (("natural", {}), ("bp", {"reorder": "bp", "seed": 1, "dense_impacts": 1e-9})):
-        build_impact_index(vectors, root / name, threads=1, positions=positions, top_postings=len(docs), **options)
+        build_impact_index(vectors, root / name, threads=1, positions=positions, **options)
         variants[name] = (root / name, True)
     if len(docs) > 1:
         from lsr_lucene.index.dense_impacts import build_dense_impacts
@@ -255,15 +255,12 @@ class Cases:
 CASES = Cases()
 
 
-def check_query(searcher, docs, tokens, spec, k, full_sidecars: bool) -> None:
+def check_query(searcher, docs, tokens, spec, k) -> None:
     expected = brute_force(docs, tokens, spec, k)
     got = [(d, s) for d, _, s in searcher.search_exact(spec, k)]
     assert got == expected, ("search_exact", spec, k)
     assert searcher.search(spec, k) == [(d, s if s.is_integer() else float(f"{s:.6f}")) for d, s in expected], \
         ("search", spec, k)
-    if full_sidecars and not spec.get("windows"):  # approximate search at full depth: every posting, every term
-        got = [(d, s) for d, _, s in searcher.search_exact(spec, k, approximate=len(docs) + k, query_cut=0)]
-        assert got == expected, ("approximate", spec, k)
 
 
 def check_batches(index: Path, docs, tokens, batch: list[dict], k: int, tmp: Path, signed_only_exact) -> None:
@@ -318,11 +315,11 @@ def test_every_entry_point_matches_brute_force(tmp_path_factory, collection, dat
     root = tmp_path_factory.mktemp("property")
     variants = build_variants(root, docs, tokens)
     cases = 0
-    for name, (index, full) in variants.items():
-        queries = batch if full else [s for s in batch if not s.get("windows")]
+    for name, (index, positions) in variants.items():
+        queries = batch if positions else [s for s in batch if not s.get("windows")]
         with SpecSearcher(index) as searcher:
             for spec, k in zip(queries, ks):
-                check_query(searcher, docs, tokens, spec, k, full)
+                check_query(searcher, docs, tokens, spec, k)
                 cases += 1
         if queries:
             check_batches(index, docs, tokens, queries, max(ks), root, lambda: ExactBackend(docs))
@@ -349,8 +346,8 @@ def ray_cluster():
 @settings(**{**SETTINGS, "max_examples": max(2, COLLECTIONS // 10)})
 @given(collection=collections(min_docs=2), data=st.data())
 def test_distributed_search_matches_brute_force(ray_cluster, tmp_path_factory, collection, data):
-    """Scatter-gather over two shard indexes (Ray actors), exact and approximate at full depth, windows with and
-    without rerank: the same hits and run-file scores as the brute force over the whole collection."""
+    """Scatter-gather over two shard indexes (Ray actors), exact, windows with and without rerank: the same hits and
+    run-file scores as the brute force over the whole collection."""
     from lsr_lucene.cli import main as cli
 
     docs, tokens = collection
@@ -363,11 +360,9 @@ def test_distributed_search_matches_brute_force(ray_cluster, tmp_path_factory, c
     k = data.draw(st.integers(1, len(docs) + 2))
     (root / "specs.jsonl").write_text("".join(json.dumps(s) + "\n" for s in batch), encoding="utf-8")
     assert cli(["distributed", "index", "--input", str(vectors), "--index", str(root / "dindex"),
-                "--num-workers", "2", "--positions", str(positions), "--top-postings", str(len(docs))]) == 0
+                "--num-workers", "2", "--positions", str(positions)]) == 0
     expected = {s["qid"]: as_run(brute_force(docs, tokens, s, k)) for s in batch}
-    for name, extra, queries in (("exact", [], batch),
-                                 ("approximate", ["--approximate", str(len(docs) + k), "--query-cut", "0"],
-                                  [s for s in batch if not s.get("windows")])):
+    for name, extra, queries in (("exact", [], batch),):
         if not queries:
             continue
         (root / "specs.jsonl").write_text("".join(json.dumps(s) + "\n" for s in queries), encoding="utf-8")

@@ -229,7 +229,8 @@ def test_composer_trees_and_options_equal_the_compose_run(setup, tmp_path):
     assert cut.num_results == 3 and cut.options == {"not_op": "subtract"}
     assert rows(cut(frame)) == {q: hits[:3] for q, hits in run_rows(read_hits(run)).items()}
     default = setup["index"].retriever()
-    assert (default.num_results, default.encoder, default.approximate, default.query_cut) == (1000, None, 0, 10)
+    assert (default.num_results, default.encoder, default.heap_factor) == (1000, None, 1.0)
+    assert not hasattr(default, "approximate")  # the retired top-postings mode
 
 
 def test_composer_reads_the_explicit_syntax(setup):

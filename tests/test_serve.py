@@ -28,7 +28,6 @@ pytestmark = pytest.mark.slow  # starts servers (-m 'not slow' skips it)
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "lsr_lucene" / "data" / "demo"
 HITS = 10
-APPROXIMATE = 20
 STARTUP_S = 180  # JVM, searcher and encoder load on a shared 2-core machine
 
 
@@ -86,17 +85,15 @@ def request(url: str, body=None, method: str | None = None, raw: bytes | None = 
 
 @pytest.fixture(scope="module")
 def served(demo, tmp_path_factory):
-    """The demo index (with a top-postings sidecar for approximate search) served by one server for the module;
+    """The demo index served by one server for the module;
     the CLI's runs of the demo topics beside it."""
     from lsr_lucene.compose.cli import main as compose_main
     from lsr_lucene.encode.cli import main as encode_main
-    from lsr_lucene.index.cli import main as index_main
     from lsr_lucene.search.cli import main as search_main
 
     root = tmp_path_factory.mktemp("serve")
     index = root / "demo-index"
     shutil.copytree(demo / "index", index)
-    assert index_main(["--index", str(index), "--top-postings", str(APPROXIMATE)]) == 0
     proc = spawn_server(index, root / "server.err", "--name", "demo")  # loads while the CLI runs are made
     try:
         topics = str(DEMO / "topics.tsv")
@@ -104,17 +101,13 @@ def served(demo, tmp_path_factory):
         assert search_main([*common, "--topics", topics, "--output", str(root / "text.run")]) == 0
         assert encode_main(["--topics", topics, "--output", str(root / "q.jsonl")]) == 0
         assert search_main([*common, "--query-vectors", str(root / "q.jsonl"), "--output", str(root / "vec.run")]) == 0
-        assert search_main([*common, "--topics", topics, "--approximate", str(APPROXIMATE),
-                            "--output", str(root / "approx.run")]) == 0
-        assert search_main([*common, "--query-vectors", str(root / "q.jsonl"), "--approximate", str(APPROXIMATE),
-                            "--query-cut", "2", "--output", str(root / "cut.run")]) == 0
         assert compose_main([*common, "--topics", topics, "--output", str(root / "nl.run")]) == 0
         assert compose_main([*common, "--queries", str(DEMO / "compositions.jsonl"),
                              "--output", str(root / "tree.run")]) == 0
         queries = dict(line.rstrip("\n").split("\t", 1) for line in open(topics, encoding="utf-8"))
         vectors = {str(o["id"]): o["vector"] for o in map(json.loads, open(root / "q.jsonl", encoding="utf-8"))}
         trees = {str(o["id"]): o["query"] for o in map(json.loads, open(DEMO / "compositions.jsonl"))}
-        runs = {name: read_hits(root / f"{name}.run") for name in ("text", "vec", "approx", "cut", "nl", "tree")}
+        runs = {name: read_hits(root / f"{name}.run") for name in ("text", "vec", "nl", "tree")}
         base = wait_ready(proc, root / "server.err")
         wait_healthy(base)
         yield {"proc": proc, "base": base, "api": f"{base}/v1/demo", "queries": queries, "vectors": vectors,
@@ -163,11 +156,6 @@ def test_every_query_equals_the_cli_runs(served):
         assert posted == got
         _, vec = request(f"{api}/search", {"vector": served["vectors"][qid], "hits": HITS})
         assert response_rows(vec) == run_rows(runs["vec"], qid), qid
-        _, approx = request(f"{api}/search?{query}&approximate={APPROXIMATE}")
-        assert response_rows(approx) == run_rows(runs["approx"], qid), qid
-        _, cut = request(f"{api}/search", {"vector": served["vectors"][qid], "hits": HITS, "approximate": APPROXIMATE,
-                                           "query_cut": 2})
-        assert response_rows(cut) == run_rows(runs["cut"], qid), qid
         _, exact = request(f"{api}/search?{query}&heap_factor=1")  # heap factor 1: exact search
         assert exact == got
         status, composed = request(f"{api}/compose", {"query": text, "hits": HITS, "qid": qid})
@@ -294,7 +282,8 @@ BAD_REQUESTS = [
     ("POST", "/search", b'{"vector": {"\\ud800": 1}}', 400, "vector key: a string holds a lone surrogate"),
     ("POST", "/batch", b'{"queries": [{"qid": "a", "query": "\\ud800"}]}', 400, "queries.0.query"),
     ("POST", "/compose", b'{"composition": {"op": "not", "a": "tea", "b": "\\ud800"}}', 400, "composition.b"),
-    ("GET", "/search?query=tea&approximate=-1", None, 400, "approximate"),
+    ("GET", "/search?query=tea&approximate=10", None, 400, "approximate is retired"),
+    ("POST", "/search", {"query": "tea", "query_cut": 2}, 400, "query_cut is retired"),
     ("GET", "/search?query=tea&doc=maybe", None, 400, "doc"),
     ("POST", "/batch", {"queries": [{"qid": "a"}]}, 400, "query a"),
     ("POST", "/batch", {"queries": [{"query": "tea"}]}, 400, "queries.0.qid"),
@@ -386,18 +375,14 @@ def test_heap_factor_server_default_and_per_request(zipf, tmp_path):
             proc.wait(30)
 
 
-def test_approximate_without_sidecar_is_an_input_error(demo):
-    """The search path the server runs (in process here): approximate search on an index without its top-postings
-    sidecar is an InputError naming the build command, i.e. a 400."""
-    from lsr_lucene.errors import InputError
+def test_engine_defaults_to_the_folder_name(demo):
+    """The search path the server runs (in process here)."""
     from lsr_lucene.serve.engine import SearchEngine
 
     engine = SearchEngine(demo / "index", compose=False)
     try:
         assert (engine.name, engine.model) == ("index", "splade-tiny")  # NAME defaults to the folder's basename
         assert [c["rank"] for c in engine.search_text("green tea", 3)] == [1, 2, 3]
-        with pytest.raises(InputError, match="--top-postings"):
-            engine.search_text("green tea", 3, approximate=APPROXIMATE)
     finally:
         engine.close()
 

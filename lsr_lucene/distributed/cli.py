@@ -55,7 +55,7 @@ def _index_parser(sub) -> None:
                    "seed first (default: start from the input order)")
     opt.add_number(p, "--shards", kind=opt.NON_NEGATIVE_INT, default=0,
                    help="shards to build, each of consecutive vector files (default 0: one per file)")
-    opt.add_top_postings(p)
+    opt.add_retired(p, "--top-postings")
     opt.add_dense_impacts(p)
     _add_cluster_arguments(p, "index builder actors (JVMs), default 2")
 
@@ -82,7 +82,7 @@ def _search_parser(sub) -> None:
     opt.add_number(p, "--threads", default=None, metavar="N",
                    help="search threads of each searcher actor (one per node, holding the shards built there; "
                         "default: the cores of its machine)")
-    opt.add_approximate(p)
+    opt.add_retired(p, "--approximate", "--query-cut")
     opt.add_heap_factor(p)
     opt.add_overwrite(p)
     _add_cluster_arguments(p, "searcher actors per shard (replicas sharing the query batches), default 1")
@@ -138,7 +138,6 @@ def _check_before_starting(args: argparse.Namespace) -> None:
     if args.command == "search":
         from lsr_lucene.distributed.index import read_manifest
 
-        args.query_cut = opt.query_cut(args)
         read_manifest(args.index)
     elif args.command == "encode":
         from lsr_lucene.io.corpus import check_corpus
@@ -167,7 +166,7 @@ def _run(args: argparse.Namespace, resources: dict) -> str:
         from lsr_lucene.distributed.index import distributed_index
 
         manifest = distributed_index(args.input, args.index, args.num_workers, threads=args.threads,
-                                     positions=args.positions, top_postings=args.top_postings,
+                                     positions=args.positions,
                                      dense_impacts=args.dense_impacts, reorder=args.reorder, seed=args.seed,
                                      shards=args.shards)
         return (f"wrote {len(manifest['shards'])} shard indexes ({manifest['documents']} documents) and "
@@ -180,8 +179,8 @@ def _run(args: argparse.Namespace, resources: dict) -> str:
     refuse_existing(args.output, args.overwrite)
     manifest = read_manifest(args.index)
     # the searchers start (processes, JVMs, shards) while the queries are read or encoded here
-    with DistributedSearcher(args.index, args.num_workers, args.approximate, args.query_cut, args.heap_factor,
-                             args.threads, wait=False) as searcher:
+    with DistributedSearcher(args.index, args.num_workers, args.heap_factor, args.threads,
+                             wait=False) as searcher:
         specs = _specs(args, manifest.get("encoder", {}))
         stats = searcher.search_to_run(specs, args.output, hits=args.hits, tag=args.run_tag,
                                        overwrite=args.overwrite, batch_size=args.batch_size)

@@ -24,20 +24,19 @@ MANIFEST = DISTRIBUTED_MANIFEST
 SHARD_DIR = "shard-{:05d}"
 
 
-def build_shard(vectors: str | list[str], index: str, threads: int, positions: str | None = None, top_postings: int = 0,
+def build_shard(vectors: str | list[str], index: str, threads: int, positions: str | None = None,
                 dense_impacts: float | str = "auto", reorder: str | None = None, seed: int | None = None) -> dict:
     """Ray task: ``lsr-lucene index`` of one shard (a vector file, or consecutive files in order) in the worker's
     JVM (kept by the worker for its next shard); with ``positions``, the shard's positional field from its
-    documents' lines of that file; with
-    ``top_postings``, the shard's top-postings sidecar (approximate search); ``dense_impacts``, ``reorder`` (BP
-    order of the shard's docids) and ``seed`` as ``index``'s."""
+    documents' lines of that file; ``dense_impacts``, ``reorder`` (BP order of the shard's docids) and ``seed`` as
+    ``index``'s."""
     from lsr_lucene.index.impact import build_impact_index, read_index_metadata
 
     started = time.perf_counter()
     if Path(index).is_dir():  # complete (renamed into place when done): built by an earlier run
         metadata, built = read_index_metadata(index), False
     else:
-        metadata = build_impact_index(vectors, index, threads=threads, positions=positions, top_postings=top_postings,
+        metadata = build_impact_index(vectors, index, threads=threads, positions=positions,
                                       dense_impacts=dense_impacts, reorder=reorder, seed=seed)
         built = True
     return {"documents": metadata.get("documents"), "indexed": metadata.get("indexed"),
@@ -66,15 +65,14 @@ def shard_groups(files: int, shards: int) -> list[list[int]]:
 
 def distributed_index(vectors: str | Path, index: str | Path, workers: int, threads: int = 1,
                       on_shard: Callable[[dict], None] | None = None, positions: str | Path | None = None,
-                      top_postings: int = 0, retries: int = RESTARTS,
+                      retries: int = RESTARTS,
                       dense_impacts: float | str = "auto", reorder: str | None = None, seed: int | None = None,
                       shards: int = 0) -> dict:
     """Build one impact index per shard of ``vectors`` under ``index``, at most ``workers`` at a time, each on
     the node that wrote the shard while that node is alive; then ``shards.json``; returns the manifest.
     ``positions`` (per-position token weights of the whole collection, ``encode --positions``) adds each
     shard's positional field for window clauses: every shard reads the file and keeps its own documents.
-    ``top_postings`` N > 0 gives every shard its top-postings sidecar (``search --approximate``); every shard has
-    the dense-impacts sidecar ``dense_impacts`` (a share, or ``auto`` as ``lsr-lucene index``; 0: none);
+    Every shard has the dense-impacts sidecar ``dense_impacts`` (a share, or ``auto`` as ``lsr-lucene index``; 0: none);
     ``reorder`` "bp" puts each shard's docids in BP order (seeded by ``seed``), as ``index --reorder bp`` does.
     ``shards`` N > 0: N shards, each of consecutive vector files (the collection's order kept; encode writes files
     of ``--shard-size`` documents); 0: one shard per file.
@@ -126,9 +124,8 @@ def distributed_index(vectors: str | Path, index: str | Path, workers: int, thre
         for number, (file, path, holder) in enumerate(jobs):
             if len(pending) == workers:
                 collect_one()
-            pending[build.options(scheduling_strategy=near(holder)).remote(file, path, threads, positions,
-                                                                                  top_postings, dense_impacts, reorder,
-                                                                                  seed)] = number
+            task = build.options(scheduling_strategy=near(holder))
+            pending[task.remote(file, path, threads, positions, dense_impacts, reorder, seed)] = number
         while pending:
             collect_one()
     except Exception as exc:

@@ -75,7 +75,7 @@ class ShardSearcher:
         self.searchers = [SpecSearcher(index, heap_factor=heap_factor) for index in indexes]
         self.threads = threads or available_cores()
 
-    def search(self, specs_jsonl: str, k: int, bounds: list[dict[str, int]], approximate: int, cut: int
+    def search(self, specs_jsonl: str, k: int, bounds: list[dict[str, int]]
                ) -> tuple[list[bytes], list[float], float]:
         """The top k of every spec of a batch (JSON lines) on each shard, ``bounds[i]`` the collection's max impacts
         of the terms spec i subtracts, in one JVM call: each shard's hits packed in one bytes object
@@ -84,7 +84,7 @@ class ShardSearcher:
         from lsr_lucene.search.spec_searcher import search_shards
 
         started = time.perf_counter()
-        packs, seconds = search_shards(self.searchers, specs_jsonl, k, bounds, approximate, cut, threads=self.threads)
+        packs, seconds = search_shards(self.searchers, specs_jsonl, k, bounds, threads=self.threads)
         return packs, seconds, time.perf_counter() - started
 
     def rescore(self, shard: int, batch: list[tuple[str, list[str], list[float]]]) -> list[tuple[str, str, str]]:
@@ -220,15 +220,14 @@ class DistributedSearcher:
     """Searcher actors over every shard of a distributed index, open until ``close``: one per node holding shards
     (the node that built them), with ``replicas`` copies, each holding that node's shards in one JVM."""
 
-    def __init__(self, index: str | Path, replicas: int = 1, approximate: int = 0, query_cut: int | None = None,
-                 heap_factor: float = 1.0, threads: int | None = None, wait: bool = True):
-        """``approximate``, ``query_cut``: 0 exact search; N > 0 approximate search on each shard
-        (SpecSearcher.search_hits). ``heap_factor`` H < 1: each shard's searcher prunes against threshold / H
+    def __init__(self, index: str | Path, replicas: int = 1, heap_factor: float = 1.0, threads: int | None = None,
+                 wait: bool = True):
+        """``heap_factor`` H < 1: each shard's searcher prunes against threshold / H
         (SpecSearcher.heap_factor); the merged run keeps the promise, since the collection's exact k-th score is at
         least each shard's. ``threads``: search threads of each searcher actor (default: its machine's cores).
         ``wait`` False returns as soon as the searchers are asked to start, so that the caller can read or encode
         its queries meanwhile; the first search waits for them (``ready``)."""
-        from lsr_lucene.search.spec_searcher import QUERY_CUT, check_heap_factor
+        from lsr_lucene.search.spec_searcher import check_heap_factor
 
         import ray
 
@@ -243,8 +242,6 @@ class DistributedSearcher:
         self.shards = [str((Path(index) / s["path"]).resolve()) for s in manifest["shards"]]
         self.groups = node_groups(manifest["shards"])  # the shard numbers of each searcher
         self.replicas = replicas
-        self.approximate = int(approximate)
-        self.query_cut = QUERY_CUT if query_cut is None else int(query_cut)
         self.heap_factor = check_heap_factor(heap_factor)  # a bad value fails here, not in every actor
         # no CPU reserved: a searcher waits for queries most of the time, and reserving CPUs would leave a second
         # searcher (another run, a restarted actor) waiting for them forever. A group's first searcher runs on the
@@ -368,8 +365,8 @@ class DistributedSearcher:
                     k = max(job.k for job in batch)
                     timing.prepare += time.perf_counter() - sending
                     sent[next_batch] = sending
-                    batch_refs[next_batch] = [row[replica].search.remote(text, k, bounds, self.approximate,
-                                                                         self.query_cut) for row in self.actors]
+                    batch_refs[next_batch] = [row[replica].search.remote(text, k, bounds)
+                                              for row in self.actors]
                     pending.update(dict.fromkeys(batch_refs[next_batch], next_batch))
                     next_batch += 1
                 ready, _ = ray.wait(list(pending), num_returns=1)
@@ -543,13 +540,12 @@ def _ray_get(refs: list):
 def distributed_search(index: str | Path, specs: Sequence[dict], output: str | Path, hits: int = 1000,
                        replicas: int = 1, tag: str = "lsr_lucene", overwrite: bool = False,
                        batch_size: int = QUERY_BATCH, on_batch: Callable[[int, list], None] | None = None,
-                       approximate: int = 0, query_cut: int | None = None, heap_factor: float = 1.0,
-                       threads: int | None = None) -> dict:
+                       heap_factor: float = 1.0, threads: int | None = None) -> dict:
     """Search ``specs`` over every shard of a distributed index and write the merged TREC run (see
     ``DistributedSearcher.search_to_run``; ``threads`` per searcher actor); the searcher actors live for this
     call only."""
     from lsr_lucene.io.output import refuse_existing
 
     refuse_existing(output, overwrite)
-    with DistributedSearcher(index, replicas, approximate, query_cut, heap_factor, threads) as searcher:
+    with DistributedSearcher(index, replicas, heap_factor, threads) as searcher:
         return searcher.search_to_run(specs, output, hits, tag, overwrite, batch_size, on_batch)

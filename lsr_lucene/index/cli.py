@@ -1,11 +1,11 @@
 """Build a Lucene impact index from JsonVectorCollection vectors (the index Anserini's IndexCollection builds).
 
-``lsr-lucene index --input VECTORS --index DIR [--reorder bp] [--top-postings N] [--dense-impacts auto|S|0]``:
+``lsr-lucene index --input VECTORS --index DIR [--reorder bp] [--dense-impacts auto|S|0]``:
 the command over :func:`lsr_lucene.index.impact.build_impact_index`, with the dense-impacts sidecar (faster exact
 search) by default; ``--dense`` also writes the dense leg of negated queries (``<index>/dense``). ``lsr-lucene
-index --index DIR`` with ``--top-postings N``, ``--dense-impacts auto|S`` or ``--dense`` (no ``--input``) adds the
-top-postings sidecar (approximate search), the dense-impacts sidecar or the dense leg to an existing index; with
-``--text`` the analysed text field of explicit exclusions (``-word``, ``NOT word``), which indexing writes by default.
+index --index DIR`` with ``--dense-impacts auto|S`` or ``--dense`` (no ``--input``) adds the dense-impacts sidecar
+or the dense leg to an existing index; with ``--text`` the analysed text field of explicit exclusions (``-word``,
+``NOT word``), which indexing writes by default.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from lsr_lucene.index.text_field import TEXT_DIR, build_text_field, text_field_s
 def main(argv: list[str] | None = None) -> int:
     parser = opt.Parser(prog="lsr-lucene index", description=__doc__.splitlines()[0])
     opt.add_input(parser, "JsonVectorCollection JSONL file or directory (from lsr-lucene encode); without it, "
-                          "--top-postings is added to the existing index", required=False)
+                          "--dense-impacts, --dense or --text is added to the existing index", required=False)
     opt.add_index(parser, "index folder to create")
     opt.add_threads(parser, help="indexing threads")
     parser.add_argument("--positions", help="per-position token weights JSONL (encode --positions) to add the "
@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
                                                           "graph bisection (smaller postings, faster block-max skipping)")
     opt.add_number(parser, "--seed", kind=opt.INTEGER, help="shuffle the input order with this seed before --reorder "
                                                  "(default: start from the input order)")
-    opt.add_top_postings(parser)
+    opt.add_retired(parser, "--top-postings")
     opt.add_dense_impacts(parser, default=None, help=(
         "the dense-impacts sidecar for faster exact search (default: auto; 0: none): the terms in at least a share "
         "S of the documents as one byte per document; auto: those in 1/16 of the documents, as many of the most "
@@ -60,13 +60,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.corpus and not args.dense:
         parser.error("--corpus goes with --dense (the text of the dense leg)")
     if args.input is None:
-        if not args.top_postings and not args.dense_impacts and not args.dense and not args.text:
-            parser.error("give --input (vectors to index), or --top-postings N / --dense-impacts auto|S / --dense / "
-                         "--text to add a sidecar to --index")
+        if not args.dense_impacts and not args.dense and not args.text:
+            parser.error("give --input (vectors to index), or --dense-impacts auto|S / --dense / --text to add a "
+                         "sidecar to --index")
         if args.text:
             add_text_field(args.index, args.overwrite)
-        if args.top_postings:
-            add_top_postings(args.index, args.top_postings, args.overwrite)
         if args.dense_impacts:
             add_dense_impacts(args.index, args.dense_impacts, args.overwrite)
         if args.dense:
@@ -78,15 +76,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--seed needs --reorder")
     meta = build_impact_index(args.input, args.index, threads=args.threads, overwrite=args.overwrite,
                               optimize=not args.no_optimize, positions=args.positions, indexer=args.indexer,
-                              reorder=args.reorder, seed=args.seed, top_postings=args.top_postings,
+                              reorder=args.reorder, seed=args.seed,
                               dense_impacts=AUTO if args.dense_impacts is None else args.dense_impacts,
                               text=not args.no_text)
     skipped = f", {meta['empty']} empty skipped" if meta["empty"] else ""
     print(f"indexed {meta['indexed']} documents{skipped} into {args.index} ({meta['size_bytes'] / 1e6:.1f} MB)")
     if "reorder" in meta:
         print(reorder_summary(meta["reorder"], meta["size_bytes"]))
-    if "top_postings" in meta:
-        print(top_postings_summary(meta["top_postings"]))
     if "dense_impacts" in meta:
         print(dense_impacts_summary(meta["dense_impacts"]))
     if "text" in meta:
@@ -118,14 +114,6 @@ def add_dense_impacts(index: str, share: float, overwrite: bool) -> int:
                         lambda: dense_impacts_summary(build_dense_impacts(index, share)))
 
 
-def add_top_postings(index: str, postings: int, overwrite: bool) -> int:
-    """Add (or with ``overwrite`` replace) the top-postings sidecar of an existing impact index."""
-    from lsr_lucene.index.top_postings import TOP_POSTINGS_DIR, build_top_postings
-
-    return _add_sidecar(index, TOP_POSTINGS_DIR, "the top-postings sidecar", overwrite,
-                        lambda: top_postings_summary(build_top_postings(index, postings)))
-
-
 def _add_sidecar(index: str, folder: str, what: str, overwrite: bool, build) -> int:
     """Build a sidecar folder inside an existing impact index (refused where it exists, unless ``overwrite``)."""
     from pathlib import Path
@@ -138,9 +126,3 @@ def _add_sidecar(index: str, folder: str, what: str, overwrite: bool, build) -> 
         raise InputError(f"{Path(index, folder)} already exists (use --overwrite to replace it)")
     print(build())
     return 0
-
-
-def top_postings_summary(info: dict) -> str:
-    """One line on a top-postings sidecar: postings kept of all, per term."""
-    return (f"top-postings sidecar: {info['kept_postings']:,} of {info['postings']:,} postings kept "
-            f"({info['postings_per_term']} per term at most, {info['terms']:,} terms)")

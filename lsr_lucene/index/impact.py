@@ -290,7 +290,7 @@ INDEXERS = ("lsr", "anserini")  # ours (index.ImpactIndexer), or Anserini's Inde
 
 def build_impact_index(vectors: str | Path | list[str], index: str | Path, threads: int = 2, overwrite: bool = False,
                        optimize: bool = True, positions: str | Path | None = None, indexer: str = "lsr",
-                       reorder: str | None = None, seed: int | None = None, top_postings: int = 0,
+                       reorder: str | None = None, seed: int | None = None,
                        dense_impacts: float | str = 0.0, text: bool = True) -> dict:
     """Validate vectors (a file, a folder, or a list of files indexed in that order, e.g. a distributed index's
     shard of several parts) and index them as an impact index at ``index``; returns the index metadata.
@@ -299,8 +299,7 @@ def build_impact_index(vectors: str | Path | list[str], index: str | Path, threa
     ``positions`` (per-position token weights JSONL) the positional weight field used by WindowQuery/SDM is
     added too; it needs a single-segment index, so ``optimize`` is forced. With ``reorder="bp"`` the docids are
     then reordered by recursive graph bisection (seeded by ``seed``), inside the same temporary output. With
-    ``top_postings`` N > 0 the top-postings sidecar (each term's N highest impacts, for approximate search) is
-    written last, in the final docid order; with ``dense_impacts`` S > 0 the dense-impacts sidecar (the terms in at
+    ``dense_impacts`` S > 0 the dense-impacts sidecar (written last, in the final docid order: the terms in at
     least a share S of the documents as a byte per document, for faster exact search) too, and with ``"auto"`` the
     sidecar at the share chosen from the collection (``lsr-lucene index``'s default; dense_impacts.auto_share).
     ``text`` (default): the analysed text field of explicit exclusions (:mod:`lsr_lucene.index.text_field`), from
@@ -319,19 +318,18 @@ def build_impact_index(vectors: str | Path | list[str], index: str | Path, threa
     counts, largest = _validate(files)
     _check_heap(largest)
     skipped = None
-    if counts["documents"] == counts["empty"] and (reorder or top_postings):  # e.g. a distributed shard
-        print("no documents (every vector is empty): nothing to reorder or prune; the index is written without "
-              f"{' and '.join(n for n, on in (('BP order', reorder), ('top-postings', top_postings)) if on)}",
+    if counts["documents"] == counts["empty"] and reorder:  # e.g. a distributed shard
+        print("no documents (every vector is empty): nothing to reorder; the index is written without BP order",
               file=sys.stderr)
-        skipped = {"reorder": reorder, "top_postings": top_postings, "why": "no documents"}
-        reorder, top_postings = None, 0
+        skipped = {"reorder": reorder, "why": "no documents"}
+        reorder = None
     with atomic_output(index, overwrite=overwrite, directory=True) as tmp, \
             tempfile.TemporaryDirectory(dir=tmp.parent, prefix=temporary_prefix(Path(index))) as scratch:
         print(f"indexing {counts['documents']} documents from {vectors}", file=sys.stderr)
         hint = (f"; its largest document ({largest.describe()}) expands to {largest.chars} characters, "
                 "each term repeated weight times: if that is large, lower the scale or raise LSR_JVM_HEAP")
         built = Path(scratch) / "natural" if reorder else tmp
-        merge = optimize or bool(positions) or bool(reorder) or top_postings > 0
+        merge = optimize or bool(positions) or bool(reorder)
         if indexer == "lsr":
             index_weighted_terms(files, built, threads, counts["documents"], merge, vectors)
         elif len(files) == 1:
@@ -358,10 +356,6 @@ def build_impact_index(vectors: str | Path | list[str], index: str | Path, threa
             metadata["reorder"] = reorder_into(built, tmp, Path(scratch), reorder, seed,
                                                threads=threads)
             metadata["reorder"]["natural_size_bytes"] = index_size(built)
-        if top_postings:
-            from lsr_lucene.index.top_postings import build_top_postings
-
-            metadata["top_postings"] = build_top_postings(tmp, top_postings)
         if dense_impacts:
             from lsr_lucene.index.dense_impacts import build_dense_impacts
 

@@ -26,6 +26,9 @@ BUILT_BY = {IMPACT: "lsr-lucene index", BM25: "lsr-lucene bm25 --corpus ...",
             DISTRIBUTED: "lsr-lucene distributed index"}
 # the layout of our index folders: raise it (and say so in CHANGELOG.md) when older code would misread a new index
 INDEX_FORMAT = 1
+# the sidecar of the retired approximate mode (top postings, issue 66) that older indexes may hold: never read
+LEGACY_TOP_POSTINGS_DIR = "top-postings"
+_noted_legacy: set[str] = set()  # indexes whose legacy sidecar this process has already named
 
 
 def index_record(kind: str) -> dict:
@@ -81,6 +84,18 @@ def require_index_kind(index: str | Path, kind: str, verb: str, must_exist: bool
         hint = f" (built by `{built}`)" if built else ""
         raise InputError(f"{index} is {_a(found)} {found} index (its {_record(found)} says so); {verb} needs "
                          f"{_a(kind)} {kind} index{hint}")
+
+
+def note_legacy_sidecars(index: str | Path) -> None:
+    """One ``note:`` line on stderr (once per index and process) where ``index`` still holds the top-postings
+    sidecar of the retired approximate mode: search ignores it and stays exact; the heap factor replaces it."""
+    import sys
+
+    path = Path(index) / LEGACY_TOP_POSTINGS_DIR
+    if path.is_dir() and str(path.resolve()) not in _noted_legacy:
+        _noted_legacy.add(str(path.resolve()))
+        print(f"note: {path} (the top-postings sidecar of the retired approximate mode) is ignored: search is exact; "
+              "for approximate search use --heap-factor H (heap_factor)", file=sys.stderr)
 
 
 def unrecorded_text_index(index: Path, field: str = "contents") -> bool:

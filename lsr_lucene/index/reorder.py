@@ -19,13 +19,13 @@ from lsr_lucene.errors import InputError
 from lsr_lucene.index.bisection import ITERATIONS, DocTermGraph, bisect, default_depth, log_gap_cost, random_order
 from lsr_lucene.index.dense_impacts import DENSE_IMPACTS_DIR, build_dense_impacts, dense_impacts_share
 from lsr_lucene.index.text_field import TEXT_DIR, build_text_field
-from lsr_lucene.index.top_postings import TOP_POSTINGS_DIR, build_top_postings, top_postings_per_term
+from lsr_lucene.index.kind import LEGACY_TOP_POSTINGS_DIR
 from lsr_lucene.jvm.classes import java_class, java_errors
 
 FIELD = "contents"  # Anserini's impact field
 POSITIONS_DIR = "positions"  # the positional sidecar (PositionalIndexer.POSITIONS_DIR)
-# the top-postings (approximate search), dense-impacts (exact search) and text (explicit exclusions) sidecars are
-# rebuilt in the new order
+# the dense-impacts (exact search) and text (explicit exclusions) sidecars are rebuilt in the new order; the
+# retired top-postings sidecar of an older index is left behind
 METHODS = ("bp",)
 GRAPH_FILES = "graph"  # prefix of the exported postings in the scratch folder
 
@@ -57,7 +57,8 @@ def _check_extra_entries(src: Path) -> list[Path]:
     """Non-Lucene entries of an index folder to carry over as they are (metadata such as lsr_lucene.json)."""
     extra = []
     for entry in sorted(src.iterdir()):
-        if _is_lucene_file(entry.name) or entry.name.startswith(".") or entry.name in (POSITIONS_DIR, TOP_POSTINGS_DIR,
+        if _is_lucene_file(entry.name) or entry.name.startswith(".") or entry.name in (POSITIONS_DIR,
+                                                                                          LEGACY_TOP_POSTINGS_DIR,
                                                                                           DENSE_IMPACTS_DIR, TEXT_DIR):
             continue
         if not entry.is_file():
@@ -109,9 +110,6 @@ def reorder_into(src: str | Path, dst: str | Path, scratch: str | Path, method: 
     if positions.is_dir():
         with java_errors(str(positions)):
             cls.apply(str(positions), str(perm_file), str(dst / POSITIONS_DIR))
-    top_postings = top_postings_per_term(src)
-    if top_postings:  # derived from the postings: built again in the new order
-        build_top_postings(dst, top_postings)
     dense_share = dense_impacts_share(src)
     if dense_share:
         build_dense_impacts(dst, dense_share)

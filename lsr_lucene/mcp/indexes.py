@@ -91,7 +91,7 @@ class Indexes:
             dense = {"model": recorded.get("model"), "documents": recorded.get("count"), "dim": recorded.get("dim")}
         out = {"name": name, "path": str(Path(engine.index_dir).resolve()), "documents": engine.num_docs,
                "model": engine.model, "model_recorded": bool((meta.get("encoder") or {}).get("model")),
-               "dense_leg": dense, "approximate": "top_postings" in meta, "positions": bool(meta.get("positions")),
+               "dense_leg": dense, "positions": bool(meta.get("positions")),
                "ready": engine.ready}
         if full:
             out["metadata"] = meta

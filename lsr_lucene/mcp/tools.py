@@ -178,8 +178,8 @@ Fetch one document of an index by its docid (as search and compose return it): i
     @mcp.tool(annotations={"readOnlyHint": True}, description="""\
 List the indexes this server searches, with what each records: name, documents, the sparse query encoder (model;
 model_recorded false means the index did not say and the default is assumed), its dense leg (the embeddings that
-compose blends in for exclusions; null: none, compose is weaker), approximate (a top-postings sidecar) and whether
-its models have loaded (ready).""")
+compose blends in for exclusions; null: none, compose is weaker), positions (window clauses) and whether its models
+have loaded (ready).""")
     async def list_indexes() -> list[dict]:
         return [indexes.describe(name) for name in indexes.names]
 

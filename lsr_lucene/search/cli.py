@@ -124,12 +124,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="a query text (repeatable; ids 1, 2, ...), instead of a topics file")
     source.add_argument("--query-vectors", help="pre-encoded queries: JSONL vectors or Anserini repeated-token TSV")
     source.add_argument("--specs", help="query specs JSONL (signed terms, pairs, windows; lsr_lucene.search.specs)")
-    opt.add_approximate(parser)
+    opt.add_retired(parser, "--approximate", "--query-cut")
     opt.add_heap_factor(parser)
     parser.add_argument("--write-specs", default=None, metavar="FILE",
                         help="also write the query specs searched (JSONL), e.g. for Anserini's SearchCollection")
     args = parser.parse_args(argv)
-    query_cut = opt.query_cut(args)
     if not Path(args.index).is_dir():
         raise InputError(f"{args.index}: no such index directory")
     cli_output.resolve(args)
@@ -154,9 +153,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {args.write_specs} ({n} query specs)", file=cli_output.messages(args.output))
     with cli_output.run_target(args.output) as target:
         missing = run_specs(args.index, specs, target, hits=args.hits, threads=args.threads,
-                            tag=args.run_tag or "lsr_lucene", overwrite=args.overwrite, approximate=args.approximate,
-                            query_cut=query_cut, model=model, hand_written=bool(args.specs),
-                            heap_factor=args.heap_factor)
+                            tag=args.run_tag or "lsr_lucene", overwrite=args.overwrite, model=model,
+                            hand_written=bool(args.specs), heap_factor=args.heap_factor)
         report_unanswered(missing, len(specs))
         cli_output.show(target, args.output, args.index, args.hits, texts)
     if cli_output.to_file(args.output):

@@ -87,18 +87,14 @@ def plain_specs(query_vectors: Mapping[str, Mapping[str, float]]) -> list[dict]:
 
 
 def run_specs(index: str | Path, specs: list[dict], output: str | Path, hits: int = DEFAULT_HITS,
-              threads: int = 2, tag: str = "lsr_lucene", overwrite: bool = False, approximate: int = 0,
-              query_cut: int | None = None, model: str | None = None, hand_written: bool = True,
-              heap_factor: float = 1.0) -> list[str]:
+              threads: int = 2, tag: str = "lsr_lucene", overwrite: bool = False, model: str | None = None,
+              hand_written: bool = True, heap_factor: float = 1.0) -> list[str]:
     """Search query specs as one batch in the JVM and write the run; returns qids that got no hits
-    (``approximate`` > 0: approximate search with ``query_cut`` terms, see ``SpecSearcher.search_hits``;
-    ``heap_factor`` < 1: approximate block-max search, see ``SpecSearcher.heap_factor``).
+    (``heap_factor`` < 1: approximate block-max search, see ``SpecSearcher.heap_factor``).
 
     Query terms the index lacks are named (warning lines) unless they are terms of ``model``'s vocabulary (default:
     the index's model). Specs that a model made (``hand_written`` false) are checked only when that vocabulary is
     at hand: without it, every expansion term the collection lacks (normal) would be named."""
-    from lsr_lucene.search.spec_searcher import QUERY_CUT
-
     from lsr_lucene.search.spec_searcher import SpecSearcher
     from lsr_lucene.search.unknown_terms import model_vocabulary, report_unknown_terms
 
@@ -108,8 +104,7 @@ def run_specs(index: str | Path, specs: list[dict], output: str | Path, hits: in
     with SpecSearcher(str(index), heap_factor=heap_factor) as searcher:  # a temporary run, renamed when complete
         if hand_written or model_vocabulary(model) is not None:
             report_unknown_terms(searcher, searchable, model)
-        searcher.search_to_run(searchable, str(output), k=hits, threads=threads, tag=tag, approximate=approximate,
-                               query_cut=QUERY_CUT if query_cut is None else query_cut)
+        searcher.search_to_run(searchable, str(output), k=hits, threads=threads, tag=tag)
     answered_qids = answered_in_order(output, [str(spec["qid"]) for spec in searchable])
     return [spec["qid"] for spec in specs if spec["qid"] not in answered_qids]
 

@@ -108,15 +108,12 @@ class ImpactSearcher:
     is not rewritten (a query is one text); ``lsr_lucene.compose.ComposeSearcher`` searches negated queries."""
 
     def __init__(self, index_dir: str | Path, encoder: Any = None, scale: float | None = None,
-                 query_max_length: int | None = None, threads: int | None = None, approximate: int = 0,
-                 query_cut: int | None = None, heap_factor: float = 1.0):
+                 query_max_length: int | None = None, threads: int | None = None, heap_factor: float = 1.0):
         """``encoder``: None (the model recorded in the index, else splade-tiny), a model name / HF id / local
         directory, an object with ``encode_queries(texts)`` (``lsr_lucene.encode.encoder.SparseEncoder``), or a
         Pyserini-style query encoder with ``encode(text) -> {token: weight}``. ``scale`` quantises float weights
         (default: the index's); ``threads`` are the encoder's torch threads. Queries are encoded in fp32.
-        ``approximate``: 0 (default) exact search; N > 0 approximate search, the top max(k, N) documents of the
-        index's top-postings sidecar rescored exactly (each search method also takes it), found with the
-        ``query_cut`` query terms of largest weight x max impact (default 10; 0: all). ``heap_factor``: 1 (default)
+        ``heap_factor``: 1 (default)
         exact; H < 1 approximate block-max search of plain queries (``SpecSearcher.heap_factor``; settable later
         as ``searcher.heap_factor``; each search method also takes ``heap_factor`` for that search alone, which
         threads sharing a searcher must use rather than the property)."""
@@ -125,11 +122,6 @@ class ImpactSearcher:
 
         self.index_dir = str(index_dir)
         self._searcher = SpecSearcher(self.index_dir, heap_factor=heap_factor)  # InputError when the index is missing
-        from lsr_lucene.search.spec_searcher import QUERY_CUT
-
-        self.approximate = int(approximate)
-        self.query_cut = QUERY_CUT if query_cut is None else int(query_cut)
-        self._searcher._check_approximate(self.approximate, self.query_cut)  # no sidecar: fails here, at once
         settings = index_settings(self.index_dir)
         self.scale = float(scale or settings.get("scale") or 100)
         self._encoder_spec = encoder
@@ -194,16 +186,13 @@ class ImpactSearcher:
 
     # ---------------------------------------------------------------------------------------------- text queries
 
-    def search(self, q: str, k: int = 10, approximate: int | None = None, query_cut: int | None = None,
-               heap_factor: float | None = None) -> list[ImpactHit]:
+    def search(self, q: str, k: int = 10, heap_factor: float | None = None) -> list[ImpactHit]:
         """Top-k hits of one text query, best first (no hits when no query term is in the index)."""
         check_heap_factor(heap_factor, optional=True)  # a bad value fails before the query is encoded
         terms = self.encode([q])[0] if q.strip() else {}
-        return self._search_spec({"qid": "q", "terms": terms}, k, approximate, query_cut, heap_factor,
-                                 encoded=True) if terms else []
+        return self._search_spec({"qid": "q", "terms": terms}, k, heap_factor, encoded=True) if terms else []
 
     def batch_search(self, queries: Sequence[str], qids: Sequence[str], k: int = 10, threads: int = 1,
-                     approximate: int | None = None, query_cut: int | None = None,
                      heap_factor: float | None = None) -> dict[str, list[ImpactHit]]:
         """Top-k hits of many text queries searched with ``threads`` threads: a dict qid → hits."""
         if len(queries) != len(qids):
@@ -213,37 +202,31 @@ class ImpactSearcher:
         vectors = self.encode(list(queries))
         results: dict[str, list[ImpactHit]] = {str(qid): [] for qid in qids}
         specs = [{"qid": str(qid), "terms": vec} for qid, vec in zip(qids, vectors) if vec]
-        results.update(self._batch_search_specs(specs, k, threads, approximate, query_cut, heap_factor, encoded=True))
+        results.update(self._batch_search_specs(specs, k, threads, heap_factor, encoded=True))
         return results
 
     # ---------------------------------------------------------------------------------------------- query specs
 
-    def search_spec(self, spec: Mapping | str, k: int = 10, approximate: int | None = None,
-                    query_cut: int | None = None, heap_factor: float | None = None) -> list[ImpactHit]:
+    def search_spec(self, spec: Mapping | str, k: int = 10, heap_factor: float | None = None) -> list[ImpactHit]:
         """Top-k hits of one query spec (dict or JSON): signed terms, CPT pairs, windows, composed queries
-        (``approximate``, ``query_cut``, ``heap_factor``: this search's, default the searcher's)."""
-        return self._search_spec(spec, k, approximate, query_cut, heap_factor)
+        (``heap_factor``: this search's, default the searcher's)."""
+        return self._search_spec(spec, k, heap_factor)
 
-    def _search_spec(self, spec: Mapping | str, k: int, approximate: int | None, query_cut: int | None,
-                     heap_factor: float | None = None, encoded: bool = False) -> list[ImpactHit]:
+    def _search_spec(self, spec: Mapping | str, k: int, heap_factor: float | None = None,
+                     encoded: bool = False) -> list[ImpactHit]:
         spec = _parse_spec(spec)
         if not _searchable(spec):
             return []
         self._warn_unknown_terms([spec], encoded)
-        depth = self.approximate if approximate is None else approximate
-        cut = self.query_cut if query_cut is None else int(query_cut)
-        return [ImpactHit(d, s, n, self._raw) for d, s, n in self._searcher.search_hits(spec, k, depth, cut,
-                                                                                         heap_factor)]
+        return [ImpactHit(d, s, n, self._raw) for d, s, n in self._searcher.search_hits(spec, k, heap_factor)]
 
     def batch_search_specs(self, specs: Sequence[Mapping | str], k: int = 10, threads: int = 1,
-                           approximate: int | None = None, query_cut: int | None = None,
                            heap_factor: float | None = None) -> dict[str, list[ImpactHit]]:
         """Top-k hits of many query specs searched in the JVM with ``threads`` threads: a dict qid → hits."""
-        return self._batch_search_specs(specs, k, threads, approximate, query_cut, heap_factor)
+        return self._batch_search_specs(specs, k, threads, heap_factor)
 
-    def _batch_search_specs(self, specs: Sequence[Mapping | str], k: int, threads: int, approximate: int | None,
-                            query_cut: int | None, heap_factor: float | None = None,
-                            encoded: bool = False) -> dict[str, list[ImpactHit]]:
+    def _batch_search_specs(self, specs: Sequence[Mapping | str], k: int, threads: int,
+                            heap_factor: float | None = None, encoded: bool = False) -> dict[str, list[ImpactHit]]:
         parsed = [_parse_spec(s) for s in specs]
         refuse_duplicate_qids([str(s["qid"]) for s in parsed], "query specs")
         results: dict[str, list[ImpactHit]] = {str(s["qid"]): [] for s in parsed}
@@ -253,10 +236,7 @@ class ImpactSearcher:
         self._warn_unknown_terms(searchable, encoded)
         with tempfile.TemporaryDirectory(prefix="lsr-impact-searcher-") as tmp:
             run = Path(tmp, "run")
-            depth = self.approximate if approximate is None else approximate
-            self._searcher.search_to_run(searchable, run, k=k, threads=threads, tag="x", approximate=depth,
-                                         query_cut=self.query_cut if query_cut is None else int(query_cut),
-                                         heap_factor=heap_factor)
+            self._searcher.search_to_run(searchable, run, k=k, threads=threads, tag="x", heap_factor=heap_factor)
             rows = read_hits(run)
         for qid, hits in rows.items():
             results[qid] = self._hits(hits)

@@ -21,7 +21,6 @@ from lsr_lucene.search.specs import validate_spec, write_query_specs
 _TERMS_ONLY = {"qid", "terms", "text"}  # keys of a spec that crosses to Java as arrays
 _DOCID_ARRAY_BYTES = 1 << 28  # largest numpy copy of the external ids kept for naming hits
 JAVA_INT_MAX = 2**31 - 1
-QUERY_CUT = 10  # approximate search's first phase: the query terms of largest weight x max impact it keeps
 
 
 @overload
@@ -71,17 +70,17 @@ class SpecSearcher:
     def __init__(self, index_dir: str | Path, dense_impacts: bool = True, heap_factor: float = 1.0):
         """``dense_impacts`` False leaves the index's dense-impacts sidecar unused (exact search on postings alone,
         as without the sidecar: a benchmark's baseline). ``heap_factor``: see the property."""
-        from lsr_lucene.index.kind import IMPACT, require_index_kind
+        from lsr_lucene.index.kind import IMPACT, note_legacy_sidecars, require_index_kind
 
         self.index_dir = str(index_dir)
         require_index_kind(self.index_dir, IMPACT, "impact search")  # a BM25 index would give a wrong run
+        note_legacy_sidecars(self.index_dir)
         cls = java_class("search.BatchSearcher")
         with java_errors(self.index_dir):
             self._java = cls(self.index_dir, bool(dense_impacts))
         self._docids: list[str] | None = None
         self._docid_array: np.ndarray | bool | None = None  # numpy copy of the ids (False: too large to keep)
         self._ids_lock = threading.Lock()  # threads sharing a searcher read the ids once
-        self._approximate_ok = False  # the sidecar was found usable (asked once)
         self.heap_factor = heap_factor
 
     @property
@@ -111,73 +110,58 @@ class SpecSearcher:
         """Whether the positional field (window clauses) is available."""
         return bool(self._java.hasPositions())
 
-    @property
-    def has_top_postings(self) -> bool:
-        """Whether the top-postings sidecar is present and matches the index (approximate search possible)."""
-        return bool(self._java.hasTopPostings())
-
     def search_to_run(self, specs: Iterable[Mapping], run_path: str | Path, k: int = 1000, threads: int = 2,
-                      tag: str = "lsr_lucene", approximate: int = 0, query_cut: int = QUERY_CUT,
-                      heap_factor: float | None = None) -> int:
+                      tag: str = "lsr_lucene", heap_factor: float | None = None) -> int:
         """Search all specs and write a TREC run at ``run_path`` (temp file + rename); returns the query count.
-        ``approximate``, ``query_cut``, ``heap_factor``: as in ``search_hits``."""
+        ``heap_factor``: as in ``search_hits``."""
         heap = self._heap(heap_factor)
         tag = tag or "lsr_lucene"
         with atomic_output(run_path, overwrite=True) as run_tmp:  # callers refuse an existing run first
             spec_tmp = run_tmp.with_name(f"{run_tmp.name}.specs.jsonl")
             try:
                 write_query_specs(specs, spec_tmp)
-                return self.search_file(spec_tmp, run_tmp, k=k, threads=threads, tag=tag, approximate=approximate,
-                                        query_cut=query_cut, heap_factor=heap)
+                return self.search_file(spec_tmp, run_tmp, k=k, threads=threads, tag=tag, heap_factor=heap)
             finally:
                 spec_tmp.unlink(missing_ok=True)
 
     def search_file(self, specs_jsonl: str | Path, run_path: str | Path, k: int = 1000, threads: int = 2,
-                    tag: str = "lsr_lucene", approximate: int = 0, query_cut: int = QUERY_CUT,
-                    heap_factor: float | None = None) -> int:
+                    tag: str = "lsr_lucene", heap_factor: float | None = None) -> int:
         """Search a spec JSONL file, writing the run straight to ``run_path`` (no rename); returns the query count."""
         if k <= 0:
             raise InputError(f"k must be positive, got {k}")
         if threads <= 0:
             raise InputError(f"threads must be positive, got {threads}")
-        approximate = self._check_approximate(approximate, query_cut)
         heap = self._heap(heap_factor)
         with java_errors():
-            return int(self._java.search(str(specs_jsonl), str(run_path), _count(k), int(threads), str(tag),
-                                         _count(approximate), _count(query_cut), heap))
+            return int(self._java.search(str(specs_jsonl), str(run_path), _count(k), int(threads), str(tag), heap))
 
-    def search(self, spec: Mapping, k: int = 10, approximate: int = 0, query_cut: int = QUERY_CUT,
-               heap_factor: float | None = None) -> list[tuple[str, float]]:
+    def search(self, spec: Mapping, k: int = 10, heap_factor: float | None = None) -> list[tuple[str, float]]:
         """Top-k (docid, score) of one spec, best first; scores as the run file writes them."""
-        names, scores, _ = self._search_arrays(spec, k, approximate, query_cut, heap_factor)
+        names, scores, _ = self._search_arrays(spec, k, heap_factor)
         return list(zip(names, scores))
 
-    def search_hits(self, spec: Mapping, k: int = 10, approximate: int = 0, query_cut: int = QUERY_CUT,
-                    heap_factor: float | None = None) -> list[tuple[str, float, int]]:
+    def search_hits(self, spec: Mapping, k: int = 10, heap_factor: float | None = None
+                    ) -> list[tuple[str, float, int]]:
         """Top-k (docid, score as the run file writes it, Lucene docid) of one spec, best first. A spec of terms
         only crosses to Java as two arrays, other specs as JSON; hits come back as arrays, named here.
-        ``approximate``: 0 exact, N > 0 the top max(k, N) documents of the top-postings sidecar, found with the
-        ``query_cut`` terms of largest weight x max impact (0: all; plain queries), scored exactly.
         ``heap_factor``: this search's (``heap_factor`` property; None: the searcher's)."""
-        names, scores, docs = self._search_arrays(spec, k, approximate, query_cut, heap_factor)
+        names, scores, docs = self._search_arrays(spec, k, heap_factor)
         return list(zip(names, scores, docs.tolist()))
 
-    def _search_arrays(self, spec: Mapping, k: int, approximate: int, query_cut: int,
-                       heap_factor: float | None = None) -> tuple[list[str], list[float], np.ndarray]:
+    def _search_arrays(self, spec: Mapping, k: int, heap_factor: float | None = None
+                       ) -> tuple[list[str], list[float], np.ndarray]:
         """(docids, scores as the run file writes them, Lucene docids) of the top k, best first."""
         validate_spec(spec)
         if k <= 0:
             raise InputError(f"k must be positive, got {k}")
-        approximate = self._check_approximate(approximate, query_cut)
         heap = self._heap(heap_factor)
         with java_errors(f"query {spec['qid']}"):
             if spec.keys() <= _TERMS_ONLY:
                 terms = spec["terms"]
                 packed = self._java.searchPacked(None, list(terms), [float(w) for w in terms.values()], _count(k),
-                                                 _count(approximate), _count(query_cut), heap)
+                                                 heap)
             else:
-                packed = self._java.searchPacked(json.dumps(spec, allow_nan=False), None, None, _count(k),
-                                                 _count(approximate), _count(query_cut), heap)
+                packed = self._java.searchPacked(json.dumps(spec, allow_nan=False), None, None, _count(k), heap)
         buf = packed.tostring()  # n int32 docids, then n float64 scores (BatchSearcher.searchPacked)
         n = len(buf) // 12
         docs = np.frombuffer(buf, dtype="<i4", count=n)
@@ -203,25 +187,6 @@ class SpecSearcher:
             return [ids[d] for d in docs.tolist()]
         return self._docid_array[docs].tolist()
 
-    def _check_approximate(self, approximate: int, query_cut: int = QUERY_CUT) -> int:
-        """The approximate depth to search, or an error naming the fix when approximate search is asked of an index
-        without its sidecar. An index of no documents has none (nothing to prune): 0, exact search's no hits."""
-        if approximate < 0:
-            raise InputError(f"approximate must be 0 (exact) or a positive candidate count, got {approximate}")
-        if query_cut < 0:
-            raise InputError(f"query_cut must be 0 (all terms) or positive, got {query_cut}")
-        if not approximate or (not self._approximate_ok and self.num_docs == 0):
-            return 0
-        if not self._approximate_ok:
-            self._approximate_ok = self.has_top_postings
-        if not self._approximate_ok:
-            from lsr_lucene.index.top_postings import TOP_POSTINGS_DIR
-
-            raise InputError(f"{self.index_dir}: approximate search needs the top-postings sidecar "
-                             f"({TOP_POSTINGS_DIR}/), absent or stale; build it with "
-                             f"`lsr-lucene index --index {self.index_dir} --top-postings N`")
-        return approximate
-
     @property
     def docids(self) -> list[str]:
         """External ids by Lucene docid (read from the index once)."""
@@ -233,29 +198,25 @@ class SpecSearcher:
         return self._docids
 
     def search_exact(self, spec: Mapping, k: int = 10, collection_max_impacts: Mapping[str, int] | None = None,
-                     approximate: int = 0, query_cut: int = QUERY_CUT,
                      heap_factor: float | None = None) -> list[tuple[str, str, float]]:
         """Top-k of one spec, best first, as (docid, score as the run file writes it, exact score): the exact
         scores order hits of several indexes as one index would (lsr_lucene.distributed.search). On one shard
         of a collection, ``collection_max_impacts`` (term -> max impact in the whole collection, for the terms
         the spec subtracts) makes signed scores the same bits as on one index of the collection."""
-        return exact_hits(self.search_columns(spec, k, collection_max_impacts, approximate, query_cut, heap_factor))
+        return exact_hits(self.search_columns(spec, k, collection_max_impacts, heap_factor))
 
     def search_columns(self, spec: Mapping, k: int = 10, collection_max_impacts: Mapping[str, int] | None = None,
-                       approximate: int = 0, query_cut: int = QUERY_CUT,
                        heap_factor: float | None = None) -> tuple[str, str, str]:
         """``search_exact``'s hits as three newline-separated columns (docids, scores as written, exact scores),
         which cost next to nothing to pass between processes (``exact_hits`` makes them hits)."""
         validate_spec(spec)
         if k <= 0:
             raise InputError(f"k must be positive, got {k}")
-        approximate = self._check_approximate(approximate, query_cut)
         heap = self._heap(heap_factor)
         bounds = dict(collection_max_impacts or {})
         with java_errors(f"query {spec['qid']}"):
             return tuple(self._java.searchColumns(json.dumps(spec, allow_nan=False), _count(k), list(bounds),
-                                                  [int(v) for v in bounds.values()], _count(approximate),
-                                                  _count(query_cut), heap))
+                                                  [int(v) for v in bounds.values()], heap))
 
     def rescore_columns(self, spec: Mapping, docids: Sequence[str], scores: Sequence[float]) -> tuple[str, str, str]:
         """The spec's window scores added to first-stage ``scores`` of ``docids`` (this index's share of a
@@ -316,26 +277,24 @@ def exact_hits(columns: Sequence[str]) -> list[tuple[str, str, float]]:
 
 
 def search_shards(searchers: Sequence[SpecSearcher], specs_jsonl: str, k: int, bounds: Sequence[Mapping[str, int]],
-                  approximate: int = 0, query_cut: int = QUERY_CUT, heap_factor: float | None = None,
-                  threads: int = 1) -> tuple[list[bytes], list[float]]:
+                  heap_factor: float | None = None, threads: int = 1) -> tuple[list[bytes], list[float]]:
     """Top k of every spec of ``specs_jsonl`` (JSON lines, checked by the caller) on several indexes open in this
     process (the shards one searcher of a distributed index holds), on ``threads`` threads in one JVM call: each
     index's hits packed into one bytes object (Java's ShardHits layout; ``unpack_hits`` reads it), and the seconds
     each took. Exact search carries each spec's queue from index to index, largest first (BatchSearcher.searchShards):
     a later index returns only its hits of at least the k-th best score of those before it, fewer than k, and the
-    merged top k is exact; a batch of fewer specs than threads, and approximate search, search the indexes side by
-    side. ``bounds[i]``: the collection's max impacts of the terms spec i subtracts (``search_exact``'s
+    merged top k is exact; a batch of fewer specs than threads, and a heap factor below 1, search the indexes side
+    by side. ``bounds[i]``: the collection's max impacts of the terms spec i subtracts (``search_exact``'s
     ``collection_max_impacts``); the rest as in ``SpecSearcher.search_hits``."""
     if k <= 0:
         raise InputError(f"k must be positive, got {k}")
-    approximate = max(searcher._check_approximate(approximate, query_cut) for searcher in searchers)
     heap = searchers[0]._heap(heap_factor)
     terms = [term for table in bounds for term in table]
     values = [int(value) for table in bounds for value in table.values()]
     with java_errors():
         batch = java_class("search.BatchSearcher").searchShards(
             [searcher._java for searcher in searchers], specs_jsonl, _count(k), [len(table) for table in bounds],
-            terms, values, _count(approximate), _count(query_cut), heap, int(threads))
+            terms, values, heap, int(threads))
         return [bytes(batch.pack(i).tostring()) for i in range(len(searchers))], list(batch.seconds)
 
 

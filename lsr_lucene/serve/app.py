@@ -23,6 +23,7 @@ from pydantic import (AliasChoices, BaseModel, ConfigDict, Field, StrictBool, St
 from starlette.exceptions import HTTPException
 
 from lsr_lucene import __version__
+from lsr_lucene.cli_options import retired
 from lsr_lucene.errors import InputError
 from lsr_lucene.search.spec_searcher import check_heap_factor
 from lsr_lucene.serve import MAX_BODY_MB
@@ -32,7 +33,6 @@ from lsr_lucene.serve.pool import JvmWorkerPool
 log = logging.getLogger("lsr_lucene.serve")
 
 Hits = Annotated[StrictInt, Field(gt=0, description="number of hits (default 10)")]
-Count = Annotated[StrictInt, Field(ge=0)]
 HEAP_FACTOR_HELP = ("1 exact; H in (0, 1) approximate block-max search of plain queries, pruning against threshold / H "
                     "(default: the server's --heap-factor)")
 HeapFactor = Annotated[StrictFloat, Field(description=HEAP_FACTOR_HELP)]  # its range: the searcher's one check
@@ -50,8 +50,6 @@ class SearchBody(BaseModel):
     vector: Optional[Vector] = Field(None, validation_alias=AliasChoices("vector", "query_tokens"))
     hits: Hits = 10
     qid: Qid = ""
-    approximate: Optional[Count] = Field(None, description="0 exact; N > 0 approximate (top-postings sidecar)")
-    query_cut: Optional[Count] = Field(None, description="approximate search: query terms kept (0: all)")
     heap_factor: Optional[HeapFactor] = None
     doc: StrictBool = Field(False, description="add each hit's stored document")
 
@@ -85,8 +83,6 @@ class BatchBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     queries: list[BatchQuery]
     hits: Hits = 10
-    approximate: Optional[Count] = None
-    query_cut: Optional[Count] = None
     heap_factor: Optional[HeapFactor] = None
 
 
@@ -137,6 +133,7 @@ def error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
+RETIRED_FIELDS = ("approximate", "query_cut")  # of the retired top-postings mode: refused, naming heap_factor
 UNION_TAG = re.compile(r"^(str|int|float|bool|dict\[.*\]|list\[.*\]|function-.*)$")  # pydantic's union members
 
 
@@ -151,7 +148,7 @@ def validation_message(exc: RequestValidationError) -> str:
     if kind == "missing" and not loc:
         return "missing JSON body"
     if kind == "extra_forbidden":
-        return f"unknown field {field!r}"
+        return retired(field) if field in RETIRED_FIELDS else f"unknown field {field!r}"
     if kind == "model_attributes_type" and not loc:
         return "the JSON body must be an object"
     return f"{field}: {msg}" if field else msg
@@ -340,16 +337,15 @@ def create_app(engine: SearchEngine, threads: int = 2, max_body_bytes: int = MAX
     def response(qid, text, found: list[dict]) -> dict:
         return {"api": "v1", "index": engine.name, "query": {"qid": qid, "text": text}, "candidates": found}
 
-    async def search_one(qid, query, vector, hits, approximate, query_cut, doc, heap_factor=None) -> dict:
+    async def search_one(qid, query, vector, hits, doc, heap_factor=None) -> dict:
         if query is not None and vector is not None:
             raise InputError("give either query or vector, not both")
         if vector is not None:
-            found = await run(engine.search_vector, vector, hits, approximate, query_cut, doc, heap_factor)
+            found = await run(engine.search_vector, vector, hits, doc, heap_factor)
             return response(qid, None, found)
         if query is None or not query.strip():
             raise InputError("query: missing or empty (give a text query or a vector)")
-        return response(qid, query, await run(engine.search_text, query, hits, approximate, query_cut, doc,
-                                              heap_factor))
+        return response(qid, query, await run(engine.search_text, query, hits, doc, heap_factor))
 
     @app.get("/", summary="Server name, version and documentation")
     async def root() -> dict:
@@ -362,18 +358,21 @@ def create_app(engine: SearchEngine, threads: int = 2, max_body_bytes: int = MAX
                             status_code=200 if engine.ready else 503)  # 503 while the models load
 
     @app.get("/v1/{index}/search", response_model=SearchResponse, summary="Search with a text query")
-    async def search_get(index: str, query: Annotated[Optional[str], Query(description="query text")] = None,
-                         hits: Annotated[int, Query(gt=0)] = 10, qid: str = "",
-                         approximate: Annotated[Optional[int], Query(ge=0)] = None,
-                         query_cut: Annotated[Optional[int], Query(ge=0)] = None, doc: bool = False,
+    async def search_get(request: Request, index: str,
+                         query: Annotated[Optional[str], Query(description="query text")] = None,
+                         hits: Annotated[int, Query(gt=0)] = 10, qid: str = "", doc: bool = False,
                          heap_factor: Annotated[Optional[float], Query(description=HEAP_FACTOR_HELP)] = None):
-        return await respond(index, lambda: search_one(qid, query, None, hits, approximate, query_cut, doc,
-                                                       heap_factor))
+        async def make() -> dict:
+            given = [name for name in RETIRED_FIELDS if name in request.query_params]
+            if given:
+                raise InputError(retired(given[0]))
+            return await search_one(qid, query, None, hits, doc, heap_factor)
+
+        return await respond(index, make)
 
     @app.post("/v1/{index}/search", response_model=SearchResponse, summary="Search with a text or vector query")
     async def search_post(index: str, body: SearchBody):
-        return await respond(index, lambda: search_one(body.qid, body.query, body.vector, body.hits,
-                                                       body.approximate, body.query_cut, body.doc,
+        return await respond(index, lambda: search_one(body.qid, body.query, body.vector, body.hits, body.doc,
                                                        body.heap_factor), body)
 
     @app.post("/v1/{index}/compose", response_model=ComposeResponse,
@@ -399,8 +398,7 @@ def create_app(engine: SearchEngine, threads: int = 2, max_body_bytes: int = MAX
     async def batch(index: str, body: BatchBody):
         async def make() -> dict:
             check_heap_factor(body.heap_factor, optional=True)  # one error for the batch, not one per query
-            jobs = [search_one(q.qid, q.query, q.vector, body.hits, body.approximate, body.query_cut, False,
-                               body.heap_factor) for q in body.queries]
+            jobs = [search_one(q.qid, q.query, q.vector, body.hits, False, body.heap_factor) for q in body.queries]
             results = await asyncio.gather(*jobs, return_exceptions=True)
             for q, result in zip(body.queries, results):
                 if isinstance(result, InputError):

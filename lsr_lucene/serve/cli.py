@@ -1,7 +1,7 @@
 """Serve an impact index over HTTP/JSON (Anserini's REST v1 shape): search, compose, batch, documents.
 
 ``lsr-lucene serve --index DIR [--name NAME] [--host 127.0.0.1] [--port 8081] [--threads N] [--encoder NAME]
-[--approximate N] [--query-cut C] [--heap-factor H] [--max-body-mb MB]``. The port is taken, the index opened in the
+[--heap-factor H] [--max-body-mb MB]``. The port is taken, the index opened in the
 JVM and the encoder's name checked, then the port is served (one process; no worker fork after the JVM starts) and
 one line ``serving NAME (N docs) at http://HOST:PORT`` says so; the models load behind it (requests wait for them,
 ``/health`` is 503 "loading" until then) and a line on stderr says when they are ready. A missing or non-impact
@@ -36,7 +36,7 @@ def build_parser():
                    help=f"port (default {DEFAULT_PORT}; 0: a free port, shown in the ready line)")
     opt.add_threads(parser, help="search worker threads (each attached to the JVM once)")
     opt.add_encoder(parser, None, "query encoder: registry name, HF id or local folder (default: the index's model)")
-    opt.add_approximate(parser)
+    opt.add_retired(parser, "--approximate", "--query-cut")
     opt.add_heap_factor(parser)  # the default of every text and vector search; a request may give its own
     opt.add_number(parser, "--max-body-mb", kind=opt.POSITIVE_NUMBER, default=MAX_BODY_MB,
                    help=f"largest request body in MiB; a larger one is answered 413 before it is read whole "
@@ -86,9 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     sock = bind(args.host, args.port)
     try:
-        engine = SearchEngine(args.index, args.name, args.encoder, args.approximate,
-                              opt.query_cut(args, requests_approximate=True),
-                              heap_factor=args.heap_factor, loading="later")  # loaded once it listens
+        engine = SearchEngine(args.index, args.name, args.encoder, heap_factor=args.heap_factor,
+                              loading="later")  # loaded once it listens
     except BaseException:
         sock.close()
         raise

@@ -25,9 +25,8 @@ class SearchEngine:
     """Text, vector and composed searches over one impact index; hits as Anserini v1 ``candidates``."""
 
     def __init__(self, index_dir: str | Path, name: str | None = None, encoder: str | None = None,
-                 approximate: int = 0, query_cut: int | None = None, compose: bool = True,
-                 heap_factor: float = 1.0, loading: str = "now"):
-        """``approximate``, ``query_cut``, ``heap_factor``: the server's defaults of every text and vector search
+                 compose: bool = True, heap_factor: float = 1.0, loading: str = "now"):
+        """``heap_factor``: the server's default of every text and vector search
         (each request may give its own; the searcher is shared by the worker threads, so a request's heap factor
         is passed with its search, never set on the searcher). Composed searches stay exact. ``loading``: "now"
         (:meth:`load` before this returns) or "later" (the caller calls :meth:`load` or :meth:`load_in_thread`
@@ -42,8 +41,8 @@ class SearchEngine:
         self.index_dir = str(index_dir)
         self.name = name or path.resolve().name
         started = time.perf_counter()
-        self.searcher = ImpactSearcher(self.index_dir, encoder=encoder, approximate=approximate, query_cut=query_cut,
-                                       heap_factor=heap_factor)  # the JVM and the index: a bad index fails here
+        # the JVM and the index: a bad index fails here
+        self.searcher = ImpactSearcher(self.index_dir, encoder=encoder, heap_factor=heap_factor)
         settings = index_settings(self.index_dir)
         self.model = query_model_name(self.index_dir, settings, encoder)  # recorded none: an error, not a guess
         locate(REGISTRY, self.model)  # an unknown encoder fails now, in a second, not after the server listens
@@ -142,31 +141,29 @@ class SearchEngine:
         """Hits asked, capped at the index size (more cannot come back; Java need not allocate them)."""
         return max(1, min(int(hits), self.num_docs or 1))
 
-    def search_text(self, text: str, hits: int = 10, approximate: int | None = None,
-                    query_cut: int | None = None, doc: bool = False, heap_factor: float | None = None) -> list[dict]:
+    def search_text(self, text: str, hits: int = 10, doc: bool = False, heap_factor: float | None = None
+                    ) -> list[dict]:
         """Candidates of a text query, encoded as ``lsr-lucene search --topics`` encodes it."""
         self.wait(compose=False)
-        return self._search_text(text, hits, approximate, query_cut, doc, heap_factor)
+        return self._search_text(text, hits, doc, heap_factor)
 
-    def _search_text(self, text: str, hits: int = 10, approximate: int | None = None, query_cut: int | None = None,
-                     doc: bool = False, heap_factor: float | None = None) -> list[dict]:
+    def _search_text(self, text: str, hits: int = 10, doc: bool = False, heap_factor: float | None = None
+                     ) -> list[dict]:
         check_heap_factor(heap_factor, optional=True)  # None: the server's
         with self.lock:
             terms = self.searcher.encode([text])[0] if text.strip() else {}
         if not terms:
             return []
-        found = self.searcher.search_spec({"qid": "q", "terms": terms}, self._k(hits), approximate, query_cut,
-                                          heap_factor)
+        found = self.searcher.search_spec({"qid": "q", "terms": terms}, self._k(hits), heap_factor)
         return candidates(found, doc)
 
-    def search_vector(self, vector: Mapping[str, float], hits: int = 10, approximate: int | None = None,
-                      query_cut: int | None = None, doc: bool = False, heap_factor: float | None = None) -> list[dict]:
+    def search_vector(self, vector: Mapping[str, float], hits: int = 10, doc: bool = False,
+                      heap_factor: float | None = None) -> list[dict]:
         """Candidates of a {term: weight} query, searched as a ``search --query-vectors`` line is."""
         self.wait(compose=False)
         check_heap_factor(heap_factor, optional=True)  # None: the server's
         terms = query_vector(vector)
-        found = self.searcher.search_spec({"qid": "q", "terms": terms}, self._k(hits), approximate, query_cut,
-                                          heap_factor)
+        found = self.searcher.search_spec({"qid": "q", "terms": terms}, self._k(hits), heap_factor)
         return candidates(found, doc)
 
     def compose(self, query: str | Mapping, hits: int = 10, options: Mapping[str, Any] | None = None,

@@ -15,19 +15,19 @@ import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Writes TREC run lines of {@link BatchSearcher} hits; a batch of specs is searched on a fixed
+ * Writes TREC run lines of {@link SingleIndexSearcher} hits; a batch of specs is searched on a fixed
  * thread pool, a bounded number of queries ahead, and written in input order. Lines are byte for byte
  * what Python's {@code lsr_lucene.io.runs} writes for the same hits ({@link RunBuffer#putScore}).
  */
 public final class RunWriter {
   private static final byte[] Q0 = " Q0 ".getBytes(StandardCharsets.UTF_8);
 
-  private final BatchSearcher searcher;
+  private final SingleIndexSearcher searcher;
   private final ExternalIds ids;
 
-  RunWriter(BatchSearcher searcher, ExternalIds ids) {
+  RunWriter(SingleIndexSearcher searcher) {
     this.searcher = searcher;
-    this.ids = ids;
+    this.ids = searcher.ids;
   }
 
   /** Checks the arguments of a batch run (before any query is read). */
@@ -44,8 +44,8 @@ public final class RunWriter {
    * Searches {@code specs} with {@code threads} threads and writes their TREC run to {@code runPath}
    * in input order (plain queries with heap factor {@code heapFactor}); returns the number of queries.
    */
-  int write(List<QuerySpec> specs, String runPath, int k, int threads, String tag, int approximate, int queryCut,
-            float heapFactor) throws IOException {
+  int write(List<QuerySpec> specs, String runPath, int k, int threads, String tag, float heapFactor)
+      throws IOException {
     AtomicInteger threadNo = new AtomicInteger();
     ExecutorService pool = Executors.newFixedThreadPool(threads, r -> {
       Thread t = new Thread(r, "lsr-search-" + threadNo.incrementAndGet());
@@ -59,7 +59,7 @@ public final class RunWriter {
       for (QuerySpec spec : specs) {
         pending.add(pool.submit(() -> {
           RunBuffer buf = new RunBuffer(Math.min(k, ids.ids.length) * (spec.qid.length() + tag.length() + ids.maxIdLength + 32));
-          format(spec.qid, searcher.search(spec, k, null, approximate, queryCut, heapFactor), tag, buf);
+          format(spec.qid, searcher.search(spec, k, null, heapFactor), tag, buf);
           return buf;
         }));
         pendingSpecs.add(spec);
@@ -96,7 +96,7 @@ public final class RunWriter {
     }
   }
 
-  private void format(String qid, BatchSearcher.Hits hits, String tag, RunBuffer buf) {
+  private void format(String qid, Hits hits, String tag, RunBuffer buf) {
     byte[] q = qid.getBytes(StandardCharsets.UTF_8);
     byte[] t = tag.getBytes(StandardCharsets.UTF_8);
     for (int i = 0; i < hits.docs.length; i++) {

@@ -18,7 +18,7 @@ import java.util.List;
  * (a Ray object, a Python {@code bytes}) in one copy, and their merge into the run one index of the collection
  * writes. Layout, little-endian: int32 q; int32 count[q]; float64 score[n]; int32 idLength[n]; the n external ids
  * (UTF-8) back to back; n = &Sigma; count. Each query's hits come best first: exact score descending, ties by
- * external id in UTF-8 byte order, the order of {@link BatchSearcher} and {@link RunWriter} on one index.
+ * external id in UTF-8 byte order, the order of {@link SingleIndexSearcher} and {@link RunWriter} on one index.
  */
 public final class ShardHits {
   final int queries;
@@ -53,10 +53,10 @@ public final class ShardHits {
   }
 
   /** Packs every query's hits (Lucene docids of an index with external ids {@code ids}) as laid out above. */
-  static byte[] pack(BatchSearcher.Hits[] hits, ExternalIds ids) {
+  static byte[] pack(Hits[] hits, ExternalIds ids) {
     int n = 0;
     int idBytes = 0;
-    for (BatchSearcher.Hits h : hits) {
+    for (Hits h : hits) {
       n += h.docs.length;
       for (int d : h.docs) {
         idBytes += ids.idBytes[d].length;
@@ -64,20 +64,20 @@ public final class ShardHits {
     }
     ByteBuffer b = ByteBuffer.allocate(4 + 4 * hits.length + 12 * n + idBytes).order(ByteOrder.LITTLE_ENDIAN);
     b.putInt(hits.length);
-    for (BatchSearcher.Hits h : hits) {
+    for (Hits h : hits) {
       b.putInt(h.docs.length);
     }
-    for (BatchSearcher.Hits h : hits) {
+    for (Hits h : hits) {
       for (double s : h.scores) {
         b.putDouble(s);
       }
     }
-    for (BatchSearcher.Hits h : hits) {
+    for (Hits h : hits) {
       for (int d : h.docs) {
         b.putInt(ids.idBytes[d].length);
       }
     }
-    for (BatchSearcher.Hits h : hits) {
+    for (Hits h : hits) {
       for (int d : h.docs) {
         b.put(ids.idBytes[d]);
       }

@@ -243,11 +243,10 @@ class ComposeSearcher:
         from lsr_lucene.search.impact_searcher import ImpactHit
 
         rows = ordered(ranked)
-        java = getattr(getattr(self.backend, "searcher", None), "_java", None)
-        lucene = list(java.luceneDocids([d for d, _ in rows])) if java is not None and rows else [-1] * len(rows)
-        raw = java.storedField if java is not None else None
-        return [ImpactHit(d, float(format_score(s)), int(n), (lambda n: raw(int(n), "raw")) if raw else _no_raw)
-                for (d, s), n in zip(rows, lucene)]
+        index = getattr(self.backend, "searcher", None)  # the Lucene backend's SpecSearcher (none: exact vectors)
+        lucene = index.lucene_docids([d for d, _ in rows]) if index is not None else [-1] * len(rows)
+        raw = index.stored_field if index is not None else _no_raw
+        return [ImpactHit(d, float(format_score(s)), int(n), raw) for (d, s), n in zip(rows, lucene)]
 
 
 def composition(query: str | Mapping, qid: str) -> Composition:

@@ -278,7 +278,7 @@ class ImpactSearcher:
                     self._model if self._encoder_spec is None else None
             vocabulary = model_vocabulary(model)
             self._unknown_terms[encoded] = None if encoded and vocabulary is None else \
-                UnknownTerms(self._java.getSearcher(), vocabulary)
+                UnknownTerms(self._searcher.index_searcher, vocabulary)
         if self._unknown_terms[encoded] is not None:
             warn_unknown_terms(self._unknown_terms[encoded], specs, stacklevel=5 if encoded else 4)
 
@@ -295,7 +295,7 @@ class ImpactSearcher:
         if isinstance(docid, int):
             if not 0 <= docid < self.num_docs:
                 return None
-            lucene, external = docid, str(self._java.docid(docid))
+            lucene, external = docid, self._searcher.docid(docid)
         else:
             lucene, external = self._lucene_docids([docid])[0], str(docid)
             if lucene < 0:
@@ -303,21 +303,13 @@ class ImpactSearcher:
         return ImpactDocument(external, int(lucene), self._raw(lucene))
 
     def _raw(self, lucene_docid: int) -> str | None:
-        java = self._java
-        return java.storedField(int(lucene_docid), "raw")
+        return self._searcher.stored_field(lucene_docid)
 
     def _lucene_docids(self, docids: Sequence[str]) -> list[int]:
-        return list(self._java.luceneDocids([str(d) for d in docids]))
-
-    @property
-    def _java(self):
-        java = getattr(self._searcher, "_java", None)
-        if java is None:
-            raise InputError(f"{self.index_dir}: the searcher is closed")
-        return java
+        return self._searcher.lucene_docids(docids)
 
     def _hits(self, rows: Sequence[tuple[str, float]]) -> list[ImpactHit]:
-        lucene = self._lucene_docids([d for d, _ in rows]) if rows else []
+        lucene = self._lucene_docids([d for d, _ in rows])
         return [ImpactHit(d, s, int(n), self._raw) for (d, s), n in zip(rows, lucene)]
 
     def close(self) -> None:

@@ -16,8 +16,8 @@ from lsr_lucene import cli_options as opt
 from lsr_lucene.errors import InputError
 from lsr_lucene.io.output import refuse_existing
 from lsr_lucene.search import cli_output
-from lsr_lucene.search.impact import (encode_topics, index_settings, plain_specs, query_model_name,
-                                      report_unanswered, run_specs)
+from lsr_lucene.search.impact import (encode_topics, index_settings, plain_specs, query_encoder_for,
+                                      query_model_name, report_unanswered, run_specs)
 
 
 def query_model(args: argparse.Namespace, settings: dict) -> str | None:
@@ -59,12 +59,11 @@ def load_queries(args: argparse.Namespace,
     topics = read_query_texts(args) if topics is None else topics
     if args.encoder and Path(args.encoder).is_file():
         return pre_encoded(topics, args.encoder)
-    model = query_model(args, settings)
-    assert model is not None  # texts to encode: query_model always names a model for them
     scale = args.scale or settings.get("scale") or 100
-    options = {k: settings[k] for k in ("activation", "pooling", "epsilon") if settings.get(k) is not None}
+    encoder = query_encoder_for(args.index, settings, args.encoder, query_max_length=args.query_max_length,
+                                threads=args.threads)
     note_documents_precision(settings.get("dtype"))  # queries are always encoded in fp32
-    return encode_topics(topics, model, scale, args.query_max_length, threads=args.threads, **options)
+    return encode_topics(topics, encoder, scale)
 
 
 def pre_encoded(topics: dict[str, str], path: str) -> dict[str, dict[str, float]]:

@@ -43,17 +43,28 @@ def query_model_name(index: str | Path, settings: Mapping, given: object = None,
     return str(model)
 
 
-def encode_topics(topics: Mapping[str, str], model: str, scale: float, query_max_length: int | None = None,
-                  encoder=None, **encoder_options) -> dict[str, dict[str, int]]:
-    """Encode query texts (always in fp32: ``SparseEncoder.encode_queries``) and quantise them (signs kept) with
-    the index's scale."""
+ENCODER_SETTINGS = ("activation", "pooling", "epsilon")  # what an index records of its encoder, which queries follow
+
+
+def query_encoder_for(index: str | Path, settings: Mapping, given: object = None, how: str = "--encoder",
+                      query_max_length: int | None = None, threads: int | None = None):
+    """The one factory of the ``SparseEncoder`` that encodes query texts for ``index`` (search, ImpactSearcher,
+    ComposeSearcher, distributed search): the ``given`` model or the one the index records (``query_model_name``),
+    with the activation, pooling and epsilon that ``settings`` (``index_settings``) record; queries always fp32."""
     from lsr_lucene.encode.encoder import SparseEncoder
+
+    model = query_model_name(index, settings, given, how)
+    options = {k: settings[k] for k in ENCODER_SETTINGS if settings.get(k) is not None}
+    if query_max_length:
+        options["query_max_length"] = int(query_max_length)
+    return SparseEncoder(model=model, threads=threads, **options)
+
+
+def encode_topics(topics: Mapping[str, str], encoder, scale: float) -> dict[str, dict[str, int]]:
+    """Encode query texts with ``encoder`` (``query_encoder_for``; always in fp32: ``encode_queries``) and quantise
+    them (signs kept) with the index's scale."""
     from lsr_lucene.io.vectors import quantise_query
 
-    if encoder is None:
-        if query_max_length:
-            encoder_options["query_max_length"] = query_max_length
-        encoder = SparseEncoder(model=model, **encoder_options)
     qids = list(topics)
     texts = [topics[q] for q in qids]
     warn_truncated(encoder, texts)

@@ -133,11 +133,8 @@ class ImpactSearcher:
         settings = index_settings(self.index_dir)
         self.scale = float(scale or settings.get("scale") or 100)
         self._encoder_spec = encoder
-        self._encoder_options = {k: settings[k] for k in ("activation", "pooling", "epsilon")
-                                 if settings.get(k) is not None}
-        if query_max_length:
-            self._encoder_options["query_max_length"] = int(query_max_length)
-        self._encoder_options["threads"] = threads
+        self._settings = settings
+        self._encoder_options = {"query_max_length": query_max_length, "threads": threads}
         self._documents_dtype = settings.get("dtype")
         self._model = settings.get("model")  # None: an index that records none (query_model_name asks for it)
         # {encoded?: search.unknown_terms.UnknownTerms or None}, made on first search
@@ -167,13 +164,11 @@ class ImpactSearcher:
     def query_encoder(self):
         """The query encoder (a ``SparseEncoder`` loaded on first use unless one was given)."""
         if self._encoder is None:
-            from lsr_lucene.encode.encoder import SparseEncoder
             from lsr_lucene.encode.precision import note_documents_precision
+            from lsr_lucene.search.impact import query_encoder_for
 
-            from lsr_lucene.search.impact import query_model_name
-
-            model = query_model_name(self.index_dir, {"model": self._model}, self._encoder_spec, "encoder=")
-            self._encoder = SparseEncoder(model=model, **self._encoder_options)
+            self._encoder = query_encoder_for(self.index_dir, self._settings, self._encoder_spec, "encoder=",
+                                              **self._encoder_options)
             note_documents_precision(self._documents_dtype)
         return self._encoder
 

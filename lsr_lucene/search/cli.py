@@ -3,7 +3,7 @@
 ``lsr-lucene search --index DIR --topics SPEC|--query TEXT|--query-vectors FILE|--specs FILE [--output RUN|-]``,
 and the arguments every searching command shares (plain, compositional, long documents). Without ``--output``
 the top hits of each query are printed with the start of their stored text (lsr_lucene.search.cli_output).
-``--write-specs FILE`` also writes the query specs searched, for Anserini's SearchCollection (README: "Use from
+``--write-specs FILE`` also writes the query specs searched, for Anserini's SearchCollection (docs/queries.md: "Use from
 Anserini").
 """
 from __future__ import annotations

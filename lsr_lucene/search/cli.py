@@ -17,7 +17,7 @@ from lsr_lucene.errors import InputError
 from lsr_lucene.io.output import refuse_existing
 from lsr_lucene.search import cli_output
 from lsr_lucene.search.impact import (encode_topics, index_settings, plain_specs, query_encoder_for,
-                                      query_model_name, report_unanswered, run_specs)
+                                      query_model_name, report_unanswered)
 
 
 def query_model(args: argparse.Namespace, settings: dict) -> str | None:
@@ -151,11 +151,14 @@ def main(argv: list[str] | None = None) -> int:
 
         n = save_query_specs(specs, args.write_specs, args.overwrite)
         print(f"wrote {args.write_specs} ({n} query specs)", file=cli_output.messages(args.output))
+    from lsr_lucene.search.impact_searcher import ImpactSearcher
+
     with cli_output.run_target(args.output) as target:
-        missing = run_specs(args.index, specs, target, hits=args.hits, threads=args.threads,
-                            tag=args.run_tag or "lsr_lucene", overwrite=args.overwrite, approximate=args.approximate,
-                            query_cut=query_cut, model=model, hand_written=bool(args.specs),
-                            heap_factor=args.heap_factor)
+        with ImpactSearcher(args.index, heap_factor=args.heap_factor, approximate=args.approximate,
+                            query_cut=query_cut) as searcher:  # the Python API's code path
+            missing = searcher.search_to_run(specs, target, k=args.hits, threads=args.threads,
+                                             tag=args.run_tag or "lsr_lucene", overwrite=args.overwrite, model=model,
+                                             hand_written=bool(args.specs))
         report_unanswered(missing, len(specs))
         cli_output.show(target, args.output, args.index, args.hits, texts)
     if cli_output.to_file(args.output):

@@ -108,19 +108,27 @@ def run_specs(index: str | Path, specs: list[dict], output: str | Path, hits: in
     Query terms the index lacks are named (warning lines) unless they are terms of ``model``'s vocabulary (default:
     the index's model). Specs that a model made (``hand_written`` false) are checked only when that vocabulary is
     at hand: without it, every expansion term the collection lacks (normal) would be named."""
-    from lsr_lucene.search.spec_searcher import QUERY_CUT
-
     from lsr_lucene.search.spec_searcher import SpecSearcher
-    from lsr_lucene.search.unknown_terms import model_vocabulary, report_unknown_terms
 
     refuse_existing(output, overwrite)
     model = model or read_index_metadata(index).get("encoder", {}).get("model")
-    searchable = [spec for spec in specs if spec.get("terms") or spec.get("pairs") or spec.get("windows")]
     with SpecSearcher(str(index), heap_factor=heap_factor) as searcher:  # a temporary run, renamed when complete
-        if hand_written or model_vocabulary(model) is not None:
-            report_unknown_terms(searcher, searchable, model)
-        searcher.search_to_run(searchable, str(output), k=hits, threads=threads, tag=tag, approximate=approximate,
-                               query_cut=QUERY_CUT if query_cut is None else query_cut)
+        return specs_to_run(searcher, specs, output, hits, threads, tag, approximate, query_cut, model, hand_written)
+
+
+def specs_to_run(searcher, specs: Sequence[Mapping], output: str | Path, hits: int = DEFAULT_HITS, threads: int = 2,
+                 tag: str = "lsr_lucene", approximate: int = 0, query_cut: int | None = None,
+                 model: str | None = None, hand_written: bool = True) -> list[str]:
+    """``run_specs`` on an open ``SpecSearcher`` (``ImpactSearcher.search_to_run``, the search command's way):
+    unknown terms named, the run written, the qids that got no hits returned."""
+    from lsr_lucene.search.spec_searcher import QUERY_CUT
+    from lsr_lucene.search.unknown_terms import model_vocabulary, report_unknown_terms
+
+    searchable = [spec for spec in specs if spec.get("terms") or spec.get("pairs") or spec.get("windows")]
+    if hand_written or model_vocabulary(model) is not None:
+        report_unknown_terms(searcher, searchable, model)
+    searcher.search_to_run(searchable, str(output), k=hits, threads=threads, tag=tag, approximate=approximate,
+                           query_cut=QUERY_CUT if query_cut is None else query_cut)
     answered_qids = answered_in_order(output, [str(spec["qid"]) for spec in searchable])
     return [spec["qid"] for spec in specs if spec["qid"] not in answered_qids]
 

@@ -257,6 +257,22 @@ class ImpactSearcher:
             results[qid] = self._hits(hits)
         return results
 
+    def search_to_run(self, specs: Sequence[Mapping], output: str | Path, k: int = 1000, threads: int = 1,
+                      tag: str = "lsr_lucene", overwrite: bool = False, model: str | None = None,
+                      hand_written: bool = True, approximate: int | None = None,
+                      query_cut: int | None = None) -> list[str]:
+        """Search query specs as one JVM batch and write the TREC run at ``output`` (what ``lsr-lucene search``
+        writes); returns the qids that got no hits. Terms the index lacks are named in warning lines unless they
+        are terms of ``model``'s vocabulary (default: the index's); model-made specs (``hand_written`` false) are
+        checked only when that vocabulary is at hand (``search.impact.run_specs``)."""
+        from lsr_lucene.io.output import refuse_existing
+        from lsr_lucene.search.impact import specs_to_run
+
+        refuse_existing(output, overwrite)
+        return specs_to_run(self._searcher, list(specs), output, k, threads, tag,
+                            self.approximate if approximate is None else approximate,
+                            self.query_cut if query_cut is None else query_cut, model or self._model, hand_written)
+
     def _warn_unknown_terms(self, specs: Sequence[Mapping], encoded: bool = False) -> None:
         """A warning per query naming its terms that the index lacks (they would change nothing, silently).
         Specs of ``encoded`` text queries are checked against the query encoder's vocabulary, and not at all when

@@ -13,9 +13,10 @@ from lsr_lucene.errors import Interrupted, LsrError
 SUBCOMMANDS = {
     "encode": ("lsr_lucene.encode.cli", "encode documents or queries into sparse JsonVectorCollection vectors"),
     "index": ("lsr_lucene.index.cli", "build a Lucene impact index (the index Anserini's IndexCollection builds, faster)"),
-    "reorder": ("lsr_lucene.reorder", "reorder an index's docids by recursive graph bisection (BP)"),
+    "reorder": ("lsr_lucene.index.cli_reorder", "reorder an index's docids by recursive graph bisection (BP)"),
     "search": ("lsr_lucene.search.cli", "search an impact index and write a TREC run file"),
-    "bm25": ("lsr_lucene.bm25", "BM25 (optionally RM3/SDM) baseline run with Anserini on the same corpus"),
+    "bm25": ("lsr_lucene.search.cli_bm25",
+             "BM25 (optionally RM3/SDM) baseline run with Anserini on the same corpus"),
     "eval": ("lsr_lucene.eval.cli", "trec_eval tables for several runs side by side; "
                                     "--contrastive: ExcluIR/NevIR pairs, no qrels"),
     "demo": ("lsr_lucene.demo.cli", "encode, index, search and evaluate the shipped demo collection"),

@@ -246,3 +246,57 @@ def test_scripts_import_check_can_fail(tmp_path):
     (tmp_path / "m.py").write_text("import scripts.bench.scale\nfrom scripts.negation import excluir\n"
                                    "from lsr_lucene.io import runs\n")
     assert imports_scripts(tmp_path / "m.py") == ["1 scripts.bench.scale", "2 scripts.negation"]
+
+
+# --- one way in: public names only across modules (issue 66) -------------------------------------------------------
+
+MAX_TOP_LEVEL_MODULES = 9
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def private_uses(module: str, path: Path) -> list[str]:
+    """Lines where ``module`` reads another package module's private (``_name``) names: ``from lsr_lucene.x import
+    _y``, ``x._y`` on a package module imported as ``x``, or a ``SpecSearcher``'s ``_java`` outside its module."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found, aliases = [], set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level or base == "lsr_lucene" or base.startswith("lsr_lucene."):
+                found += [f"{node.lineno} {'.' * node.level}{base}.{a.name}" for a in node.names if _private(a.name)]
+                aliases |= {a.asname or a.name for a in node.names}
+        elif isinstance(node, ast.Import):
+            aliases |= {a.asname for a in node.names if a.asname and a.name.startswith("lsr_lucene.")}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases \
+                and _private(node.attr):
+            found.append(f"{node.lineno} {node.value.id}.{node.attr}")
+    if module != "lsr_lucene.search.spec_searcher":
+        found += [f"{node.lineno} ._java" for node in ast.walk(tree) if
+                  (isinstance(node, ast.Attribute) and node.attr == "_java"
+                   and not (isinstance(node.value, ast.Name) and node.value.id == "self"))
+                  or (isinstance(node, ast.Constant) and node.value == "_java")]
+    return found
+
+
+def test_no_module_reads_another_modules_private_names():
+    offenders = [f"{name}:{use}" for name, path in modules().items() for use in private_uses(name, path)]
+    assert not offenders, "private names read across modules (make them public): " + ", ".join(offenders)
+
+
+def test_private_name_check_can_fail(tmp_path):
+    (tmp_path / "m.py").write_text("from lsr_lucene.compose.intent import _after, Intent\n"
+                                   "from lsr_lucene.dense import search\nsearch._faiss()\nsearcher._java.close()\n"
+                                   "self._java.close()\nfrom lsr_lucene.x import __version__\n")
+    assert private_uses("lsr_lucene.m", tmp_path / "m.py") == [
+        "1 lsr_lucene.compose.intent._after", "3 search._faiss", "4 ._java"]
+
+
+def test_few_top_level_modules():
+    """Each verb's command lives in the subpackage that owns it: the top level keeps the dispatcher and what every
+    stage shares."""
+    top = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert len(top) <= MAX_TOP_LEVEL_MODULES, f"{len(top)} top-level modules: {', '.join(top)}"

@@ -220,7 +220,7 @@ def test_parse_negation_is_a_verb(capsys):
     assert cli_main(["parse-negation", "tea but not coffee"]) == 0
     row = json.loads(capsys.readouterr().out)
     assert row["query"] == {"op": "not", "a": "tea", "b": "coffee"}
-    import lsr_lucene.parse_negation as module
+    import lsr_lucene.compose.parse_negation as module
 
     assert module.main is not None
 

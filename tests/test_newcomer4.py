@@ -103,7 +103,7 @@ def test_no_verb_help_shows_rest_markup():
 
 
 def test_bm25_takes_query_like_search_and_compose(tmp_path, capsys):
-    from lsr_lucene.bm25 import main
+    from lsr_lucene.search.cli_bm25 import main
 
     corpus = demo_files()["corpus"]
     assert run_main(main, ["--corpus", str(corpus), "--index", str(tmp_path / "bm25"), "--query", "tea without caffeine",

@@ -15,7 +15,7 @@ from lsr_lucene.cli import main as lsr_main, run_main
 from lsr_lucene.index import impact
 from lsr_lucene.index.bisection import DocTermGraph, bisect, default_depth, log_gap_cost, random_order
 from lsr_lucene.index.reorder import read_doc_term_graph
-from lsr_lucene.reorder import main as reorder_main
+from lsr_lucene.index.cli_reorder import main as reorder_main
 from lsr_lucene.search.impact import run_specs
 from lsr_lucene.search.specs import make_spec, window
 
@@ -248,7 +248,7 @@ def test_reorder_verb_is_wired_both_ways(capsys):
     with pytest.raises(SystemExit) as exc:
         lsr_main(["reorder", "--help"])
     assert exc.value.code == 0 and "--seed" in capsys.readouterr().out
-    done = subprocess.run([sys.executable, "-m", "lsr_lucene.reorder", "--help"], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "lsr_lucene.index.cli_reorder", "--help"], capture_output=True, text=True)
     assert done.returncode == 0 and "--output" in done.stdout
     with pytest.raises(SystemExit):
         lsr_main(["index", "--input", "x", "--index", "y", "--seed", "1"])  # --seed needs --reorder

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Callable, Iterable, Mapping, Sequence
 
-from lsr_lucene.compose.negation_parser import _B_FILLER
+from lsr_lucene.compose.negation_parser import B_FILLER
 
 STEM = 6  # a word and a mention match when both start with the word's first STEM letters (whole word if shorter)
 SCOPE = 5  # words after a negation trigger that it covers (NegEx uses 5-6), unless a clause boundary comes first
@@ -24,7 +24,7 @@ SCOPE = 5  # words after a negation trigger that it covers (NegEx uses 5-6), unl
 # keep the plain gated score
 READ_DEPTH = 100
 
-_STOP = _B_FILLER | set("""
+_STOP = B_FILLER | set("""
 and or nor neither either not no without but for by at as on to into than then its it their his her our your my
 this there here what which who whom whose how when where why any some such other others than very much many
 general generally kind kinds type types sort sorts form forms way ways

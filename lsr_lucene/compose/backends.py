@@ -79,16 +79,15 @@ class LuceneBackend:
     def known(self, docids: Sequence[str]) -> list[str]:
         """The docids the index holds, in the order given (a dense folder also keeps the empty documents that the
         impact index skips)."""
-        lucene = list(self.searcher._java.luceneDocids(list(docids))) if docids else []
+        lucene = self.searcher.lucene_docids(docids)
         return [d for d, n in zip(docids, lucene) if n >= 0]
 
     def texts(self, docids: Sequence[str]) -> dict[str, str | None]:
         """The stored text of each docid (the ``contents`` of its raw field; None when the index stores none)."""
         from lsr_lucene.search.impact_searcher import contents_of
 
-        java = self.searcher._java
-        lucene = list(java.luceneDocids(list(docids))) if docids else []
-        return {d: contents_of(java.storedField(int(n), "raw")) for d, n in zip(docids, lucene) if n >= 0}
+        lucene = self.searcher.lucene_docids(docids)
+        return {d: contents_of(self.searcher.stored_field(n)) for d, n in zip(docids, lucene) if n >= 0}
 
     def excluded(self, expression: Mapping, docids: Sequence[str]) -> list[bool]:
         """Whether each docid is one a strict filter expression removes (:mod:`lsr_lucene.search.text_filter`)."""

@@ -12,7 +12,7 @@ normalised per child over the candidates for fusion-scaled; fusion-gated penalis
 scaled B score is above ``--gate``) and the best ``--hits`` are written. Without ``--operation``, not nodes use
 the documented `default` (fusion-gated, gate 0.9; with the index's dense embeddings ``<index>/dense``, the dense
 cosine of A's text and each candidate's cosine with the best A match blended into A's scores and λ 0.7, else sparse
-only and λ 1; README "Negation, exclusion and set compositions").
+only and λ 1; docs/negation.md).
 
 Queries come from a JSONL file (``{"id", "query": {"op": "not", "a": "...", "b": "..."}, "text"?}``,
 nesting allowed; a plain string ``query`` is one atomic query; ``text``, when given, is what ``vanilla``

@@ -29,10 +29,10 @@ from lsr_lucene.compose.query_text import sentence_end
 AUX = ("is are was were be been am do does did has have had can could will would shall should may might must "
        "isn't aren't wasn't weren't don't doesn't didn't hasn't haven't hadn't can't couldn't won't wouldn't "
        "shouldn't mustn't cannot ain't 's 're").split()
-_AUX_SET = set(AUX)
-_COPULA = set("is are was were be been am".split())
-_RELATIVE = set("that which who whom whose".split())
-_CONTRAST = set("but yet while whereas although though".split())
+AUX_SET = set(AUX)
+COPULA = set("is are was were be been am".split())
+RELATIVE = set("that which who whom whose".split())
+CONTRAST = set("but yet while whereas although though".split())
 _QUESTION_OPEN = set("""what what's which who who's whom whose where where's when when's why how how's is are was were
 do does did can could would will should shall has have had may might must am isn't aren't wasn't weren't don't
 doesn't didn't hasn't haven't""".split())
@@ -49,10 +49,10 @@ _REQUEST_OBJ = re.compile(
     r"data|facts|anything|stuff|content|aspects?|specifics|reference|mention|talk|discussion|inquir\w*|"
     r"mak\w*\s+(?:any\s+)?(?:references?|mentions?))",
     re.IGNORECASE)
-_TOPIC = re.compile(r"(?:any(?:thing)?\s+|the\s+)?(?:(?:information|details?|data|mention|reference)\s+)?"
+TOPIC = re.compile(r"(?:any(?:thing)?\s+|the\s+)?(?:(?:information|details?|data|mention|reference)\s+)?"
                     r"(?:about|on|regarding|concerning|related\s+to|relating\s+to|relevant\s+to|connected\s+to|"
                     r"involving|including|pertaining\s+to|mentioning|associated\s+with)\b", re.IGNORECASE)
-_REQUEST_VERB = re.compile(r"(?:mention\w*|includ\w*|involv\w*|discuss\w*|concern\w*|relat\w*|cover\w*|refer\w*|"
+REQUEST_VERB = re.compile(r"(?:mention\w*|includ\w*|involv\w*|discuss\w*|concern\w*|relat\w*|cover\w*|refer\w*|"
                            r"focus\w*|deal\w*|talk\w*|address\w*|touch\w*|contain\w*\s+(?:any\s+)?information)\b",
                            re.IGNORECASE)
 _HEDGE_AFTER = re.compile(r"(?:exclusively|necessarily|limited|only|always|entirely|least|just|much|all|quite|yet|so|"
@@ -70,9 +70,9 @@ _TITLE_QUESTION = re.compile(r"\b(?:who\s+(?:sings?|sang|sung|wrote|writes|recor
 # nouns that open a request ("Articles about …") but also a description ("Documents by X were not specified.")
 _NOUN_OPEN = set("information info article articles paper papers document documents report reports material "
                  "literature publication publications studies reference references".split())
-_PERSON = set("i you we he she it they i'm you're we're they're he's she's it's i've you've we've they've i'll "
+PERSON = set("i you we he she it they i'm you're we're they're he's she's it's i've you've we've they've i'll "
               "you'll we'll they'll i'd you'd we'd they'd ive im youre".split())
-_STATEMENT_VERBS = _AUX_SET | set("has have had shows show showed demonstrates demonstrate causes cause leads lead "
+_STATEMENT_VERBS = AUX_SET | set("has have had shows show showed demonstrates demonstrate causes cause leads lead "
                                   "increases increase reduces reduce affects affect improves improve".split())
 _WORD = re.compile(r"[\w'’-]+")
 
@@ -87,17 +87,17 @@ class Intent:
     score: float | None = None
 
 
-def _words_before(text: str, start: int, n: int = 4) -> list[str]:
+def words_before(text: str, start: int, n: int = 4) -> list[str]:
     """Up to ``n`` lower-cased words before ``start`` in the same clause (a comma, ``;`` or sentence end stops)."""
     head = re.split(r"[,;:?!.()\[\]\"“”]\s", text[:start] + " ")[-1] if start else ""
     return [w.lower().replace("’", "'") for w in _WORD.findall(head)][-n:]
 
 
-def _after(text: str, end: int) -> str:
+def text_after(text: str, end: int) -> str:
     return text[end:].lstrip()
 
 
-def _sentence(text: str, start: int) -> tuple[int, int]:
+def sentence_span(text: str, start: int) -> tuple[int, int]:
     """Span of the sentence around ``start`` (split at ``?``, ``!``, ``;`` and a period before a space that ends a
     sentence: not an initial or an abbreviation, as the parser splits, "John W. Geary")."""
     begin = max(text.rfind(ch, 0, start) for ch in "?!;")
@@ -116,7 +116,7 @@ def _sentence(text: str, start: int) -> tuple[int, int]:
 def sentence_kind(text: str, start: int) -> str:
     """``question``, ``request`` (imperative or "I'm looking for …", "Articles about …"), ``fragment`` (no verb:
     "string instruments but not guitars") or ``statement`` (a claim or description) of the sentence at ``start``."""
-    begin, end = _sentence(text, start)
+    begin, end = sentence_span(text, start)
     sentence = text[begin:end].strip()
     words = [w.lower().replace("’", "'") for w in _WORD.findall(sentence)]
     if not words:
@@ -125,13 +125,13 @@ def sentence_kind(text: str, start: int) -> str:
     if sentence.rstrip(" .").endswith(("?", "？")) or lead in _QUESTION_OPEN:
         return "question"
     if lead in _NOUN_OPEN and sentence.endswith(".") and any(
-            w in _COPULA and words[i - 1] not in _RELATIVE for i, w in enumerate(words) if i):
+            w in COPULA and words[i - 1] not in RELATIVE for i, w in enumerate(words) if i):
         return "statement"  # "Documents by the four were not specified." describes; "Documents about X." asks
     if _REQUEST_OPEN.match(sentence) or lead in ("besides", "apart", "aside", "excluding", "except", "other",
                                                   "without", "ignoring", "in"):
         return "request"
     # a finite verb outside a relative clause ("… that are not European" is still a noun phrase)
-    finite = any(w in _STATEMENT_VERBS and (i == 0 or words[i - 1] not in _RELATIVE) for i, w in enumerate(words))
+    finite = any(w in _STATEMENT_VERBS and (i == 0 or words[i - 1] not in RELATIVE) for i, w in enumerate(words))
     if sentence.rstrip().endswith(".") or finite:
         return "statement"
     return "fragment"
@@ -166,8 +166,8 @@ def rule_decision(text: str, start: int, end: int, label: str, kind: str) -> Int
     """The phrasing rules' verdict on one cue (issue 36); :func:`~lsr_lucene.compose.intent_model.decide` weighs it
     with the cue's context."""
     cue = text[start:end].lower().replace("’", "'")
-    before = _words_before(text, start)
-    after = _after(text, end)
+    before = words_before(text, start)
+    after = text_after(text, end)
     sk = sentence_kind(text, start)
     prev = before[-1] if before else ""
     if kind == "and":
@@ -176,7 +176,7 @@ def rule_decision(text: str, start: int, end: int, label: str, kind: str) -> Int
         return Intent(True, f"conjunction ({sk})")
     if label == "not only":
         return Intent(False, "idiom 'not only … but also': addition, not exclusion")
-    if cue == "nor" and re.search(r"\bneither\b", text[_sentence(text, start)[0]:start], re.IGNORECASE):
+    if cue == "nor" and re.search(r"\bneither\b", text[sentence_span(text, start)[0]:start], re.IGNORECASE):
         return Intent(False, "pair: 'nor' continues the 'neither' before it, which decides for both")
     if label == "but not":
         if _HEDGE_AFTER.match(after):
@@ -195,10 +195,10 @@ def rule_decision(text: str, start: int, end: int, label: str, kind: str) -> Int
                  "aside from", "not interested in"):
         return _explicit(label, cue, before, after, sk, text, start)
     if label == "in addition to":
-        opening = _sentence(text, start)[0] >= start - 1 or not text[_sentence(text, start)[0]:start].strip()
+        opening = sentence_span(text, start)[0] >= start - 1 or not text[sentence_span(text, start)[0]:start].strip()
         if opening and sk in ("question", "request"):
             return Intent(True, "exclusion: 'In addition to X, <question>' asks for the others")
-        if re.search(r"\b(?:other|others|else|another|more|further|additional)\b", text[slice(*_sentence(text, start))],
+        if re.search(r"\b(?:other|others|else|another|more|further|additional)\b", text[slice(*sentence_span(text, start))],
                      re.IGNORECASE) and sk in ("question", "request"):
             return Intent(True, "exclusion: 'in addition to X, what other …' asks for the others")
         return Intent(False, "'in addition to' adds, it does not exclude (no 'other'/'else' asked for)")
@@ -228,18 +228,18 @@ def _explicit(label: str, cue: str, before: list[str], after: str, sk: str, text
     prev = before[-1] if before else ""
     if label == "other than" and (prev in ("none", "no") or re.match(r"that\b", after, re.IGNORECASE)):
         return Intent(False, f"idiom '{prev} other than' / 'other than that'")
-    mid_sentence = bool(text[_sentence(text, start)[0]:start].strip())
+    mid_sentence = bool(text[sentence_span(text, start)[0]:start].strip())
     if label in ("apart from", "aside from") and ((re.match(r"(?:being|having)\b", after, re.IGNORECASE) and mid_sentence)
                                                   or prev in ("far", "set", "stand", "stands", "stood", "tell", "sets")):
         return Intent(False, f"'{cue}' in its additive or spatial sense, not an exclusion")
     if label == "besides" and cue == "beside" and before:
         return Intent(False, "'beside' (next to), not 'besides'")
-    if label == "excluding" and (prev in _COPULA | {"be", "been", "being", "mutually"} or cue.endswith("es")) \
+    if label == "excluding" and (prev in COPULA | {"be", "been", "being", "mutually"} or cue.endswith("es")) \
             and sk == "statement":
         return Intent(False, f"'{cue}' states a fact (passive or third person), not a request")
     if label == "except" and re.match(r"(?:that|when|where|if|as)\b", after, re.IGNORECASE):
         return Intent(False, f"'{cue} {after.split()[0]}' qualifies a clause, not an exclusion of a topic")
-    subject = before[-2] if prev in _COPULA and len(before) >= 2 else prev
+    subject = before[-2] if prev in COPULA and len(before) >= 2 else prev
     if label == "not interested in" and subject not in ("i", "we", "you", "i'm", "we're", "") and \
             not cue.startswith(("am", "'m", "i ", "we ", "i'm", "we're")):
         return Intent(False, "someone else's lack of interest (a statement), not the asker's request")
@@ -253,7 +253,7 @@ def _relative(text: str, start: int, end: int, cue: str, after: str, sk: str) ->
     aux = cue.split()[1] if len(cue.split()) > 1 else ""
     if _HEDGE_AFTER.match(after):
         return Intent(False, f"hedge '{cue} {after.split()[0]}'")
-    if aux in _COPULA or _REQUEST_VERB.match(after) or _TOPIC.match(after):
+    if aux in COPULA or REQUEST_VERB.match(after) or TOPIC.match(after):
         return Intent(True, f"exclusion: '{cue}' names what the answers must not be or be about")
     return Intent(False, f"'{cue}' + verb narrows a noun by a property (what it does not do), not a topic to exclude")
 
@@ -263,7 +263,7 @@ def _leaving_out(cue: str, before: list[str], after: str, sk: str, text: str, st
     prev = before[-1] if before else ""
     if prev == "to" and not re.match(r"(?:please|kindly)", " ".join(before[-3:-1])):
         return Intent(False, f"purpose clause 'to {cue}', not a request to exclude")
-    if re.search(r"(?:ed|en)$", cue.split()[0]) and prev in _AUX_SET | {"be", "being", "been", "get", "got"}:
+    if re.search(r"(?:ed|en)$", cue.split()[0]) and prev in AUX_SET | {"be", "being", "been", "get", "got"}:
         return Intent(False, f"passive '{prev} {cue}': a statement, not a request")
     if sk == "statement" and not _REQUEST_OBJ.match(after):
         return Intent(False, f"'{cue}' inside a statement of fact")
@@ -283,7 +283,7 @@ def _dont_mention(cue: str, before: list[str], after: str, sk: str, text: str, s
     if words and words[-1] == "to":
         verb = words[-2]
     if re.match(r"(?:want|need|care)", verb):
-        follows_question = text[:_sentence(text, start)[0]].rstrip().endswith(("?", "？"))
+        follows_question = text[:sentence_span(text, start)[0]].rstrip().endswith(("?", "？"))
         if follows_question and before and set(before) <= {"i", "we", "but", "and", "also", "just", "really"} \
                 and before[-1] in ("i", "we", "really", "just"):
             return Intent(True, f"exclusion: '{cue} …' after the question says what to leave out")
@@ -295,7 +295,7 @@ def _dont_mention(cue: str, before: list[str], after: str, sk: str, text: str, s
                                  "not a topic to exclude")
     if re.match(r"by\b", after, re.IGNORECASE):
         return Intent(False, f"passive '{cue} by …': a statement, not a request")
-    if sk in ("question", "request") and (_TOPIC.match(after) or re.match(r"(?:any|anything)\b", after, re.IGNORECASE)
+    if sk in ("question", "request") and (TOPIC.match(after) or re.match(r"(?:any|anything)\b", after, re.IGNORECASE)
                                          or "allowed" in cue):
         return Intent(True, f"exclusion: '{cue}' + the topic to leave out, in a {sk}")
     if not _asker_is_subject(before):
@@ -325,19 +325,19 @@ def _generic(text: str, start: int, end: int, cue: str, before: list[str], after
         return Intent(False, f"idiom: elliptical '{prev} not' (nothing negated follows in its clause)")
     if re.search(r"\bwith\s+or\s*$", text[:start], re.IGNORECASE) or (cue == "not" and prev == "or"):
         return Intent(False, "idiom 'with or without' / 'or not'")
-    if sk != "statement" and (cue in ("not", "cannot") or cue.endswith("n't")) and any(w in _CONTRAST for w in before):
-        j = max(i for i, w in enumerate(before) if w in _CONTRAST)
+    if sk != "statement" and (cue in ("not", "cannot") or cue.endswith("n't")) and any(w in CONTRAST for w in before):
+        j = max(i for i, w in enumerate(before) if w in CONTRAST)
         between = before[j + 1:]
-        if len(between) <= 3 and not any(w in _PERSON for w in between) and not _HEDGE_AFTER.match(after):
+        if len(between) <= 3 and not any(w in PERSON for w in between) and not _HEDGE_AFTER.match(after):
             return Intent(True, f"exclusion: contrastive '{before[j]} … {cue}' in a {sk}")
     if _RHETORICAL.search(text[max(0, start - 20):end + 20]):
         return Intent(False, "rhetorical negation ('it is not likely that …'), part of the question")
     appended = cue == "not" and text[:start].rstrip().endswith(",") and bool(re.match(
         r"(?:the|a|an|his|her|its|their|any)\b", after))  # "…the film The Fog, not the orchestrators …": no title
-    if sk != "statement" and _TITLE_QUESTION.search(text[slice(*_sentence(text, start))]) and not appended and \
-            (prev in _PERSON or prev in _AUX_SET or not before or re.match(r"\w+n't", cue) or cue in ("never", "no")):
+    if sk != "statement" and _TITLE_QUESTION.search(text[slice(*sentence_span(text, start))]) and not appended and \
+            (prev in PERSON or prev in AUX_SET or not before or re.match(r"\w+n't", cue) or cue in ("never", "no")):
         return Intent(False, "negation inside a title, lyric or quotation (a name to match, not to exclude)")
-    if prev in _PERSON or (len(before) >= 2 and before[-2] in _PERSON and prev in _AUX_SET):
+    if prev in PERSON or (len(before) >= 2 and before[-2] in PERSON and prev in AUX_SET):
         if re.match(r"interested\b", after, re.IGNORECASE):
             return Intent(True, "exclusion: the asker is not interested in it")
         return Intent(False, "first/second-person clause (a quotation, a title or the asker's situation), "
@@ -349,7 +349,7 @@ def _generic(text: str, start: int, end: int, cue: str, before: list[str], after
     if sk == "statement":
         return Intent(False, "negated statement of fact: the negation is part of the claim")
     if cue in ("neither", "nor"):
-        if cue == "neither" and prev in _COPULA | {"that", "which", "who", "but"}:
+        if cue == "neither" and prev in COPULA | {"that", "which", "who", "but"}:
             return Intent(True, "exclusion: 'neither X nor Y' names what the answers must not be")
         if cue == "neither" and sk in ("question", "request") and (
                 prev in ("want", "wants", "wanted", "need", "needs", "like") or text[:start].rstrip().endswith(",")):
@@ -364,18 +364,18 @@ def _generic(text: str, start: int, end: int, cue: str, before: list[str], after
 def _generic_not(text: str, start: int, end: int, cue: str, before: list[str], after: str, sk: str) -> Intent:
     """"not" / "…n't" in a question, request or fragment: contrastive, relative or topic frames fire."""
     prev = before[-1] if before else ""
-    aux_before = cue.endswith("n't") or prev in _AUX_SET
+    aux_before = cue.endswith("n't") or prev in AUX_SET
     # "… that isn't spitting", "… which are not X" (contrastive "but … isn't" is decided in :func:`_generic`)
     if cue.endswith("n't"):
         rel, copula = prev, cue in ("isn't", "aren't", "wasn't", "weren't")
     else:
-        rel, copula = (before[-2] if len(before) >= 2 else ""), prev in _COPULA
-    if rel in _RELATIVE and aux_before:
-        if copula or _REQUEST_VERB.match(after) or _TOPIC.match(after):
+        rel, copula = (before[-2] if len(before) >= 2 else ""), prev in COPULA
+    if rel in RELATIVE and aux_before:
+        if copula or REQUEST_VERB.match(after) or TOPIC.match(after):
             return Intent(True, f"exclusion: relative '{rel} … {cue}' names what the answers must not be")
         return Intent(False, f"relative '{rel} … {cue}' + verb narrows a noun by a property, not a topic to exclude")
     # "…, not any information about X", "not related to X"
-    if cue == "not" and not aux_before and _TOPIC.match(after):
+    if cue == "not" and not aux_before and TOPIC.match(after):
         return Intent(True, "exclusion: 'not' before a topic ('not about …', 'not any information on …')")
     if cue == "not" and not aux_before and text[:start].rstrip().endswith(",") and sk in ("question", "request"):
         return Intent(True, f"exclusion: ', not X' appended to a {sk}")

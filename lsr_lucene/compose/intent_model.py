@@ -26,8 +26,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
-from lsr_lucene.compose.intent import (_AUX_SET, _CONTRAST, _COPULA, _PERSON, _RELATIVE, _REQUEST_VERB, _TOPIC, Intent,
-                                       _after, _sentence, _words_before, lexical_veto, rule_decision, sentence_kind)
+from lsr_lucene.compose.intent import (AUX_SET, CONTRAST, COPULA, PERSON, RELATIVE, REQUEST_VERB, TOPIC, Intent,
+                                       text_after, sentence_span, words_before, lexical_veto, rule_decision, sentence_kind)
 
 MODEL_PATH = Path(__file__).with_name("intent_model.json")
 _QUOTED = re.compile(r"'[^']*'")
@@ -40,15 +40,15 @@ def _word_class(word: str) -> str:
     """A coarse class of a word next to the cue (what generalises across paraphrases, unlike the word itself)."""
     if not word:
         return "none"
-    if word in _RELATIVE:
+    if word in RELATIVE:
         return "relative"
-    if word in _COPULA:
+    if word in COPULA:
         return "copula"
-    if word in _AUX_SET:
+    if word in AUX_SET:
         return "aux"
-    if word in _PERSON:
+    if word in PERSON:
         return "person"
-    if word in _CONTRAST:
+    if word in CONTRAST:
         return "contrast"
     if word in _POSSESS:
         return "possess"
@@ -71,8 +71,8 @@ def cue_features(text: str, start: int, end: int, label: str, rule: Intent) -> l
     """The names of the features that hold for the cue ``text[start:end]``: the rule's verdict and reason, the cue,
     the sentence kind, the words and word classes either side, and a few frames."""
     cue = " ".join(text[start:end].lower().replace("’", "'").split())
-    before = _words_before(text, start, 6)
-    after_text = _after(text, end)
+    before = words_before(text, start, 6)
+    after_text = text_after(text, end)
     after = [w.lower() for w in re.findall(r"[\w'’-]+", after_text)[:3]]
     prev = before[-1] if before else ""
     prev2 = before[-2] if len(before) >= 2 else ""
@@ -86,13 +86,13 @@ def cue_features(text: str, start: int, end: int, label: str, rule: Intent) -> l
              f"words_before={min(len(before), 4)}"]
     if head.endswith(","):
         feats.append("comma_before")
-    if _TOPIC.match(after_text):
+    if TOPIC.match(after_text):
         feats.append("topic_after")
-    if _REQUEST_VERB.match(after_text):
+    if REQUEST_VERB.match(after_text):
         feats.append("request_verb_after")
-    if any(w in _REQUEST_WORDS for w in _words_before(text, start, 12)):
+    if any(w in _REQUEST_WORDS for w in words_before(text, start, 12)):
         feats.append("request_words_before")
-    if any(w in _RELATIVE for w in before[-3:]):
+    if any(w in RELATIVE for w in before[-3:]):
         feats.append("relative_before")
     if text.rstrip().endswith("?"):
         feats.append("question_mark")
@@ -135,7 +135,7 @@ def load() -> None:
 def cue_sentence(text: str, start: int) -> str:
     """The sentence of the cue at ``start`` (what the embedding reads: the decision looks only at the cue's
     sentence, also in a topic of several sentences)."""
-    begin, end = _sentence(text, start)
+    begin, end = sentence_span(text, start)
     return text[begin:end].strip() or text
 
 

@@ -92,7 +92,7 @@ _CUES: list[tuple[str, str, str]] = [
 _CUE_RE = re.compile("|".join(f"(?P<c{i}>\\b(?:{rx})\\b)" for i, (_, _, rx) in enumerate(_CUES)), re.IGNORECASE)
 
 # words dropped from the start of B: the cue's own filler ("any information about", "mentioning the")
-_B_FILLER = set("""
+B_FILLER = set("""
 please kindly also even just any anything all whatsoever specific specifically particular particularly especially
 mention mentions mentioning mentioned include includes including included involve involving involves discuss
 discussing consider considering reference references referencing refer referring bring bringing up talk talking
@@ -266,7 +266,7 @@ _PART_LIGHT = _B_LIGHT | set("general generic".split())
 
 def _strip_b(b: str, light: bool = False) -> str:
     """Drop filler words at the start of B (only articles for general negations) and quotes around it."""
-    filler = _B_LIGHT if light else _B_FILLER
+    filler = _B_LIGHT if light else B_FILLER
     return _strip_words(b, filler)
 
 
@@ -435,7 +435,7 @@ def _entity_end(text: str, start: int, stop: int) -> int | None:
     """End of the run of capitalised words (a name) that opens text[start:stop], after filler words."""
     tokens = [(m.start(), m.end(), m.group(0)) for m in re.finditer(r"\S+", text[start:stop])]
     i = 0
-    while i < len(tokens) and re.sub(r"[^\w']", "", tokens[i][2].lower()) in _B_FILLER and not tokens[i][2][:1].isupper():
+    while i < len(tokens) and re.sub(r"[^\w']", "", tokens[i][2].lower()) in B_FILLER and not tokens[i][2][:1].isupper():
         i += 1
     last = None
     while i < len(tokens):
@@ -488,7 +488,7 @@ def alternatives(b: str, light: bool = True) -> Tree:
     if light and re.match(r"(?:any\s+)?(?:information|info|details?|data|anything|mention\w*|about|regarding|"
                           r"concerning|related\s+to|relating\s+to|pertaining\s+to)\b", b, re.IGNORECASE):
         light = False  # "…, not any information related to X": a topic frame, its filler goes as for explicit cues
-    filler = _PART_LIGHT if light else _B_FILLER | _PART_LIGHT
+    filler = _PART_LIGHT if light else B_FILLER | _PART_LIGHT
     if not SPLIT_ALTERNATIVES:
         return _stripped(b, filler)
     protected = _protected(b)

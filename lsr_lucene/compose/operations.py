@@ -197,7 +197,7 @@ VECTOR_OPS = {
 }
 OPERATIONS = tuple(dict.fromkeys((VANILLA,) + VECTOR_OPS["not"] + VECTOR_OPS["and"] + FUSION))
 # not: the `default` setting for negated queries, chosen by the cross-validated worst case over ExcluIR dev and
-# BoolQuestions dev (runs/compositional/transfer/, README "Negation, exclusion and set compositions")
+# BoolQuestions dev (runs/compositional/transfer/, docs/negation.md "How the default was chosen")
 DEFAULTS = {"not": "fusion-gated", "and": "cpt", "or": "maxpool"}
 # the default's stand-in where a not node must give a vector (under an and/or node that uses a vector operation)
 DEFAULT_NOT_VECTOR = "nrf"
@@ -205,11 +205,11 @@ DEFAULT_LAMBDA = {"nrf": 0.5, "orthonrf": 0.3, "adaptive": 0.5}
 # λ of the `default` setting when it differs from its operation's own default (None: the operation's own)
 DEFAULT_NOT_LAMBDA: float | None = None
 # the `default` with a dense leg (issue 36): weight w of the dense cosine blended into Â, and λ of the gated penalty,
-# chosen by the worst case over ExcluIR dev and BoolQuestions dev (runs/negation/positive_leg*.md, README)
+# chosen by the worst case over ExcluIR dev and BoolQuestions dev (runs/negation/positive_leg*.md, docs/negation.md)
 DEFAULT_DENSE_WEIGHT = 1.0
 DENSE_NOT_LAMBDA = 0.7
 # v of the neighbour leg: the dense cosine of every candidate with the best A match d* (the top of Â + w·cos), chosen
-# by repeated 5-fold CV over both benchmarks (runs/negation/leg_fusion.md, README "The positive leg's fusion")
+# by repeated 5-fold CV over both benchmarks (runs/negation/leg_fusion.md, docs/negation.md)
 DEFAULT_NEIGHBOUR_WEIGHT = 1.0
 
 

@@ -1,8 +1,8 @@
 """Deterministic cue parser: natural-language negated / exclusionary / conjunctive queries -> composition trees.
 
-``lsr-lucene parse-negation [--explain] [--topics FILE] QUERY ...`` (also ``python -m lsr_lucene.parse_negation``
-or ``python -m lsr_lucene.compose.parse_negation``) prints each query's
-composition as a JSON line (or, with ``--explain``, the cues used and the tree). The parser itself is
+``lsr-lucene parse-negation [--explain] [--topics FILE] QUERY ...`` (also
+``python -m lsr_lucene.compose.parse_negation``) prints each query's composition as a JSON line (or, with
+``--explain``, the cues used and the tree). The parser itself is
 :mod:`lsr_lucene.compose.negation_parser`; a query in the explicit syntax (:mod:`lsr_lucene.compose.query_syntax`)
 is read by that syntax, as ``compose`` reads it.
 """

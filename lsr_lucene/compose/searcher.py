@@ -93,8 +93,6 @@ class ComposeSearcher:
         self.scale = scale or self._info.get("scale") or 100
         self.mode = "no-expansion" if no_expansion else "no-term-weights" if no_term_weights else "full"
         self._encoder_spec = encoder
-        self._encoder_options: dict = {k: self._info[k] for k in ("activation", "pooling", "epsilon")
-                                       if self._info.get(k) is not None}
         self._query_max_length = query_max_length
         self._threads = threads
         self._vectors = vectors
@@ -123,11 +121,10 @@ class ComposeSearcher:
         if isinstance(spec, QueryEncoder):
             encoder = spec
         elif spec is None or isinstance(spec, (str, Path)):
-            from lsr_lucene.search.impact import query_model_name
+            from lsr_lucene.search.impact import query_encoder_for
 
-            model = query_model_name(self.index_dir, self._info, spec, "encoder=")
-            encoder = QueryEncoder(model, self.mode, self._query_max_length, threads=self._threads,
-                                   **self._encoder_options)
+            encoder = QueryEncoder(mode=self.mode, encoder=query_encoder_for(
+                self.index_dir, self._info, spec, "encoder=", self._query_max_length, self._threads))
         elif hasattr(spec, "encode_queries"):
             encoder = QueryEncoder(mode=self.mode, encoder=spec)
         else:
@@ -243,11 +240,10 @@ class ComposeSearcher:
         from lsr_lucene.search.impact_searcher import ImpactHit
 
         rows = ordered(ranked)
-        java = getattr(getattr(self.backend, "searcher", None), "_java", None)
-        lucene = list(java.luceneDocids([d for d, _ in rows])) if java is not None and rows else [-1] * len(rows)
-        raw = java.storedField if java is not None else None
-        return [ImpactHit(d, float(format_score(s)), int(n), (lambda n: raw(int(n), "raw")) if raw else _no_raw)
-                for (d, s), n in zip(rows, lucene)]
+        index = getattr(self.backend, "searcher", None)  # the Lucene backend's SpecSearcher (none: exact vectors)
+        lucene = index.lucene_docids([d for d, _ in rows]) if index is not None else [-1] * len(rows)
+        raw = index.stored_field if index is not None else _no_raw
+        return [ImpactHit(d, float(format_score(s)), int(n), raw) for (d, s), n in zip(rows, lucene)]
 
 
 def composition(query: str | Mapping, qid: str) -> Composition:

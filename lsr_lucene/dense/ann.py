@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lsr_lucene.dense.search import DECIMALS, TIE_MARGIN, _faiss
+from lsr_lucene.dense.search import DECIMALS, TIE_MARGIN, import_faiss
 from lsr_lucene.dense.store import Embeddings
 from lsr_lucene.errors import InputError
 from lsr_lucene.io.output import atomic_output, write_text_atomic
@@ -35,7 +35,7 @@ def build_ann(folder: str | Path, embeddings: Embeddings, threads: int | None = 
               neighbours: int = NEIGHBOURS, ef_construction: int = EF_CONSTRUCTION) -> dict:
     """Write ``ann.faiss`` and ``ann.json`` into the embeddings ``folder`` (refused where they exist unless
     ``overwrite``); returns the settings written."""
-    faiss = _faiss()
+    faiss = import_faiss()
     if threads:
         faiss.omp_set_num_threads(int(threads))
     started = time.perf_counter()
@@ -57,7 +57,7 @@ class AnnSearcher:
     """Approximate top-k by inner product over an embeddings folder's HNSW graph, exact scores, flat-scan order."""
 
     def __init__(self, folder: str | Path, embeddings: Embeddings, threads: int | None = None):
-        faiss = _faiss()
+        faiss = import_faiss()
         if threads:
             faiss.omp_set_num_threads(int(threads))
         self.index = faiss.read_index(str(ann_path(folder)))

@@ -13,7 +13,7 @@ DECIMALS = 6  # scores are rounded (and written) to this many decimals before or
 TIE_MARGIN = 16  # extra hits fetched so that documents tied with the last one can be ordered by docid
 
 
-def _faiss():
+def import_faiss():
     try:
         import faiss
     except ImportError:
@@ -30,7 +30,7 @@ class FlatSearcher:
     by a block, not by the collection."""
 
     def __init__(self, embeddings: Embeddings, threads: int | None = None, block_rows: int = BLOCK_ROWS):
-        self._faiss = _faiss()
+        self._faiss = import_faiss()
         if threads:
             self._faiss.omp_set_num_threads(int(threads))
         self.docids = embeddings.docids

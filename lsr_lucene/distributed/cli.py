@@ -108,21 +108,14 @@ def _specs(args: argparse.Namespace, encoder_settings: dict) -> list[dict]:
     topics = read_topics(args.topics)
     if not topics:
         raise InputError(f"{args.topics}: no topics")
-    from lsr_lucene.search.impact import query_model_name
-
-    model = query_model_name(args.index, encoder_settings, args.encoder)
-    scale = args.scale or encoder_settings.get("scale") or 100
-    options = {k: encoder_settings[k] for k in ("activation", "pooling", "epsilon")
-               if encoder_settings.get(k) is not None}
-    note_documents_precision(encoder_settings.get("dtype"))  # queries are always encoded in fp32
     from lsr_lucene.compose.query_syntax import uses_syntax
-    from lsr_lucene.encode.encoder import SparseEncoder
+    from lsr_lucene.search.impact import query_encoder_for
 
-    if args.query_max_length:
-        options["query_max_length"] = args.query_max_length
-    encoder = SparseEncoder(model=model, **options)
+    scale = args.scale or encoder_settings.get("scale") or 100
+    encoder = query_encoder_for(args.index, encoder_settings, args.encoder, query_max_length=args.query_max_length)
+    note_documents_precision(encoder_settings.get("dtype"))  # queries are always encoded in fp32
     plain = {q: t for q, t in topics.items() if not uses_syntax(t)}
-    specs = {s["qid"]: s for s in plain_specs(encode_topics(plain, model, scale, encoder=encoder))}
+    specs = {s["qid"]: s for s in plain_specs(encode_topics(plain, encoder, scale))}
     if len(plain) < len(topics):  # the explicit syntax (-word, NOT word) searched as compose searches it: strict
         from lsr_lucene.compose.strict import syntax_specs
 

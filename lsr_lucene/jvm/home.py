@@ -1,5 +1,5 @@
 """``lsr-lucene java-home`` (also ``python -m lsr_lucene.jvm``): the Java 21+ runtime our JVM uses, for running
-Pyserini's own command line on our indexes (README "Use from Pyserini")."""
+Pyserini's own command line on our indexes (docs/python.md "Use from Pyserini")."""
 from __future__ import annotations
 
 import shlex

@@ -3,7 +3,7 @@
 ``lsr-lucene search --index DIR --topics SPEC|--query TEXT|--query-vectors FILE|--specs FILE [--output RUN|-]``,
 and the arguments every searching command shares (plain, compositional, long documents). Without ``--output``
 the top hits of each query are printed with the start of their stored text (lsr_lucene.search.cli_output).
-``--write-specs FILE`` also writes the query specs searched, for Anserini's SearchCollection (README: "Use from
+``--write-specs FILE`` also writes the query specs searched, for Anserini's SearchCollection (docs/queries.md: "Use from
 Anserini").
 """
 from __future__ import annotations
@@ -16,8 +16,8 @@ from lsr_lucene import cli_options as opt
 from lsr_lucene.errors import InputError
 from lsr_lucene.io.output import refuse_existing
 from lsr_lucene.search import cli_output
-from lsr_lucene.search.impact import (encode_topics, index_settings, plain_specs, query_model_name,
-                                      report_unanswered, run_specs)
+from lsr_lucene.search.impact import (encode_topics, index_settings, plain_specs, query_encoder_for,
+                                      query_model_name, report_unanswered)
 
 
 def query_model(args: argparse.Namespace, settings: dict) -> str | None:
@@ -59,12 +59,11 @@ def load_queries(args: argparse.Namespace,
     topics = read_query_texts(args) if topics is None else topics
     if args.encoder and Path(args.encoder).is_file():
         return pre_encoded(topics, args.encoder)
-    model = query_model(args, settings)
-    assert model is not None  # texts to encode: query_model always names a model for them
     scale = args.scale or settings.get("scale") or 100
-    options = {k: settings[k] for k in ("activation", "pooling", "epsilon") if settings.get(k) is not None}
+    encoder = query_encoder_for(args.index, settings, args.encoder, query_max_length=args.query_max_length,
+                                threads=args.threads)
     note_documents_precision(settings.get("dtype"))  # queries are always encoded in fp32
-    return encode_topics(topics, model, scale, args.query_max_length, threads=args.threads, **options)
+    return encode_topics(topics, encoder, scale)
 
 
 def pre_encoded(topics: dict[str, str], path: str) -> dict[str, dict[str, float]]:
@@ -151,10 +150,13 @@ def main(argv: list[str] | None = None) -> int:
 
         n = save_query_specs(specs, args.write_specs, args.overwrite)
         print(f"wrote {args.write_specs} ({n} query specs)", file=cli_output.messages(args.output))
+    from lsr_lucene.search.impact_searcher import ImpactSearcher
+
     with cli_output.run_target(args.output) as target:
-        missing = run_specs(args.index, specs, target, hits=args.hits, threads=args.threads,
-                            tag=args.run_tag or "lsr_lucene", overwrite=args.overwrite, model=model,
-                            hand_written=bool(args.specs), heap_factor=args.heap_factor)
+        with ImpactSearcher(args.index, heap_factor=args.heap_factor) as searcher:  # the Python API's code path
+            missing = searcher.search_to_run(specs, target, k=args.hits, threads=args.threads,
+                                             tag=args.run_tag or "lsr_lucene", overwrite=args.overwrite, model=model,
+                                             hand_written=bool(args.specs))
         report_unanswered(missing, len(specs))
         cli_output.show(target, args.output, args.index, args.hits, texts)
     if cli_output.to_file(args.output):

@@ -43,17 +43,28 @@ def query_model_name(index: str | Path, settings: Mapping, given: object = None,
     return str(model)
 
 
-def encode_topics(topics: Mapping[str, str], model: str, scale: float, query_max_length: int | None = None,
-                  encoder=None, **encoder_options) -> dict[str, dict[str, int]]:
-    """Encode query texts (always in fp32: ``SparseEncoder.encode_queries``) and quantise them (signs kept) with
-    the index's scale."""
+ENCODER_SETTINGS = ("activation", "pooling", "epsilon")  # what an index records of its encoder, which queries follow
+
+
+def query_encoder_for(index: str | Path, settings: Mapping, given: object = None, how: str = "--encoder",
+                      query_max_length: int | None = None, threads: int | None = None):
+    """The one factory of the ``SparseEncoder`` that encodes query texts for ``index`` (search, ImpactSearcher,
+    ComposeSearcher, distributed search): the ``given`` model or the one the index records (``query_model_name``),
+    with the activation, pooling and epsilon that ``settings`` (``index_settings``) record; queries always fp32."""
     from lsr_lucene.encode.encoder import SparseEncoder
+
+    model = query_model_name(index, settings, given, how)
+    options = {k: settings[k] for k in ENCODER_SETTINGS if settings.get(k) is not None}
+    if query_max_length:
+        options["query_max_length"] = int(query_max_length)
+    return SparseEncoder(model=model, threads=threads, **options)
+
+
+def encode_topics(topics: Mapping[str, str], encoder, scale: float) -> dict[str, dict[str, int]]:
+    """Encode query texts with ``encoder`` (``query_encoder_for``; always in fp32: ``encode_queries``) and quantise
+    them (signs kept) with the index's scale."""
     from lsr_lucene.io.vectors import quantise_query
 
-    if encoder is None:
-        if query_max_length:
-            encoder_options["query_max_length"] = query_max_length
-        encoder = SparseEncoder(model=model, **encoder_options)
     qids = list(topics)
     texts = [topics[q] for q in qids]
     warn_truncated(encoder, texts)
@@ -96,15 +107,23 @@ def run_specs(index: str | Path, specs: list[dict], output: str | Path, hits: in
     the index's model). Specs that a model made (``hand_written`` false) are checked only when that vocabulary is
     at hand: without it, every expansion term the collection lacks (normal) would be named."""
     from lsr_lucene.search.spec_searcher import SpecSearcher
-    from lsr_lucene.search.unknown_terms import model_vocabulary, report_unknown_terms
 
     refuse_existing(output, overwrite)
     model = model or read_index_metadata(index).get("encoder", {}).get("model")
-    searchable = [spec for spec in specs if spec.get("terms") or spec.get("pairs") or spec.get("windows")]
     with SpecSearcher(str(index), heap_factor=heap_factor) as searcher:  # a temporary run, renamed when complete
-        if hand_written or model_vocabulary(model) is not None:
-            report_unknown_terms(searcher, searchable, model)
-        searcher.search_to_run(searchable, str(output), k=hits, threads=threads, tag=tag)
+        return specs_to_run(searcher, specs, output, hits, threads, tag, model, hand_written)
+
+
+def specs_to_run(searcher, specs: Sequence[Mapping], output: str | Path, hits: int = DEFAULT_HITS, threads: int = 2,
+                 tag: str = "lsr_lucene", model: str | None = None, hand_written: bool = True) -> list[str]:
+    """``run_specs`` on an open ``SpecSearcher`` (``ImpactSearcher.search_to_run``, the search command's way):
+    unknown terms named, the run written, the qids that got no hits returned."""
+    from lsr_lucene.search.unknown_terms import model_vocabulary, report_unknown_terms
+
+    searchable = [spec for spec in specs if spec.get("terms") or spec.get("pairs") or spec.get("windows")]
+    if hand_written or model_vocabulary(model) is not None:
+        report_unknown_terms(searcher, searchable, model)
+    searcher.search_to_run(searchable, str(output), k=hits, threads=threads, tag=tag)
     answered_qids = answered_in_order(output, [str(spec["qid"]) for spec in searchable])
     return [spec["qid"] for spec in specs if spec["qid"] not in answered_qids]
 

@@ -125,11 +125,8 @@ class ImpactSearcher:
         settings = index_settings(self.index_dir)
         self.scale = float(scale or settings.get("scale") or 100)
         self._encoder_spec = encoder
-        self._encoder_options = {k: settings[k] for k in ("activation", "pooling", "epsilon")
-                                 if settings.get(k) is not None}
-        if query_max_length:
-            self._encoder_options["query_max_length"] = int(query_max_length)
-        self._encoder_options["threads"] = threads
+        self._settings = settings
+        self._encoder_options = {"query_max_length": query_max_length, "threads": threads}
         self._documents_dtype = settings.get("dtype")
         self._model = settings.get("model")  # None: an index that records none (query_model_name asks for it)
         # {encoded?: search.unknown_terms.UnknownTerms or None}, made on first search
@@ -159,13 +156,11 @@ class ImpactSearcher:
     def query_encoder(self):
         """The query encoder (a ``SparseEncoder`` loaded on first use unless one was given)."""
         if self._encoder is None:
-            from lsr_lucene.encode.encoder import SparseEncoder
             from lsr_lucene.encode.precision import note_documents_precision
+            from lsr_lucene.search.impact import query_encoder_for
 
-            from lsr_lucene.search.impact import query_model_name
-
-            model = query_model_name(self.index_dir, {"model": self._model}, self._encoder_spec, "encoder=")
-            self._encoder = SparseEncoder(model=model, **self._encoder_options)
+            self._encoder = query_encoder_for(self.index_dir, self._settings, self._encoder_spec, "encoder=",
+                                              **self._encoder_options)
             note_documents_precision(self._documents_dtype)
         return self._encoder
 
@@ -242,6 +237,19 @@ class ImpactSearcher:
             results[qid] = self._hits(hits)
         return results
 
+    def search_to_run(self, specs: Sequence[Mapping], output: str | Path, k: int = 1000, threads: int = 1,
+                      tag: str = "lsr_lucene", overwrite: bool = False, model: str | None = None,
+                      hand_written: bool = True) -> list[str]:
+        """Search query specs as one JVM batch and write the TREC run at ``output`` (what ``lsr-lucene search``
+        writes); returns the qids that got no hits. Terms the index lacks are named in warning lines unless they
+        are terms of ``model``'s vocabulary (default: the index's); model-made specs (``hand_written`` false) are
+        checked only when that vocabulary is at hand (``search.impact.run_specs``)."""
+        from lsr_lucene.io.output import refuse_existing
+        from lsr_lucene.search.impact import specs_to_run
+
+        refuse_existing(output, overwrite)
+        return specs_to_run(self._searcher, list(specs), output, k, threads, tag, model or self._model, hand_written)
+
     def _warn_unknown_terms(self, specs: Sequence[Mapping], encoded: bool = False) -> None:
         """A warning per query naming its terms that the index lacks (they would change nothing, silently).
         Specs of ``encoded`` text queries are checked against the query encoder's vocabulary, and not at all when
@@ -258,7 +266,7 @@ class ImpactSearcher:
                     self._model if self._encoder_spec is None else None
             vocabulary = model_vocabulary(model)
             self._unknown_terms[encoded] = None if encoded and vocabulary is None else \
-                UnknownTerms(self._java.getSearcher(), vocabulary)
+                UnknownTerms(self._searcher.index_searcher, vocabulary)
         if self._unknown_terms[encoded] is not None:
             warn_unknown_terms(self._unknown_terms[encoded], specs, stacklevel=5 if encoded else 4)
 
@@ -275,7 +283,7 @@ class ImpactSearcher:
         if isinstance(docid, int):
             if not 0 <= docid < self.num_docs:
                 return None
-            lucene, external = docid, str(self._java.docid(docid))
+            lucene, external = docid, self._searcher.docid(docid)
         else:
             lucene, external = self._lucene_docids([docid])[0], str(docid)
             if lucene < 0:
@@ -283,21 +291,13 @@ class ImpactSearcher:
         return ImpactDocument(external, int(lucene), self._raw(lucene))
 
     def _raw(self, lucene_docid: int) -> str | None:
-        java = self._java
-        return java.storedField(int(lucene_docid), "raw")
+        return self._searcher.stored_field(lucene_docid)
 
     def _lucene_docids(self, docids: Sequence[str]) -> list[int]:
-        return list(self._java.luceneDocids([str(d) for d in docids]))
-
-    @property
-    def _java(self):
-        java = getattr(self._searcher, "_java", None)
-        if java is None:
-            raise InputError(f"{self.index_dir}: the searcher is closed")
-        return java
+        return self._searcher.lucene_docids(docids)
 
     def _hits(self, rows: Sequence[tuple[str, float]]) -> list[ImpactHit]:
-        lucene = self._lucene_docids([d for d, _ in rows]) if rows else []
+        lucene = self._lucene_docids([d for d, _ in rows])
         return [ImpactHit(d, s, int(n), self._raw) for (d, s), n in zip(rows, lucene)]
 
     def close(self) -> None:

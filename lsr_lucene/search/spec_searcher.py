@@ -256,6 +256,38 @@ class SpecSearcher:
         with java_errors("exclude"):
             return int(self._java.excludedCount(json.dumps(dict(expression))))
 
+    # ---------------------------------------------------------------------------------------------- documents
+
+    def _open(self):
+        """The Java searcher, or InputError once this searcher is closed."""
+        java = getattr(self, "_java", None)
+        if java is None:
+            raise InputError(f"{self.index_dir}: the searcher is closed")
+        return java
+
+    def lucene_docids(self, docids: Sequence[str]) -> list[int]:
+        """The Lucene docid of each external id, in the order given (-1 where the index has no such document)."""
+        return list(self._open().luceneDocids([str(d) for d in docids])) if docids else []
+
+    def docid(self, lucene_docid: int) -> str:
+        """The external id of a Lucene docid."""
+        return str(self._open().docid(int(lucene_docid)))
+
+    def stored_field(self, lucene_docid: int, field: str = "raw") -> str | None:
+        """A stored field of a document (``raw``: its vector JSON line), None when the index stores none."""
+        return self._open().storedField(int(lucene_docid), str(field))
+
+    @property
+    def index_searcher(self):
+        """The Lucene ``IndexSearcher`` (a Java object) over the index: its reader's term statistics
+        (lsr_lucene.search.unknown_terms)."""
+        return self._open().getSearcher()
+
+    @property
+    def dense_impacts_layout(self) -> str:
+        """How the dense-impacts sidecar is held (``mapped`` or ``heap``); "" when it is not used."""
+        return str(self._open().denseImpactsLayout())
+
     def close(self) -> None:
         if getattr(self, "_java", None) is not None:
             self._java.close()

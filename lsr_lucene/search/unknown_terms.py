@@ -121,7 +121,7 @@ def unknown_term_lines(found: Mapping[str, list[str]], total: int, shown: int = 
 
 def report_unknown_terms(searcher, specs: Sequence[Mapping], model: str | None) -> dict[str, list[str]]:
     """Print the warning lines for specs searched with a ``SpecSearcher``; returns ``{qid: unknown terms}``."""
-    found = UnknownTerms(searcher._java.getSearcher(), model_vocabulary(model)).of_all(specs)
+    found = UnknownTerms(searcher.index_searcher, model_vocabulary(model)).of_all(specs)
     for line in unknown_term_lines(found, len(specs)):
         print(line, file=sys.stderr)
     return found

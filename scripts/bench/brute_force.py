@@ -1,4 +1,6 @@
-"""Exact scores by brute force (scipy sparse products): the reference every engine is checked against.
+"""Exact scores by brute force (scipy sparse products) over the scale benchmark's synthetic collections, which every
+engine of that benchmark is checked against. (The project's one brute-force reference for signed models is
+lsr_lucene.compose.backends.ExactBackend; this is the benchmark's scorer at millions of documents, windows included.)
 
 Scores follow our query specs: Σ w·impact over ``terms`` (weights of either sign), plus Σ w·sqrt(impact_a·impact_b)
 over ``pairs`` (documents holding both terms), plus, with ``windows`` and ``rerank``, the window clauses'

@@ -93,7 +93,7 @@ def _open(index: str, layout: str) -> SpecSearcher:
         searcher = SpecSearcher(index, dense_impacts=layout != "none")
     finally:
         system.clearProperty(ON_HEAP_PROPERTY)
-    got = searcher._java.denseImpactsLayout()
+    got = searcher.dense_impacts_layout
     if got != ("" if layout == "none" else layout):
         searcher.close()
         raise InputError(f"{index}: the dense-impacts sidecar is not usable here ({got or 'absent or stale'}); "

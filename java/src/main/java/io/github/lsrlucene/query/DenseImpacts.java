@@ -36,7 +36,7 @@ import org.apache.lucene.util.IOUtils;
  * clone of the file's input (under Java 22+ Lucene 9.9's MMapDirectory maps with ByteBuffers, for both layouts' index).
  * Only the block maxima (1/{@link #BLOCK} of the rows) and the term keys are kept on the heap. The system property
  * {@value #ON_HEAP_PROPERTY}{@code =true} loads the rows onto the heap instead (the former layout, kept for the
- * benchmark comparing the two, {@code lsr_lucene.bench.dense_heap}).
+ * benchmark comparing the two, {@code scripts/bench/dense_heap.py}).
  */
 public final class DenseImpacts implements Closeable {
   /** Folder of the sidecar inside the main index folder. */

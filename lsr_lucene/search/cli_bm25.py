@@ -1,7 +1,7 @@
 """BM25 baselines (plain, RM3, SDM) with Anserini's default analyzer on the same corpus and topics.
 
-``lsr-lucene bm25`` (also ``python -m lsr_lucene.bm25``): builds the BM25 index when missing and writes a run
-(``--output FILE``, ``-``: stdout; without ``--output``, the top hits of each query on screen);
+``lsr-lucene bm25`` (also ``python -m lsr_lucene.search.cli_bm25``): builds the BM25 index when missing and
+writes a run (``--output FILE``, ``-``: stdout; without ``--output``, the top hits of each query on screen);
 the library is lsr_lucene.search.bm25. The index is a cache of the corpus (reused when built from the same one;
 ``--rebuild-index`` builds it again); ``--overwrite`` replaces the run file, as in every verb. Topics and output
 are checked before the index is built.

@@ -1,7 +1,7 @@
 """Reorder the docids of an existing impact index by recursive graph bisection (BP), into a new index.
 
 ``lsr-lucene reorder --input IN --index OUT`` (like ``lsr-lucene index``; the older ``--index IN --output OUT``
-is still accepted; also ``python -m lsr_lucene.reorder``): the same documents,
+is still accepted; also ``python -m lsr_lucene.index.cli_reorder``): the same documents,
 scores and runs, with docids clustered so that postings are smaller and block-max skipping faster; the
 positional sidecar follows the same order, and the dense-impacts sidecar is rebuilt in it (by
 default, as ``index`` builds it: the source's share, else ``auto``). The library is lsr_lucene.index.reorder.

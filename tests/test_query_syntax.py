@@ -62,15 +62,17 @@ def test_explain_names_the_strict_filter():
     assert lines[0].startswith("NOT (explicit query syntax): a strict filter on the text field") and \
         "contains (dogs OR cats) is removed from the results of 'films'" in lines[0]
     assert lines[1] == "OR (explicit query syntax): inside an excluded part, documents containing dogs or cats are removed"
-    assert "ranks 'films', then removes inside the search every document matching (dogs OR cats)" in lines[2]
+    assert "removes inside the search every document matching (dogs OR cats)" in lines[2] and \
+        "ranks the rest for 'films' as the same exclusion in words does" in lines[2]
     assert "EnglishAnalyzer" in lines[2] and not any("cue" in line or " at 0" in line for line in lines)
     assert 'contains "hot dogs"' in parse_syntax('films -"hot dogs"').decisions()[0]
     assert "'tea' OR 'coffee', ranked by the 'or' node's operation" in parse_syntax("tea OR coffee").decisions()[0]
 
 
 def test_cli_and_searcher_remove_the_excluded_documents(demo, tmp_path, capsys):
-    """Issue 65: the syntax's exclusions are strict: the run is the kept part's run without the documents whose text
-    contains an excluded word, through the CLI (--query, --topics) and ComposeSearcher alike."""
+    """Issue 65: the syntax's exclusions are strict: no document whose text contains an excluded word, the top k filled
+    by the others, ranked as the same not node in a composition (the default's fusion) with that filter, through the
+    CLI (--query, --topics) and ComposeSearcher alike."""
     from lsr_lucene.compose import ComposeSearcher
     from lsr_lucene.compose.cli import main
     from lsr_lucene.search.text_filter import text_contains
@@ -88,11 +90,12 @@ def test_cli_and_searcher_remove_the_excluded_documents(demo, tmp_path, capsys):
     assert "explicit query syntax" in printed.out + printed.err
     with ComposeSearcher(demo / "index") as searcher:
         got = [(h.docid, h.score) for h in searcher.search("tea -caffeine -milk", k=5)]
-        plain = searcher.search("tea", k=100)
-        texts = searcher.backend.texts([h.docid for h in plain])
-        want = [(h.docid, h.score) for h in plain
-                if not any(text_contains(texts[h.docid], b) for b in ("caffeine", "milk"))][:5]
-        assert got == want and len(got) == 5 and [d for d, _ in got] != [h.docid for h in plain[:5]]
+        plain = searcher.search("tea", k=5)
+        tree = {"op": "not", "a": "tea", "b": {"op": "or", "a": "caffeine", "b": "milk"}}
+        want = [(h.docid, h.score) for h in searcher.search({"query": tree, "exclude": ["caffeine", "milk"]}, k=5)]
+        texts = searcher.backend.texts([d for d, _ in got])
+        assert not any(text_contains(texts[d], b) for d, _ in got for b in ("caffeine", "milk"))
+        assert got == want and len(got) == 5 and [d for d, _ in got] != [h.docid for h in plain]
         assert read_hits(tmp_path / "syntax.run")["1"] == got
         assert searcher.parse("tea NOT (caffeine OR milk)").tree == Node("not", "tea", Node("or", "caffeine", "milk"))
         with pytest.raises(InputError, match="something to keep"):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lsr_lucene.compose.compositions import Composition, parse_topics
+from lsr_lucene.compose.compositions import parse_topics
 from lsr_lucene.errors import InputError
 from lsr_lucene.search.text_filter import analysed_terms, expression_matches, text_contains
 
@@ -25,16 +25,45 @@ DEMO = Path(__file__).resolve().parents[1] / "lsr_lucene" / "data" / "demo"
 KS = (3, 10, 400)  # 400: more than the demo's 298 documents, so more than what remains
 
 
+class BruteForceFilter:
+    """A backend whose searches run unfiltered, every match, and then drop the documents whose stored text the
+    query's filter expression matches (Python over the stored texts): each leg of a query searched on the collection
+    without the removed documents, by brute force."""
+
+    def __init__(self, backend):
+        self.inner = backend
+        self.everything = 10 ** 6
+
+    def search(self, spec, k):
+        expression = spec.get("exclude")
+        hits = self.inner.search({x: v for x, v in spec.items() if x != "exclude"}, self.everything)
+        if expression:
+            texts = self.inner.texts([d for d, _ in hits])
+            hits = [(d, s) for d, s in hits if not expression_matches(texts[d], expression)]
+        return hits[:k]
+
+    def search_many(self, specs, k, threads=None):
+        return {s["qid"]: self.search(s, k) for s in specs}
+
+    def score(self, spec, docids):
+        return self.inner.score({x: v for x, v in spec.items() if x != "exclude"}, docids)
+
+    def excluded(self, expression, docids):
+        texts = self.inner.texts(list(docids))
+        return [expression_matches(texts[d], expression) for d in docids]
+
+    def __getattr__(self, name):  # known, texts
+        return getattr(self.inner, name)
+
+
 def brute_force(searcher, comps, k):
-    """Per query: the unfiltered exact ranking of its ranked tree (every match), without the documents whose stored
-    text the filter expression matches, cut at k."""
-    plain = [Composition(c.qid, c.tree, c.text) for c in comps]
-    ranked = searcher.rank(plain, searcher.plans(plain), 1000)
-    out = {}
-    for c in comps:
-        texts = searcher.backend.texts([d for d, _ in ranked[c.qid]])
-        out[c.qid] = [(d, s) for d, s in ranked[c.qid] if not expression_matches(texts[d], c.exclude)][:k]
-    return out
+    """Per query: its ranking (the plan searched, its legs fused) on the collection without the documents whose stored
+    text its filter matches, found by brute force (:class:`BruteForceFilter`), cut at k."""
+    from lsr_lucene.compose.execute import execute
+
+    qids = [c.qid for c in comps]
+    return execute(qids, searcher.plans(comps), BruteForceFilter(searcher.backend), searcher.scale, k, searcher.depth,
+                   exclude={c.qid: c.exclude for c in comps})
 
 
 def test_the_analyser_folds_case_plurals_and_possessives():
@@ -161,6 +190,7 @@ def test_explain_says_how_many_were_removed_and_which_of_the_top(demo, capsys):
     text = out.out + out.err
     with_python = sum(text_contains(t, "python") for t in _corpus_texts())
     assert f"strict filter (explicit syntax): removed the {with_python} documents whose text matches python" in text
+    assert "the top 10 of 'programming languages' alone, without the filter:" in text
     assert re.search(r"\n    \d+\. \S+ [\d.]+: removed \(its text matches\)\n", text) and ": kept, rank 1\n" in text
 
 
@@ -172,7 +202,8 @@ def _corpus_texts() -> list[str]:
 
 
 def test_written_specs_carry_the_filter_and_search_as_compose(demo, tmp_path):
-    """compose --write-specs writes the filter as "exclude"; search --specs then gives compose's run."""
+    """compose --write-specs (a vector operation on not nodes: a fused one has no spec) writes the filter as
+    "exclude"; search --specs then gives compose's run."""
     from lsr_lucene.compose.cli import main as compose_main
     from lsr_lucene.io.runs import read_hits
     from lsr_lucene.search.cli import main as search_main
@@ -181,7 +212,8 @@ def test_written_specs_carry_the_filter_and_search_as_compose(demo, tmp_path):
     topics = tmp_path / "topics.tsv"
     topics.write_text("".join(f"{q}\t{t}\n" for q, t in QUERIES.items()))
     assert compose_main(["--index", str(demo / "index"), "--topics", str(topics), "--hits", "10",
-                         "--write-specs", str(tmp_path / "specs.jsonl"), "--output", str(tmp_path / "c.run")]) == 0
+                         "--not-op", "disentangled", "--write-specs", str(tmp_path / "specs.jsonl"),
+                         "--output", str(tmp_path / "c.run")]) == 0
     specs = read_query_specs(tmp_path / "specs.jsonl")
     assert {s["qid"]: s["exclude"] for s in specs} == {c.qid: c.exclude for c in parse_topics(QUERIES)}
     assert search_main(["--index", str(demo / "index"), "--specs", str(tmp_path / "specs.jsonl"), "--hits", "10",
@@ -216,7 +248,8 @@ def test_a_composition_line_gives_the_filter_as_exclude(demo, tmp_path):
     assert [c.exclude for c in comps] == [c.exclude for c in parse_topics({"tea": QUERIES["tea"],
                                                                             "phrase": QUERIES["phrase"]})]
     with ComposeSearcher(demo / "index") as searcher:
-        assert [h.docid for h in searcher.search({"query": "tea", "exclude": "caffeine"}, k=5)] == \
+        assert [h.docid for h in searcher.search({"query": {"op": "not", "a": "tea", "b": "caffeine"},
+                                                  "exclude": "caffeine"}, k=5)] == \
             [h.docid for h in searcher.search("tea -caffeine", k=5)]
         path.write_text(json.dumps({"id": "x", "query": "tea", "exclude": {"near": "milk"}}) + "\n")
         with pytest.raises(InputError, match=r"c.jsonl:1: query x: \"exclude\""):

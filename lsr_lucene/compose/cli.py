@@ -219,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
             for comp, plan in zip(comps, plans):
                 docs = explain_docs(plan, results[comp.qid], searcher.backend, searcher.scale, args.explain_docs,
                                     (traces or {}).get(comp.qid))
-                removed = filter_report(searcher, comp, plan, results[comp.qid], max(args.explain_docs, 10))
+                removed = filter_report(searcher, comp, results[comp.qid], max(args.explain_docs, 10))
                 print("\n".join([explain_query(comp, plan, settings, docs, reports.get(comp.qid))]
                                 + ["  " + line for line in removed]),
                       file=sys.stderr if args.output == cli_output.STDOUT else sys.stdout)

@@ -79,9 +79,11 @@ def _exclusion(obj: Mapping, where: str) -> dict | None:
 
 
 def parse_topics(topics: Mapping[str, str]) -> list[Composition]:
-    """Compositions from text topics: the explicit query syntax where a topic opts in to it (its exclusions strict:
-    a filter, :func:`lsr_lucene.compose.exclusion.split_exclusions`), else the cue parser
-    (:func:`lsr_lucene.compose.query_syntax.read_query`; uncued topics stay atomic)."""
+    """Compositions from text topics: the explicit query syntax where a topic opts in to it, else the cue parser
+    (:func:`lsr_lucene.compose.query_syntax.read_query`; uncued topics stay atomic). A syntax topic keeps its not
+    nodes, ranked as the natural-language exclusion ranks them (``A -B`` as "A but not B": the default's dense leg and
+    penalty), and its exclusions are also strict: a filter that removes B's documents inside every search of the query
+    (:func:`lsr_lucene.compose.exclusion.split_exclusions`), so the ranking is that of the collection without them."""
     from lsr_lucene.compose.exclusion import split_exclusions
     from lsr_lucene.compose.query_syntax import read_query, uses_syntax
 
@@ -89,10 +91,7 @@ def parse_topics(topics: Mapping[str, str]) -> list[Composition]:
     for qid, text in topics.items():
         result = read_query(text, f"query {qid}")
         if uses_syntax(text):
-            kept, exclude = split_exclusions(result.tree)
-            # vanilla encodes the original text only where nothing was taken out of it
-            out.append(Composition(str(qid), kept, text if exclude is None or isinstance(kept, str) else None,
-                                   exclude))
+            out.append(Composition(str(qid), result.tree, text, split_exclusions(result.tree)[1]))
         else:
             out.append(Composition(str(qid), result.tree if result.composed else text, text))
     return out

@@ -1,9 +1,10 @@
 """Strict exclusions of the explicit syntax: ``-word``, ``NOT word``, ``-"a phrase"``, ``NOT (a OR b)`` remove every
 document whose text contains them, as Lucene's MUST_NOT does, inside the search (the top k is filled by the rest).
 
-A tree of the explicit syntax splits into what is ranked (its not nodes replaced by their A side) and a filter
-expression (:mod:`lsr_lucene.search.text_filter`) of the documents to remove, which every query spec of the query
-carries as ``exclude`` (Java ``search.TextFilter`` turns it into a bitset that the collector skips):
+A tree of the explicit syntax keeps its not nodes for ranking (``A -B`` ranks as "A but not B" does, on the documents
+that remain) and gives a filter expression (:mod:`lsr_lucene.search.text_filter`) of the documents to remove, which
+every query spec of the query carries as ``exclude`` (Java ``search.TextFilter`` turns it into a bitset that the
+collector skips):
 
 - ``A -B``: removed(A) or B's text (a word; several words: a phrase; ``(x OR y)``: either; ``(x AND y)``: both);
 - ``A AND C``: removed(A) or removed(C);
@@ -88,7 +89,7 @@ def filtered(plan, expression: Mapping | None):
 
 
 def unfiltered(plan):
-    """The plan without its strict filter (what ``--explain`` searches to name the documents the filter removed)."""
+    """The plan without its strict filter."""
     if type(plan) not in _FILTERED.values():
         return plan
     base = type(plan).__mro__[1]

@@ -13,7 +13,8 @@ quoted phrase or bracketed group; ``NOT`` excludes the words up to the next oper
 dogs`` excludes "about dogs"). A sequence's exclusions form one union: ``films -dogs -cats`` = ``films NOT (dogs OR
 cats)`` = not(films, or(dogs, cats)). A bracketed group next to words needs an operator between them. The
 exclusions are strict (issue 65, :mod:`lsr_lucene.compose.exclusion`): every document whose text contains an
-excluded word or phrase is removed inside the search, as Lucene's MUST_NOT removes it.
+excluded word or phrase is removed inside the search, as Lucene's MUST_NOT removes it; the rest are ranked as the not
+node's operation ranks them (the default: as "A but not B").
 
 Opt-in (predictable, no flag): a query uses this syntax when it has an upper-case ``NOT``, ``AND`` or ``OR`` word, or
 a word that starts with ``-`` after a space or at the start and goes on with a letter, a quote or a bracket
@@ -46,8 +47,9 @@ class SyntaxReport(ParseReport):
         out = _operator_lines(self.tree)
         kept, exclude = split_exclusions(self.tree)
         if exclude is not None:
-            out.append(f"explicit query syntax: ranks {written(kept, False)!r}, then removes inside the search every "
-                       f"document matching {filter_written(exclude)} ({FOLDING})")
+            out.append(f"explicit query syntax: removes inside the search every document matching "
+                       f"{filter_written(exclude)} ({FOLDING}), and ranks the rest for {written(kept, False)!r} as the "
+                       f"same exclusion in words does (the not node's operation: the default's dense leg and penalty)")
         return out
 
 
@@ -62,8 +64,8 @@ def _operator_lines(tree: Tree, excluded: bool = False) -> list[str]:
         return []
     op = tree.op.upper()
     if tree.op == "not":
-        line = (f"NOT (explicit query syntax): a strict filter on the text field, not a penalty: every document whose "
-                f"text contains {written(tree.b)} is removed from the results of {written(tree.a, excluded)!r}")
+        line = (f"NOT (explicit query syntax): a strict filter on the text field: every document whose text contains "
+                f"{written(tree.b)} is removed from the results of {written(tree.a, excluded)!r}")
     elif excluded:
         line = (f"{op} (explicit query syntax): inside an excluded part, documents containing {written(tree.a)} "
                 f"{op.lower()} {written(tree.b)} are removed")

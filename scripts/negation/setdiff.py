@@ -136,7 +136,8 @@ def run_pairs(args) -> None:
         rows = read_excluir(Path(args.data) / name / "dev.jsonl")
         vectors = Path(args.work) / name / "vectors"
         backend = ExactBackend(vectors)
-        scale = json.loads((vectors / "metadata.json").read_text()).get("scale") or 100
+        record = vectors.with_name(vectors.name + ".metadata.json")  # beside the folder since issue 67, else inside
+        scale = json.loads((record if record.is_file() else vectors / "metadata.json").read_text()).get("scale") or 100
         leg = DenseLeg(Path(args.work) / name / "dense", backend.n)
         comps = parse_topics({str(r["id"]): str(r["query"]) for r in rows})
         qids = [c.qid for c in comps]

@@ -73,6 +73,12 @@ def _pair_ci(outcomes: Mapping[str, tuple[float, float]], rows: Sequence[Mapping
     return _ci(bootstrap(picked, lambda r: outcomes[r["id"]][k]))
 
 
+def _capability() -> str:
+    import torch
+
+    return str(torch.backends.cpu.get_cpu_capability())
+
+
 def write_tables(out: Path, rows: Sequence[Mapping], figures: Mapping[str, Mapping], betas: Mapping[str, Mapping],
                  pairs: Mapping, pair_figs: Mapping) -> None:
     from lsr_lucene.compose.negation_parser import parse
@@ -85,7 +91,11 @@ def write_tables(out: Path, rows: Sequence[Mapping], figures: Mapping[str, Mappi
           "", "How the rows are built: runs/negation/README.md (\"The set-difference benchmark\"). nDCG@10 against the "
           "topic's relevant documents that do not contain B; B share: share of the top-10 slots holding a document "
           "that contains B (a description row: the described document). 95% bootstrap intervals over topics "
-          "(2,000 resamplings). Tuning and held-out topics were fixed by sha1 before any run.", ""]
+          "(2,000 resamplings). Tuning and held-out topics were fixed by sha1 before any run.", "",
+          f"Regenerate: `SETS=\"{' '.join(sorted({str(r['collection']) for r in rows}))}\" nice "
+          "scripts/run_negation_setdiff.sh` (the scores alone: `python -m scripts.negation.setdiff_score --new "
+          "work/setdiff/new --old work/setdiff/old --output runs/negation/setdiff`); torch CPU capability "
+          f"{_capability()}.", ""]
     for group, keep in GROUPS.items():
         md += [f"## {group}", ""]
         head = "| system |" + "".join(f" {p} nDCG@10 | {p} B share |" for p in PARTS)

@@ -295,6 +295,18 @@ class SpecSearcher:
         with java_errors("exclude"):
             return int(self._java.excludedCount(json.dumps(dict(expression))))
 
+    def contents(self, docids: Sequence[str], field: str = "raw") -> dict[str, str | None]:
+        """The stored text of each docid the index holds (the ``contents`` of its stored JSON line in ``field``, else
+        the stored text itself; None where none is stored), read in one JVM call (Java ``search.StoredTexts``)."""
+        docids = list(docids)
+        if not docids:
+            return {}
+        with java_errors(self.index_dir):
+            lucene = list(self._java.luceneDocids(docids))
+            texts = java_class("search.StoredTexts").contents(self._java.getSearcher().getIndexReader(), lucene,
+                                                               str(field))
+        return {d: (None if t is None else str(t)) for d, n, t in zip(docids, lucene, texts) if n >= 0}
+
     def close(self) -> None:
         if getattr(self, "_java", None) is not None:
             self._java.close()

@@ -112,7 +112,10 @@ def serve(args) -> int:
         timer.wrap(leg, "scores", "dense scoring")
         timer.wrap(leg, "similar", "dense scoring")
     plain.search(warm, args.k)
-    out.write(json.dumps({"ready": True, "documents": {n: len(s.dense_leg.embeddings.docids)
+    import lsr_lucene
+
+    out.write(json.dumps({"ready": True, "code": str(Path(lsr_lucene.__file__).parent),
+                          "documents": {n: len(s.dense_leg.embeddings.docids)
                                                        for n, s in searchers.items()}}) + "\n")
     out.flush()
     for line in sys.stdin:
@@ -149,8 +152,10 @@ class Worker:
         root = str(Path(__file__).resolve().parents[2])
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(dict.fromkeys([str(Path(tree).resolve()), root])),
                    **dict.fromkeys(ONE_THREAD, "1"))
+        # run in the tree (``python -m`` puts the working directory first on the path), paths made absolute
         self.process = subprocess.Popen([sys.executable, "-m", "scripts.bench.negation_latency", "--worker", *argv],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=os.getcwd())
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
+                                        cwd=str(Path(tree).resolve()))
         self.ready = self._read()
 
     def _read(self) -> dict:
@@ -197,8 +202,11 @@ def main(argv: list[str] | None = None) -> int:
     queries = negated_queries({q: topics[q] for q in list(topics)[:args.queries or None]})
     legs = [leg.split("=", 1)[0] for leg in args.leg]
     codes = dict(c.split("=", 1) for c in args.code) or {"": "."}
-    worker_argv = ["--index", args.index, "-k", str(args.k), "--warm", next(iter(queries.values()))]
-    worker_argv += [x for leg in args.leg for x in ("--leg", leg)]
+    worker_argv = ["--index", str(Path(args.index).resolve()), "-k", str(args.k), "--warm",
+                   next(iter(queries.values()))]
+    for leg in args.leg:
+        name, folder = leg.split("=", 1)
+        worker_argv += ["--leg", f"{name}={Path(folder).resolve()}"]
     worker_argv += [x for leg in args.blas_scoring for x in ("--blas-scoring", leg)]
     workers = {code: Worker(tree, worker_argv) for code, tree in codes.items()}
     # engines: (code, leg or "plain"); named "leg" with one code tree, "code leg" with several
@@ -248,7 +256,8 @@ def main(argv: list[str] | None = None) -> int:
             f"k={args.k}, every engine in turn per query (rotated). Legs: "
             + "; ".join(f"{n} = {f}{' (approximate index)' if (f / 'ann.faiss').is_file() else ' (exact scan)'}"
                         for n, f in folders.items())
-            + (". Code: " + "; ".join(f"{c} = {t}" for c, t in codes.items()) if args.code else "")
+            + (". Code: " + "; ".join(f"{c} = {t} (lsr_lucene from {workers[c].ready['code']})"
+                                     for c, t in codes.items()) if args.code else "")
             + ".\n`python -m scripts.bench.negation_latency " + " ".join(sys.argv[1:] if argv is None else argv)
             + "`\n\n" + "\n".join(lines) + "\n")
     write_text_atomic(args.output, text)

@@ -6,9 +6,10 @@ not include X") answers "A without B" literally, so the `default`'s penalty must
 library), the share that stand in a negation's scope (a NegEx-style window after "no", "not", "without", "free of",
 "lacks", "…n't", "neither/nor", or before "-free" / "free" / "is absent"). The fused not node
 (:func:`lsr_lucene.compose.penalty.gated_not`) waives that share of the penalty and no more (issue 65: it never lifts
-a document above what A alone gives it). The same read tells whether the text contains B as the strict filter judges
-it (:func:`lsr_lucene.search.text_filter.text_contains`), which a short-term B's penalty needs. Texts are read for the
-``READ_DEPTH`` best candidates by Â that match both legs (a stored text costs a JVM call).
+a document above what A alone gives it). Whether the text contains B as the strict filter judges it
+(:func:`lsr_lucene.search.text_filter.text_contains`), which a short-term B's penalty needs, is asked of the backend
+(one Lucene query over the index's text field for all candidates). Texts are read for the ``READ_DEPTH`` best
+candidates by Â that match both legs (stored texts cost a JVM call and their decompression).
 """
 from __future__ import annotations
 
@@ -87,10 +88,6 @@ def _negated(tokens: Sequence[str]) -> list[bool]:
     return flags
 
 
-def _mentions(token: str, stems: Sequence[str]) -> bool:
-    return any(token.startswith(s) if len(s) >= STEM else token.rstrip("s") == s for s in stems)
-
-
 def absence_share(text: str | None, stems: Sequence[str]) -> float:
     """Share of the document's mentions of ``stems`` that are negated (0 when it never mentions them)."""
     if not text or not stems:
@@ -99,7 +96,12 @@ def absence_share(text: str | None, stems: Sequence[str]) -> float:
     if not any(stem in lower for stem in stems):  # most candidates never name B: no tokenising
         return 0.0
     tokens = _tokens(text)
-    hits = [i for i, tok in enumerate(tokens) if _mentions(tok, stems)]
+    # a token mentions B when it starts with one of B's stems of STEM letters or more, or is (less a plural s) one of
+    # the shorter ones
+    prefixes = tuple(s for s in stems if len(s) >= STEM)
+    words = {s for s in stems if len(s) < STEM}
+    hits = [i for i, tok in enumerate(tokens)
+            if (prefixes and tok.startswith(prefixes)) or (words and tok.rstrip("s") in words)]
     if not hits:
         return 0.0
     flags = _negated(tokens)
@@ -107,47 +109,48 @@ def absence_share(text: str | None, stems: Sequence[str]) -> float:
 
 
 class Absence:
-    """What a fused not node reads of a candidate's stored text (``texts``: docids -> texts, e.g. a backend's
-    ``texts``), fetched on first use and kept: ``shares``, the absence share of B's content words, and ``containing``,
-    whether the text contains one of B's items as the strict filter judges it."""
+    """What a fused not node reads of its candidates (fetched on first use and kept): ``shares``, the absence share of
+    B's content words in each stored text (``texts``: docids -> texts, e.g. a backend's ``texts``), and
+    ``containing``, whether a text contains one of B's items as the strict filter judges it (``contains``: (items,
+    docids) -> flags, a backend's ``containing``: one Lucene query over the text field; None: the texts read)."""
 
-    def __init__(self, b_texts: Sequence[str], texts: Callable[[Sequence[str]], Mapping[str, str | None]]):
+    def __init__(self, b_texts: Sequence[str], texts: Callable[[Sequence[str]], Mapping[str, str | None]],
+                 contains: Callable[[Sequence[str], Sequence[str]], Sequence[bool]] | None = None):
         self.stems = content_stems(b_texts)
         self.items = list(b_texts)
         self._texts = texts
-        self._seen: dict[str, tuple[float, bool]] = {}
+        self._contains = contains
+        self._read: dict[str, str | None] = {}
+        self._shares: dict[str, float] = {}
+        self._containing: dict[str, bool] = {}
 
-    def _read(self, docs: list[str]) -> None:
-        todo = [d for d in docs if d not in self._seen]
+    def _text_of(self, docs: list[str]) -> dict[str, str | None]:
+        todo = [d for d in docs if d not in self._read]
         if todo:
             texts = self._texts(todo)
-            self._seen.update((d, (absence_share(texts.get(d), self.stems), _contains(texts.get(d), self.items)))
-                              for d in todo)
+            self._read.update((d, texts.get(d)) for d in todo)
+        return {d: self._read[d] for d in docs}
 
     def shares(self, docs: Iterable[str]) -> dict[str, float]:
         """``{doc: share}`` for ``docs`` (texts read once, in one call, for those not seen yet)."""
         docs = list(docs)
-        self._read(docs)
-        return {d: self._seen[d][0] for d in docs}
+        todo = [d for d in docs if d not in self._shares]
+        if todo:
+            texts = self._text_of(todo)
+            self._shares.update((d, absence_share(texts[d], self.stems)) for d in todo)
+        return {d: self._shares[d] for d in docs}
 
     def containing(self, docs: Iterable[str]) -> set[str]:
-        """Those of ``docs`` whose text contains one of B's items (texts read once)."""
+        """Those of ``docs`` whose text contains one of B's items (asked once per document)."""
         docs = list(docs)
-        self._read(docs)
-        return {d for d in docs if self._seen[d][1]}
+        todo = [d for d in docs if d not in self._containing]
+        if todo:
+            if self._contains is not None:
+                flags = self._contains(self.items, todo)
+            else:
+                from lsr_lucene.search.text_filter import texts_containing
 
-
-def _contains(text: str | None, items: Sequence[str]) -> bool:
-    """Whether ``text`` contains one of ``items`` (an item with no indexed word, only stop words, contains nothing)."""
-    if not text:
-        return False
-    from lsr_lucene.errors import InputError
-    from lsr_lucene.search.text_filter import text_contains
-
-    for item in items:
-        try:
-            if text_contains(text, item):
-                return True
-        except InputError:
-            continue
-    return False
+                texts = self._text_of(todo)
+                flags = texts_containing([texts[d] for d in todo], self.items)
+            self._containing.update(zip(todo, map(bool, flags)))
+        return {d for d in docs if self._containing[d]}

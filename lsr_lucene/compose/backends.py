@@ -83,11 +83,24 @@ class LuceneBackend:
         return [d for d, n in zip(docids, lucene) if n >= 0]
 
     def texts(self, docids: Sequence[str]) -> dict[str, str | None]:
-        """The stored text of each docid (the ``contents`` of its raw field; None when the index stores none)."""
-        from lsr_lucene.search.impact_searcher import contents_of
+        """The stored text of each docid (the ``contents`` of its raw field; None when the index stores none), read
+        in one JVM call."""
+        return self.searcher.contents(docids)
 
-        lucene = self.searcher.lucene_docids(docids)
-        return {d: contents_of(self.searcher.stored_field(n)) for d, n in zip(docids, lucene) if n >= 0}
+    def containing(self, items: Sequence[str], docids: Sequence[str]) -> list[bool]:
+        """Whether each docid's text contains one of ``items`` (words or phrases) as the strict filter judges it: one
+        Lucene query over the text field (``<index>/text``) for all of them; an index without it reads the texts
+        (:func:`lsr_lucene.search.text_filter.texts_containing`)."""
+        from lsr_lucene.index.text_field import has_text_field
+        from lsr_lucene.search.text_filter import any_of, texts_containing
+
+        expression = any_of(items)
+        if expression is None or not docids:
+            return [False] * len(docids)
+        if not has_text_field(self.searcher.index_dir):
+            texts = self.texts(docids)
+            return texts_containing([texts.get(d) for d in docids], items)
+        return self.excluded(expression, docids)
 
     def excluded(self, expression: Mapping, docids: Sequence[str]) -> list[bool]:
         """Whether each docid is one a strict filter expression removes (:mod:`lsr_lucene.search.text_filter`)."""
@@ -217,6 +230,13 @@ class ExactBackend:
             self._contents = {} if self._source is None else {
                 str(doc): text for doc, _, text in read_vectors(self._source, with_contents=True)}
         return {d: self._contents.get(d) for d in docids}
+
+    def containing(self, items: Sequence[str], docids: Sequence[str]) -> list[bool]:
+        """Whether each docid's text contains one of ``items`` (brute force over the vectors' texts)."""
+        from lsr_lucene.search.text_filter import texts_containing
+
+        texts = self.texts(docids)
+        return texts_containing([texts.get(d) for d in docids], items)
 
     def excluded(self, expression: Mapping, docids: Sequence[str]) -> list[bool]:
         """Whether each docid's text matches a strict filter expression (brute force over the vectors' texts)."""

@@ -6,7 +6,7 @@ encoder, the vectors are combined with the selected linear algebra operation, qu
 scale and searched as one signed query (``SignedImpactQuery`` + ``CombinedTermQuery`` for CPT pairs) in
 the JVM. ``fusion`` / ``fusion-scaled`` instead search each child separately: the top ``--fusion-depth``
 documents of every fused leaf form the candidates, every leaf gets its exact score on every candidate
-(from its own hits, from one 4× deeper search when its list was cut, else by exact scoring; a leaf that
+(from its own hits, else by exact scoring, unless its list is complete; a leaf that
 does not match a candidate scores 0 there), the scores are fused (score(A) − λ·score(B), ·, +; min-max
 normalised per child over the candidates for fusion-scaled; fusion-gated penalises only the documents whose
 scaled B score is above ``--gate``) and the best ``--hits`` are written. Without ``--operation``, not nodes use

@@ -200,11 +200,13 @@ def blend(a: Mapping[str, float], cosines: Mapping[str, float], weight: float, n
 
 
 def leaf_inputs(inputs: Sequence[tuple[str, object]], leaf_scores: Sequence[Mapping[str, float]], dense,
-                candidates: Sequence[str], doc_texts=None) -> list:
+                candidates: Sequence[str], doc_texts=None, containing=None) -> list:
     """:func:`~lsr_lucene.compose.operations.fuse`'s input list: the leaves' scores, with each node's dense cosines
     (``dense``: a :class:`DenseLeg`), its :class:`Neighbours` and its
     :class:`~lsr_lucene.compose.absence.Absence` (reading ``doc_texts``: docids -> {docid: stored text}; None: no
-    texts, nothing is stated absent) in the places :func:`~lsr_lucene.compose.operations.plan_inputs` gives."""
+    texts, nothing is stated absent; ``containing``: (items, docids) -> whether each text contains one, e.g. a backend's
+    ``containing``; None: judged on the texts read) in the places :func:`~lsr_lucene.compose.operations.plan_inputs`
+    gives."""
     from lsr_lucene.compose.absence import Absence
 
     texts = [text for kind, text in inputs if kind == "dense"]
@@ -217,7 +219,8 @@ def leaf_inputs(inputs: Sequence[tuple[str, object]], leaf_scores: Sequence[Mapp
         if kind == "neighbour":
             out.append(Neighbours(dense, candidates))
         elif kind == "absence":
-            out.append(Absence(value, doc_texts or (lambda docs: {})))  # type: ignore[arg-type]  # B's words
+            out.append(Absence(value, doc_texts or (lambda docs: {}),  # type: ignore[arg-type]  # B's words
+                               containing if doc_texts else None))
         else:
             out.append(dict(next(cosines)) if kind == "dense" else dict(next(leaves)))
     return out

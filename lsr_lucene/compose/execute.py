@@ -2,14 +2,14 @@
 
 A :class:`~lsr_lucene.compose.operations.VectorPlan` is searched as one signed query. ``fusion`` /
 ``fusion-scaled`` plans instead search each child separately: the top ``fusion_depth`` documents of every
-fused leaf form the candidates, every leaf gets its exact score on every candidate (from its own hits, from
-one 4× deeper search when its list was cut, else by exact scoring; a leaf that does not match a candidate
-scores 0 there), the scores are fused (score(A) − λ·score(B), ·, +; min-max normalised per child over the
-candidates for fusion-scaled) and the best ``hits`` are kept. A node with a dense leg (the `default` when the
-index has one, :mod:`lsr_lucene.compose.dense_leg`) also gets the dense cosine of A's text on every candidate, and
-the dense leg's own top ``fusion_depth`` documents for A's text join the candidates; a fusion-gated node reads the
-stored texts of candidates that match both legs for B stated absent (:mod:`lsr_lucene.compose.absence`, through the
-backend's ``texts``). A composed vector with no positive weight matches no document: that query gets no hits and a
+fused leaf form the candidates, every leaf gets its exact score on every candidate (from its own hits, else by
+exact scoring; a leaf that does not match a candidate scores 0 there), the scores are fused (score(A) −
+λ·score(B), ·, +; min-max normalised per child over the candidates for fusion-scaled) and the best ``hits`` are
+kept. A node with a dense leg (the `default` when the index has one, :mod:`lsr_lucene.compose.dense_leg`) also
+gets the dense cosine of A's text on every candidate, and the dense leg's own top ``fusion_depth`` documents for A's
+text join the candidates; a fusion-gated node reads the stored texts of candidates that match both legs for B stated
+absent (:mod:`lsr_lucene.compose.absence`, through the backend's ``texts`` and ``containing``). A composed vector
+with no positive weight matches no document: that query gets no hits and a
 warning.
 """
 from __future__ import annotations
@@ -26,7 +26,6 @@ from lsr_lucene.errors import InputError
 from lsr_lucene.io.ranking import top_hits
 
 DEFAULT_FUSION_DEPTH = 1000
-DEEPEN = 4  # fusion: a cut leaf list is searched once more this many times deeper before exact rescoring
 
 
 def compose(compositions: Sequence[Composition], settings: Settings, encoder: QueryEncoder) -> list[Plan]:
@@ -148,12 +147,11 @@ def _fused_ranking(qid: str, plan: FusionPlan, specs: Sequence[dict | None], lea
     """Candidates = union of the leaves' hits and ``extra`` (the dense leg's own, :func:`dense_candidates`); every
     leaf's exact score on every candidate; fused; best ``hits``.
 
-    A leaf's own hits carry its exact scores (as a run file writes them, as ``backend.score``'s). When candidates
-    are missing from a leaf's hits and its list was cut at ``depth``, the leaf is searched once more ``DEEPEN``
-    times deeper (only for the other leaves' hits: the dense leg's candidates are scored exactly, not worth a deeper
-    search); candidates still missing are scored exactly (``backend.score``), unless the leaf's list is complete
-    (shorter than asked for) and the leaf has no negative weight: then they do not match the leaf and score exactly
-    0 there.
+    A leaf's own hits carry its exact scores (as a run file writes them, as ``backend.score``'s). Candidates missing
+    from a leaf's hits are scored exactly (``backend.score``: the same values a deeper search would give them, and
+    cheaper than one: 3.6 against 5.7 ms a leaf on NPL, and independent of the collection's size), unless the
+    leaf's list is complete (shorter than asked for) and the leaf has no negative weight: then they do not match the
+    leaf and score exactly 0 there.
     """
     hit = {doc for s in specs if s is not None for doc, _ in leaf_hits.get(s["qid"], [])}
     candidates = sorted(hit | set(extra))
@@ -167,14 +165,9 @@ def _fused_ranking(qid: str, plan: FusionPlan, specs: Sequence[dict | None], lea
             per_leaf.append(dict.fromkeys(candidates, 0.0))
             continue
         own = dict(leaf_hits.get(s["qid"], []))
-        asked = depth
         missing = [d for d in candidates if d not in own]
-        if any(d in hit for d in missing) and len(own) >= asked and spec_matches(s):
-            asked = depth * DEEPEN
-            own = dict(backend.search(s, asked))
-            missing = [d for d in candidates if d not in own]
         scores = {d: own.get(d, 0.0) for d in candidates}
-        complete = len(own) < asked and all(w >= 0 for w in s["terms"].values()) and \
+        complete = len(own) < depth and all(w >= 0 for w in s["terms"].values()) and \
             all(p[2] >= 0 for p in s.get("pairs", []))
         if missing and not complete:
             scores.update(zip(missing, backend.score(s, missing)))
@@ -183,7 +176,8 @@ def _fused_ranking(qid: str, plan: FusionPlan, specs: Sequence[dict | None], lea
     if any(kind != "vector" for kind, _ in inputs):
         from lsr_lucene.compose.dense_leg import leaf_inputs
 
-        per_leaf = leaf_inputs(inputs, per_leaf, dense, candidates, getattr(backend, "texts", None))
+        per_leaf = leaf_inputs(inputs, per_leaf, dense, candidates, getattr(backend, "texts", None),
+                               getattr(backend, "containing", None))
     if traces is not None:
         traces[qid] = per_leaf
     fused = fuse(plan, per_leaf)

@@ -43,9 +43,10 @@ def main(argv: list[str] | None = None) -> int:
                              "embeddings of the same documents in <index>/dense (int8, as lsr-lucene dense encode "
                              "writes them) and their approximate HNSW index (ann.faiss) for a negated query's dense "
                              "candidates; their text: --corpus, else the vectors' (encode keeps it), else the "
-                             "corpus the vectors record. A second encoding of every document: measured on 2 shared "
-                             "cores, 1.8x the sparse encoding's time on NPL abstracts and 3.7x on Cranfield's longer "
-                             "ones (fp32: 4.2x and 5.7x; runs/dense/). On an index whose dense leg predates the "
+                             "corpus the vectors record. A second encoding of every document: measured in one "
+                             "interleaved run on 2 shared cores (AVX512 with AMX), 2.3x the sparse encoding's time "
+                             "on NPL abstracts (fp32 2.5x; bf16, not the default, 1.05x), 3.7x on Cranfield's "
+                             "longer ones in an earlier run (runs/dense/). On an index whose dense leg predates the "
                              "approximate index, adds only that")
     parser.add_argument("--corpus", help="with --dense: the documents' text (JSONL/TSV, BEIR folder or irds:<id>)")
     text = parser.add_mutually_exclusive_group()

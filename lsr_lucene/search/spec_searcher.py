@@ -287,6 +287,17 @@ class SpecSearcher:
     def dense_impacts_layout(self) -> str:
         """How the dense-impacts sidecar is held (``mapped`` or ``heap``); "" when it is not used."""
         return str(self._open().denseImpactsLayout())
+    def contents(self, docids: Sequence[str], field: str = "raw") -> dict[str, str | None]:
+        """The stored text of each docid the index holds (the ``contents`` of its stored JSON line in ``field``, else
+        the stored text itself; None where none is stored), read in one JVM call (Java ``search.StoredTexts``)."""
+        docids = list(docids)
+        if not docids:
+            return {}
+        with java_errors(self.index_dir):
+            lucene = list(self._java.luceneDocids(docids))
+            texts = java_class("search.StoredTexts").contents(self._java.getSearcher().getIndexReader(), lucene,
+                                                               str(field))
+        return {d: (None if t is None else str(t)) for d, n, t in zip(docids, lucene, texts) if n >= 0}
 
     def close(self) -> None:
         if getattr(self, "_java", None) is not None:

@@ -11,7 +11,7 @@ the brute-force reference of the filter that searches apply inside Lucene.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from lsr_lucene.errors import InputError
 
@@ -58,6 +58,29 @@ def _holds_phrase(doc: tuple[str, ...], phrase: tuple[tuple[int, str], ...]) -> 
 def text_contains(text: str, clause: str) -> bool:
     """Whether ``text`` contains ``clause`` (a word, or a phrase with or without quotes) as the filter judges it."""
     return _holds_phrase(analysed_positions(text), _clause_terms(clause))
+
+
+def indexes_a_word(clause: str) -> bool:
+    """Whether a clause has a word the text field indexes (one of only stop words or punctuation contains nothing)."""
+    try:
+        _clause_terms(clause)
+    except InputError:
+        return False
+    return True
+
+
+def any_of(items: Sequence[str]) -> dict | None:
+    """The filter expression of the documents that contain one of ``items`` (those with an indexed word; None when
+    none has one)."""
+    clauses = [{"text": item} for item in items if indexes_a_word(item)]
+    return None if not clauses else clauses[0] if len(clauses) == 1 else {"or": clauses}
+
+
+def texts_containing(texts: Sequence[str | None], items: Sequence[str]) -> list[bool]:
+    """Per text, whether it contains one of ``items`` (:func:`text_contains`; a text of None contains nothing, an item
+    with no indexed word neither): the brute-force reference of :func:`any_of`'s filter."""
+    clauses = [item for item in items if indexes_a_word(item)]
+    return [any(text_contains(text, item) for item in clauses) if text else False for text in texts]
 
 
 def expression_matches(text: str | None, expression: Mapping) -> bool:

@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{min(loads):.1f}–{max(loads):.1f} (a machine shared with other work).\n"
             f"`python -m scripts.bench.dense_encode_speed --corpus {args.corpus}"
             f"{f' --documents {args.documents}' if args.documents else ''} --chunk {args.chunk} "
-            f"--threads {args.threads}`\n\n"
+            f"--threads {args.threads}{''.join(f' --dtype {d}' for d in args.dtype or [])}`\n\n"
             + "\n".join(lines) + "\n")
     write_text_atomic(args.output, text)
     print(text)

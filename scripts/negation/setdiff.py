@@ -126,6 +126,7 @@ def run_pairs(args) -> None:
     from lsr_lucene.compose.query_encoder import QueryEncoder
     from lsr_lucene.eval.contrastive_metrics import read_excluir
     from lsr_lucene.io.ranking import top_hits
+    from lsr_lucene.io.vectors import read_metadata
 
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
@@ -136,8 +137,7 @@ def run_pairs(args) -> None:
         rows = read_excluir(Path(args.data) / name / "dev.jsonl")
         vectors = Path(args.work) / name / "vectors"
         backend = ExactBackend(vectors)
-        record = vectors.with_name(vectors.name + ".metadata.json")  # beside the folder since issue 67, else inside
-        scale = json.loads((record if record.is_file() else vectors / "metadata.json").read_text()).get("scale") or 100
+        scale = read_metadata(vectors).get("scale") or 100  # beside the folder (issue 67) or inside it
         leg = DenseLeg(Path(args.work) / name / "dense", backend.n)
         comps = parse_topics({str(r["id"]): str(r["query"]) for r in rows})
         qids = [c.qid for c in comps]

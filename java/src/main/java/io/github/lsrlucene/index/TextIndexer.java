@@ -51,7 +51,7 @@ public final class TextIndexer {
   private TextIndexer() {}
 
   /** The text of a stored raw field: the {@code contents} string of a JSON object, else the raw text; null if none. */
-  static String contents(String raw) throws IOException {
+  public static String contents(String raw) throws IOException {
     if (raw == null) {
       return null;
     }

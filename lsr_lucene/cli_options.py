@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from lsr_lucene.cores import available_cores
-from lsr_lucene.errors import InputError
+from lsr_lucene.errors import InputError, retired
 
 DEFAULT_HITS = 1000
 
@@ -307,13 +307,6 @@ def add_heap_factor(parser) -> argparse.Action:
                            "Seismic's parameter of the kind), pruning against threshold / H: faster, may miss "
                            "documents that would only just enter the top hits; hits keep exact scores. Fastest on "
                            "an index with the dense-impacts sidecar (index --dense-impacts)")
-
-
-def retired(name: str) -> str:
-    """The error of an option (``--approximate``) or request field (``query_cut``) of the retired top-postings mode
-    (issue 66): what to use instead, the heap factor."""
-    return (f"{name} is retired with the top-postings approximate mode; search exactly (the default), or "
-            "approximately with the heap factor: --heap-factor H (heap_factor=H) below 1")
 
 
 class _Retired(argparse.Action):

@@ -36,3 +36,10 @@ def json_problem(exc) -> str:
         return (f"unterminated string starting at column {start - doc.rfind(chr(10), 0, start)}: the line ends "
                 "before its closing quote")
     return f"{msg} at column {exc.colno}"
+
+
+def retired(name: str) -> str:
+    """The error of an option (``--approximate``) or request field (``query_cut``) of the retired top-postings mode
+    (issue 66): what to use instead, the heap factor."""
+    return (f"{name} is retired with the top-postings approximate mode; search exactly (the default), or "
+            "approximately with the heap factor: --heap-factor H (heap_factor=H) below 1")

@@ -11,7 +11,7 @@
 # Environment: DATA (default ../shared/data), WORK (default work/wiki2015), THREADS (default: all cores),
 #   QUERIES (default 500), SEED (default 0), ENGINES, ORDERS (default natural,bp), NICE (default 0: e.g. 19 on a
 #   shared machine, where timings are rough), ENCODE_ONLY=1 (only encode, e.g. on the device machine),
-#   TOP_POSTINGS (default 2.4%: postings per term of the sidecar, as a share of the passages), REUSE=1 (search the
+#   REUSE=1 (search the
 #   indexes an earlier run built under WORK instead of building them again), INTERLEAVE=1 (the engines of an order
 #   timed in one process, query by query in turn: per-query rows only, ratios that hold on a loaded machine),
 #   OUTPUT (default runs/real), SEISMIC_POSTINGS (default 3500: comma list, one Seismic index on the approximate
@@ -43,5 +43,5 @@ seed=${SEED:-0}
 "${nice[@]}" python -m scripts.bench.real --corpus "$corpus" --topics "$topics" --vectors "$work/vectors" \
   --docs "${1:-100000,300000,666157}" --output "$out" --work "$work" --seed "$seed" \
   --threads "${THREADS:-$(nproc)}" --queries "${QUERIES:-500}" --orders "${ORDERS:-natural,bp}" \
-  --top-postings "${TOP_POSTINGS:-2.4%}" --seismic-postings "${SEISMIC_POSTINGS:-3500}" ${ENGINES:+--engines "$ENGINES"} ${REUSE:+--reuse-indexes} ${INTERLEAVE:+--interleave} 2>&1 \
+  --seismic-postings "${SEISMIC_POSTINGS:-3500}" ${ENGINES:+--engines "$ENGINES"} ${REUSE:+--reuse-indexes} ${INTERLEAVE:+--interleave} 2>&1 \
   | tee "$work/run-$(date +%Y%m%d-%H%M%S).log"

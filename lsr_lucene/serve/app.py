@@ -23,7 +23,7 @@ from pydantic import (AliasChoices, BaseModel, ConfigDict, Field, StrictBool, St
 from starlette.exceptions import HTTPException
 
 from lsr_lucene import __version__
-from lsr_lucene.cli_options import retired
+from lsr_lucene.errors import retired
 from lsr_lucene.errors import InputError
 from lsr_lucene.search.spec_searcher import check_heap_factor
 from lsr_lucene.serve import MAX_BODY_MB

@@ -73,13 +73,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--check", type=int, default=100, help="queries per kind and k checked against brute force")
     parser.add_argument("--ks", default="10,1000")
     parser.add_argument("--warmup", type=int, default=5)
-    parser.add_argument("--top-postings", default="2.4%",
-                        help="postings per term of our top-postings sidecar (approximate search), built on our "
-                             "indexes: a count, a share of the passages (e.g. 2.4%%: 16,000 of 666,157), or one "
-                             "of them per --docs size")
-    parser.add_argument("--approx-depths", default=",".join(map(str, real_approx.DEPTHS)) or "none",
-                        help="candidate depths of our top-postings approximate search on the curve (none: not on "
-                             "it, the default)")
     parser.add_argument("--heap-factors", default=",".join(f"{h:g}" for h in real_approx.HEAP_FACTORS),
                         help="heap factors of our block-max search on the curve (1: exact)")
     parser.add_argument("--seismic-postings", default=str(real_approx.SEISMIC_POSTINGS),
@@ -88,18 +81,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seismic-grid", default=",".join(f"{c}:{h:g}" for c, h in real_approx.SEISMIC_GRID),
                         help="Seismic's query settings on the curve, comma list of query_cut:heap_factor")
     parser.add_argument("--no-approx-curve", dest="approx_curve", action="store_false",
-                        help="skip the approximate curves (ours at each depth, Seismic at each query setting)")
+                        help="skip the approximate curves (ours at each heap factor, Seismic at each query setting)")
     parser.add_argument("--reuse-indexes", action="store_true",
                         help="search the indexes an earlier run of the same collection built under --work")
     parser.add_argument("--interleave", action="store_true",
                         help="time the engines of each order in one process, each query searched by every engine in "
                              "turn (per-query rows only, no batch rows): ratios that hold on a loaded machine")
     args = check_measure_args(parser.parse_args(argv), REAL_KINDS)
-    try:
-        args.approx_depths = [] if args.approx_depths.strip() == "none" else sorted(
-            {int(d) for d in args.approx_depths.split(",") if d.strip()})
-    except ValueError:
-        raise InputError(f"--approx-depths {args.approx_depths!r}: expected a comma list of integers or none") from None
     try:
         args.heap_factors = [float(h) for h in args.heap_factors.split(",") if h.strip()]
         args.seismic_postings = [int(n) for n in str(args.seismic_postings).split(",") if n.strip()]
@@ -112,17 +100,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         raise InputError(f"--heap-factors: every value must be in (0, 1], got {args.heap_factors}")
     if not args.seismic_postings or min(args.seismic_postings) <= 0:
         raise InputError(f"--seismic-postings: every value must be positive, got {args.seismic_postings}")
-    values = args.top_postings.split(",")
-    if len(values) not in (1, len(args.docs_list)):
-        raise InputError(f"--top-postings: give one value or one per --docs size ({len(args.docs_list)})")
-    values = values * len(args.docs_list) if len(values) == 1 else values
-    try:
-        args.top_postings_at = {n: max(1, round(n * float(v[:-1]) / 100)) if v.strip().endswith("%") else int(v)
-                                for n, v in zip(args.docs_list, values)}
-    except ValueError:
-        raise InputError(f"--top-postings {args.top_postings!r}: expected counts or shares such as 2.4%") from None
-    if min(args.top_postings_at.values()) <= 0 or min(args.approx_depths, default=1) <= 0:
-        raise InputError("every --top-postings and --approx-depths value must be positive")
     if args.corpus is None and args.vectors is None:
         raise InputError("give --corpus (encoded under --work) or --vectors (already encoded in the benchmark's order)")
     if (args.topics is None) == (args.query_vectors is None):

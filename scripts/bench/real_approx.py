@@ -1,12 +1,12 @@
 """Approximate search against Seismic on the same passages and queries (issue 40): recall@k / latency curves.
 
 Ours: exact search's block-max scorer with a heap factor H < 1 (``SpecSearcher.heap_factor``: windows and blocks
-pruned against threshold / H), and optionally the top-postings sidecar's candidates (``approximate=D,
-query_cut=C``) for each depth D. Seismic: its index built here with ``n_postings`` per list (its build parameter),
-for each (query_cut, heap_factor). Every setting of every engine is timed per query, one thread, interleaved: each
-query is searched by every setting in turn (rotating which goes first), so that a loaded machine slows all alike;
-recall@k is against our exact top k of the same queries (computed untimed). Writes ``approx.csv`` (merged across
-sizes), ``approx.md`` and ``approx_curve.png``.
+pruned against threshold / H; the one approximation knob since top postings were retired, issue 66). Seismic: its
+index built here with ``n_postings`` per list (its build parameter), for each (query_cut, heap_factor). Every
+setting of every engine is timed per query, one thread, interleaved: each query is searched by every setting in
+turn (rotating which goes first), so that a loaded machine slows all alike; recall@k is against our exact top k of
+the same queries (computed untimed). Writes ``approx.csv`` (merged across sizes), ``approx.md`` and
+``approx_curve.png``.
 """
 from __future__ import annotations
 
@@ -20,8 +20,6 @@ import pandas as pd
 from scripts.bench.scale_runner import in_child, latency_row
 from lsr_lucene.io.output import atomic_output, save_png
 
-DEPTHS = ()  # the top-postings curve's candidate depths (none by default: the heap factor is faster, issue 40)
-QUERY_CUTS = (5, 10, 0)  # the query terms the top-postings first phase keeps (0: all)
 HEAP_FACTORS = (1.0, 0.95, 0.9, 0.88, 0.85, 0.8)
 SEISMIC_GRID = tuple((cut, heap) for cut in (5, 10, 20) for heap in (0.6, 0.7, 0.75, 0.8, 0.9, 1.0))
 SEISMIC_POSTINGS = 3500  # Seismic's default n_postings
@@ -31,18 +29,6 @@ RECALL_GOALS = {10: 0.97, 1000: 0.95}  # issue 40's goals; other k: 0.95
 def recall_goal(k: int) -> float:
     """The recall@k an approximate setting must reach to count at k."""
     return RECALL_GOALS.get(int(k), 0.95)
-
-
-def ensure_top_postings(index: Path, postings: int) -> dict | None:
-    """The index's top-postings sidecar with ``postings`` per term (built, and timed, unless already so)."""
-    from lsr_lucene.index.impact import index_size
-    from lsr_lucene.index.top_postings import TOP_POSTINGS_DIR, build_top_postings, top_postings_per_term
-
-    if top_postings_per_term(index) == postings:
-        return None
-    started = time.perf_counter()
-    info = build_top_postings(index, postings)
-    return {**info, "build_s": time.perf_counter() - started, "size_bytes": index_size(index / TOP_POSTINGS_DIR)}
 
 
 def _recall(got: list, truth: list, exact_scores) -> float:
@@ -65,34 +51,21 @@ def _recalls(hits: list, truth: list, searcher, queries: list[dict]) -> float:
                for got, want, q in zip(hits, truth, queries)) / len(queries)
 
 
-def curve_task(paths: dict, orders: dict[str, Path], queries: list[dict], ks: list[int], depths: list[int],
-               cuts: list[int], heaps: list[float], grid: list[tuple[int, float]], postings: int,
-               warmup: int) -> dict:
-    """(In a child process.) Every setting of ours (heap factors, top-postings depths) on each order's index and of
+def curve_task(paths: dict, orders: dict[str, Path], queries: list[dict], ks: list[int], heaps: list[float],
+               grid: list[tuple[int, float]], warmup: int) -> dict:
+    """(In a child process.) Every setting of ours (heap factors) on each order's index and of
     Seismic, timed query by query in turn; rows with recall@k against our exact top k."""
     from scripts.bench.engine_native import SeismicEngine
     from lsr_lucene.search.spec_searcher import SpecSearcher
 
-    builds: list = []
     settings: list[tuple[dict, Callable, Callable]] = []  # (row fields, untimed setup(), timed search(query, k) -> hits)
     searchers = {}
     for order, index in orders.items():
-        if depths:
-            built = ensure_top_postings(index, postings)
-            if built:
-                builds.append({"order": order, **built})
         searchers[order] = searcher = SpecSearcher(index)
-        exact = _setter(searcher, 1.0)
         for h in heaps:
             settings.append(({"engine": "ours-heap", "order": order, "setting": f"heap_factor {h:g}",
                               "heap_factor": h}, _setter(searcher, h),
                              lambda q, k, s=searcher: s.search(q["spec"], k)))
-        for cut in cuts if depths else ():
-            for depth in depths:
-                settings.append(({"engine": "ours-approx", "order": order, "setting": f"depth {depth}, query_cut "
-                                  f"{cut or 'all'}", "depth": depth, "query_cut": cut}, exact,
-                                 lambda q, k, s=searcher, d=depth, c=cut: s.search(q["spec"], k, approximate=max(d, k),
-                                                                                   query_cut=c)))
     scorer = next(iter(searchers.values()), None)  # exact scores of hits outside the truth
     engines = []
     for n_postings, folder in paths.get("seismic", {}).items():
@@ -132,7 +105,7 @@ def curve_task(paths: dict, orders: dict[str, Path], queries: list[dict], ks: li
         searcher.close()
     for engine in engines:
         engine.close()
-    return {"rows": rows, "builds": builds}
+    return {"rows": rows}
 
 
 def _setter(searcher, heap_factor: float):
@@ -143,7 +116,7 @@ def _setter(searcher, heap_factor: float):
 
 
 def measure_curve(args, paths: dict, work: Path, queries: list[dict], docs: int, capability: str) -> tuple[list, list]:
-    """The curves at one size, in a fresh child process: (curve rows, index rows of sidecars built)."""
+    """The curves at one size, in a fresh child process: (curve rows, index rows of the Seismic indexes built)."""
     orders = {order: work / "indexes" / ("ours" if order == "natural" else "ours-bp") for order in args.order_list}
     orders = {o: p for o, p in orders.items() if p.is_dir()}
     seismic, index_rows = {}, []
@@ -153,8 +126,7 @@ def measure_curve(args, paths: dict, work: Path, queries: list[dict], docs: int,
         if folder is not None:
             seismic[n_postings] = folder
     got = in_child(curve_task, {**paths, "seismic": seismic}, orders,
-                   queries, args.ks_list, list(args.approx_depths), list(QUERY_CUTS), list(args.heap_factors),
-                   list(args.seismic_grid), args.top_postings_at[docs], args.warmup)
+                   queries, args.ks_list, list(args.heap_factors), list(args.seismic_grid), args.warmup)
     if "error" in got:
         print(got.get("traceback", ""), end="")
         print(f"  skipped the approximate curve: {got['error']}", flush=True)
@@ -163,11 +135,6 @@ def measure_curve(args, paths: dict, work: Path, queries: list[dict], docs: int,
         row.update(docs=docs, cpu_capability=capability, queries=len(queries))
         print(f"  {row['engine']:12s} {row['order']:7s} k={row['k']:<5d} {row['setting']:45s} mean {row['mean_ms']:7.2f} ms "
               f"p50 {row['p50_ms']:7.2f}  recall@{row['k']} {row['recall']:.3f}  [CPU {capability}]", flush=True)
-    index_rows += [{"docs": docs, "engine": "ours-top-postings", "order": b["order"], "threads": 1,
-                    "build_s": b["build_s"], "bp_s": float("nan"), "size_bytes": b["size_bytes"],
-                    "peak_rss_bytes": float("nan"), "cpu_capability": capability,
-                    "note": f"top-postings sidecar: {b['postings_per_term']} per term, {b['kept_postings']:,} of "
-                            f"{b['postings']:,} postings, forward field"} for b in got["builds"]]
     return got["rows"], index_rows
 
 
@@ -237,8 +204,8 @@ def write_curve(out: Path, rows: list[dict], command: str) -> None:
     text = (f"Machine: {report.machine()}  \nCommand: `{command}`\n\nApproximate search against Seismic: per-query "
             f"calls from Python, one thread, every setting of every engine searching each query in turn; recall@k "
             f"against our exact top k of the same queries (a returned document whose exact score ties the k-th counts "
-            f"as found). Ours: `heap_factor` H (block-max pruning against threshold / H; 1 is exact search), "
-            f"`depth` (top-postings candidates). Seismic: its index with `n_postings` per list.\n\n"
+            f"as found). Ours: `heap_factor` H (block-max pruning against threshold / H; 1 is exact search). "
+            f"Seismic: its index with `n_postings` per list.\n\n"
             + summary(new) + "\n## All points\n\n" + to_markdown(table.set_index("docs"), ".3f"))
     with atomic_output(out / "approx.md", overwrite=True) as tmp:
         tmp.write_text(text, encoding="utf-8")

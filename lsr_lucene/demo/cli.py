@@ -21,7 +21,7 @@ def run_demo(output_dir: Path, model: str = DEFAULT_MODEL, threads: int = 2, max
     existing ``output_dir`` is refused unless ``overwrite`` (then the files the demo writes there are replaced)."""
     from lsr_lucene.io.output import refuse_existing
 
-    from lsr_lucene import bm25
+    from lsr_lucene.search import cli_bm25 as bm25
     from lsr_lucene.encode import cli as encode
     from lsr_lucene.eval import trec as evaluation
     from lsr_lucene.index import cli as index

@@ -36,8 +36,10 @@ python -m scripts.negation.setdiff run --collections "$collections" --term-scale
 python -m scripts.negation.setdiff pairs --term-scales "$V" --data "$data" --output work/setdiff/new
 old=work/setdiff/old-code
 if [ ! -d "$old/lsr_lucene" ]; then
-  mkdir -p "$old" && git archive fe2cb36 lsr_lucene | tar -x -C "$old"
-  cp -r lsr_lucene/java_build "$old/lsr_lucene/"   # the old code's Java classes are a subset of this jar's
+  mkdir -p "$old" && git archive fe2cb36 lsr_lucene java | tar -x -C "$old"
+fi
+if [ ! -f "$old/lsr_lucene/java_build/lsr-lucene.jar" ]; then   # the old code's own jar (its Java API differs)
+  (cd "$old" && PYTHONPATH="$here/$old" python -c "from lsr_lucene.cli import main; main()" build-java)
 fi
 (cd "$old" && PYTHONPATH="$here/$old:$here" python -m scripts.negation.setdiff run --work "$here/work" \
   --data "$data" --queries "$here/runs/negation/setdiff_queries.jsonl" --collections "$collections" \

@@ -44,15 +44,14 @@ def test_int8_vectors_are_close_to_fp32_and_do_not_depend_on_their_batch(encoder
     alone = np.stack([int8.encode([t])[0] for t in texts])
     assert np.abs(together - alone).max() < 1e-4  # padding and batch mates do not move a text's vector
     assert (np.einsum("ij,ij->i", together, fp32.encode(texts)) > 0.99).all()
-    assert int8.settings()["dtype"] == "int8" and int8.settings()["query_dtype"] == "int8"
+    assert int8.settings()["dtype"] == "int8" and int8.settings()["query_dtype"] == "fp32"
     assert fp32.settings()["query_dtype"] == "fp32"
 
 
-def test_queries_follow_the_documents_precision():
+def test_queries_are_fp32_whatever_the_documents_precision():
     from lsr_lucene.dense.encoder import query_dtype
 
-    assert query_dtype("int8") == "int8"
-    assert query_dtype("fp32") == query_dtype("bf16") == query_dtype(None) == "fp32"  # folders before int8
+    assert query_dtype("int8") == query_dtype("fp32") == query_dtype("bf16") == query_dtype(None) == "fp32"
 
 
 def test_ann_hits_equal_the_exact_scan_on_a_small_collection(tmp_path):

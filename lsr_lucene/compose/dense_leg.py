@@ -74,7 +74,7 @@ class DenseLeg:
 
     @property
     def encoder(self):
-        """The dense query encoder (loaded on first use; int8 for int8 documents, else fp32)."""
+        """The dense query encoder (loaded on first use; fp32 queries whatever the documents' precision)."""
         with self._lock:
             return self._load()
 
@@ -82,7 +82,7 @@ class DenseLeg:
         if self._encoder is None:
             from lsr_lucene.dense.encoder import DEFAULT_MAX_LENGTH, DenseEncoder, query_dtype
 
-            meta = self.embeddings.metadata  # queries as the documents were encoded (fp32 in folders before int8)
+            meta = self.embeddings.metadata
             self._encoder = DenseEncoder(meta.get("model"), int(meta.get("max_length", DEFAULT_MAX_LENGTH)),
                                          self.threads, query_dtype(meta.get("dtype")), "cpu")
             if self._encoder.dim != self.embeddings.vectors.shape[1]:

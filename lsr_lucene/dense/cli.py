@@ -3,8 +3,8 @@
 ``lsr-lucene dense encode --corpus SPEC --output DIR`` writes document embeddings; ``lsr-lucene dense search
 --index DIR --topics SPEC --output RUN`` encodes the queries with the same model and searches a Faiss flat
 inner-product index (exact cosine; built in memory, meant for collections up to a few million documents).
-Documents are encoded in int8 unless ``--dtype`` says otherwise (runs/dense/encode_speed_*.md); queries in int8 for
-int8 documents, else in fp32 (what the folder's metadata.json records).
+Documents are encoded in int8 unless ``--dtype`` says otherwise (runs/dense/encode_speed_*.md); queries always in fp32
+(as the sparse encoder's).
 """
 from __future__ import annotations
 
@@ -25,11 +25,11 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def add_dense_dtype(parser: argparse.ArgumentParser) -> None:
-    """``--dtype`` of the dense leg's documents (queries follow: int8 for int8, else fp32)."""
+    """``--dtype`` of the dense leg's documents (queries are always fp32)."""
     parser.add_argument("--dtype", choices=DTYPES, default=DEFAULT_DTYPE, help=(
-        "precision of the dense documents: int8 (default; CPU: int8 Linear layers, per-token scales, queries in int8 "
-        "too; 1.8x the sparse encoding's time on NPL, 3.7x on Cranfield, against 4.2x and 5.7x in fp32; mean cosine "
-        "with fp32 0.9975: runs/dense/), fp32, bf16 or auto (fp32 or bf16, the faster; queries in fp32)"))
+        "precision of the dense documents: int8 (default; CPU: int8 Linear layers, per-token scales; "
+        "1.8x the sparse encoding's time on NPL, 3.7x on Cranfield, against 4.2x and 5.7x in fp32; mean cosine "
+        "with fp32 0.9975: runs/dense/), fp32, bf16 or auto (fp32 or bf16, the faster); queries are always fp32"))
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -92,8 +92,7 @@ def _search(args: argparse.Namespace) -> int:
     # operation: 14x slower at 2 threads on a loaded 2-core machine, runs/threads); --threads go to Faiss
     encoder = DenseEncoder(meta.get("model"), int(meta.get("max_length", DEFAULT_MAX_LENGTH)), QUERY_THREADS,
                            query_dtype(meta.get("dtype")), args.device)
-    if encoder.query_dtype != "int8":
-        note_documents_precision(meta.get("dtype"))
+    note_documents_precision(meta.get("dtype"))
     if encoder.dim != embeddings.vectors.shape[1]:
         raise InputError(f"{args.index}: {embeddings.vectors.shape[1]}-dimensional embeddings, but model "
                          f"{meta.get('model')} gives {encoder.dim}")

@@ -28,9 +28,10 @@ DTYPES = ("int8", "fp32", "bf16", "auto")
 
 
 def query_dtype(documents: object) -> str:
-    """The precision queries are encoded in for documents encoded in ``documents`` (an embeddings folder's
-    ``dtype``; absent in folders written before int8: fp32): int8 for int8 documents, else fp32."""
-    return "int8" if documents == "int8" else prec.QUERY_DTYPE
+    """The precision queries are encoded in, whatever ``documents`` (an embeddings folder's ``dtype``) says: fp32,
+    as the sparse encoder's queries (issue 65: an int8 query moved a BoolQuestions near-tie of the negation default;
+    a query is one short text, so fp32 costs little)."""
+    return prec.QUERY_DTYPE
 
 
 class DenseEncoder:

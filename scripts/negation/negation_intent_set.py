@@ -4,11 +4,14 @@ or stay plain (negation the user is looking for), with category, paraphrase fami
 Sources: the hand-written rows (``lsr_lucene/data/negation_intent/written.tsv``: keyword, question, request and
 relative-clause exclusions in paraphrase families; sought states, facts and titles; the examples of issue 50 in
 ``issue-*`` families), a seeded sample of the ExcluIR and BoolQuestions NOT dev queries (exclusions), the NQ test
-questions in which the cue parser finds a candidate cue (hand-labelled below: sought unless listed in
-``NQ_FIRE``) and the SciFact claims with a candidate cue (negated facts). The split is by family (paraphrases
-stay together): a sha1 hash of the family holds out one family in three (:func:`held_out`); ``issue-*`` families
-are always development (they are the tests). Only the written rows ship in the package: the benchmark, NQ and
-SciFact rows are read from the shared data each time (:func:`read_set`; data is never copied into the project).
+questions in which the cue parser finds a candidate cue (hand-labelled below: sought unless listed in ``NQ_FIRE``)
+and the SciFact claims with a candidate cue (negated facts), the CACM, CISI and Cranfield topics with a candidate cue
+(hand-labelled below), and one natural-language row per topic and B kind of the set-difference benchmark
+(``runs/negation/setdiff_queries.jsonl``, issue 65: exclusions; phrasing drawn by seed; split by that benchmark's own
+held-out topics, so none of its held-out topics trains the model). The split is by family (paraphrases stay
+together): a sha1 hash of the family holds out one family in three (:func:`held_out`); ``issue-*`` families are
+always development (they are the tests). Only the written rows ship in the package: the benchmark, NQ and SciFact
+rows are read from the shared data each time (:func:`read_set`; data is never copied into the project).
 Usage: ``python -m scripts.negation.negation_intent_set --data ../shared/data --output FILE`` writes the
 whole set for reading.
 """
@@ -32,8 +35,14 @@ SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"  # 
 COLUMNS = ("query", "label", "category", "family", "split", "source")
 SEED = 50
 BENCHMARK_SAMPLE = {"excluir": 80, "boolquestions_not": 40}
+SETDIFF = Path(__file__).resolve().parents[2] / "runs" / "negation" / "setdiff_queries.jsonl"
+SETDIFF_PHRASINGS = ("but-not", "excluding", "without")  # its natural-language rows (the explicit syntax is parsed)
 # NQ test questions with a candidate cue whose negation is an exclusion (the rest are sought negations)
 NQ_FIRE = {"test2783"}  # "other than water what else has hydrogen bonds"
+# the judged collections' topics with a candidate cue (hand-labelled: sought or descriptive negations unless listed);
+# with the set-difference rows built from these collections, the model must also see their own negations
+JUDGED = ("cacm", "cisi", "cranfield")  # npl and med topics have no candidate cue
+JUDGED_FIRE = {"cacm/6", "cacm/28", "cranfield/124", "cranfield/176", "cranfield/199"}  # "not interested in", "other than"
 _TITLE = re.compile(r"\b(?:sings?|sang|sing|wrote|recorded|said|lyrics|meaning|released|come out|tour|song|"
                     r"anime|filmed|published|take place|soldier|kennedy|pay we'll)\b", re.IGNORECASE)
 
@@ -81,9 +90,36 @@ def build(data: Path) -> list[dict]:
     for qid, text in _candidates(read_topics(data / "scifact" / "topics.train.tsv")).items():
         rows.append({"query": text, "label": "plain", "category": "fact", "family": f"scifact-{qid}",
                      "source": "scifact train"})
+    for name in JUDGED:
+        for qid, text in _candidates(read_topics(data / name / "topics.tsv")).items():
+            fire = f"{name}/{qid}" in JUDGED_FIRE
+            rows.append({"query": text, "label": "fire" if fire else "plain",
+                         "category": _kind(text) if fire else "state", "family": f"{name}-{qid}",
+                         "source": f"{name} topics"})
+    rows.extend(_setdiff_rows(rng))
     for row in rows:
+        if row["source"] == "setdiff":
+            continue
         row["split"] = "dev" if row["family"].startswith("issue-") or not held_out(row["family"]) else "held-out"
     return rows
+
+
+def _setdiff_rows(rng: random.Random) -> list[dict]:
+    """One natural-language exclusion per (topic, kind of B) of the set-difference benchmark, its phrasing drawn by
+    ``rng``; its split is the benchmark's (held-out topics stay held out here too)."""
+    groups: dict[tuple, list[dict]] = {}
+    with SETDIFF.open(encoding="utf-8") as handle:
+        for line in handle:
+            row = json.loads(line)
+            if row["phrasing"] in SETDIFF_PHRASINGS or row["kind"] == "description":
+                groups.setdefault((row["collection"], row["qid"], row["kind"]), []).append(row)
+    out = []
+    for key in sorted(groups):
+        row = rng.choice(sorted(groups[key], key=lambda r: r["id"]))
+        out.append({"query": row["query"], "label": "fire", "category": _kind(row["query"]),
+                    "family": f"setdiff-{row['collection']}-{row['qid']}", "source": "setdiff",
+                    "split": "held-out" if row["heldout"] else "dev"})
+    return out
 
 
 def read_set(path: str | Path | None = None, data: str | Path = SHARED_DATA) -> list[dict]:

@@ -304,28 +304,50 @@ def negated(topics: Mapping[str, str]) -> dict[str, object]:
     return {c.qid: c for c in parse_topics(topics) if has_not(c.tree)}
 
 
+class DistributedComposer:
+    """Negated queries ranked over a distributed index as ``lsr-lucene compose --not-op not_op`` ranks them on one
+    index of the same documents (its other options at their defaults): the shards' dense leg when every shard has
+    one, else the sparse-only default. Opened once for many :meth:`rank` calls (the dense query encoder is loaded on
+    first use and kept)."""
+
+    def __init__(self, searcher: DistributedSearcher, sparse_encoder, scale: float, not_op: str | None = None,
+                 fusion_depth: int | None = None, dense_depth: int | None = None):
+        from lsr_lucene.compose.execute import DEFAULT_FUSION_DEPTH
+        from lsr_lucene.compose.operations import Settings
+        from lsr_lucene.compose.query_encoder import QueryEncoder
+
+        self.searcher, self.scale, self.dense_depth = searcher, scale, dense_depth
+        self.depth = DEFAULT_FUSION_DEPTH if fusion_depth is None else int(fusion_depth)
+        if self.depth < 1:
+            raise InputError(f"--fusion-depth must be >= 1, got {self.depth}")
+        self.dense = DistributedDenseLeg.open(searcher)
+        self.settings = Settings.of(None, not_op, dense=self.dense is not None)
+        self.encoder = QueryEncoder(mode="full", encoder=sparse_encoder)
+        self.backend = DistributedBackend(searcher)
+
+    def rank(self, compositions: Sequence, hits: int, warn=None, notes=None) -> dict[str, list[tuple[str, float]]]:
+        """Ranked (docid, unrounded score) lists of ``compositions``, what compose writes; ``warn(qid, why)`` hears
+        of queries that match nothing, ``notes(line)`` which dense leg is used, or that none is."""
+        from lsr_lucene.compose.dense_leg import missing_note
+        from lsr_lucene.compose.execute import compose, execute
+        from lsr_lucene.compose.operations import plan_inputs
+
+        plans = compose(compositions, self.settings, self.encoder)
+        needs_dense = any(kind == "dense" for plan in plans for kind, _ in plan_inputs(plan))
+        if notes is not None:
+            if needs_dense and self.dense is not None:
+                notes(f"  {self.dense.describe()}")
+            elif self.dense is None and self.settings.not_is_default():
+                notes(missing_note("SHARD").replace("lsr-lucene index --index SHARD --dense",
+                                                    "lsr-lucene index --index SHARD --dense for each shard"))
+        return execute([c.qid for c in compositions], plans, self.backend, self.scale, int(hits), self.depth, warn,
+                       None, self.dense if needs_dense else None, dense_depth=self.dense_depth,
+                       exclude={c.qid: c.exclude for c in compositions if c.exclude})
+
+
 def rank_compositions(searcher: DistributedSearcher, compositions: Sequence, sparse_encoder, scale: float,
                       hits: int, not_op: str | None = None, fusion_depth: int | None = None,
                       dense_depth: int | None = None, warn=None, notes=None) -> dict[str, list[tuple[str, float]]]:
-    """Ranked (docid, unrounded score) lists of ``compositions``, what ``lsr-lucene compose --not-op not_op`` writes
-    on one index of the same documents (its other options at their defaults): the shards' dense leg when every shard
-    has one, else the sparse-only default. ``notes(line)`` hears which dense leg is used, or that none is."""
-    from lsr_lucene.compose.dense_leg import missing_note
-    from lsr_lucene.compose.execute import DEFAULT_FUSION_DEPTH, compose, execute
-    from lsr_lucene.compose.operations import Settings, plan_inputs
-    from lsr_lucene.compose.query_encoder import QueryEncoder
-
-    dense = DistributedDenseLeg.open(searcher)
-    settings = Settings.of(None, not_op, dense=dense is not None)
-    plans = compose(compositions, settings, QueryEncoder(mode="full", encoder=sparse_encoder))
-    needs_dense = any(kind == "dense" for plan in plans for kind, _ in plan_inputs(plan))
-    if notes is not None:
-        if needs_dense and dense is not None:
-            notes(f"  {dense.describe()}")
-        elif dense is None and settings.not_is_default():
-            notes(missing_note("SHARD").replace("lsr-lucene index --index SHARD --dense",
-                                                "lsr-lucene index --index SHARD --dense for each shard"))
-    depth = DEFAULT_FUSION_DEPTH if fusion_depth is None else int(fusion_depth)
-    return execute([c.qid for c in compositions], plans, DistributedBackend(searcher), scale, int(hits), depth, warn,
-                   None, dense if needs_dense else None, dense_depth=dense_depth,
-                   exclude={c.qid: c.exclude for c in compositions if c.exclude})
+    """:meth:`DistributedComposer.rank` of a composer made for this call."""
+    return DistributedComposer(searcher, sparse_encoder, scale, not_op, fusion_depth, dense_depth).rank(
+        compositions, hits, warn, notes)

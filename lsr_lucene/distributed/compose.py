@@ -31,6 +31,7 @@ from lsr_lucene.distributed.search import DistributedSearcher, ShardSearcher, ra
 from lsr_lucene.errors import InputError
 
 DENSE_DIR = "dense"  # dense.leg.DENSE_DIR: a shard's dense sidecar, as one index's
+WHERE_MEMO = 1 << 20  # docids whose shard a searcher remembers (then it starts afresh)
 
 
 class ComposeShardSearcher(ShardSearcher):
@@ -42,6 +43,7 @@ class ComposeShardSearcher(ShardSearcher):
         super().__init__(indexes, heap_factor, threads)
         self._backends: list = []
         self._dense: list | None = None
+        self._where: dict[str, int] = {}  # docid -> the position of the shard here holding it, -1: none
 
     def _shard_backends(self) -> list:
         if not self._backends:
@@ -51,8 +53,23 @@ class ComposeShardSearcher(ShardSearcher):
         return self._backends
 
     def _held(self, docids: Sequence[str]) -> list[tuple[object, list[str]]]:
-        """(backend, the given docids its shard holds) per shard."""
-        return [(backend, backend.known(docids)) for backend in self._shard_backends()]
+        """(backend, the given docids its shard holds, in the order given) per shard; each docid looked up in the
+        shards once (a fused query's candidates are asked about several times)."""
+        backends = self._shard_backends()
+        unknown = [d for d in dict.fromkeys(docids) if d not in self._where]
+        if unknown:
+            if len(self._where) + len(unknown) > WHERE_MEMO:
+                self._where.clear()
+            self._where.update(dict.fromkeys(unknown, -1))
+            for position, searcher in enumerate(self.searchers):
+                for doc, lucene in zip(unknown, searcher.lucene_docids(unknown)):
+                    if lucene >= 0 and self._where[doc] < 0:
+                        self._where[doc] = position
+        held: list[list[str]] = [[] for _ in backends]
+        for doc in docids:
+            if self._where.get(doc, -1) >= 0:
+                held[self._where[doc]].append(doc)
+        return list(zip(backends, held))
 
     def known(self, docids: list[str]) -> list[str]:
         return [d for _, held in self._held(docids) for d in held]
@@ -136,8 +153,10 @@ def _gathered(searcher: DistributedSearcher, method: str, *args) -> list:
     """Every searcher's (first replica's) answer to ``method(*args)``, in searcher order."""
     import ray
 
-    shared = [ray.put(a) if not isinstance(a, (str, int, float)) else a for a in args]  # sent once to them all
-    return ray_get([getattr(actor, method).remote(*shared) for actor in _first_replicas(searcher)])
+    actors = _first_replicas(searcher)
+    # an argument for several searchers is put in the object store once; for one, it goes with the call
+    shared = [ray.put(a) if len(actors) > 1 and not isinstance(a, (str, int, float)) else a for a in args]
+    return ray_get([getattr(actor, method).remote(*shared) for actor in actors])
 
 
 class DistributedBackend:

@@ -96,8 +96,9 @@ def _search_parser(sub) -> None:
                         f"'A NOT B'), as compose --not-op: default compose's {DEFAULTS['not']} default, ranked as "
                         "compose ranks it on one index of the same documents (A's and B's sparse searches fused, "
                         "the dense leg of the shards' <shard>/dense folders when every shard has one, stored texts "
-                        "read; a few more rounds to the shards per query batch: docs/distributed.md); spec: one "
-                        "query spec per topic (the text as one query; explicit -B/NOT B: A alone, B's documents "
+                        "read; about 2-2.5x one index's compose time on NPL with 2 local shards, a few calls to "
+                        "the shards per query: runs/distributed/negation-npl.md); spec: one query spec per topic "
+                        "(the text as one query; explicit -B/NOT B: A alone, B's documents "
                         "removed)")
     opt.add_number(p, "--fusion-depth", default=DEFAULT_FUSION_DEPTH,
                    help="negated topics: hits per fused leg that form the candidates (compose --fusion-depth)")

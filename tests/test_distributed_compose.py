@@ -180,3 +180,22 @@ def test_an_independent_dense_encoding_is_close(built, tmp_path):
     assert sorted(whole.docids) == sorted(shards)
     gap = max(abs(float(np.dot(v, shards[d])) - 1.0) for d, v in zip(whole.docids, np.asarray(whole.vectors)))
     assert gap < 5e-3, gap
+
+
+def test_shards_held_by_three_searchers(built, tmp_path):
+    """Shards recorded as built on three nodes get three searcher processes (one each): the backend and dense leg
+    gather every one's answers, and the ranking is still one index's."""
+    root = built["root"]
+    dist = tmp_path / "dist"
+    shutil.copytree(root / "dist", dist)
+    manifest = json.loads((dist / "shards.json").read_text())
+    for number, shard in enumerate(manifest["shards"]):
+        shard["node"] = f"node-{number}"  # no such node alive: each searcher placed by SPREAD
+    (dist / "shards.json").write_text(json.dumps(manifest))
+    from lsr_lucene.distributed.search import node_groups
+
+    assert node_groups(manifest["shards"]) == [[0], [1], [2]]
+    out = tmp_path / "three.run"
+    assert cli(["distributed", "search", "--index", str(dist), "--topics", str(root / "topics.tsv"), "--hits", "20",
+                "--output", str(out)]) == 0
+    _same(read_hits(out), _compose_run(root, 20, "default"), [*NATURAL, *SYNTAX])

@@ -181,6 +181,7 @@ def _search_with_negations(searcher, queries: Queries, args: argparse.Namespace)
     def warn(qid: str, why: str) -> None:
         print(f"warning: query {qid}: {why}; no hits", file=sys.stderr)
 
+    searcher.ready()  # (the searchers' start is not the negated topics' time)
     with tempfile.TemporaryDirectory(prefix="distributed-run-") as tmp:
         plain_run, negated_run = Path(tmp) / "plain.run", Path(tmp) / "negated.run"
         searchable = [s for s in queries.specs if s.get("terms") or s.get("pairs") or s.get("windows")]

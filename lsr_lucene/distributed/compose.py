@@ -255,6 +255,8 @@ class DistributedDenseLeg:
     def _queries(self, texts: Sequence[str]):
         import numpy as np
 
+        from lsr_lucene.compose.dense_leg import QUERY_MEMO
+
         if self._encoder is None:
             from lsr_lucene.compose.dense_leg import leg_query_encoder
 
@@ -262,7 +264,10 @@ class DistributedDenseLeg:
         missing = [t for t in dict.fromkeys(texts) if t not in self._memo]
         if missing:
             self._memo.update(zip(missing, self._encoder.encode_queries(missing)))
-        return np.stack([self._memo[t] for t in texts])
+        out = np.stack([self._memo[t] for t in texts])
+        for text in list(self._memo)[:max(0, len(self._memo) - QUERY_MEMO)]:  # the latest kept, as DenseLeg's
+            del self._memo[text]
+        return out
 
     def scores(self, texts: Sequence[str], candidates: Sequence[str]) -> list[dict[str, float]]:
         """Per text, ``{docid: cosine}`` over ``candidates`` (InputError naming a candidate no shard holds)."""

@@ -263,9 +263,10 @@ def test_cli_search_of_topics_encodes_them_while_the_searchers_start(single, dis
 
 
 def test_explicit_exclusions_are_strict_on_every_shard(single, distributed, tmp_path):
-    """Issue 65: topics in the explicit syntax are searched on the shards as compose searches them on one index with
-    ``--not-op ignore`` (a spec cannot fuse: each not node ranks its A side): every document whose text contains an
-    excluded word is removed inside each shard's search, the top k filled by others."""
+    """Issue 65: with ``--not-op spec`` topics in the explicit syntax are searched on the shards as compose searches
+    them on one index with ``--not-op ignore`` (a spec cannot fuse: each not node ranks its A side): every document
+    whose text contains an excluded word is removed inside each shard's search, the top k filled by others. (By
+    default they are ranked as compose's default ranks them: tests/test_distributed_compose.py.)"""
     from lsr_lucene.search.text_filter import text_contains
 
     topics = tmp_path / "syntax.tsv"
@@ -273,7 +274,7 @@ def test_explicit_exclusions_are_strict_on_every_shard(single, distributed, tmp_
     assert cli(["compose", "--index", str(single / "index"), "--topics", str(topics), "--hits", "20",
                 "--not-op", "ignore", "--output", str(tmp_path / "one.run")]) == 0
     assert cli(["distributed", "search", "--index", str(distributed / "index"), "--topics", str(topics),
-                "--hits", "20", "--output", str(tmp_path / "dist.run")]) == 0
+                "--hits", "20", "--output", str(tmp_path / "dist.run"), "--not-op", "spec"]) == 0
     dist = read_hits(tmp_path / "dist.run")
     assert dist == read_hits(tmp_path / "one.run") and len(dist["1"]) == 20
     texts = {json.loads(line)["id"]: line for line in (single / "corpus.jsonl").read_text().splitlines()}

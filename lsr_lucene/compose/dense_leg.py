@@ -52,6 +52,20 @@ def missing_note(index_dir: str | Path) -> str:
             f"default (fusion-gated λ 1); add the dense leg with: lsr-lucene index --index {index_dir} --dense")
 
 
+def leg_query_encoder(path: str | Path, metadata: Mapping, dim: int, threads: int | None = 1):
+    """The dense query encoder of an embeddings folder (``metadata`` its record, ``dim`` its vectors' dimension):
+    queries in fp32 whatever the documents' precision, on CPU; InputError when the model's
+    dimension differs."""
+    from lsr_lucene.dense.encoder import DEFAULT_MAX_LENGTH, DenseEncoder, query_dtype
+
+    encoder = DenseEncoder(metadata.get("model"), int(metadata.get("max_length", DEFAULT_MAX_LENGTH)), threads or 1,
+                           query_dtype(metadata.get("dtype")), "cpu")
+    if encoder.dim != dim:
+        raise InputError(f"{path}: {dim}-dimensional embeddings, but model {metadata.get('model')} gives "
+                         f"{encoder.dim}")
+    return encoder
+
+
 class DenseLeg:
     """Dense cosines of texts with the documents of an embeddings folder (the model recorded there)."""
 
@@ -80,14 +94,8 @@ class DenseLeg:
 
     def _load(self):
         if self._encoder is None:
-            from lsr_lucene.dense.encoder import DEFAULT_MAX_LENGTH, DenseEncoder, query_dtype
-
-            meta = self.embeddings.metadata
-            self._encoder = DenseEncoder(meta.get("model"), int(meta.get("max_length", DEFAULT_MAX_LENGTH)),
-                                         self.threads, query_dtype(meta.get("dtype")), "cpu")
-            if self._encoder.dim != self.embeddings.vectors.shape[1]:
-                raise InputError(f"{self.path}: {self.embeddings.vectors.shape[1]}-dimensional embeddings, but model "
-                                 f"{meta.get('model')} gives {self._encoder.dim}")
+            self._encoder = leg_query_encoder(self.path, self.embeddings.metadata, self.embeddings.vectors.shape[1],
+                                              self.threads)
         return self._encoder
 
     def _queries(self, texts: Sequence[str]):
@@ -105,21 +113,29 @@ class DenseLeg:
 
     def scores(self, texts: Sequence[str], candidates: Sequence[str]) -> list[dict[str, float]]:
         """Per text, ``{docid: cosine}`` over ``candidates`` (InputError naming a candidate the folder lacks)."""
-        import numpy as np
-
-        rows = []
         for doc in candidates:
             if doc not in self.row:
                 raise InputError(f"{self.path}: no embedding for document {doc}; the dense folder was made from "
                                  "another corpus than the index")
-            rows.append(self.row[doc])
         if not texts:
             return []
         with self._lock:
             queries = self._queries(texts)
-        block = np.asarray(self.embeddings.vectors[np.asarray(rows, dtype=np.int64)], dtype=np.float32)
-        values = np.einsum("qd,cd->qc", queries.astype(np.float64), block.astype(np.float64))  # see similar
-        return [dict(zip(candidates, row.tolist())) for row in values]
+        return self.cosines(queries, candidates)
+
+    def cosines(self, queries, candidates: Sequence[str]) -> list[dict[str, float]]:
+        """Per encoded query row, ``{docid: cosine}`` over the ``candidates`` this folder holds (the others left
+        out): exact float64 dot products, each a function of its document and query alone (a distributed index's
+        shards compute them where the embeddings are)."""
+        import numpy as np
+
+        held = [doc for doc in candidates if doc in self.row]
+        if not held or not len(queries):
+            return [{} for _ in range(len(queries))]
+        block = np.asarray(self.embeddings.vectors[np.asarray([self.row[d] for d in held], dtype=np.int64)],
+                           dtype=np.float32)
+        values = np.einsum("qd,cd->qc", np.asarray(queries).astype(np.float64), block.astype(np.float64))  # similar
+        return [dict(zip(held, row.tolist())) for row in values]
 
     def search(self, texts: Sequence[str], k: int) -> list[list[str]]:
         """Per text, the ``k`` documents of highest cosine in the whole folder (by its HNSW index when it has one,
@@ -129,10 +145,17 @@ class DenseLeg:
             return [[] for _ in texts]
         with self._lock:
             queries = self._queries(texts)
+        return [[doc for doc, _ in hits] for hits in self.nearest(queries, k)]
+
+    def nearest(self, queries, k: int) -> list[list[tuple[str, float]]]:
+        """Per encoded query row, the ``k`` (docid, cosine rounded as ``dense.search`` rounds it) of highest cosine,
+        cosine descending, ties by docid (:meth:`search`'s documents, with their scores: the top k of several
+        folders merged in that order is the top k of their union)."""
+        with self._lock:
             if self._flat is None:
                 self._flat = self._searcher()
             flat = self._flat
-        return [[doc for doc, _ in hits] for hits in flat.search(queries, k)]
+        return flat.search(queries, k) if k > 0 and len(queries) else [[] for _ in range(len(queries))]
 
     def _searcher(self):
         """The approximate HNSW index of the folder (``ann.faiss``, built by ``index --dense``) when it has one,
@@ -158,12 +181,28 @@ class DenseLeg:
         if missing:
             raise InputError(f"{self.path}: no embedding for document {missing[0]}; the dense folder was made from "
                              "another corpus than the index")
-        rows = np.asarray([self.row[d] for d in candidates], dtype=np.int64)
+        return self.similar_to(np.asarray(self.embeddings.vectors[self.row[doc]], dtype=np.float32), candidates)
+
+    def vector(self, doc: str):
+        """The stored unit vector of ``doc`` (float32), None when this folder lacks it."""
+        import numpy as np
+
+        return None if doc not in self.row else np.array(self.embeddings.vectors[self.row[doc]], dtype=np.float32)
+
+    def similar_to(self, target, candidates: Sequence[str]) -> dict[str, float]:
+        """``{candidate: cosine with the unit vector target}`` over the candidates this folder holds (exact float64
+        dot products, each a function of its two vectors alone)."""
+        import numpy as np
+
+        held = [d for d in candidates if d in self.row]
+        if not held:
+            return {}
+        rows = np.asarray([self.row[d] for d in held], dtype=np.int64)
         block = np.asarray(self.embeddings.vectors[rows], dtype=np.float32).astype(np.float64)
-        target = np.asarray(self.embeddings.vectors[self.row[doc]], dtype=np.float32).astype(np.float64)
         # einsum, not BLAS: after torch has run, its OpenMP threads spin and a BLAS product of this size took 16-94 ms
         # against 0.6 on 2 loaded cores (scripts/bench/negation_latency)
-        return dict(zip(candidates, np.einsum("cd,d->c", block, target).tolist()))
+        vector = np.asarray(target, dtype=np.float32).astype(np.float64)
+        return dict(zip(held, np.einsum("cd,d->c", block, vector).tolist()))
 
     def describe(self) -> str:
         """One line: where the embeddings are and their model."""

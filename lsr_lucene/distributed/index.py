@@ -20,16 +20,20 @@ from lsr_lucene.index.kind import DISTRIBUTED, DISTRIBUTED_MANIFEST, index_recor
 from lsr_lucene.io.output import write_text_atomic
 from lsr_lucene.io.vectors import read_metadata, vector_files
 
+DENSE_DIR = "dense"  # dense.leg.DENSE_DIR: a shard's dense leg, where one index keeps its own
+
 MANIFEST = DISTRIBUTED_MANIFEST
 SHARD_DIR = "shard-{:05d}"
 
 
 def build_shard(vectors: str | list[str], index: str, threads: int, positions: str | None = None,
-                dense_impacts: float | str = "auto", reorder: str | None = None, seed: int | None = None) -> dict:
+                dense_impacts: float | str = "auto", reorder: str | None = None, seed: int | None = None,
+                dense: bool = False) -> dict:
     """Ray task: ``lsr-lucene index`` of one shard (a vector file, or consecutive files in order) in the worker's
     JVM (kept by the worker for its next shard); with ``positions``, the shard's positional field from its
     documents' lines of that file; ``dense_impacts``, ``reorder`` (BP order of the shard's docids) and ``seed`` as
-    ``index``'s."""
+    ``index``'s; ``dense``: also the shard's dense leg (``<shard>/dense``, as ``index --dense`` writes it, from the
+    text its vectors keep), unless it has one."""
     from lsr_lucene.index.impact import build_impact_index, read_index_metadata
 
     started = time.perf_counter()
@@ -39,7 +43,18 @@ def build_shard(vectors: str | list[str], index: str, threads: int, positions: s
         metadata = build_impact_index(vectors, index, threads=threads, positions=positions,
                                       dense_impacts=dense_impacts, reorder=reorder, seed=seed)
         built = True
-    return {"documents": metadata.get("documents"), "indexed": metadata.get("indexed"),
+    leg = Path(index) / DENSE_DIR
+    if dense and not (leg / "metadata.json").is_file():
+        from lsr_lucene.dense.leg import encode_documents, leg_documents
+
+        ids: list[str] = []
+        texts: list[str] = []
+        for file in [vectors] if isinstance(vectors, str) else vectors:
+            more_ids, more_texts, _ = leg_documents(index, vectors=file)
+            ids, texts = ids + more_ids, texts + more_texts
+        encode_documents(ids, texts, str(vectors), leg, threads=threads)
+    return {"dense": (leg / "metadata.json").is_file(),
+            "documents": metadata.get("documents"), "indexed": metadata.get("indexed"),
             "max_impact": metadata.get("max_impact"),
             "postings": metadata.get("postings"), "built": built, "node": node_id(),
             "reorder": (metadata.get("reorder") or {}).get("method"),
@@ -67,7 +82,7 @@ def distributed_index(vectors: str | Path, index: str | Path, workers: int, thre
                       on_shard: Callable[[dict], None] | None = None, positions: str | Path | None = None,
                       retries: int = RESTARTS,
                       dense_impacts: float | str = "auto", reorder: str | None = None, seed: int | None = None,
-                      shards: int = 0) -> dict:
+                      shards: int = 0, dense: bool = False) -> dict:
     """Build one impact index per shard of ``vectors`` under ``index``, at most ``workers`` at a time, each on
     the node that wrote the shard while that node is alive; then ``shards.json``; returns the manifest.
     ``positions`` (per-position token weights of the whole collection, ``encode --positions``) adds each
@@ -75,7 +90,9 @@ def distributed_index(vectors: str | Path, index: str | Path, workers: int, thre
     Every shard has the dense-impacts sidecar ``dense_impacts`` (a share, or ``auto`` as ``lsr-lucene index``; 0: none);
     ``reorder`` "bp" puts each shard's docids in BP order (seeded by ``seed``), as ``index --reorder bp`` does.
     ``shards`` N > 0: N shards, each of consecutive vector files (the collection's order kept; encode writes files
-    of ``--shard-size`` documents); 0: one shard per file.
+    of ``--shard-size`` documents); 0: one shard per file. ``dense``: every shard also gets its dense leg
+    (``<shard>/dense``: all-MiniLM-L6-v2 embeddings and their HNSW graph, as ``index --dense`` writes it), which
+    distributed search's negated queries read (lsr_lucene.distributed.compose).
     Shards already built (an interrupted run) are kept; a build whose worker dies is retried ``retries`` times
     (each build writes a temporary folder renamed when complete, so a killed one leaves no half-built shard; the
     next writer removes the dead one's temporaries), then the run stops with one error line: a rerun finishes it."""
@@ -125,7 +142,7 @@ def distributed_index(vectors: str | Path, index: str | Path, workers: int, thre
             if len(pending) == workers:
                 collect_one()
             task = build.options(scheduling_strategy=near(holder))
-            pending[task.remote(file, path, threads, positions, dense_impacts, reorder, seed)] = number
+            pending[task.remote(file, path, threads, positions, dense_impacts, reorder, seed, dense)] = number
         while pending:
             collect_one()
     except Exception as exc:

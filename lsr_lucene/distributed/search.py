@@ -221,12 +221,13 @@ class DistributedSearcher:
     (the node that built them), with ``replicas`` copies, each holding that node's shards in one JVM."""
 
     def __init__(self, index: str | Path, replicas: int = 1, heap_factor: float = 1.0, threads: int | None = None,
-                 wait: bool = True):
+                 wait: bool = True, actor: type | None = None):
         """``heap_factor`` H < 1: each shard's searcher prunes against threshold / H
         (SpecSearcher.heap_factor); the merged run keeps the promise, since the collection's exact k-th score is at
         least each shard's. ``threads``: search threads of each searcher actor (default: its machine's cores).
         ``wait`` False returns as soon as the searchers are asked to start, so that the caller can read or encode
-        its queries meanwhile; the first search waits for them (``ready``)."""
+        its queries meanwhile; the first search waits for them (``ready``). ``actor``: the searcher class (default
+        :class:`ShardSearcher`; a subclass may add calls, e.g. distributed.compose's)."""
         from lsr_lucene.search.spec_searcher import check_heap_factor
 
         import ray
@@ -246,7 +247,7 @@ class DistributedSearcher:
         # no CPU reserved: a searcher waits for queries most of the time, and reserving CPUs would leave a second
         # searcher (another run, a restarted actor) waiting for them forever. A group's first searcher runs on the
         # node that built its shards (while alive); further replicas, and groups of unknown node, are SPREAD
-        actor_class = ray.remote(num_cpus=0, max_restarts=RESTARTS, max_task_retries=RESTARTS)(ShardSearcher)
+        actor_class = ray.remote(num_cpus=0, max_restarts=RESTARTS, max_task_retries=RESTARTS)(actor or ShardSearcher)
         nodes = [manifest["shards"][group[0]].get("node") for group in self.groups]
         self.actors = [[actor_class.options(scheduling_strategy=near(node, "SPREAD") if r == 0 else "SPREAD").remote(
                             [self.shards[i] for i in group], self.heap_factor, threads)
@@ -274,7 +275,7 @@ class DistributedSearcher:
             from lsr_lucene.jvm.classes import java_class
 
             java_class("search.ShardHits$RunMerger")
-            counts = _ray_get(self._opening)  # indexes open or fail
+            counts = ray_get(self._opening)  # indexes open or fail
         except BaseException:
             self.close()
             raise
@@ -374,7 +375,7 @@ class DistributedSearcher:
                 if any(ref in pending for ref in batch_refs[number]):
                     continue  # other searchers of this batch still searching
                 fetching = time.perf_counter()
-                answers = _ray_get(batch_refs.pop(number))
+                answers = ray_get(batch_refs.pop(number))
                 timing.fetch += time.perf_counter() - fetching
                 packs: list[bytes] = [b""] * len(self.shards)  # in shard order
                 shard_seconds = [0.0] * len(self.shards)
@@ -412,7 +413,7 @@ class DistributedSearcher:
                 calls.append(numbers)
                 refs.append(row[replica % self.replicas].rescore.remote(position, items))
         rescored: list[list[Hit]] = [[] for _ in specs]
-        for numbers, lists in zip(calls, _ray_get(refs)):
+        for numbers, lists in zip(calls, ray_get(refs)):
             for number, columns in zip(numbers, lists):
                 rescored[number].extend(exact_hits(columns))
         return rescored
@@ -436,7 +437,7 @@ class DistributedSearcher:
             asked.update(term for term in missing if term.startswith(NEG_PREFIX))  # none held: none to ask for
             missing = [term for term in missing if not term.startswith(NEG_PREFIX)]
         if missing:
-            for shard in _ray_get([row[0].max_impacts.remote(field, missing) for row in self.actors]):
+            for shard in ray_get([row[0].max_impacts.remote(field, missing) for row in self.actors]):
                 for term, value in shard.items():
                     if value > table.get(term, 0):
                         table[term] = value
@@ -447,7 +448,7 @@ class DistributedSearcher:
         """Whether some shard holds a ``neg_`` term of ``field`` (asked once; without one, the ``neg_`` twins that
         positive weights subtract have no max impact to gather)."""
         if field not in self._negatives:
-            self._negatives[field] = any(_ray_get([row[0].has_negatives.remote(field) for row in self.actors]))
+            self._negatives[field] = any(ray_get([row[0].has_negatives.remote(field) for row in self.actors]))
         return self._negatives[field]
 
     def search_to_run(self, specs: Sequence[dict], output: str | Path, hits: int = 1000, tag: str = "lsr_lucene",
@@ -522,7 +523,7 @@ class DistributedSearcher:
         self.close()
 
 
-def _ray_get(refs: list):
+def ray_get(refs: list):
     """ray.get, with a user error (InputError, ...) raised by an actor re-raised as itself."""
     import ray
 

@@ -1,17 +1,17 @@
-"""The int8 dense leg against the fp32 one, and its approximate index against its exact scan (issue 68).
+"""The int8 (or bf16) dense leg against the fp32 one, and the int8 leg's approximate index against its exact scan
+(issue 68).
 
 Per benchmark of the ExcluIR layout (ExcluIR, BoolQuestions NOT): the document cosines between the two encodings,
 the dense top-k overlap of the queries, and the negation default's figures (R@1, MRR@10, RR) with each leg, with
 the queries whose ranking changes.
 
 ``python -m scripts.bench.dense_agreement --work work/agreement --output runs/dense/agreement.md
-[--benchmark ../shared/data/excluir ...]``: encodings are cached under ``--work`` (sparse vectors once, a dense leg
-per precision).
+[--benchmark ../shared/data/excluir ...] [--precision fp32 --precision bf16]``: encodings are cached under ``--work``
+(sparse vectors once, a dense leg per precision); the first ``--precision`` is the reference (default fp32, int8).
 """
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np
@@ -25,10 +25,10 @@ def sparse_vectors(corpus: Path, work: Path, threads: int) -> Path:
     """splade-tiny vectors of ``corpus`` (as the negation studies encode them: 512 tokens), encoded once."""
     from lsr_lucene.encode.encoder import SparseEncoder
     from lsr_lucene.io.corpus import count_docs, read_corpus
-    from lsr_lucene.io.vectors import write_vectors
+    from lsr_lucene.io.vectors import metadata_file, write_vectors
 
     vectors = work / "vectors"
-    if not (vectors / "metadata.json").is_file():
+    if metadata_file(vectors) is None:  # the record beside the folder (or inside it, as written before)
         write_vectors(read_corpus(str(corpus)), SparseEncoder(max_length=512, threads=threads), vectors,
                       total=count_docs(str(corpus)), source=str(corpus))
     return vectors
@@ -55,7 +55,7 @@ def changed(run: dict, reference: dict, qids: list[str], k: int) -> str:
     return f"{sum([d for d, _ in run[q][:k]] != [d for d, _ in reference[q][:k]] for q in qids)} / {len(qids)}"
 
 
-def compare(benchmark: Path, work: Path, threads: int, encoder) -> list[dict]:
+def compare(benchmark: Path, work: Path, threads: int, encoder, precisions: tuple[str, ...] = PRECISIONS) -> list[dict]:
     """One row per precision: its figures, and against the fp32 leg its cosines, overlaps and changed queries."""
     from lsr_lucene.compose.backends import ExactBackend
     from lsr_lucene.compose.compositions import parse_topics
@@ -66,17 +66,18 @@ def compare(benchmark: Path, work: Path, threads: int, encoder) -> list[dict]:
     from lsr_lucene.dense.leg import add_ann
     from lsr_lucene.dense.search import FlatSearcher
     from lsr_lucene.eval.contrastive_metrics import excluir_metrics, read_excluir
+    from lsr_lucene.io.vectors import read_metadata
 
     rows = read_excluir(benchmark / "dev.jsonl")
     slug = work / benchmark.resolve().name
     vectors = sparse_vectors(benchmark / "corpus.jsonl", slug, threads)
-    scale = json.loads((vectors / "metadata.json").read_text()).get("scale") or 100
+    scale = read_metadata(vectors).get("scale") or 100
     backend = ExactBackend(vectors)
     comps = parse_topics({str(r["id"]): str(r["query"]) for r in rows})
     qids = [c.qid for c in comps]
     texts = [str(r["query"]) for r in rows]
     out, reference = [], None
-    for dtype in PRECISIONS:
+    for dtype in precisions:
         leg = DenseLeg(dense_leg(benchmark / "corpus.jsonl", slug, dtype, threads), backend.n)
         leg._flat = FlatSearcher(leg.embeddings, 1)  # exact dense candidates (the approximate index: below)
         run = execute(qids, compose(comps, Settings(dense=True), encoder), backend, scale, 1000, dense=leg)
@@ -98,9 +99,9 @@ def compare(benchmark: Path, work: Path, threads: int, encoder) -> list[dict]:
                         "default's top 1 changed": changed(run, ref_run, qids, 1),
                         "default's top 10 changed": changed(run, ref_run, qids, 10)})
             for k in COLUMNS:
-                row[f"Δ{k}"] = round(row[k] - next(r[k] for r in out if r["leg"] == "fp32"), 4)
+                row[f"Δ{k}"] = round(row[k] - out[0][k], 4)
         out.append(row)
-        if dtype == PRECISIONS[-1]:  # the default leg with its approximate index against its exact scan
+        if dtype == "int8":  # the default leg with its approximate index against its exact scan
             if not ann_path(leg.path).is_file():
                 add_ann(leg.path, threads)
             approximate = DenseLeg(leg.path, backend.n)
@@ -130,12 +131,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=Path("work/agreement"))
     parser.add_argument("--output", type=Path, default=Path("runs/dense/agreement.md"))
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--precision", action="append", help="dense legs to compare, the reference first "
+                        "(default: fp32, int8)")
     args = parser.parse_args(argv)
+    precisions = tuple(args.precision or PRECISIONS)
     encoder = QueryEncoder("splade-tiny", "full", threads=args.threads)
-    rows = [r for b in (args.benchmark or BENCHMARKS) for r in compare(Path(b), args.work, args.threads, encoder)]
+    rows = [r for b in (args.benchmark or BENCHMARKS) for r in compare(Path(b), args.work, args.threads, encoder,
+                                                                               precisions)]
     table = to_markdown(pd.DataFrame(rows).fillna("").set_index("benchmark"))
-    text = (f"# The int8 dense leg against fp32 (dev sets, the negation default)\n\nCPU capability "
-            f"{capability_string()}; `python -m scripts.bench.dense_agreement`.\n\n{table}\n")
+    flags = "".join(f" --precision {p}" for p in args.precision or [])
+    text = (f"# The {' and '.join(precisions[1:])} dense leg against {precisions[0]} (dev sets, the negation "
+            f"default)\n\nCPU capability {capability_string()}; `python -m scripts.bench.dense_agreement{flags}`.\n\n"
+            f"{table}\n")
     write_text_atomic(args.output, text)
     print(text)
     return 0

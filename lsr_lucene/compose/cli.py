@@ -49,7 +49,7 @@ from lsr_lucene.compose.explain import explain_docs, explain_query
 from lsr_lucene.compose.query_syntax import read_query
 from lsr_lucene.compose.operations import (DEFAULT_DENSE_WEIGHT, DEFAULT_GATE, DEFAULT_NEIGHBOUR_WEIGHT, DEFAULTS,
                                            DENSE_NOT_LAMBDA, OPERATIONS, plan_inputs, required_texts)
-from lsr_lucene.compose.tree import MAX_DEPTH, NODE_OPS, Node, tree_from_json
+from lsr_lucene.compose.tree import MAX_DEPTH, NODE_OPS, has_not, tree_from_json
 from lsr_lucene.errors import InputError, json_problem
 from lsr_lucene.io.runs import write_run
 
@@ -92,11 +92,6 @@ def add_operation_arguments(parser: argparse.ArgumentParser) -> None:
                           help="query encoder ablation: keep only the query's own tokens (learned weights)")
     ablation.add_argument("--no-term-weights", action="store_true",
                           help="query encoder ablation: the query's own tokens with weight 1")
-
-
-def has_not(tree) -> bool:
-    """Whether a composition tree has a not node."""
-    return isinstance(tree, Node) and (tree.op == "not" or has_not(tree.a) or has_not(tree.b))
 
 
 def searcher_from_args(args: argparse.Namespace):

@@ -52,6 +52,20 @@ def missing_note(index_dir: str | Path) -> str:
             f"default (fusion-gated λ 1); add the dense leg with: lsr-lucene index --index {index_dir} --dense")
 
 
+def memo_encode(encoder, memo: dict, texts: Sequence[str]):
+    """The encodings of ``texts`` (rows in order): those not in ``memo`` (text -> encoding) encoded in one batch and
+    added; then the memo keeps only its ``QUERY_MEMO`` latest."""
+    import numpy as np
+
+    missing = [t for t in dict.fromkeys(texts) if t not in memo]
+    if missing:
+        memo.update(zip(missing, encoder.encode_queries(missing)))
+    out = np.stack([memo[t] for t in texts])
+    for text in list(memo)[:max(0, len(memo) - QUERY_MEMO)]:
+        del memo[text]
+    return out
+
+
 def leg_query_encoder(path: str | Path, metadata: Mapping, dim: int, threads: int | None = 1):
     """The dense query encoder of an embeddings folder (``metadata`` its record, ``dim`` its vectors' dimension):
     queries in fp32 whatever the documents' precision, on CPU; InputError when the model's
@@ -101,15 +115,7 @@ class DenseLeg:
     def _queries(self, texts: Sequence[str]):
         """The encodings of ``texts`` (rows in order), those not in the memo encoded in one batch; call under the
         lock."""
-        import numpy as np
-
-        missing = [t for t in dict.fromkeys(texts) if t not in self._memo]
-        if missing:
-            self._memo.update(zip(missing, self._load().encode_queries(missing)))
-        out = np.stack([self._memo[t] for t in texts])
-        for text in list(self._memo)[:max(0, len(self._memo) - QUERY_MEMO)]:
-            del self._memo[text]
-        return out
+        return memo_encode(self._load(), self._memo, texts)
 
     def scores(self, texts: Sequence[str], candidates: Sequence[str]) -> list[dict[str, float]]:
         """Per text, ``{docid: cosine}`` over ``candidates`` (InputError naming a candidate the folder lacks)."""

@@ -66,6 +66,11 @@ def leaves(tree: Tree) -> list[str]:
     return [tree] if isinstance(tree, str) else leaves(tree.a) + leaves(tree.b)
 
 
+def has_not(tree: Tree) -> bool:
+    """Whether a composition tree has a not node."""
+    return isinstance(tree, Node) and (tree.op == "not" or has_not(tree.a) or has_not(tree.b))
+
+
 def depth(tree: Tree) -> int:
     """Levels of a tree (an atomic text has depth 1)."""
     return 1 if isinstance(tree, str) else 1 + max(depth(tree.a), depth(tree.b))

@@ -27,10 +27,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from lsr_lucene.dense.leg import DENSE_DIR  # a shard's dense sidecar, where one index keeps its own
 from lsr_lucene.distributed.search import DistributedSearcher, ShardSearcher, ray_get
 from lsr_lucene.errors import InputError
 
-DENSE_DIR = "dense"  # dense.leg.DENSE_DIR: a shard's dense sidecar, as one index's
 WHERE_MEMO = 1 << 20  # docids whose shard a searcher remembers (then it starts afresh)
 
 
@@ -253,21 +253,11 @@ class DistributedDenseLeg:
         return cls(searcher, {**per_shard[0], "shards": len(per_shard), "ann": sum(i["ann"] for i in per_shard)})
 
     def _queries(self, texts: Sequence[str]):
-        import numpy as np
-
-        from lsr_lucene.compose.dense_leg import QUERY_MEMO
+        from lsr_lucene.compose.dense_leg import leg_query_encoder, memo_encode
 
         if self._encoder is None:
-            from lsr_lucene.compose.dense_leg import leg_query_encoder
-
             self._encoder = leg_query_encoder(self.info["path"], self.info["metadata"], self.info["dim"], 1)
-        missing = [t for t in dict.fromkeys(texts) if t not in self._memo]
-        if missing:
-            self._memo.update(zip(missing, self._encoder.encode_queries(missing)))
-        out = np.stack([self._memo[t] for t in texts])
-        for text in list(self._memo)[:max(0, len(self._memo) - QUERY_MEMO)]:  # the latest kept, as DenseLeg's
-            del self._memo[text]
-        return out
+        return memo_encode(self._encoder, self._memo, texts)  # the latest kept, as DenseLeg's
 
     def scores(self, texts: Sequence[str], candidates: Sequence[str]) -> list[dict[str, float]]:
         """Per text, ``{docid: cosine}`` over ``candidates`` (InputError naming a candidate no shard holds)."""
@@ -320,10 +310,7 @@ def negated(topics: Mapping[str, str]) -> dict[str, object]:
     """The compositions (``compose.compositions.Composition``) of the topics whose parse has a not node, as
     ``compose --topics`` reads them (the explicit syntax where a topic opts in, else the cue parser)."""
     from lsr_lucene.compose.compositions import parse_topics
-    from lsr_lucene.compose.tree import Node
-
-    def has_not(tree) -> bool:
-        return isinstance(tree, Node) and (tree.op == "not" or has_not(tree.a) or has_not(tree.b))
+    from lsr_lucene.compose.tree import has_not
 
     return {c.qid: c for c in parse_topics(topics) if has_not(c.tree)}
 

@@ -14,13 +14,13 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from lsr_lucene.dense.leg import DENSE_DIR  # a shard's dense leg, where one index keeps its own
 from lsr_lucene.distributed.cluster import RESTARTS, node_id
 from lsr_lucene.errors import InputError, OutputError
 from lsr_lucene.index.kind import DISTRIBUTED, DISTRIBUTED_MANIFEST, index_record, require_index_kind
 from lsr_lucene.io.output import write_text_atomic
 from lsr_lucene.io.vectors import read_metadata, vector_files
 
-DENSE_DIR = "dense"  # dense.leg.DENSE_DIR: a shard's dense leg, where one index keeps its own
 
 MANIFEST = DISTRIBUTED_MANIFEST
 SHARD_DIR = "shard-{:05d}"

@@ -220,7 +220,7 @@ def test_intent_set_split_is_fixed_by_family():
     labels = [r["label"] for r in rows]
     assert 0.4 < labels.count("fire") / len(rows) < 0.7
     setdiff_held_out = {f"setdiff-{r['collection']}-{r['qid']}": r["heldout"]
-                        for r in map(json.loads, open(SETDIFF_QUERIES, encoding="utf-8"))}
+                        for r in map(json.loads, SETDIFF_QUERIES.read_text(encoding="utf-8").splitlines())}
     for r in rows:
         if r["source"] == "setdiff":  # the set-difference benchmark's own split: its held-out topics never train
             assert r["split"] == ("held-out" if setdiff_held_out[r["family"]] else "dev"), r

@@ -188,6 +188,26 @@ def test_one_searcher_shared_by_threads_equals_sequential(demo):
     assert got_batches == [{str(n): expected[j + n] for n in range(5)} for j in range(0, len(queries) - 5, 5)]
 
 
+def test_stored_texts_read_from_many_threads_at_once_equal_the_sequential_read(demo):
+    """Candidates' texts (the absence rule's reads) from six threads at once on one index: each equals the
+    sequential read (they went through a static Java method, which pyjnius cannot call from several threads at once:
+    NullPointerException, or a JVM crash in GetStaticMethodID)."""
+    from lsr_lucene.compose.backends import LuceneBackend
+    from lsr_lucene.serve.pool import JvmWorkerPool
+
+    docs = [json.loads(line)["id"] for line in (DEMO / "corpus.jsonl").read_text().splitlines()]
+    backend = LuceneBackend(demo / "index", threads=1)
+    pool = JvmWorkerPool(6, name="texts-test")
+    try:
+        expected = backend.texts(docs)
+        parts = [docs[i % 50:i % 50 + 60] for i in range(600)]
+        got = [f.result(timeout=600) for f in [pool.submit(backend.texts, part) for part in parts]]
+    finally:
+        pool.close()
+        backend.close()
+    assert got == [{d: expected[d] for d in part} for part in parts]
+
+
 def test_one_thread_searches_in_memory_and_equals_the_batch_run(demo, searcher, monkeypatch):
     """threads=1 (search, the server's requests) writes no file; its hits equal the two-thread batch's, which
     goes through a run file."""

@@ -295,8 +295,7 @@ class SpecSearcher:
             return {}
         with java_errors(self.index_dir):
             lucene = list(self._java.luceneDocids(docids))
-            texts = java_class("search.StoredTexts").contents(self._java.getSearcher().getIndexReader(), lucene,
-                                                               str(field))
+            texts = self._java.storedContents(lucene, str(field))  # an instance method: safe from many threads
         return {d: (None if t is None else str(t)) for d, n, t in zip(docids, lucene, texts) if n >= 0}
 
     def close(self) -> None:

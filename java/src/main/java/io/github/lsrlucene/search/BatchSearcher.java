@@ -112,6 +112,15 @@ public final class BatchSearcher implements Closeable {
     return index.reader.storedFields().document(luceneDocid, Set.of(field)).get(field);
   }
 
+  /**
+   * The stored texts of many documents by Lucene docid ({@link StoredTexts#contents}), as an instance method: pyjnius
+   * resolves a static method's id per call, and that is not safe when several threads call it at once (a JVM crash
+   * in GetStaticMethodID was seen), while an instance's methods are.
+   */
+  public String[] storedContents(int[] luceneDocids, String field) throws IOException {
+    return StoredTexts.contents(index.reader, luceneDocids, field);
+  }
+
   public IndexSearcher getSearcher() {
     return index.searcher;
   }
